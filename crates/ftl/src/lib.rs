@@ -1,0 +1,136 @@
+//! ftlab's flash translation layers.
+//!
+//! An FTL implements [`Ftl`]: page-granular reads, writes, trims and flushes of
+//! logical pages, each given an [`Io`] handle that is its only road to the flash.
+//! `Io` carries the command's `now`, tags every flash operation with its
+//! [`Purpose`], and records when the host is acknowledged, so write amplification,
+//! valid-page copies, erase counts and response times are counted by the framework
+//! the same way for every scheme. FTLs never compute times themselves.
+//!
+//! An FTL is built by an [`FtlBuilder`], either on a freshly formatted medium
+//! ([`FtlBuilder::format`]) or from whatever a power cut left on it
+//! ([`FtlBuilder::recover`]).
+//!
+//! # Durability contract
+//!
+//! A write is durable once it is acknowledged (its command's
+//! [`Io::completion`] has passed): after a power cut at any later time and
+//! `recover`, reading its logical page returns that value or the value of a later
+//! write. Writes not yet acknowledged at the cut may or may not survive; a logical
+//! page never reads back a value that was never written to it. An FTL that keeps a
+//! volatile write cache says so in [`Ftl::durability`]; then only [`Ftl::flush`]
+//! makes everything written before it durable. A trim is advisory: after a power
+//! cut, a trimmed page reads back either nothing or a value written before the trim.
+//!
+//! # Schemes
+//!
+//! - [`pagemap`]: pure page mapping (also the Pure-Page-Level scheme of 001, the
+//!   Pagemap of 000 and the PPM-FTL of 004, as configurations).
+//!
+//! Shared units the schemes compose: [`alloc::BlockAllocator`],
+//! [`victim::GreedyPicker`] and [`victim::cost_benefit`], [`mapping::PageTable`].
+
+use ftlab_nand::{NandError, Payload, SimTime};
+use thiserror::Error;
+
+pub mod alloc;
+pub mod flash;
+pub mod mapping;
+pub mod pagemap;
+pub mod victim;
+
+pub use flash::{Counters, Flash, Io, PerPurpose, Purpose};
+
+/// A logical page number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Lpn(pub u32);
+
+/// What the host may tell an FTL about a write.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Hint {
+    /// Stream (task, file) the write belongs to.
+    pub stream: Option<u32>,
+    /// Time after which the data is no longer needed.
+    pub expiry: Option<SimTime>,
+    /// Deadline of the request the write is part of.
+    pub deadline: Option<SimTime>,
+}
+
+/// When acknowledged writes become durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// Every acknowledged write is durable.
+    OnAck,
+    /// The FTL caches writes in RAM; `flush` makes them durable.
+    OnFlush,
+}
+
+/// Errors of an FTL.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum FtlError {
+    #[error("logical page {lpn} is beyond the logical space of {logical_pages} pages")]
+    LpnOutOfRange { lpn: u32, logical_pages: u32 },
+    #[error("the device is full: no free block can be reclaimed ({0})")]
+    DeviceFull(String),
+    #[error("invalid FTL configuration: {0}")]
+    Config(String),
+    #[error("recovery failed: {0}")]
+    Recovery(String),
+    #[error("{0} is not supported by this FTL")]
+    Unsupported(&'static str),
+    #[error("flash operation failed: {0}")]
+    Nand(#[from] NandError),
+}
+
+/// A flash translation layer.
+pub trait Ftl: Send + std::fmt::Debug {
+    /// The scheme's name, e.g. `"pagemap"`.
+    fn name(&self) -> &'static str;
+    /// Number of logical pages the FTL exports.
+    fn logical_pages(&self) -> u32;
+    /// Reads a logical page; `None` if it was never written (or was trimmed).
+    fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError>;
+    /// Writes a logical page.
+    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError>;
+    /// Discards a logical page.
+    fn trim(&mut self, _io: &mut Io, _lpn: Lpn) -> Result<(), FtlError> {
+        Err(FtlError::Unsupported("trim"))
+    }
+    /// Makes every earlier write durable (see the durability contract).
+    fn flush(&mut self, _io: &mut Io) -> Result<(), FtlError> {
+        Ok(())
+    }
+    /// Idle time until `until`: the FTL may do background work.
+    fn background(&mut self, _io: &mut Io, _until: SimTime) -> Result<(), FtlError> {
+        Ok(())
+    }
+    /// When acknowledged writes become durable.
+    fn durability(&self) -> Durability {
+        Durability::OnAck
+    }
+    /// RAM the FTL uses for mapping and bookkeeping, in bytes.
+    fn ram_bytes(&self) -> u64;
+    /// Checks the FTL's internal invariants against the medium (used by tests):
+    /// e.g. valid pages equal mapped logical pages.
+    fn check_invariants(&self, _flash: &Flash) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Builds an FTL on a medium.
+pub trait FtlBuilder: std::fmt::Debug {
+    /// An FTL on a freshly formatted (all erased) medium.
+    fn format(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError>;
+    /// An FTL rebuilt from what is on the medium, after a power cut.
+    fn recover(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError>;
+}
+
+#[inline]
+pub(crate) fn check_lpn(lpn: Lpn, logical_pages: u32) -> Result<usize, FtlError> {
+    if lpn.0 < logical_pages {
+        Ok(lpn.0 as usize)
+    } else {
+        Err(FtlError::LpnOutOfRange { lpn: lpn.0, logical_pages })
+    }
+}

@@ -1,0 +1,141 @@
+//! Page-level mapping: a logical-to-physical table (4 bytes a logical page) and a
+//! validity bitmap over physical pages (1 bit a page). The reverse direction is
+//! the OOB of each page, which garbage collection reads with the data it moves.
+
+use ftlab_nand::Ppa;
+
+const UNMAPPED: u32 = u32::MAX;
+
+/// Logical-to-physical page table.
+#[derive(Debug, Clone)]
+pub struct PageTable {
+    l2p: Vec<u32>,
+    mapped: u32,
+}
+
+impl PageTable {
+    /// A table of `logical_pages` entries, all unmapped.
+    pub fn new(logical_pages: u32) -> Self {
+        PageTable { l2p: vec![UNMAPPED; logical_pages as usize], mapped: 0 }
+    }
+    /// Where logical page `lpn` is.
+    #[inline]
+    pub fn get(&self, lpn: usize) -> Option<Ppa> {
+        let p = self.l2p[lpn];
+        (p != UNMAPPED).then_some(Ppa(p))
+    }
+    /// Maps `lpn` to `ppa`; returns the previous location.
+    #[inline]
+    pub fn set(&mut self, lpn: usize, ppa: Ppa) -> Option<Ppa> {
+        let old = std::mem::replace(&mut self.l2p[lpn], ppa.0);
+        if old == UNMAPPED {
+            self.mapped += 1;
+            None
+        } else {
+            Some(Ppa(old))
+        }
+    }
+    /// Unmaps `lpn`; returns the previous location.
+    #[inline]
+    pub fn unmap(&mut self, lpn: usize) -> Option<Ppa> {
+        let old = std::mem::replace(&mut self.l2p[lpn], UNMAPPED);
+        (old != UNMAPPED).then(|| {
+            self.mapped -= 1;
+            Ppa(old)
+        })
+    }
+    /// Number of mapped logical pages.
+    pub fn mapped(&self) -> u32 {
+        self.mapped
+    }
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.l2p.len()
+    }
+    /// Whether the table has no entry.
+    pub fn is_empty(&self) -> bool {
+        self.l2p.is_empty()
+    }
+    /// Every mapped `(lpn, ppa)`.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, Ppa)> + '_ {
+        self.l2p.iter().enumerate().filter(|(_, &p)| p != UNMAPPED).map(|(l, &p)| (l, Ppa(p)))
+    }
+    /// RAM used, in bytes.
+    pub fn ram_bytes(&self) -> u64 {
+        self.l2p.len() as u64 * 4
+    }
+}
+
+/// One bit per physical page: set when the page holds the current copy of a
+/// logical page.
+#[derive(Debug, Clone)]
+pub struct ValidMap {
+    bits: Vec<u64>,
+}
+
+impl ValidMap {
+    /// All pages invalid.
+    pub fn new(pages: u32) -> Self {
+        ValidMap { bits: vec![0; (pages as usize).div_ceil(64)] }
+    }
+    /// Whether `ppa` is valid.
+    #[inline]
+    pub fn get(&self, ppa: Ppa) -> bool {
+        self.bits[(ppa.0 / 64) as usize] & (1 << (ppa.0 % 64)) != 0
+    }
+    /// Marks `ppa` valid.
+    #[inline]
+    pub fn set(&mut self, ppa: Ppa) {
+        self.bits[(ppa.0 / 64) as usize] |= 1 << (ppa.0 % 64);
+    }
+    /// Marks `ppa` invalid.
+    #[inline]
+    pub fn clear(&mut self, ppa: Ppa) {
+        self.bits[(ppa.0 / 64) as usize] &= !(1 << (ppa.0 % 64));
+    }
+    /// Valid pages among `first..first + n`.
+    pub fn count(&self, first: Ppa, n: u32) -> u32 {
+        (first.0..first.0 + n).filter(|&p| self.get(Ppa(p))).count() as u32
+    }
+    /// RAM used, in bytes.
+    pub fn ram_bytes(&self) -> u64 {
+        self.bits.len() as u64 * 8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    proptest! {
+        #[test]
+        fn table_matches_a_hashmap(ops in proptest::collection::vec((0usize..32, proptest::option::of(0u32..1000)), 1..200)) {
+            let mut t = PageTable::new(32);
+            let mut m: HashMap<usize, u32> = HashMap::new();
+            for (lpn, op) in ops {
+                match op {
+                    Some(p) => prop_assert_eq!(t.set(lpn, Ppa(p)).map(|x| x.0), m.insert(lpn, p)),
+                    None => prop_assert_eq!(t.unmap(lpn).map(|x| x.0), m.remove(&lpn)),
+                }
+                prop_assert_eq!(t.mapped() as usize, m.len());
+            }
+            for l in 0..32 {
+                prop_assert_eq!(t.get(l).map(|x| x.0), m.get(&l).copied());
+            }
+        }
+    }
+
+    #[test]
+    fn valid_map_sets_and_counts() {
+        let mut v = ValidMap::new(130);
+        v.set(Ppa(0));
+        v.set(Ppa(64));
+        v.set(Ppa(129));
+        v.clear(Ppa(64));
+        assert!(v.get(Ppa(0)) && !v.get(Ppa(64)) && v.get(Ppa(129)));
+        assert_eq!(v.count(Ppa(0), 130), 2);
+        assert_eq!(v.count(Ppa(1), 128), 0);
+    }
+}

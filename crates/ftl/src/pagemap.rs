@@ -1,0 +1,397 @@
+//! Pure page mapping: a full logical-to-physical table in RAM, writes appended to
+//! one open block per die and striped round-robin over the dies, greedy (or
+//! cost-benefit) garbage collection when free blocks run low, trim, and recovery
+//! by scanning every page's OOB (the newest sequence number wins).
+//!
+//! The page-mapped schemes of the papers are configurations of it
+//! ([`PageMapConfig::preset`]):
+//!
+//! - `pure-page-level` — the Pure-Page-Level scheme of 001_ca7ecce2bd5249b9.txt
+//!   (Section 6.1, after Ban 1995): the whole physical space mapped, one extra swap
+//!   block holding valid-page copies, GC only when no free page is left:
+//!   `over_provisioning = 0`, `gc_free_blocks = 1`, greedy victims. ftlab also
+//!   keeps one open block per die and one block of slack (see
+//!   [`PageMapConfig::logical_pages`]); on a one-die device that is the paper's
+//!   configuration plus one block.
+//! - `pagemap` — the page-map FTL of 000_ffe2fafb22bcad8e.txt (Sections 6.4 and 7,
+//!   the non-real-time baseline of Figures 10, 13 and 14): over-provisioning
+//!   lambda = 0.10, first-in first-out free-block queue (no wear leveling), greedy
+//!   victims, GC when the free blocks fall to 2.
+//! - `ppm-ftl` — the PPM-FTL of 004_15edfc19ad848aee.txt (Section 5, Figure 6):
+//!   3% of the blocks over-provisioned (the paper sweeps 3% to 20%; set
+//!   `over_provisioning`), greedy victims. The paper fills the device sequentially
+//!   before measuring; that is the simulator's preconditioning, not an FTL setting.
+
+use serde::{Deserialize, Serialize};
+
+use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa, SimTime};
+
+use crate::alloc::{Allocation, BlockAllocator};
+use crate::mapping::{PageTable, ValidMap};
+use crate::victim::{GreedyPicker, VictimPolicy};
+use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
+
+/// Configuration of [`PageMap`]. Every field has a documented default.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PageMapConfig {
+    /// Fraction of the good physical pages hidden from the host, in [0, 1).
+    /// 0 (the default) exports the largest logical space the scheme allows.
+    pub over_provisioning: f64,
+    /// Garbage collection runs before a write while the free blocks are at most
+    /// this many (at least 1: the block GC copies into). Default 1.
+    pub gc_free_blocks: u32,
+    /// How victims are chosen. Default greedy.
+    pub victim: VictimPolicy,
+    /// In idle time, collect garbage until this many blocks are free (0 = never,
+    /// the default).
+    pub background_gc_free_blocks: u32,
+}
+
+impl Default for PageMapConfig {
+    fn default() -> Self {
+        PageMapConfig {
+            over_provisioning: 0.0,
+            gc_free_blocks: 1,
+            victim: VictimPolicy::Greedy,
+            background_gc_free_blocks: 0,
+        }
+    }
+}
+
+impl PageMapConfig {
+    /// Named configurations: `pure-page-level`, `pagemap`, `ppm-ftl` (see the
+    /// module documentation).
+    pub fn preset(name: &str) -> Option<PageMapConfig> {
+        let d = PageMapConfig::default();
+        match name {
+            "pure-page-level" => Some(d),
+            "pagemap" => Some(PageMapConfig { over_provisioning: 0.10, gc_free_blocks: 2, ..d }),
+            "ppm-ftl" => Some(PageMapConfig { over_provisioning: 0.03, gc_free_blocks: 2, ..d }),
+            _ => None,
+        }
+    }
+
+    /// Names accepted by [`PageMapConfig::preset`], with one line each.
+    pub const PRESETS: [(&'static str, &'static str); 3] = [
+        ("pure-page-level", "page mapping, whole space mapped, one swap block, GC when no free page is left (001)"),
+        ("pagemap", "page mapping, 10% over-provisioning, greedy GC, FIFO free blocks (000)"),
+        ("ppm-ftl", "pure page mapping with 3% over-provisioned blocks (004)"),
+    ];
+
+    /// Checks the fields; errors name the field.
+    pub fn validate(&self) -> Result<(), FtlError> {
+        if !(0.0..1.0).contains(&self.over_provisioning) {
+            return Err(FtlError::Config(format!(
+                "pagemap.over_provisioning must be in [0, 1), got {}",
+                self.over_provisioning
+            )));
+        }
+        if self.gc_free_blocks == 0 {
+            return Err(FtlError::Config(
+                "pagemap.gc_free_blocks must be at least 1 (GC needs a free block to copy into)".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Logical pages exported on a device with `good_blocks` usable blocks. The
+    /// highest utilization allowed keeps `gc_free_blocks` free, one open block per
+    /// die, and one more block, so that the closed blocks always hold at least a
+    /// block's worth of reclaimable pages and greedy GC always makes progress.
+    pub fn logical_pages(&self, geometry: &Geometry, good_blocks: u32) -> Result<u32, FtlError> {
+        let ppb = u64::from(geometry.pages_per_block);
+        let slack = u64::from(self.gc_free_blocks) + u64::from(geometry.dies()) + 1;
+        let max = u64::from(good_blocks).saturating_sub(slack) * ppb;
+        let wanted = ((u64::from(good_blocks) * ppb) as f64 * (1.0 - self.over_provisioning)).floor() as u64;
+        let logical = wanted.min(max);
+        if logical == 0 {
+            return Err(FtlError::Config(format!(
+                "the device is too small for pagemap: {good_blocks} good blocks, {slack} needed as GC reserve and open blocks"
+            )));
+        }
+        Ok(logical as u32)
+    }
+}
+
+impl FtlBuilder for PageMapConfig {
+    fn format(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
+        Ok(Box::new(PageMap::format(*self, io)?))
+    }
+    fn recover(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
+        Ok(Box::new(PageMap::recover(*self, io)?))
+    }
+}
+
+/// The page-mapped FTL.
+#[derive(Debug)]
+pub struct PageMap {
+    config: PageMapConfig,
+    geometry: Geometry,
+    logical_pages: u32,
+    table: PageTable,
+    valid: ValidMap,
+    picker: GreedyPicker,
+    /// Last write time per block; only kept for cost-benefit victims.
+    modified: Vec<SimTime>,
+    alloc: BlockAllocator,
+}
+
+impl PageMap {
+    fn empty(config: PageMapConfig, io: &Io) -> Result<Self, FtlError> {
+        config.validate()?;
+        let g = *io.geometry();
+        let good = (0..g.total_blocks()).filter(|&b| !io.is_bad(BlockId(b))).count() as u32;
+        let logical_pages = config.logical_pages(&g, good)?;
+        let modified = match config.victim {
+            VictimPolicy::CostBenefit => vec![SimTime::ZERO; g.total_blocks() as usize],
+            VictimPolicy::Greedy => Vec::new(),
+        };
+        Ok(PageMap {
+            config,
+            geometry: g,
+            logical_pages,
+            table: PageTable::new(logical_pages),
+            valid: ValidMap::new(g.total_pages()),
+            picker: GreedyPicker::new(g.total_blocks(), g.pages_per_block),
+            modified,
+            alloc: BlockAllocator::empty(&g, 1),
+        })
+    }
+
+    /// A page map on a freshly formatted medium.
+    pub fn format(config: PageMapConfig, io: &mut Io) -> Result<Self, FtlError> {
+        let mut ftl = Self::empty(config, io)?;
+        ftl.alloc = BlockAllocator::formatted(&ftl.geometry, 1, |b| io.is_bad(b));
+        Ok(ftl)
+    }
+
+    /// Rebuilds a page map from the medium: reads every programmed page's OOB;
+    /// for each logical page the copy with the newest sequence number wins. Blocks
+    /// whose erase was torn are erased again; on each die the partly written block
+    /// with the newest data is reopened, other partly written blocks are closed
+    /// (GC reclaims their unwritten pages).
+    pub fn recover(config: PageMapConfig, io: &mut Io) -> Result<Self, FtlError> {
+        let mut ftl = Self::empty(config, io)?;
+        let g = ftl.geometry;
+        let mut newest = vec![0u64; ftl.logical_pages as usize];
+        // Per die: the partly written block with the newest page, and its sequence.
+        let mut partial: Vec<Option<(u64, BlockId, u32)>> = vec![None; g.dies() as usize];
+        let mut closed = Vec::new();
+        for b in (0..g.total_blocks()).map(BlockId) {
+            if io.is_bad(b) {
+                continue;
+            }
+            let programmed = io.programmed_pages(b);
+            if programmed == 0 {
+                ftl.alloc.release(b);
+                continue;
+            }
+            let mut readable = 0;
+            let mut block_newest = 0;
+            for page in 0..programmed {
+                let ppa = g.ppa(b, page);
+                match io.read_oob(ppa, Purpose::Recovery) {
+                    Ok(Some(oob)) => {
+                        readable += 1;
+                        block_newest = block_newest.max(oob.seq);
+                        let lpn = oob.lpn as usize;
+                        if oob.kind == PageKind::Data && lpn < newest.len() && oob.seq > newest[lpn] {
+                            newest[lpn] = oob.seq;
+                            ftl.table.set(lpn, ppa);
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(NandError::Uncorrectable(_)) => {}
+                    Err(e) => return Err(FtlError::Recovery(format!("scanning {ppa:?}: {e}"))),
+                }
+            }
+            if readable == 0 {
+                // Nothing usable (e.g. a torn erase): erase it again.
+                io.erase(b, Purpose::Recovery)?;
+                ftl.alloc.release(b);
+            } else if programmed < g.pages_per_block {
+                let die = g.die_of_block(b).0 as usize;
+                match partial[die] {
+                    Some((seq, _, _)) if seq > block_newest => closed.push(b),
+                    prev => {
+                        if let Some((_, other, _)) = prev {
+                            closed.push(other);
+                        }
+                        partial[die] = Some((block_newest, b, programmed));
+                    }
+                }
+            } else {
+                closed.push(b);
+            }
+        }
+        for (_, ppa) in ftl.table.iter() {
+            ftl.valid.set(ppa);
+            ftl.picker.inc(g.block_of(ppa));
+        }
+        for b in closed {
+            ftl.picker.insert(b);
+        }
+        for (_, b, next) in partial.into_iter().flatten() {
+            ftl.alloc.reopen(0, b, next);
+        }
+        Ok(ftl)
+    }
+
+    /// Hands out the next page on `die` (or another die when it is out of room),
+    /// registering a block that fills up as a GC candidate.
+    fn next_page(&mut self, die: ftlab_nand::DieId) -> Result<Ppa, FtlError> {
+        let Allocation { ppa, filled } = self
+            .alloc
+            .next_page(0, die)
+            .ok_or_else(|| FtlError::DeviceFull("no open block has room and no block is free".into()))?;
+        if let Some(b) = filled {
+            self.picker.insert(b);
+        }
+        Ok(ppa)
+    }
+
+    /// Records that `lpn` now lives at `ppa`, invalidating its previous copy.
+    #[inline]
+    fn remap(&mut self, lpn: usize, ppa: Ppa, now: SimTime) {
+        if let Some(old) = self.table.set(lpn, ppa) {
+            self.valid.clear(old);
+            self.picker.dec(self.geometry.block_of(old));
+        }
+        self.valid.set(ppa);
+        let b = self.geometry.block_of(ppa);
+        self.picker.inc(b);
+        if let Some(m) = self.modified.get_mut(b.0 as usize) {
+            *m = now;
+        }
+    }
+
+    fn pick_victim(&mut self, now: SimTime) -> Option<BlockId> {
+        match self.config.victim {
+            VictimPolicy::Greedy => self.picker.peek_min(),
+            VictimPolicy::CostBenefit => {
+                self.picker.pick_cost_benefit(&self.modified, now, self.geometry.pages_per_block)
+            }
+        }
+    }
+
+    /// Reclaims one victim block. Returns false if no candidate has a reclaimable
+    /// page.
+    fn collect_one(&mut self, io: &mut Io) -> Result<bool, FtlError> {
+        let Some(victim) = self.pick_victim(io.now()) else {
+            return Ok(false);
+        };
+        let ppb = self.geometry.pages_per_block;
+        if self.picker.valid(victim) >= ppb {
+            return Ok(false);
+        }
+        self.picker.remove(victim);
+        let die = self.geometry.die_of_block(victim);
+        let first = self.geometry.ppa(victim, 0);
+        for page in 0..ppb {
+            let src = Ppa(first.0 + page);
+            if !self.valid.get(src) {
+                continue;
+            }
+            let dst = self.next_page(die)?;
+            let oob = io.copy(src, dst, Purpose::Gc)?;
+            debug_assert_eq!(self.table.get(oob.lpn as usize), Some(src));
+            self.remap(oob.lpn as usize, dst, io.now());
+        }
+        debug_assert_eq!(self.picker.valid(victim), 0);
+        io.erase(victim, Purpose::Gc)?;
+        self.alloc.release(victim);
+        Ok(true)
+    }
+
+    fn collect_until(&mut self, io: &mut Io, free_blocks: u32) -> Result<(), FtlError> {
+        while self.alloc.free_blocks() <= free_blocks {
+            if !self.collect_one(io)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Ftl for PageMap {
+    fn name(&self) -> &'static str {
+        "pagemap"
+    }
+
+    fn logical_pages(&self) -> u32 {
+        self.logical_pages
+    }
+
+    fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
+        let l = check_lpn(lpn, self.logical_pages)?;
+        let Some(ppa) = self.table.get(l) else {
+            return Ok(None);
+        };
+        let (data, _) = io.read(ppa, Purpose::Host)?;
+        Ok(Some(data))
+    }
+
+    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
+        let l = check_lpn(lpn, self.logical_pages)?;
+        self.collect_until(io, self.config.gc_free_blocks)?;
+        let die = self.alloc.next_die();
+        let ppa = self.next_page(die)?;
+        io.program(ppa, lpn.0, PageKind::Data, data, Purpose::Host)?;
+        self.remap(l, ppa, io.now());
+        io.ack();
+        Ok(())
+    }
+
+    fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
+        let l = check_lpn(lpn, self.logical_pages)?;
+        if let Some(old) = self.table.unmap(l) {
+            self.valid.clear(old);
+            self.picker.dec(self.geometry.block_of(old));
+        }
+        Ok(())
+    }
+
+    fn background(&mut self, io: &mut Io, until: SimTime) -> Result<(), FtlError> {
+        while self.alloc.free_blocks() < self.config.background_gc_free_blocks && io.last_finish() < until {
+            if !self.collect_one(io)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn ram_bytes(&self) -> u64 {
+        self.table.ram_bytes()
+            + self.valid.ram_bytes()
+            + self.picker.ram_bytes()
+            + self.alloc.ram_bytes()
+            + self.modified.len() as u64 * 8
+    }
+
+    fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
+        let g = &self.geometry;
+        let mut per_block = vec![0u32; g.total_blocks() as usize];
+        for (lpn, ppa) in self.table.iter() {
+            if !self.valid.get(ppa) {
+                return Err(format!("lpn {lpn} maps to {ppa:?}, which is not marked valid"));
+            }
+            match flash.nand().peek_oob(ppa) {
+                Some(oob) if oob.lpn as usize == lpn && oob.kind == PageKind::Data => {}
+                other => return Err(format!("lpn {lpn} maps to {ppa:?}, whose OOB is {other:?}")),
+            }
+            per_block[g.block_of(ppa).0 as usize] += 1;
+        }
+        for b in 0..g.total_blocks() {
+            let counted = self.valid.count(g.ppa(BlockId(b), 0), g.pages_per_block);
+            if counted != per_block[b as usize] || counted != self.picker.valid(BlockId(b)) {
+                return Err(format!(
+                    "block {b}: {} mapped pages, {counted} valid bits, picker says {}",
+                    per_block[b as usize],
+                    self.picker.valid(BlockId(b))
+                ));
+            }
+        }
+        Ok(())
+    }
+}

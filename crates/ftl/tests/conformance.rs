@@ -1,0 +1,16 @@
+//! Every FTL runs the conformance suite (see `suite/mod.rs`). To add a scheme,
+//! add one `conformance!` line.
+#![allow(clippy::unwrap_used)]
+
+mod suite;
+
+use ftlab_ftl::pagemap::PageMapConfig;
+use ftlab_ftl::victim::VictimPolicy;
+
+conformance!(pure_page_level, PageMapConfig::preset("pure-page-level").unwrap());
+conformance!(pagemap_000, PageMapConfig::preset("pagemap").unwrap());
+conformance!(ppm_ftl_004, PageMapConfig::preset("ppm-ftl").unwrap());
+conformance!(
+    pagemap_cost_benefit,
+    PageMapConfig { victim: VictimPolicy::CostBenefit, background_gc_free_blocks: 4, ..PageMapConfig::default() }
+);

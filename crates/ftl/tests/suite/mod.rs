@@ -1,0 +1,385 @@
+//! The conformance suite every FTL must pass. An FTL joins with one line in
+//! `tests/conformance.rs`:
+//!
+//! ```ignore
+//! conformance!(my_scheme, MyConfig::default());
+//! ```
+//!
+//! The checks: random reads, writes and trims against a reference model
+//! (proptest, shrinking to a minimal failing sequence); filling the whole logical
+//! space and overwriting it many times at the highest utilization the scheme
+//! allows; a power cut at a random point of a random workload, then `recover`,
+//! then every acknowledged write reads back its latest value (or a later one) and
+//! nothing reads back a value never written; determinism; the FTL's own
+//! invariants against the medium (valid pages equal mapped logical pages).
+#![allow(clippy::unwrap_used, dead_code)]
+
+use std::collections::HashMap;
+
+use ftlab_ftl::{Durability, Flash, Ftl, FtlBuilder, FtlError, Hint, Lpn};
+use ftlab_nand::{Geometry, Nand, NandConfig, Payload, SimTime, StoreKind, Timing, WearConfig};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// The default device of the suite: 2 channels x 2 dies, 2 planes, 12 blocks per
+/// plane, 16 pages per block (96 blocks, 1536 pages).
+pub fn small_geometry() -> Geometry {
+    Geometry {
+        channels: 2,
+        ways_per_channel: 1,
+        dies_per_way: 2,
+        planes_per_die: 2,
+        blocks_per_plane: 12,
+        pages_per_block: 16,
+        page_size: 4096,
+        oob_size: 128,
+    }
+}
+
+pub fn nand_config(geometry: Geometry, bad_block_rate: f64, seed: u64) -> NandConfig {
+    NandConfig {
+        geometry,
+        timing: Timing {
+            read_ns: 25_000,
+            read_oob_ns: 25_000,
+            program_ns: 200_000,
+            erase_ns: 1_500_000,
+            channel_mb_per_s: 200,
+        },
+        bad_block_rate,
+        wear: WearConfig::default(),
+        store: StoreKind::Token,
+        seed,
+    }
+}
+
+/// A device, an FTL on it, a clock and a reference model of what each logical
+/// page may hold.
+pub struct Harness<'b> {
+    pub builder: &'b dyn FtlBuilder,
+    pub flash: Flash,
+    pub ftl: Box<dyn Ftl>,
+    pub now: SimTime,
+    pub model: HashMap<u32, History>,
+    next_token: u64,
+    /// Every completion time, in order (for determinism checks).
+    pub completions: Vec<u64>,
+}
+
+/// What was done to one logical page since the last point where its contents
+/// were certain.
+#[derive(Debug, Clone, Default)]
+pub struct History {
+    /// `(value, acknowledged at)`; `None` is a trim.
+    entries: Vec<(Option<u64>, SimTime)>,
+    /// Every value ever written to the page: a trim is advisory, so after a cut a
+    /// trimmed page may read back any of them (or nothing).
+    ever: Vec<u64>,
+}
+
+impl History {
+    /// The value a read must return while the power stays on.
+    fn current(&self) -> Option<u64> {
+        self.entries.last().and_then(|e| e.0)
+    }
+
+    /// Values a read may return after a power cut at `t`.
+    fn acceptable_after_cut(&self, t: SimTime, durability: Durability) -> Vec<Option<u64>> {
+        let durable_write = match durability {
+            Durability::OnAck => self.entries.iter().rposition(|e| e.0.is_some() && e.1 <= t),
+            Durability::OnFlush => None,
+        };
+        let trimmed_after = |i: usize| self.entries[i + 1..].iter().any(|e| e.0.is_none());
+        match durable_write {
+            Some(i) if !trimmed_after(i) => self.entries[i..].iter().map(|e| e.0).collect(),
+            Some(i) => {
+                let mut v: Vec<Option<u64>> = self.ever.iter().copied().map(Some).collect();
+                v.extend(self.entries[i..].iter().map(|e| e.0));
+                v.push(None);
+                v
+            }
+            None => {
+                let mut v: Vec<Option<u64>> = self.ever.iter().copied().map(Some).collect();
+                v.push(None);
+                v
+            }
+        }
+    }
+}
+
+impl<'b> Harness<'b> {
+    pub fn new(builder: &'b dyn FtlBuilder, config: &NandConfig) -> Self {
+        let mut flash = Flash::new(Nand::new(config).unwrap());
+        let ftl = {
+            let mut io = flash.io(SimTime::ZERO);
+            builder.format(&mut io).unwrap()
+        };
+        Harness {
+            builder,
+            flash,
+            ftl,
+            now: SimTime::ZERO,
+            model: HashMap::new(),
+            next_token: 1,
+            completions: Vec::new(),
+        }
+    }
+
+    pub fn logical_pages(&self) -> u32 {
+        self.ftl.logical_pages()
+    }
+
+    pub fn write(&mut self, lpn: u32) -> Result<u64, FtlError> {
+        let token = self.next_token;
+        self.next_token += 1;
+        let mut io = self.flash.io(self.now);
+        self.ftl.write(&mut io, Lpn(lpn), Payload::Token(token), &Hint::default())?;
+        let done = io.completion();
+        self.completions.push(done.as_ns());
+        let h = self.model.entry(lpn).or_default();
+        h.entries.push((Some(token), done));
+        h.ever.push(token);
+        Ok(token)
+    }
+
+    pub fn trim(&mut self, lpn: u32) -> Result<(), FtlError> {
+        let mut io = self.flash.io(self.now);
+        self.ftl.trim(&mut io, Lpn(lpn))?;
+        let done = io.completion();
+        self.model.entry(lpn).or_default().entries.push((None, done));
+        Ok(())
+    }
+
+    pub fn read(&mut self, lpn: u32) -> Result<Option<u64>, FtlError> {
+        let mut io = self.flash.io(self.now);
+        let got = self.ftl.read(&mut io, Lpn(lpn))?;
+        self.completions.push(io.completion().as_ns());
+        Ok(got.map(|p| match p {
+            Payload::Token(t) => t,
+            Payload::Bytes(_) => panic!("token store returned bytes"),
+        }))
+    }
+
+    /// Reads `lpn` and checks it against the model.
+    pub fn check(&mut self, lpn: u32) {
+        let want = self.model.get(&lpn).and_then(History::current);
+        let got = self.read(lpn).unwrap();
+        assert_eq!(got, want, "lpn {lpn}: read {got:?}, last written {want:?}");
+    }
+
+    pub fn check_all(&mut self) {
+        for lpn in 0..self.logical_pages() {
+            self.check(lpn);
+        }
+        self.ftl.check_invariants(&self.flash).unwrap();
+    }
+
+    /// Advances the clock by `ns`.
+    pub fn advance(&mut self, ns: u64) {
+        self.now = SimTime(self.now.0 + ns);
+    }
+
+    /// Cuts power at `t`, rebuilds the FTL with `recover`, and checks every logical
+    /// page against what may survive; the model then holds what was read.
+    pub fn cut_and_recover(&mut self, t: SimTime) {
+        assert!(t >= self.now);
+        let durability = self.ftl.durability();
+        self.flash.power_cut(t);
+        self.now = t;
+        let ftl = {
+            let mut io = self.flash.io(t);
+            let ftl = self.builder.recover(&mut io).unwrap();
+            self.now = io.last_finish();
+            ftl
+        };
+        self.ftl = ftl;
+        for lpn in 0..self.logical_pages() {
+            let got = self.read(lpn).unwrap();
+            let history = self.model.remove(&lpn).unwrap_or_default();
+            let ok = history.acceptable_after_cut(t, durability);
+            assert!(
+                ok.contains(&got),
+                "after a cut at {t}: lpn {lpn} reads {got:?}, acceptable {ok:?} (history {history:?})"
+            );
+            self.model.insert(lpn, History { entries: vec![(got, SimTime::ZERO)], ever: history.ever });
+        }
+        self.ftl.check_invariants(&self.flash).unwrap();
+    }
+
+    /// A random mix of writes (60%), reads (30%) and trims (10%) over the whole
+    /// logical space, with random gaps of up to `max_gap_ns` between commands.
+    pub fn random_ops(&mut self, rng: &mut ChaCha8Rng, ops: usize, max_gap_ns: u64) {
+        let n = self.logical_pages();
+        for _ in 0..ops {
+            let lpn = rng.gen_range(0..n);
+            match rng.gen_range(0..10) {
+                0..=5 => {
+                    self.write(lpn).unwrap();
+                }
+                6..=8 => self.check(lpn),
+                _ => self.trim(lpn).unwrap(),
+            }
+            self.advance(rng.gen_range(0..=max_gap_ns));
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Op {
+    Write(u32),
+    Read(u32),
+    Trim(u32),
+}
+
+pub fn ops_strategy(logical_pages: u32) -> impl proptest::strategy::Strategy<Value = Vec<Op>> {
+    use proptest::prelude::*;
+    let op = prop_oneof![
+        5 => (0..logical_pages).prop_map(Op::Write),
+        3 => (0..logical_pages).prop_map(Op::Read),
+        1 => (0..logical_pages).prop_map(Op::Trim),
+    ];
+    proptest::collection::vec(op, 1..400)
+}
+
+/// Runs `ops` against the model; the first divergence fails.
+pub fn run_ops(builder: &dyn FtlBuilder, ops: &[Op]) {
+    let mut h = Harness::new(builder, &nand_config(small_geometry(), 0.0, 1));
+    for op in ops {
+        match *op {
+            Op::Write(l) => {
+                h.write(l).unwrap();
+            }
+            Op::Read(l) => h.check(l),
+            Op::Trim(l) => h.trim(l).unwrap(),
+        }
+        h.advance(50_000);
+    }
+    h.check_all();
+}
+
+/// Fills the logical space, then overwrites all of it `rounds` times in random
+/// order, checking everything at the end.
+pub fn full_overwrite(builder: &dyn FtlBuilder, config: &NandConfig, rounds: usize) {
+    let mut h = Harness::new(builder, config);
+    let n = h.logical_pages();
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for lpn in 0..n {
+        h.write(lpn).unwrap();
+        h.advance(20_000);
+    }
+    h.check_all();
+    let mut order: Vec<u32> = (0..n).collect();
+    for _ in 0..rounds {
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng.gen_range(0..=i));
+        }
+        for &lpn in &order {
+            h.write(lpn).unwrap();
+            h.advance(20_000);
+        }
+    }
+    h.check_all();
+    let c = h.flash.counters();
+    assert!(c.erases.total() > 0, "overwriting the device {rounds} times must reclaim blocks");
+    assert_eq!(c.programs.get(ftlab_ftl::Purpose::Host), u64::from(n) * (rounds as u64 + 1));
+}
+
+/// A random workload, a power cut at a random time, recovery, more work, another cut.
+pub fn power_cut(builder: &dyn FtlBuilder, seed: u64) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let config = nand_config(small_geometry(), if seed % 2 == 0 { 0.0 } else { 0.05 }, seed);
+    let mut h = Harness::new(builder, &config);
+    // Age the device first so the cut lands amid garbage collection.
+    let n = h.logical_pages();
+    for lpn in 0..n {
+        h.write(lpn).unwrap();
+    }
+    for _ in 0..2 {
+        let ops = rng.gen_range(200..3000);
+        h.random_ops(&mut rng, ops, 300_000);
+        // Cut somewhere inside the operations still in flight.
+        let t = SimTime(h.now.0 + rng.gen_range(0..3_000_000));
+        h.cut_and_recover(t);
+        h.random_ops(&mut rng, 500, 300_000);
+        h.check_all();
+    }
+}
+
+/// Same seed, same counters and completion times.
+pub fn deterministic(builder: &dyn FtlBuilder) {
+    let run = || {
+        let mut rng = ChaCha8Rng::seed_from_u64(99);
+        let mut h = Harness::new(builder, &nand_config(small_geometry(), 0.02, 5));
+        h.random_ops(&mut rng, 4000, 100_000);
+        (*h.flash.counters(), h.completions.clone())
+    };
+    let (a, b) = (run(), run());
+    assert_eq!(a.0, b.0);
+    assert_eq!(a.1, b.1);
+}
+
+/// Bad input is an error, not a panic, and loses nothing.
+pub fn rejects_bad_lpns(builder: &dyn FtlBuilder) {
+    let mut h = Harness::new(builder, &nand_config(small_geometry(), 0.0, 1));
+    let n = h.logical_pages();
+    h.write(0).unwrap();
+    assert!(matches!(h.write(n), Err(FtlError::LpnOutOfRange { .. })));
+    assert!(matches!(h.read(n), Err(FtlError::LpnOutOfRange { .. })));
+    h.model.remove(&n);
+    h.check(0);
+}
+
+/// Generates the suite's tests for one FTL configuration.
+#[macro_export]
+macro_rules! conformance {
+    ($name:ident, $builder:expr) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            use proptest::prelude::*;
+
+            fn builder() -> Box<dyn ftlab_ftl::FtlBuilder> {
+                Box::new($builder)
+            }
+
+            fn logical_pages() -> u32 {
+                suite::Harness::new(&*builder(), &suite::nand_config(suite::small_geometry(), 0.0, 1)).logical_pages()
+            }
+
+            proptest! {
+                #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+                #[test]
+                fn random_ops_match_the_model(ops in suite::ops_strategy(logical_pages())) {
+                    suite::run_ops(&*builder(), &ops);
+                }
+            }
+
+            #[test]
+            fn full_overwrite_at_highest_utilization() {
+                suite::full_overwrite(&*builder(), &suite::nand_config(suite::small_geometry(), 0.0, 1), 6);
+            }
+
+            #[test]
+            fn full_overwrite_with_bad_blocks() {
+                suite::full_overwrite(&*builder(), &suite::nand_config(suite::small_geometry(), 0.08, 11), 3);
+            }
+
+            #[test]
+            fn power_cut_and_recovery() {
+                for seed in 0..12 {
+                    suite::power_cut(&*builder(), seed);
+                }
+            }
+
+            #[test]
+            fn deterministic() {
+                suite::deterministic(&*builder());
+            }
+
+            #[test]
+            fn rejects_bad_lpns() {
+                suite::rejects_bad_lpns(&*builder());
+            }
+        }
+    };
+}

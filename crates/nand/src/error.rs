@@ -1,0 +1,46 @@
+//! Errors of the medium. Every violation of a NAND rule is one of these, never a
+//! silent overwrite.
+
+use thiserror::Error;
+
+use crate::geometry::{BlockId, Ppa};
+
+/// An impossible device shape, naming the field and the reason.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum GeometryError {
+    #[error("geometry field `{field}` is zero; every dimension of the device must be at least 1")]
+    Zero { field: &'static str },
+    #[error("geometry field `{field}` = {value} is not accepted: it {why}")]
+    Absurd { field: &'static str, value: u64, why: &'static str },
+    #[error("the device has too many pages: at most {max} pages are supported (reduce blocks_per_plane, planes, dies, ways or channels, or use larger pages)")]
+    TooManyPages { max: u64 },
+}
+
+/// A flash operation that the medium refused or could not complete.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum NandError {
+    #[error("page {0:?} is beyond the end of the device")]
+    OutOfRange(Ppa),
+    #[error("block {0:?} is beyond the end of the device")]
+    BlockOutOfRange(BlockId),
+    #[error("block {0:?} is a bad block")]
+    BadBlock(BlockId),
+    #[error("page {ppa:?} is already programmed; a block must be erased before its pages are programmed again")]
+    AlreadyProgrammed { ppa: Ppa },
+    #[error("page {ppa:?} programmed out of order: the next programmable page of its block is page {expected}")]
+    OutOfOrder { ppa: Ppa, expected: u32 },
+    #[error("page {0:?} has not been programmed since its block was erased")]
+    NotProgrammed(Ppa),
+    #[error("page {0:?} is uncorrectable (torn by a power cut)")]
+    Uncorrectable(Ppa),
+    #[error("block {0:?} was torn by a power cut during erase; erase it again before use")]
+    TornBlock(BlockId),
+    #[error("copyback from {from:?} to {to:?}: copyback stays within one plane of one die")]
+    CopybackAcrossPlanes { from: Ppa, to: Ppa },
+    #[error("payload does not match the page store: {0}")]
+    PayloadMismatch(&'static str),
+    #[error("the device is powered off")]
+    PoweredOff,
+}

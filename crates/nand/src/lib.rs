@@ -1,0 +1,51 @@
+//! ftlab's NAND flash medium.
+//!
+//! The bottom layer of ftlab: the device shape ([`Geometry`]) with packed physical
+//! addresses, chip timing ([`Timing`]) and the named chip presets of the papers
+//! ([`presets`]), and a strict medium ([`Nand`]) that refuses what real NAND
+//! refuses — programming a page that is not erased, programming out of order inside
+//! a block, touching a bad block — keeps OOB metadata with every page, counts
+//! erases, models wear (Eq. 27 of 000_ffe2fafb22bcad8e.txt), turns each operation
+//! into a finish time on per-die and per-channel timelines, and can lose power.
+//!
+//! ```
+//! use ftlab_nand::{presets, Nand, NandConfig, PageKind, Payload, SimTime};
+//!
+//! let chip = presets::preset("small-slc").unwrap();
+//! let config = NandConfig {
+//!     geometry: chip.geometry,
+//!     timing: chip.timing,
+//!     bad_block_rate: 0.0,
+//!     wear: Default::default(),
+//!     store: Default::default(),
+//!     seed: 1,
+//! };
+//! let mut nand = Nand::new(&config).unwrap();
+//! let ppa = nand.geometry().ppa(ftlab_nand::BlockId(0), 0);
+//! let (_seq, span) = nand.program(ppa, 42, PageKind::Data, Payload::Token(7), SimTime::ZERO).unwrap();
+//! assert!(span.finish > SimTime::ZERO);
+//! // Programming it again without an erase is refused.
+//! assert!(nand.program(ppa, 42, PageKind::Data, Payload::Token(8), span.finish).is_err());
+//! ```
+
+pub mod error;
+pub mod geometry;
+pub mod medium;
+pub mod presets;
+pub mod store;
+pub mod time;
+pub mod timeline;
+pub mod timing;
+pub mod wear;
+
+pub use error::{GeometryError, NandError};
+pub use geometry::{BlockId, DieId, Geometry, PageAddr, Ppa};
+pub use medium::{Nand, NandConfig, NandConfigError, Oob, PageKind};
+pub use store::{PageStore, Payload, StoreKind};
+pub use time::SimTime;
+pub use timeline::Span;
+pub use timing::Timing;
+pub use wear::{WearConfig, WearModel};
+
+#[cfg(test)]
+mod tests;

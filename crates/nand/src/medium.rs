@@ -1,0 +1,435 @@
+//! The strict medium: erase before program, in-order programming inside a block,
+//! bad blocks refused, OOB metadata written with every page, erase counts, power
+//! cuts that tear in-flight operations.
+//!
+//! Memory per physical page (token store): 8 bytes of token, 4 bytes of OOB
+//! logical page, 8 bytes of OOB sequence number and kind — 20 bytes. Page state is
+//! not stored per page: pages below a block's write pointer are programmed, the
+//! rest erased, and the few pages torn by a power cut sit in a small set.
+
+use std::collections::{HashSet, VecDeque};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::error::NandError;
+use crate::geometry::{BlockId, DieId, Geometry, Ppa};
+use crate::store::{new_store, PageStore, Payload, StoreKind};
+use crate::time::SimTime;
+use crate::timeline::{Span, Timelines};
+use crate::timing::Timing;
+use crate::wear::{WearConfig, WearModel};
+
+/// What a page holds, written in its OOB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[repr(u8)]
+pub enum PageKind {
+    /// Host data.
+    Data = 0,
+    /// Mapping (translation) data.
+    Map = 1,
+    /// A checkpoint of FTL state.
+    Checkpoint = 2,
+    /// Any other FTL metadata.
+    Meta = 3,
+}
+
+impl PageKind {
+    fn from_bits(b: u64) -> PageKind {
+        match b & 0xff {
+            0 => PageKind::Data,
+            1 => PageKind::Map,
+            2 => PageKind::Checkpoint,
+            _ => PageKind::Meta,
+        }
+    }
+}
+
+/// The OOB metadata of a programmed page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Oob {
+    /// Logical page (or, for map pages, the translation page number) the page holds.
+    pub lpn: u32,
+    /// Device-wide program sequence number, strictly increasing in issue order.
+    pub seq: u64,
+    /// What the page holds.
+    pub kind: PageKind,
+}
+
+/// Configuration of a medium.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NandConfig {
+    pub geometry: Geometry,
+    pub timing: Timing,
+    /// Fraction of blocks that are factory-bad, drawn from the seed. Default 0.
+    #[serde(default)]
+    pub bad_block_rate: f64,
+    #[serde(default)]
+    pub wear: WearConfig,
+    #[serde(default)]
+    pub store: StoreKind,
+    /// Seed of the medium's own draws (bad blocks, wear parameters).
+    #[serde(default)]
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct BlockState {
+    /// Next page to program; pages below it are programmed.
+    write_ptr: u32,
+    erase_count: u32,
+    bad: bool,
+    /// An erase was cut by a power loss: every page is unreadable until re-erased.
+    torn_erase: bool,
+    /// Some page of the block is in the torn set.
+    has_torn_pages: bool,
+}
+
+/// An operation whose effect a power cut may still tear or undo.
+#[derive(Debug)]
+struct InFlight {
+    span: Span,
+    op: Undo,
+}
+
+#[derive(Debug)]
+enum Undo {
+    /// A program of `ppa`; restoring puts back what the slot held before.
+    Program { ppa: Ppa, old: Payload, old_lpn: u32, old_seqkind: u64 },
+    /// An erase of `block`; restoring puts back its state before the erase.
+    Erase { block: BlockId, old: BlockState, torn_pages: Vec<u32> },
+}
+
+/// The flash medium.
+#[derive(Debug)]
+pub struct Nand {
+    geometry: Geometry,
+    timing: Timing,
+    store: Box<dyn PageStore>,
+    oob_lpn: Vec<u32>,
+    /// `seq << 8 | kind`.
+    oob_seqkind: Vec<u64>,
+    blocks: Vec<BlockState>,
+    torn: HashSet<u32>,
+    timelines: Timelines,
+    next_seq: u64,
+    in_flight: VecDeque<InFlight>,
+    wear: WearModel,
+}
+
+/// A consistency error in a `NandConfig`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NandConfigError {
+    #[error(transparent)]
+    Geometry(#[from] crate::error::GeometryError),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Nand {
+    /// A freshly formatted medium: every block erased, factory-bad blocks drawn.
+    pub fn new(config: &NandConfig) -> Result<Self, NandConfigError> {
+        let g = config.geometry;
+        g.validate()?;
+        if !(0.0..0.5).contains(&config.bad_block_rate) {
+            return Err(NandConfigError::Invalid(format!(
+                "bad_block_rate must be in [0, 0.5), got {}",
+                config.bad_block_rate
+            )));
+        }
+        config.wear.validate().map_err(NandConfigError::Invalid)?;
+        let t = &config.timing;
+        if t.read_ns == 0 || t.program_ns == 0 || t.erase_ns == 0 || t.channel_mb_per_s == 0 {
+            return Err(NandConfigError::Invalid(
+                "timing: read_ns, program_ns, erase_ns and channel_mb_per_s must all be positive".into(),
+            ));
+        }
+        let pages = g.total_pages();
+        let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+        let mut blocks = vec![BlockState::default(); g.total_blocks() as usize];
+        if config.bad_block_rate > 0.0 {
+            for b in &mut blocks {
+                b.bad = rng.gen_bool(config.bad_block_rate);
+            }
+        }
+        let wear = WearModel::new(&config.wear, g.total_blocks(), &mut rng);
+        Ok(Nand {
+            geometry: g,
+            timing: config.timing,
+            store: new_store(config.store, pages, g.page_size),
+            oob_lpn: vec![u32::MAX; pages as usize],
+            oob_seqkind: vec![0; pages as usize],
+            blocks,
+            torn: HashSet::new(),
+            timelines: Timelines::new(&g, &config.timing),
+            next_seq: 1,
+            in_flight: VecDeque::new(),
+            wear,
+        })
+    }
+
+    /// The device shape.
+    #[inline]
+    pub fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+    /// The chip timing.
+    pub fn timing(&self) -> &Timing {
+        &self.timing
+    }
+    /// Whether `block` is a (factory) bad block.
+    #[inline]
+    pub fn is_bad(&self, block: BlockId) -> bool {
+        self.blocks[block.0 as usize].bad
+    }
+    /// Erase count of `block`.
+    #[inline]
+    pub fn erase_count(&self, block: BlockId) -> u32 {
+        self.blocks[block.0 as usize].erase_count
+    }
+    /// Number of programmed pages of `block` (its write pointer).
+    #[inline]
+    pub fn programmed_pages(&self, block: BlockId) -> u32 {
+        self.blocks[block.0 as usize].write_ptr
+    }
+    /// RBER of `block` by the wear model (Eq. 27 of 000).
+    pub fn rber(&self, block: BlockId) -> f64 {
+        self.wear.rber(block, self.erase_count(block))
+    }
+    /// The wear model.
+    pub fn wear(&self) -> &WearModel {
+        &self.wear
+    }
+    /// When `die` is next free.
+    #[inline]
+    pub fn die_free_at(&self, die: DieId) -> SimTime {
+        self.timelines.die_free_at(die)
+    }
+    /// The die free soonest.
+    pub fn soonest_free_die(&self) -> DieId {
+        self.timelines.soonest_free_die()
+    }
+    /// RAM the medium model uses, in bytes (page contents, OOB, block states).
+    pub fn ram_bytes(&self) -> u64 {
+        let pages = u64::from(self.geometry.total_pages());
+        pages * (self.store.bytes_per_page() as u64 + 4 + 8)
+            + self.blocks.len() as u64 * std::mem::size_of::<BlockState>() as u64
+            + self.geometry.total_blocks() as u64 * 8
+    }
+
+    fn check_ppa(&self, ppa: Ppa) -> Result<BlockId, NandError> {
+        if ppa.0 >= self.geometry.total_pages() {
+            return Err(NandError::OutOfRange(ppa));
+        }
+        let block = self.geometry.block_of(ppa);
+        if self.blocks[block.0 as usize].bad {
+            return Err(NandError::BadBlock(block));
+        }
+        Ok(block)
+    }
+
+    fn check_readable(&self, ppa: Ppa) -> Result<(), NandError> {
+        let block = self.check_ppa(ppa)?;
+        let b = &self.blocks[block.0 as usize];
+        if b.torn_erase || (b.has_torn_pages && self.torn.contains(&ppa.0)) {
+            return Err(NandError::Uncorrectable(ppa));
+        }
+        if self.geometry.page_in_block(ppa) >= b.write_ptr {
+            return Err(NandError::NotProgrammed(ppa));
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn oob_at(&self, ppa: Ppa) -> Oob {
+        let sk = self.oob_seqkind[ppa.0 as usize];
+        Oob { lpn: self.oob_lpn[ppa.0 as usize], seq: sk >> 8, kind: PageKind::from_bits(sk) }
+    }
+
+    /// Forgets in-flight records of operations finished by `now`: a power cut can
+    /// no longer touch them.
+    pub fn retire(&mut self, now: SimTime) {
+        while self.in_flight.front().is_some_and(|f| f.span.finish <= now) {
+            self.in_flight.pop_front();
+        }
+    }
+
+    /// Reads page `ppa` (data and OOB), issued at `at`.
+    pub fn read(&mut self, ppa: Ppa, at: SimTime) -> Result<(Payload, Oob, Span), NandError> {
+        self.check_readable(ppa)?;
+        let span = self.timelines.read(self.geometry.die_of(ppa), at);
+        Ok((self.store.read(ppa.0), self.oob_at(ppa), span))
+    }
+
+    /// Reads only the OOB of `ppa`, issued at `at`. An erased page's OOB reads as
+    /// `None`.
+    pub fn read_oob(&mut self, ppa: Ppa, at: SimTime) -> Result<(Option<Oob>, Span), NandError> {
+        let oob = match self.check_readable(ppa) {
+            Ok(()) => Some(self.oob_at(ppa)),
+            Err(NandError::NotProgrammed(_)) => None,
+            Err(e) => return Err(e),
+        };
+        let span = self.timelines.read_oob(self.geometry.die_of(ppa), at);
+        Ok((oob, span))
+    }
+
+    fn check_programmable(&self, ppa: Ppa) -> Result<BlockId, NandError> {
+        let block = self.check_ppa(ppa)?;
+        let b = &self.blocks[block.0 as usize];
+        if b.torn_erase {
+            return Err(NandError::TornBlock(block));
+        }
+        let page = self.geometry.page_in_block(ppa);
+        if page < b.write_ptr {
+            return Err(NandError::AlreadyProgrammed { ppa });
+        }
+        if page > b.write_ptr {
+            return Err(NandError::OutOfOrder { ppa, expected: b.write_ptr });
+        }
+        Ok(block)
+    }
+
+    fn commit_program(&mut self, ppa: Ppa, block: BlockId, lpn: u32, kind: PageKind, span: Span) -> u64 {
+        let i = ppa.0 as usize;
+        let old = self.store.read(ppa.0);
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let old_lpn = std::mem::replace(&mut self.oob_lpn[i], lpn);
+        let old_seqkind = std::mem::replace(&mut self.oob_seqkind[i], (seq << 8) | kind as u64);
+        self.blocks[block.0 as usize].write_ptr += 1;
+        self.in_flight.push_back(InFlight { span, op: Undo::Program { ppa, old, old_lpn, old_seqkind } });
+        seq
+    }
+
+    /// Programs `ppa` with `data` and its OOB, issued at `at`. Returns the sequence
+    /// number written and the operation's span.
+    pub fn program(
+        &mut self,
+        ppa: Ppa,
+        lpn: u32,
+        kind: PageKind,
+        data: Payload,
+        at: SimTime,
+    ) -> Result<(u64, Span), NandError> {
+        let block = self.check_programmable(ppa)?;
+        let span = self.timelines.program(self.geometry.die_of(ppa), at);
+        let seq = self.commit_program(ppa, block, lpn, kind, span);
+        if let Err(e) = self.store.write(ppa.0, data) {
+            self.undo_last();
+            return Err(e);
+        }
+        Ok((seq, span))
+    }
+
+    /// Copyback: moves page `from` to the erased page `to` inside one plane without
+    /// using the channel, issued at `at`. The OOB travels with the data, with a new
+    /// sequence number. Returns the source's OOB (the controller sees it in the
+    /// page register), the new sequence number and the span.
+    pub fn copyback(&mut self, from: Ppa, to: Ppa, at: SimTime) -> Result<(Oob, u64, Span), NandError> {
+        self.check_readable(from)?;
+        let block = self.check_programmable(to)?;
+        let (fb, tb) = (self.geometry.block_of(from), block);
+        if self.geometry.die_of_block(fb) != self.geometry.die_of_block(tb)
+            || self.geometry.plane_of_block(fb) != self.geometry.plane_of_block(tb)
+        {
+            return Err(NandError::CopybackAcrossPlanes { from, to });
+        }
+        let oob = self.oob_at(from);
+        let span = self.timelines.copyback(self.geometry.die_of(to), at);
+        let seq = self.commit_program(to, tb, oob.lpn, oob.kind, span);
+        self.store.copy(from.0, to.0);
+        Ok((oob, seq, span))
+    }
+
+    /// Erases `block`, issued at `at`.
+    pub fn erase(&mut self, block: BlockId, at: SimTime) -> Result<Span, NandError> {
+        if block.0 >= self.geometry.total_blocks() {
+            return Err(NandError::BlockOutOfRange(block));
+        }
+        let b = &mut self.blocks[block.0 as usize];
+        if b.bad {
+            return Err(NandError::BadBlock(block));
+        }
+        let old = *b;
+        b.write_ptr = 0;
+        b.erase_count += 1;
+        b.torn_erase = false;
+        b.has_torn_pages = false;
+        let mut torn_pages = Vec::new();
+        if old.has_torn_pages {
+            let first = self.geometry.ppa(block, 0).0;
+            let range = first..first + self.geometry.pages_per_block;
+            torn_pages = self.torn.iter().copied().filter(|p| range.contains(p)).collect();
+            for p in &torn_pages {
+                self.torn.remove(p);
+            }
+        }
+        let span = self.timelines.erase(self.geometry.die_of_block(block), at);
+        self.in_flight.push_back(InFlight { span, op: Undo::Erase { block, old, torn_pages } });
+        Ok(span)
+    }
+
+    fn undo_last(&mut self) {
+        if let Some(f) = self.in_flight.pop_back() {
+            self.undo(f.op);
+        }
+    }
+
+    fn undo(&mut self, op: Undo) {
+        match op {
+            Undo::Program { ppa, old, old_lpn, old_seqkind } => {
+                let i = ppa.0 as usize;
+                self.oob_lpn[i] = old_lpn;
+                self.oob_seqkind[i] = old_seqkind;
+                // The slot held `old` before; it is of the store's own kind.
+                let _ = self.store.write(ppa.0, old);
+                self.blocks[self.geometry.block_of(ppa).0 as usize].write_ptr -= 1;
+            }
+            Undo::Erase { block, old, torn_pages } => {
+                self.blocks[block.0 as usize] = old;
+                self.torn.extend(torn_pages);
+            }
+        }
+    }
+
+    /// Cuts power at `t`. Operations that had not started by `t` never happened;
+    /// operations under way at `t` are torn: a torn page reads as uncorrectable and
+    /// its OOB is unreadable; a torn erase leaves its whole block unreadable until
+    /// erased again. Every resource is idle from `t` on. `t` must not be earlier
+    /// than the last time passed to [`Nand::retire`].
+    pub fn power_cut(&mut self, t: SimTime) {
+        while let Some(f) = self.in_flight.pop_back() {
+            if f.span.start >= t {
+                self.undo(f.op);
+            } else if f.span.finish > t {
+                match f.op {
+                    Undo::Program { ppa, .. } => {
+                        self.torn.insert(ppa.0);
+                        self.blocks[self.geometry.block_of(ppa).0 as usize].has_torn_pages = true;
+                    }
+                    Undo::Erase { block, .. } => {
+                        let b = &mut self.blocks[block.0 as usize];
+                        b.torn_erase = true;
+                        b.write_ptr = self.geometry.pages_per_block;
+                    }
+                }
+            }
+        }
+        self.timelines.reset(t);
+    }
+
+    /// The OOB of `ppa` without timing or counting, for tests and invariant checks;
+    /// `None` if the page is erased, torn or in a bad block.
+    pub fn peek_oob(&self, ppa: Ppa) -> Option<Oob> {
+        self.check_readable(ppa).ok().map(|()| self.oob_at(ppa))
+    }
+
+    /// Whether `ppa` was torn by a power cut (directly or by a torn erase).
+    pub fn is_torn(&self, ppa: Ppa) -> bool {
+        let b = &self.blocks[self.geometry.block_of(ppa).0 as usize];
+        b.torn_erase || self.torn.contains(&ppa.0)
+    }
+}

@@ -1,0 +1,253 @@
+//! Tests of the medium's rules: each violation is an error, power cuts tear or undo
+//! exactly the operations in flight, and a random operation sequence matches a
+//! simple reference model.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::HashMap;
+
+use proptest::prelude::*;
+
+use crate::*;
+
+fn config(bad_block_rate: f64) -> NandConfig {
+    NandConfig {
+        geometry: Geometry {
+            channels: 2,
+            ways_per_channel: 1,
+            dies_per_way: 1,
+            planes_per_die: 2,
+            blocks_per_plane: 8,
+            pages_per_block: 4,
+            page_size: 4096,
+            oob_size: 128,
+        },
+        timing: Timing {
+            read_ns: 25_000,
+            read_oob_ns: 10_000,
+            program_ns: 200_000,
+            erase_ns: 1_500_000,
+            channel_mb_per_s: 400,
+        },
+        bad_block_rate,
+        wear: WearConfig::default(),
+        store: StoreKind::Token,
+        seed: 3,
+    }
+}
+
+fn nand() -> Nand {
+    Nand::new(&config(0.0)).unwrap()
+}
+
+const T0: SimTime = SimTime::ZERO;
+
+#[test]
+fn program_twice_without_erase_is_an_error() {
+    let mut n = nand();
+    let p = n.geometry().ppa(BlockId(0), 0);
+    n.program(p, 1, PageKind::Data, Payload::Token(1), T0).unwrap();
+    assert_eq!(n.program(p, 1, PageKind::Data, Payload::Token(2), T0), Err(NandError::AlreadyProgrammed { ppa: p }));
+    // The first contents are intact.
+    assert_eq!(n.read(p, T0).unwrap().0, Payload::Token(1));
+}
+
+#[test]
+fn out_of_order_program_is_an_error() {
+    let mut n = nand();
+    let p2 = n.geometry().ppa(BlockId(1), 2);
+    assert_eq!(
+        n.program(p2, 1, PageKind::Data, Payload::Token(1), T0),
+        Err(NandError::OutOfOrder { ppa: p2, expected: 0 })
+    );
+    assert_eq!(n.programmed_pages(BlockId(1)), 0);
+}
+
+#[test]
+fn erase_allows_reprogramming_and_counts() {
+    let mut n = nand();
+    let p = n.geometry().ppa(BlockId(2), 0);
+    n.program(p, 1, PageKind::Data, Payload::Token(1), T0).unwrap();
+    n.erase(BlockId(2), T0).unwrap();
+    assert_eq!(n.erase_count(BlockId(2)), 1);
+    assert_eq!(n.read(p, T0).unwrap_err(), NandError::NotProgrammed(p));
+    n.program(p, 1, PageKind::Data, Payload::Token(9), T0).unwrap();
+    assert_eq!(n.read(p, T0).unwrap().0, Payload::Token(9));
+}
+
+#[test]
+fn bad_blocks_refuse_every_operation() {
+    let n0 = Nand::new(&config(0.3)).unwrap();
+    let g = *n0.geometry();
+    let bad = (0..g.total_blocks()).map(BlockId).find(|&b| n0.is_bad(b)).expect("30% rate draws a bad block");
+    let mut n = n0;
+    let p = g.ppa(bad, 0);
+    assert_eq!(n.program(p, 1, PageKind::Data, Payload::Token(1), T0), Err(NandError::BadBlock(bad)));
+    assert_eq!(n.erase(bad, T0), Err(NandError::BadBlock(bad)));
+    assert_eq!(n.read(p, T0).unwrap_err(), NandError::BadBlock(bad));
+    assert_eq!(n.read_oob(p, T0).unwrap_err(), NandError::BadBlock(bad));
+    // The draw is seeded.
+    let again = Nand::new(&config(0.3)).unwrap();
+    assert!((0..g.total_blocks()).all(|b| again.is_bad(BlockId(b)) == n.is_bad(BlockId(b))));
+}
+
+#[test]
+fn out_of_range_is_an_error() {
+    let mut n = nand();
+    let end = Ppa(n.geometry().total_pages());
+    assert_eq!(n.read(end, T0).unwrap_err(), NandError::OutOfRange(end));
+    let b = BlockId(n.geometry().total_blocks());
+    assert_eq!(n.erase(b, T0), Err(NandError::BlockOutOfRange(b)));
+}
+
+#[test]
+fn copyback_stays_in_its_plane() {
+    let mut n = nand();
+    let g = *n.geometry();
+    let from = g.ppa(BlockId(0), 0);
+    n.program(from, 5, PageKind::Data, Payload::Token(55), T0).unwrap();
+    // Block 8 is plane 1 of die 0; block 1 is plane 0 of die 0.
+    let other_plane = g.ppa(BlockId(8), 0);
+    assert_eq!(n.copyback(from, other_plane, T0), Err(NandError::CopybackAcrossPlanes { from, to: other_plane }));
+    let same_plane = g.ppa(BlockId(1), 0);
+    let (src, seq, _) = n.copyback(from, same_plane, T0).unwrap();
+    assert_eq!(src.lpn, 5);
+    let (data, oob, _) = n.read(same_plane, T0).unwrap();
+    assert_eq!(data, Payload::Token(55));
+    assert_eq!((oob.lpn, oob.seq), (5, seq));
+}
+
+#[test]
+fn payload_kind_must_match_the_store() {
+    let mut n = nand();
+    let p = n.geometry().ppa(BlockId(0), 0);
+    assert!(matches!(
+        n.program(p, 1, PageKind::Data, Payload::Bytes(vec![0; 4096].into()), T0),
+        Err(NandError::PayloadMismatch(_))
+    ));
+    // The refused program left the page erased.
+    n.program(p, 1, PageKind::Data, Payload::Token(1), T0).unwrap();
+}
+
+#[test]
+fn oob_carries_lpn_seq_and_kind() {
+    let mut n = nand();
+    let g = *n.geometry();
+    let (s1, _) = n.program(g.ppa(BlockId(0), 0), 10, PageKind::Data, Payload::Token(1), T0).unwrap();
+    let (s2, _) = n.program(g.ppa(BlockId(3), 0), 11, PageKind::Map, Payload::Token(2), T0).unwrap();
+    assert!(s2 > s1);
+    let (oob, _) = n.read_oob(g.ppa(BlockId(3), 0), T0).unwrap();
+    assert_eq!(oob, Some(Oob { lpn: 11, seq: s2, kind: PageKind::Map }));
+    let (erased, _) = n.read_oob(g.ppa(BlockId(3), 1), T0).unwrap();
+    assert_eq!(erased, None);
+}
+
+#[test]
+fn power_cut_tears_running_and_undoes_unstarted_operations() {
+    let mut n = nand();
+    let g = *n.geometry();
+    let a = g.ppa(BlockId(0), 0);
+    let b = g.ppa(BlockId(0), 1);
+    let c = g.ppa(BlockId(0), 2);
+    let (_, sa) = n.program(a, 1, PageKind::Data, Payload::Token(1), T0).unwrap();
+    let (_, sb) = n.program(b, 2, PageKind::Data, Payload::Token(2), T0).unwrap();
+    let (_, sc) = n.program(c, 3, PageKind::Data, Payload::Token(3), T0).unwrap();
+    assert!(sa.finish <= sb.start && sb.finish <= sc.start);
+    // Cut while b is being programmed: a survives, b is torn, c never happened.
+    let cut = SimTime((sb.start.0 + sb.finish.0) / 2);
+    n.power_cut(cut);
+    assert_eq!(n.read(a, cut).unwrap().0, Payload::Token(1));
+    assert_eq!(n.read(b, cut).unwrap_err(), NandError::Uncorrectable(b));
+    assert_eq!(n.read_oob(b, cut).unwrap_err(), NandError::Uncorrectable(b));
+    assert_eq!(n.read(c, cut).unwrap_err(), NandError::NotProgrammed(c));
+    assert!(n.is_torn(b));
+    // c can be programmed again (it stayed erased); the block is otherwise usable.
+    n.program(c, 3, PageKind::Data, Payload::Token(4), cut).unwrap();
+    n.erase(BlockId(0), cut).unwrap();
+    assert!(!n.is_torn(b));
+}
+
+#[test]
+fn power_cut_restores_a_block_whose_erase_had_not_started() {
+    let mut n = nand();
+    let g = *n.geometry();
+    let p = g.ppa(BlockId(1), 0);
+    let (_, sp) = n.program(p, 7, PageKind::Data, Payload::Token(70), T0).unwrap();
+    n.retire(sp.finish);
+    // A long erase elsewhere on the die delays the erase of block 1.
+    let first = n.erase(BlockId(2), sp.finish).unwrap();
+    let second = n.erase(BlockId(1), sp.finish).unwrap();
+    assert!(second.start >= first.finish);
+    // Reprogramming block 1 after its erase, then cutting before that erase begins.
+    n.program(p, 8, PageKind::Data, Payload::Token(80), sp.finish).unwrap();
+    let cut = SimTime(second.start.0 - 1);
+    n.power_cut(cut);
+    assert_eq!(n.read(p, cut).unwrap().0, Payload::Token(70));
+    assert_eq!(n.erase_count(BlockId(1)), 0);
+    // The erase under way at the cut is torn: block 2 must be erased before use.
+    let torn = g.ppa(BlockId(2), 0);
+    assert_eq!(n.program(torn, 1, PageKind::Data, Payload::Token(1), cut), Err(NandError::TornBlock(BlockId(2))));
+    assert_eq!(n.read_oob(torn, cut).unwrap_err(), NandError::Uncorrectable(torn));
+}
+
+#[test]
+fn retired_operations_survive_a_later_cut() {
+    let mut n = nand();
+    let p = n.geometry().ppa(BlockId(0), 0);
+    let (_, s) = n.program(p, 1, PageKind::Data, Payload::Token(1), T0).unwrap();
+    n.retire(s.finish);
+    n.power_cut(s.finish);
+    assert_eq!(n.read(p, s.finish).unwrap().0, Payload::Token(1));
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Program(u32),
+    Erase(u32),
+    Read(u32, u32),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0u32..32).prop_map(Op::Program),
+        1 => (0u32..32).prop_map(Op::Erase),
+        2 => ((0u32..32), (0u32..4)).prop_map(|(b, p)| Op::Read(b, p)),
+    ]
+}
+
+proptest! {
+    /// A random operation stream against a map of what each page should hold.
+    #[test]
+    fn medium_matches_a_reference_model(ops in proptest::collection::vec(op(), 1..200)) {
+        let mut n = nand();
+        let g = *n.geometry();
+        let mut model: HashMap<u32, Vec<u64>> = HashMap::new();
+        let mut token = 0u64;
+        for o in ops {
+            match o {
+                Op::Program(b) => {
+                    let pages = model.entry(b).or_default();
+                    token += 1;
+                    let next = pages.len() as u32;
+                    let r = n.program(g.ppa(BlockId(b), next.min(3)), 0, PageKind::Data, Payload::Token(token), T0);
+                    if next < 4 {
+                        prop_assert!(r.is_ok());
+                        pages.push(token);
+                    } else {
+                        prop_assert!(matches!(r, Err(NandError::AlreadyProgrammed { .. })), "{:?}", r);
+                    }
+                }
+                Op::Erase(b) => {
+                    n.erase(BlockId(b), T0).unwrap();
+                    model.insert(b, Vec::new());
+                }
+                Op::Read(b, p) => {
+                    let r = n.read(g.ppa(BlockId(b), p), T0);
+                    match model.get(&b).and_then(|v| v.get(p as usize)) {
+                        Some(&t) => prop_assert_eq!(r.unwrap().0, Payload::Token(t)),
+                        None => prop_assert!(matches!(r, Err(NandError::NotProgrammed(_)))),
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! Resource timelines: when each die and each channel is next free.
+//!
+//! An operation issued at `at` starts when its resources are free and returns its
+//! `(start, finish)`. Read = array time on the die, then transfer on the channel
+//! (the die's page register stays occupied until the transfer is done); program =
+//! transfer on the channel into the die's register, then array time on the die;
+//! erase = die only; copyback = read and program inside the die, no channel.
+
+use crate::geometry::{DieId, Geometry};
+use crate::time::SimTime;
+use crate::timing::Timing;
+
+/// Busy-until per die and per channel.
+#[derive(Debug, Clone)]
+pub struct Timelines {
+    die_busy: Vec<SimTime>,
+    channel_busy: Vec<SimTime>,
+    dies_per_channel: u32,
+    read: SimTime,
+    read_oob: SimTime,
+    program: SimTime,
+    erase: SimTime,
+    page_transfer: SimTime,
+    oob_transfer: SimTime,
+}
+
+/// When an operation started and when it finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub start: SimTime,
+    pub finish: SimTime,
+}
+
+impl Timelines {
+    /// All resources free at time zero.
+    pub fn new(geometry: &Geometry, timing: &Timing) -> Self {
+        Timelines {
+            die_busy: vec![SimTime::ZERO; geometry.dies() as usize],
+            channel_busy: vec![SimTime::ZERO; geometry.channels as usize],
+            dies_per_channel: geometry.ways_per_channel * geometry.dies_per_way,
+            read: SimTime(timing.read_ns),
+            read_oob: SimTime(timing.read_oob_ns),
+            program: SimTime(timing.program_ns),
+            erase: SimTime(timing.erase_ns),
+            page_transfer: timing.transfer(geometry.page_size + geometry.oob_size),
+            oob_transfer: timing.transfer(geometry.oob_size.max(1)),
+        }
+    }
+
+    #[inline]
+    fn channel(&self, die: DieId) -> usize {
+        (die.0 / self.dies_per_channel) as usize
+    }
+
+    #[inline]
+    fn array_then_transfer(&mut self, die: DieId, at: SimTime, array: SimTime, xfer: SimTime) -> Span {
+        let d = die.0 as usize;
+        let c = self.channel(die);
+        let start = at.max(self.die_busy[d]);
+        let xfer_start = (start + array).max(self.channel_busy[c]);
+        let finish = xfer_start + xfer;
+        self.channel_busy[c] = finish;
+        self.die_busy[d] = finish;
+        Span { start, finish }
+    }
+
+    /// A page read on `die` issued at `at`.
+    #[inline]
+    pub fn read(&mut self, die: DieId, at: SimTime) -> Span {
+        self.array_then_transfer(die, at, self.read, self.page_transfer)
+    }
+
+    /// A spare-area read on `die` issued at `at`.
+    #[inline]
+    pub fn read_oob(&mut self, die: DieId, at: SimTime) -> Span {
+        self.array_then_transfer(die, at, self.read_oob, self.oob_transfer)
+    }
+
+    /// A page program on `die` issued at `at`.
+    #[inline]
+    pub fn program(&mut self, die: DieId, at: SimTime) -> Span {
+        let d = die.0 as usize;
+        let c = self.channel(die);
+        let start = at.max(self.die_busy[d]).max(self.channel_busy[c]);
+        let xfer_end = start + self.page_transfer;
+        let finish = xfer_end + self.program;
+        self.channel_busy[c] = xfer_end;
+        self.die_busy[d] = finish;
+        Span { start, finish }
+    }
+
+    /// A block erase on `die` issued at `at`.
+    #[inline]
+    pub fn erase(&mut self, die: DieId, at: SimTime) -> Span {
+        let d = die.0 as usize;
+        let start = at.max(self.die_busy[d]);
+        let finish = start + self.erase;
+        self.die_busy[d] = finish;
+        Span { start, finish }
+    }
+
+    /// A copyback (internal read then program) on `die` issued at `at`.
+    #[inline]
+    pub fn copyback(&mut self, die: DieId, at: SimTime) -> Span {
+        let d = die.0 as usize;
+        let start = at.max(self.die_busy[d]);
+        let finish = start + self.read + self.program;
+        self.die_busy[d] = finish;
+        Span { start, finish }
+    }
+
+    /// When `die` is next free.
+    #[inline]
+    pub fn die_free_at(&self, die: DieId) -> SimTime {
+        self.die_busy[die.0 as usize]
+    }
+
+    /// The die that is free soonest (lowest index on ties).
+    pub fn soonest_free_die(&self) -> DieId {
+        let mut best = 0;
+        for (i, &t) in self.die_busy.iter().enumerate() {
+            if t < self.die_busy[best] {
+                best = i;
+            }
+        }
+        DieId(best as u32)
+    }
+
+    /// Every resource free from `t` on (after a power cut).
+    pub fn reset(&mut self, t: SimTime) {
+        self.die_busy.iter_mut().for_each(|b| *b = t);
+        self.channel_busy.iter_mut().for_each(|b| *b = t);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> Timelines {
+        let g = Geometry {
+            channels: 1,
+            ways_per_channel: 2,
+            dies_per_way: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 4,
+            pages_per_block: 4,
+            page_size: 4096,
+            oob_size: 0,
+        };
+        // 4096 bytes at 4096 MB/s = 1000 ns transfer.
+        let t = Timing {
+            read_ns: 25_000,
+            read_oob_ns: 10_000,
+            program_ns: 200_000,
+            erase_ns: 1_500_000,
+            channel_mb_per_s: 4096,
+        };
+        Timelines::new(&g, &t)
+    }
+
+    #[test]
+    fn read_is_array_then_transfer() {
+        let mut tl = setup();
+        let s = tl.read(DieId(0), SimTime(100));
+        assert_eq!(s, Span { start: SimTime(100), finish: SimTime(100 + 25_000 + 1000) });
+    }
+
+    #[test]
+    fn program_is_transfer_then_array_and_frees_the_channel_early() {
+        let mut tl = setup();
+        let a = tl.program(DieId(0), SimTime(0));
+        assert_eq!(a.finish, SimTime(1000 + 200_000));
+        // The other die on the same channel only waits for the transfer.
+        let b = tl.program(DieId(1), SimTime(0));
+        assert_eq!(b.start, SimTime(1000));
+        // The same die waits for the array.
+        let c = tl.program(DieId(0), SimTime(0));
+        assert_eq!(c.start, a.finish);
+    }
+
+    #[test]
+    fn erase_and_copyback_use_only_the_die() {
+        let mut tl = setup();
+        let e = tl.erase(DieId(0), SimTime(0));
+        assert_eq!(e.finish, SimTime(1_500_000));
+        let r = tl.read(DieId(1), SimTime(0));
+        assert_eq!(r.start, SimTime(0), "a busy die does not hold the channel");
+        let cb = tl.copyback(DieId(0), SimTime(0));
+        assert_eq!(cb.start, e.finish);
+        assert_eq!(cb.finish, e.finish + SimTime(225_000));
+        assert_eq!(tl.soonest_free_die(), DieId(1));
+    }
+}
