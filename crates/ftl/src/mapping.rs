@@ -35,6 +35,13 @@ impl PageTable {
             Some(Ppa(old))
         }
     }
+    /// Moves a mapped `lpn` to `ppa` (garbage collection), without reading the
+    /// old entry.
+    #[inline]
+    pub fn relocate(&mut self, lpn: usize, ppa: Ppa) {
+        debug_assert_ne!(self.l2p[lpn], UNMAPPED);
+        self.l2p[lpn] = ppa.0;
+    }
     /// Unmaps `lpn`; returns the previous location.
     #[inline]
     pub fn unmap(&mut self, lpn: usize) -> Option<Ppa> {
@@ -95,7 +102,39 @@ impl ValidMap {
     }
     /// Valid pages among `first..first + n`.
     pub fn count(&self, first: Ppa, n: u32) -> u32 {
-        (first.0..first.0 + n).filter(|&p| self.get(Ppa(p))).count() as u32
+        self.iter_set(first, n).count() as u32
+    }
+    /// The valid pages among `first..first + n`, in order, a word at a time.
+    pub fn iter_set(&self, first: Ppa, n: u32) -> impl Iterator<Item = Ppa> + '_ {
+        let (start, end) = (first.0, first.0 + n);
+        let words = (start / 64)..end.div_ceil(64);
+        words.flat_map(move |w| {
+            let base = w * 64;
+            let mut bits = self.bits[w as usize];
+            if base < start {
+                bits &= !0u64 << (start - base);
+            }
+            if base + 64 > end {
+                bits &= !0u64 >> (base + 64 - end);
+            }
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let i = bits.trailing_zeros();
+                    bits &= bits - 1;
+                    Ppa(base + i)
+                })
+            })
+        })
+    }
+    /// Marks `first..first + n` invalid.
+    pub fn clear_range(&mut self, first: Ppa, n: u32) {
+        for p in first.0..first.0 + n {
+            if p % 64 == 0 && p + 64 <= first.0 + n {
+                self.bits[(p / 64) as usize] = 0;
+            } else {
+                self.clear(Ppa(p));
+            }
+        }
     }
     /// RAM used, in bytes.
     pub fn ram_bytes(&self) -> u64 {
@@ -137,5 +176,9 @@ mod tests {
         assert!(v.get(Ppa(0)) && !v.get(Ppa(64)) && v.get(Ppa(129)));
         assert_eq!(v.count(Ppa(0), 130), 2);
         assert_eq!(v.count(Ppa(1), 128), 0);
+        assert_eq!(v.iter_set(Ppa(0), 130).collect::<Vec<_>>(), vec![Ppa(0), Ppa(129)]);
+        v.set(Ppa(70));
+        v.clear_range(Ppa(0), 128);
+        assert_eq!(v.iter_set(Ppa(0), 130).collect::<Vec<_>>(), vec![Ppa(129)]);
     }
 }

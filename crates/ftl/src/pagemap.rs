@@ -135,6 +135,10 @@ pub struct PageMap {
     /// Last write time per block; only kept for cost-benefit victims.
     modified: Vec<SimTime>,
     alloc: BlockAllocator,
+    /// Scratch lists of one GC pass: the victim's valid pages, and
+    /// `(lpn, new location)` of those moved.
+    sources: Vec<Ppa>,
+    moved: Vec<(u32, Ppa)>,
 }
 
 impl PageMap {
@@ -156,6 +160,8 @@ impl PageMap {
             picker: GreedyPicker::new(g.total_blocks(), g.pages_per_block),
             modified,
             alloc: BlockAllocator::empty(&g, 1),
+            sources: Vec::new(),
+            moved: Vec::new(),
         })
     }
 
@@ -288,20 +294,60 @@ impl PageMap {
         self.picker.remove(victim);
         let die = self.geometry.die_of_block(victim);
         let first = self.geometry.ppa(victim, 0);
-        for page in 0..ppb {
-            let src = Ppa(first.0 + page);
-            if !self.valid.get(src) {
-                continue;
-            }
-            let dst = self.next_page(die)?;
-            let oob = io.copy(src, dst, Purpose::Gc)?;
-            debug_assert_eq!(self.table.get(oob.lpn as usize), Some(src));
-            self.remap(oob.lpn as usize, dst, io.now());
+        // Move the valid pages, then update the table in one pass: its entries are
+        // scattered in RAM, and independent updates let the memory accesses
+        // overlap instead of stalling one copy at a time.
+        let mut sources = std::mem::take(&mut self.sources);
+        let mut moved = std::mem::take(&mut self.moved);
+        sources.clear();
+        moved.clear();
+        sources.extend(self.valid.iter_set(first, ppb));
+        let result = self.move_pages(io, &sources, die, &mut moved);
+        for &(lpn, dst) in &moved {
+            self.table.relocate(lpn as usize, dst);
         }
-        debug_assert_eq!(self.picker.valid(victim), 0);
+        if moved.len() == sources.len() {
+            self.valid.clear_range(first, ppb);
+            self.picker.set_valid(victim, 0);
+        } else {
+            // A failed move leaves the rest of the victim valid and a candidate.
+            for &src in &sources[..moved.len()] {
+                self.valid.clear(src);
+                self.picker.dec(victim);
+            }
+            self.picker.insert(victim);
+        }
+        self.sources = sources;
+        self.moved = moved;
+        result?;
         io.erase(victim, Purpose::Gc)?;
         self.alloc.release(victim);
         Ok(true)
+    }
+
+    /// Copies each of `sources` to a new page near `die`, recording
+    /// `(lpn, new location)` in `moved`; stops at the first failure.
+    fn move_pages(
+        &mut self,
+        io: &mut Io,
+        sources: &[Ppa],
+        die: ftlab_nand::DieId,
+        moved: &mut Vec<(u32, Ppa)>,
+    ) -> Result<(), FtlError> {
+        let now = io.now();
+        for &src in sources {
+            let dst = self.next_page(die)?;
+            let oob = io.copy(src, dst, Purpose::Gc)?;
+            debug_assert_eq!(self.table.get(oob.lpn as usize), Some(src));
+            self.valid.set(dst);
+            let b = self.geometry.block_of(dst);
+            self.picker.inc(b);
+            if let Some(m) = self.modified.get_mut(b.0 as usize) {
+                *m = now;
+            }
+            moved.push((oob.lpn, dst));
+        }
+        Ok(())
     }
 
     fn collect_until(&mut self, io: &mut Io, free_blocks: u32) -> Result<(), FtlError> {
