@@ -37,6 +37,7 @@ pub mod alloc;
 pub mod flash;
 pub mod mapping;
 pub mod pagemap;
+pub mod registry;
 pub mod victim;
 
 pub use flash::{Counters, Flash, Io, PerPurpose, Purpose};

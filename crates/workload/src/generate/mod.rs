@@ -220,6 +220,18 @@ impl GeneratorSpec {
         }
     }
 
+    /// The arrival process of the workload.
+    pub fn arrival(&self) -> Arrival {
+        match self {
+            GeneratorSpec::Sequential { arrival, .. }
+            | GeneratorSpec::Uniform { arrival, .. }
+            | GeneratorSpec::Zipf { arrival, .. }
+            | GeneratorSpec::Hotcold { arrival, .. }
+            | GeneratorSpec::Postmark { arrival, .. }
+            | GeneratorSpec::Iozone { arrival, .. } => *arrival,
+        }
+    }
+
     fn mix(&self) -> Option<Mix<'_>> {
         match self {
             GeneratorSpec::Sequential { requests, read_fraction, size, arrival }

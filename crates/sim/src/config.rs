@@ -1,0 +1,445 @@
+//! Run configuration: what a TOML file or the command line says, and its
+//! validation into what the engine runs. Unknown keys are errors that name them;
+//! every default is written on its field.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use ftlab_nand::presets::{self, ChipPreset};
+use ftlab_nand::{Geometry, NandConfig, StoreKind, Timing, WearConfig};
+use ftlab_workload::generate::Arrival;
+use ftlab_workload::{AddressMode, GeneratorSpec, TraceFormat};
+
+use crate::SimError;
+
+/// A whole run, as written in a TOML file. Every table is optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    pub device: DeviceSpec,
+    pub ftl: FtlSpec,
+    pub workload: WorkloadSpec,
+    pub host: HostSpec,
+    pub precondition: PreconditionSpec,
+    pub metrics: MetricsSpec,
+    /// Seed of every random draw of the run (default 1).
+    pub seed: Option<u64>,
+}
+
+/// `[device]`: a chip preset and any geometry or timing overrides.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DeviceSpec {
+    /// Chip preset (default `small-slc`; `ftlab presets` lists them).
+    pub chip: String,
+    pub channels: Option<u32>,
+    /// Ways (chips) per channel.
+    pub ways: Option<u32>,
+    /// Dies per way.
+    pub dies: Option<u32>,
+    /// Planes per die.
+    pub planes: Option<u32>,
+    pub blocks_per_plane: Option<u32>,
+    pub pages_per_block: Option<u32>,
+    pub page_size: Option<u32>,
+    pub oob_size: Option<u32>,
+    /// Raw capacity in GiB: sets `blocks_per_plane` to reach it (rounded down).
+    pub capacity_gib: Option<f64>,
+    /// Fraction of the physical space hidden from the host; passed to the FTL as
+    /// its `over_provisioning` key.
+    pub over_provisioning: Option<f64>,
+    /// Explicit timing instead of the preset's.
+    pub timing: Option<Timing>,
+    /// Factory bad-block rate (default 0).
+    pub bad_block_rate: f64,
+    /// Page store: `token` (default) or `bytes`.
+    pub store: StoreKind,
+    /// GC moves within a plane use copyback (default true).
+    pub copyback: bool,
+    /// RBER wear model parameters (000 Eq. 27).
+    pub wear: WearConfig,
+}
+
+impl Default for DeviceSpec {
+    fn default() -> Self {
+        DeviceSpec {
+            chip: "small-slc".into(),
+            channels: None,
+            ways: None,
+            dies: None,
+            planes: None,
+            blocks_per_plane: None,
+            pages_per_block: None,
+            page_size: None,
+            oob_size: None,
+            capacity_gib: None,
+            over_provisioning: None,
+            timing: None,
+            bad_block_rate: 0.0,
+            store: StoreKind::Token,
+            copyback: true,
+            wear: WearConfig::default(),
+        }
+    }
+}
+
+impl DeviceSpec {
+    /// The chip preset named by `chip`.
+    pub fn preset(&self) -> Result<&'static ChipPreset, SimError> {
+        presets::preset(&self.chip).ok_or_else(|| {
+            SimError::Config(format!(
+                "unknown chip `{}` in device.chip; known chips: {}",
+                self.chip,
+                presets::names().collect::<Vec<_>>().join(", ")
+            ))
+        })
+    }
+
+    /// The medium configuration.
+    pub fn nand_config(&self, seed: u64) -> Result<NandConfig, SimError> {
+        let chip = self.preset()?;
+        let mut g: Geometry = chip.geometry;
+        let set = |v: Option<u32>, f: &mut u32| {
+            if let Some(v) = v {
+                *f = v;
+            }
+        };
+        set(self.channels, &mut g.channels);
+        set(self.ways, &mut g.ways_per_channel);
+        set(self.dies, &mut g.dies_per_way);
+        set(self.planes, &mut g.planes_per_die);
+        set(self.blocks_per_plane, &mut g.blocks_per_plane);
+        set(self.pages_per_block, &mut g.pages_per_block);
+        set(self.page_size, &mut g.page_size);
+        set(self.oob_size, &mut g.oob_size);
+        if let Some(gib) = self.capacity_gib {
+            if self.blocks_per_plane.is_some() {
+                return Err(SimError::Config(
+                    "device.capacity_gib and device.blocks_per_plane both given; set only one".into(),
+                ));
+            }
+            if !(gib > 0.0 && gib.is_finite()) {
+                return Err(SimError::Config(format!("device.capacity_gib must be positive, got {gib}")));
+            }
+            let per_block_plane_column = u64::from(g.channels)
+                * u64::from(g.ways_per_channel)
+                * u64::from(g.dies_per_way)
+                * u64::from(g.planes_per_die)
+                * u64::from(g.pages_per_block)
+                * u64::from(g.page_size);
+            let blocks = (gib * (1u64 << 30) as f64 / per_block_plane_column.max(1) as f64).floor();
+            if blocks < 1.0 || blocks > f64::from(u32::MAX) {
+                return Err(SimError::Config(format!(
+                    "device.capacity_gib = {gib} gives {blocks} blocks per plane for this shape; choose another capacity"
+                )));
+            }
+            g.blocks_per_plane = blocks as u32;
+        }
+        g.validate().map_err(|e| SimError::Config(format!("device: {e}")))?;
+        Ok(NandConfig {
+            geometry: g,
+            timing: self.timing.unwrap_or(chip.timing),
+            bad_block_rate: self.bad_block_rate,
+            wear: WearConfig { endurance_cycles: chip.endurance_cycles, ..self.wear },
+            store: self.store,
+            seed,
+        })
+    }
+}
+
+/// `[ftl]`: `kind` and the scheme's own keys.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FtlSpec {
+    /// FTL name (default `pagemap`; `ftlab presets` lists them).
+    #[serde(default = "default_ftl")]
+    pub kind: String,
+    /// The scheme's own keys.
+    #[serde(flatten)]
+    pub params: toml::Table,
+}
+
+fn default_ftl() -> String {
+    "pagemap".into()
+}
+
+impl Default for FtlSpec {
+    fn default() -> Self {
+        FtlSpec { kind: default_ftl(), params: toml::Table::new() }
+    }
+}
+
+/// `[workload]`: a trace, a generator (by preset name or as a table), or a set
+/// of periodic real-time tasks. With none given, the `skewed-random-write` preset.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkloadSpec {
+    /// A trace file (gzip, bzip2 or zstd compressed or plain).
+    pub trace: Option<PathBuf>,
+    /// Its format (`ftlab presets` lists them).
+    pub trace_format: Option<String>,
+    /// How trace addresses are folded into the logical space: `modulo` (default),
+    /// `compact`, `concat` or `device:N`.
+    pub address: Option<String>,
+    /// Count and skip malformed trace lines instead of stopping (default false).
+    pub skip_bad_lines: bool,
+    /// A built-in generator by name.
+    pub preset: Option<String>,
+    /// A generator given in full (`kind = "zipf"`, ...).
+    pub generator: Option<GeneratorSpec>,
+    /// Periodic real-time tasks.
+    #[serde(rename = "task")]
+    pub tasks: Vec<TaskSpec>,
+    /// How long task sets run, in milliseconds of simulated time (default 1000).
+    pub duration_ms: Option<f64>,
+    /// Stop after this many requests.
+    pub max_requests: Option<u64>,
+}
+
+/// A periodic real-time task (000 Section 3.1; 001/002 task model): every
+/// `write_period_us` it writes `write_pages` pages, every `read_period_us` it reads
+/// `read_pages` of its most recently written pages. Each job's deadline is its
+/// release plus its period. Data written lives `lifetime_us`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSpec {
+    pub name: String,
+    #[serde(default)]
+    pub write_period_us: Option<f64>,
+    #[serde(default)]
+    pub write_pages: u32,
+    #[serde(default)]
+    pub read_period_us: Option<f64>,
+    #[serde(default)]
+    pub read_pages: u32,
+    /// Data lifetime; default: as long as the run.
+    #[serde(default)]
+    pub lifetime_us: Option<f64>,
+    /// When the task's reads start (default 0).
+    #[serde(default)]
+    pub read_start_us: f64,
+}
+
+/// `[host]`: how requests reach the device.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HostSpec {
+    /// Requests outstanding at once (default 32; task sets default to 1).
+    pub queue_depth: Option<u32>,
+    /// `open` (requests arrive at their timestamps) or `closed` (issued as fast as
+    /// the queue depth allows; response time counts from issue). Default: open for
+    /// traces and task sets, and for generators with an arrival process; closed
+    /// otherwise.
+    pub mode: Option<LoopMode>,
+    /// Multiply trace timestamps by this (default 1; 0.5 replays twice as fast).
+    pub time_scale: f64,
+    /// Idle gaps at least this long are offered to the FTL's background work
+    /// (default 1000 us).
+    pub idle_threshold_us: f64,
+    /// Unsorted traces are sorted within a window of this many requests (default 4096).
+    pub reorder_window: usize,
+}
+
+impl Default for HostSpec {
+    fn default() -> Self {
+        HostSpec { queue_depth: None, mode: None, time_scale: 1.0, idle_threshold_us: 1000.0, reorder_window: 4096 }
+    }
+}
+
+/// Open or closed loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoopMode {
+    Open,
+    Closed,
+}
+
+/// `[precondition]`: bring the device to a steady state before measuring.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PreconditionSpec {
+    /// Write the whole logical space sequentially first.
+    pub fill: bool,
+    /// Then overwrite this many logical spaces' worth of uniformly random pages.
+    pub random_overwrites: f64,
+    /// Start measuring at the first garbage-collection erase of the workload
+    /// (001 Section 6.1).
+    pub start_at_first_gc: bool,
+}
+
+/// `[metrics]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsSpec {
+    /// Width of the throughput time series buckets in ms (default: adaptive, at
+    /// most 4096 buckets).
+    pub interval_ms: Option<f64>,
+}
+
+/// Where requests come from, validated.
+#[derive(Debug, Clone)]
+pub enum Source {
+    Trace { path: PathBuf, format: TraceFormat, address: AddressMode, skip_bad_lines: bool },
+    Generator { name: String, spec: GeneratorSpec },
+    Tasks { tasks: Vec<TaskSpec>, duration_ns: u64 },
+}
+
+impl Source {
+    /// A short description for reports.
+    pub fn describe(&self) -> String {
+        match self {
+            Source::Trace { path, format, .. } => format!("{} ({})", path.display(), format.name()),
+            Source::Generator { name, .. } => name.clone(),
+            Source::Tasks { tasks, .. } => format!("{} periodic tasks", tasks.len()),
+        }
+    }
+}
+
+impl WorkloadSpec {
+    /// The validated source.
+    pub fn source(&self) -> Result<Source, SimError> {
+        let given = [self.trace.is_some(), self.preset.is_some(), self.generator.is_some(), !self.tasks.is_empty()];
+        if given.iter().filter(|&&g| g).count() > 1 {
+            return Err(SimError::Config("workload: give only one of trace, preset, generator or task".into()));
+        }
+        if let Some(path) = &self.trace {
+            let format = self.trace_format.as_deref().ok_or_else(|| {
+                SimError::Config(format!(
+                    "workload.trace_format is required with a trace; one of: {}",
+                    TraceFormat::all().iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+                ))
+            })?;
+            let format: TraceFormat =
+                format.parse().map_err(|e| SimError::Config(format!("workload.trace_format: {e}")))?;
+            let address = match &self.address {
+                Some(a) => a.parse().map_err(|e| SimError::Config(format!("workload.address: {e}")))?,
+                None => AddressMode::Modulo,
+            };
+            return Ok(Source::Trace { path: path.clone(), format, address, skip_bad_lines: self.skip_bad_lines });
+        }
+        if self.trace_format.is_some() || self.address.is_some() {
+            return Err(SimError::Config("workload.trace_format and workload.address need workload.trace".into()));
+        }
+        if !self.tasks.is_empty() {
+            for t in &self.tasks {
+                t.validate()?;
+            }
+            let ms = self.duration_ms.unwrap_or(1000.0);
+            if !(ms > 0.0 && ms.is_finite()) {
+                return Err(SimError::Config(format!("workload.duration_ms must be positive, got {ms}")));
+            }
+            return Ok(Source::Tasks { tasks: self.tasks.clone(), duration_ns: (ms * 1e6) as u64 });
+        }
+        if let Some(spec) = &self.generator {
+            spec.validate().map_err(|e| SimError::Config(format!("workload.generator: {e}")))?;
+            return Ok(Source::Generator { name: spec.kind().to_string(), spec: spec.clone() });
+        }
+        let name = self.preset.clone().unwrap_or_else(|| "skewed-random-write".into());
+        let spec = GeneratorSpec::preset(&name).ok_or_else(|| {
+            SimError::Config(format!(
+                "unknown workload preset `{name}`; known: {}",
+                GeneratorSpec::presets().iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+            ))
+        })?;
+        Ok(Source::Generator { name, spec })
+    }
+}
+
+impl TaskSpec {
+    fn validate(&self) -> Result<(), SimError> {
+        let bad = |what: String| Err(SimError::Config(format!("task `{}`: {what}", self.name)));
+        for (field, v) in [
+            ("write_period_us", self.write_period_us),
+            ("read_period_us", self.read_period_us),
+            ("lifetime_us", self.lifetime_us),
+        ] {
+            if let Some(v) = v {
+                if !(v > 0.0 && v.is_finite()) {
+                    return bad(format!("{field} must be positive, got {v}"));
+                }
+            }
+        }
+        if self.write_pages > 0 && self.write_period_us.is_none() {
+            return bad("write_pages needs write_period_us".into());
+        }
+        if self.read_pages > 0 && self.read_period_us.is_none() {
+            return bad("read_pages needs read_period_us".into());
+        }
+        if self.write_pages == 0 && self.read_pages == 0 {
+            return bad("a task must read or write at least one page per period".into());
+        }
+        Ok(())
+    }
+}
+
+/// How the host issues requests, resolved for a source.
+#[derive(Debug, Clone, Copy)]
+pub struct Host {
+    pub queue_depth: u32,
+    pub closed: bool,
+    pub time_scale: f64,
+    pub idle_threshold_ns: u64,
+    pub reorder_window: usize,
+}
+
+impl HostSpec {
+    /// Validated host settings for `source`.
+    pub fn resolve(&self, source: &Source) -> Result<Host, SimError> {
+        let is_tasks = matches!(source, Source::Tasks { .. });
+        let queue_depth = self.queue_depth.unwrap_or(if is_tasks { 1 } else { 32 });
+        if queue_depth == 0 {
+            return Err(SimError::Config("host.queue_depth must be at least 1".into()));
+        }
+        if !(self.time_scale > 0.0 && self.time_scale.is_finite()) {
+            return Err(SimError::Config(format!("host.time_scale must be positive, got {}", self.time_scale)));
+        }
+        if !(self.idle_threshold_us >= 0.0 && self.idle_threshold_us.is_finite()) {
+            return Err(SimError::Config(format!(
+                "host.idle_threshold_us must be >= 0, got {}",
+                self.idle_threshold_us
+            )));
+        }
+        if self.reorder_window == 0 {
+            return Err(SimError::Config("host.reorder_window must be at least 1".into()));
+        }
+        let closed = match (self.mode, source) {
+            (Some(m), _) => m == LoopMode::Closed,
+            (None, Source::Generator { spec, .. }) => spec.arrival() == Arrival::Closed,
+            (None, _) => false,
+        };
+        if closed && is_tasks {
+            return Err(SimError::Config("host.mode = \"closed\" does not apply to periodic tasks".into()));
+        }
+        Ok(Host {
+            queue_depth,
+            closed,
+            time_scale: self.time_scale,
+            idle_threshold_ns: (self.idle_threshold_us * 1e3) as u64,
+            reorder_window: self.reorder_window,
+        })
+    }
+}
+
+impl PreconditionSpec {
+    pub(crate) fn validate(&self) -> Result<(), SimError> {
+        if !(self.random_overwrites >= 0.0 && self.random_overwrites.is_finite()) {
+            return Err(SimError::Config(format!(
+                "precondition.random_overwrites must be >= 0, got {}",
+                self.random_overwrites
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl RunConfig {
+    /// Parses a TOML document; unknown keys are errors naming them.
+    pub fn from_toml(text: &str, origin: &str) -> Result<RunConfig, SimError> {
+        toml::from_str(text).map_err(|e| SimError::Config(format!("{origin}: {e}")))
+    }
+
+    /// The seed (default 1).
+    pub fn seed(&self) -> u64 {
+        self.seed.unwrap_or(1)
+    }
+}

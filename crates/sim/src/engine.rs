@@ -1,0 +1,446 @@
+//! The engine: dispatches requests to the FTL page by page, keeps the clock, the
+//! host queue and the reference model of what every logical page holds.
+//!
+//! Requests are dispatched in order of arrival (first-in first-out) or, for
+//! periodic tasks, earliest deadline first with ties first-in first-out. At most
+//! `queue_depth` requests are outstanding; a request is dispatched when it has
+//! arrived and a slot is free, all its pages are handed to the FTL at that time
+//! (so they proceed in parallel on different dies), and it completes when its
+//! last page is acknowledged. Its response time is completion minus arrival (in
+//! closed loop, minus dispatch). Idle gaps of at least the idle threshold are
+//! offered to the FTL's background work.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use ftlab_ftl::{Flash, Ftl, FtlError, Hint, Lpn, Purpose};
+use ftlab_nand::{Payload, SimTime, StoreKind};
+use ftlab_workload::Op;
+
+use crate::config::Host;
+use crate::metrics::{Latency, TaskReport, Throughput};
+use crate::source::Request;
+use crate::SimError;
+
+/// Progress of a run, for progress bars.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Requests dispatched so far (preconditioning included).
+    pub requests: u64,
+    /// Simulated time, ns.
+    pub sim_ns: u64,
+    /// Whether measurement has started.
+    pub measuring: bool,
+}
+
+/// What is measured.
+#[derive(Debug)]
+pub struct Measured {
+    pub read: Latency,
+    pub write: Latency,
+    pub trim: Latency,
+    pub requests: u64,
+    pub pages_read: u64,
+    pub pages_written: u64,
+    pub pages_trimmed: u64,
+    pub rmw_pages: u64,
+    pub throughput: Throughput,
+    pub tasks: Vec<TaskReport>,
+    pub first_mismatch: Option<String>,
+    pub mismatches: u64,
+}
+
+impl Measured {
+    fn new(interval_ns: Option<u64>, tasks: &[String]) -> Self {
+        let tp = match interval_ns {
+            Some(ns) => Throughput::new(ns, true),
+            None => Throughput::new(1_000_000, false),
+        };
+        Measured {
+            read: Latency::default(),
+            write: Latency::default(),
+            trim: Latency::default(),
+            requests: 0,
+            pages_read: 0,
+            pages_written: 0,
+            pages_trimmed: 0,
+            rmw_pages: 0,
+            throughput: tp,
+            tasks: tasks.iter().map(|n| TaskReport { name: n.clone(), ..TaskReport::default() }).collect(),
+            first_mismatch: None,
+            mismatches: 0,
+        }
+    }
+}
+
+/// The device, the FTL and the host around them.
+pub struct Engine {
+    pub flash: Flash,
+    pub ftl: Box<dyn Ftl>,
+    host: Host,
+    page_size: u64,
+    logical_pages: u64,
+    store: StoreKind,
+    /// Version of each logical page's contents (0 = never written or trimmed);
+    /// the token written is `lpn << 32 | version`.
+    versions: Vec<u32>,
+    slots: BinaryHeap<Reverse<u64>>,
+    clock: u64,
+    busy_until: u64,
+    dispatched: u64,
+    pub measuring: bool,
+    pub measure_start: u64,
+    start_at_first_gc: bool,
+    interval_ns: Option<u64>,
+    task_names: Vec<String>,
+    pub measured: Measured,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("clock", &self.clock)
+            .field("dispatched", &self.dispatched)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The contents written as version `version` of logical page `lpn`.
+fn payload(store: StoreKind, page_size: u64, lpn: u64, version: u32) -> Payload {
+    let token = (lpn << 32) | u64::from(version);
+    match store {
+        StoreKind::Token => Payload::Token(token),
+        StoreKind::Bytes => {
+            let bytes: Vec<u8> = token.to_le_bytes().iter().copied().cycle().take(page_size as usize).collect();
+            Payload::Bytes(bytes.into())
+        }
+    }
+}
+
+/// A request waiting in the host queue, ordered by `(key, seq)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Queued {
+    key: u64,
+    seq: u64,
+    req: Request,
+}
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Queued {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.key, self.seq).cmp(&(other.key, other.seq))
+    }
+}
+
+impl Engine {
+    /// An engine over a formatted device.
+    pub fn new(flash: Flash, ftl: Box<dyn Ftl>, host: Host, store: StoreKind, interval_ns: Option<u64>) -> Self {
+        let page_size = u64::from(flash.nand().geometry().page_size);
+        let logical_pages = u64::from(ftl.logical_pages());
+        Engine {
+            flash,
+            ftl,
+            host,
+            page_size,
+            logical_pages,
+            store,
+            versions: vec![0; logical_pages as usize],
+            slots: BinaryHeap::new(),
+            clock: 0,
+            busy_until: 0,
+            dispatched: 0,
+            measuring: false,
+            measure_start: 0,
+            start_at_first_gc: false,
+            interval_ns,
+            task_names: Vec::new(),
+            measured: Measured::new(interval_ns, &[]),
+        }
+    }
+
+    /// Names the periodic tasks whose deadline misses are reported.
+    pub fn set_tasks(&mut self, names: Vec<String>) {
+        self.task_names = names;
+        self.measured = Measured::new(self.interval_ns, &self.task_names);
+    }
+
+    /// Logical pages the FTL exports.
+    pub fn logical_pages(&self) -> u64 {
+        self.logical_pages
+    }
+
+    /// The latest time anything finished.
+    pub fn busy_until(&self) -> u64 {
+        self.busy_until.max(self.clock)
+    }
+
+    /// Starts measuring now (or at the first GC erase): counters and metrics reset.
+    pub fn start_measuring(&mut self, at_first_gc: bool) {
+        if at_first_gc {
+            self.start_at_first_gc = true;
+            self.measuring = false;
+            return;
+        }
+        self.measuring = true;
+        self.measure_start = self.busy_until();
+        self.flash.reset_counters();
+        self.measured = Measured::new(self.interval_ns, &self.task_names);
+    }
+
+    fn verify(&mut self, lpn: u64, got: Option<Payload>, at: u64) {
+        let version = self.versions[lpn as usize];
+        let want = (version != 0).then(|| payload(self.store, self.page_size, lpn, version));
+        if got != want {
+            self.measured.mismatches += 1;
+            if self.measured.first_mismatch.is_none() {
+                let show = |p: &Option<Payload>| match p {
+                    None => "nothing".to_string(),
+                    Some(Payload::Token(t)) => format!("version {} of page {}", t & 0xffff_ffff, t >> 32),
+                    Some(Payload::Bytes(b)) => {
+                        let mut w = [0u8; 8];
+                        w.copy_from_slice(&b[..8.min(b.len())]);
+                        let t = u64::from_le_bytes(w);
+                        format!("version {} of page {}", t & 0xffff_ffff, t >> 32)
+                    }
+                };
+                self.measured.first_mismatch = Some(format!(
+                    "logical page {lpn} read at {:.3} us returned {}, expected {}",
+                    at as f64 / 1e3,
+                    show(&got),
+                    show(&want)
+                ));
+            }
+        }
+    }
+
+    /// Serves one request dispatched at `d`; returns its completion time.
+    fn serve(&mut self, req: &Request, d: u64) -> Result<u64, SimError> {
+        let ps = self.page_size;
+        let first = req.offset / ps;
+        let last = (req.offset + u64::from(req.len) - 1) / ps;
+        if last >= self.logical_pages {
+            return Err(SimError::Config(format!(
+                "request at byte {} of {} bytes runs past the logical space of {} pages",
+                req.offset, req.len, self.logical_pages
+            )));
+        }
+        let hint = Hint { stream: req.task, expiry: req.expiry.map(SimTime), deadline: req.deadline.map(SimTime) };
+        let mut completion = d;
+        let mut rmw = 0;
+        let dispatched = self.dispatched;
+        let fail = |e: FtlError, lpn: u64| SimError::Ftl {
+            request: dispatched,
+            op: req.op.to_string(),
+            lpn,
+            at_us: d as f64 / 1e3,
+            source: e,
+        };
+        for lpn in first..=last {
+            let partial =
+                (lpn == first && req.offset % ps != 0) || (lpn == last && (req.offset + u64::from(req.len)) % ps != 0);
+            let mut io = self.flash.io(SimTime(d));
+            let mut read_back = None;
+            let mut trimmed = false;
+            match req.op {
+                Op::Read => {
+                    read_back = Some(self.ftl.read(&mut io, Lpn(lpn as u32)).map_err(|e| fail(e, lpn))?);
+                }
+                Op::Write => {
+                    if partial {
+                        // Read-modify-write: the untouched part of the page must survive.
+                        read_back = Some(self.ftl.read(&mut io, Lpn(lpn as u32)).map_err(|e| fail(e, lpn))?);
+                        rmw += 1;
+                    }
+                    let v = self.versions[lpn as usize].wrapping_add(1).max(1);
+                    let data = payload(self.store, self.page_size, lpn, v);
+                    self.ftl.write(&mut io, Lpn(lpn as u32), data, &hint).map_err(|e| fail(e, lpn))?;
+                }
+                Op::Trim if !partial => match self.ftl.trim(&mut io, Lpn(lpn as u32)) {
+                    Ok(()) => trimmed = true,
+                    // The data stays; the model keeps expecting it.
+                    Err(FtlError::Unsupported(_)) => {}
+                    Err(e) => return Err(fail(e, lpn)),
+                },
+                Op::Trim => {}
+            }
+            completion = completion.max(io.completion().0);
+            if let Some(got) = read_back {
+                self.verify(lpn, got, d);
+            }
+            match req.op {
+                Op::Write => {
+                    let v = &mut self.versions[lpn as usize];
+                    *v = v.wrapping_add(1).max(1);
+                }
+                Op::Trim if trimmed => self.versions[lpn as usize] = 0,
+                _ => {}
+            }
+        }
+        if self.measuring {
+            let pages = last - first + 1;
+            let m = &mut self.measured;
+            m.requests += 1;
+            m.rmw_pages += rmw;
+            let response = completion - req.arrival.min(d);
+            match req.op {
+                Op::Read => {
+                    m.read.record(response);
+                    m.pages_read += pages;
+                }
+                Op::Write => {
+                    m.write.record(response);
+                    m.pages_written += pages;
+                }
+                Op::Trim => {
+                    m.trim.record(response);
+                    m.pages_trimmed += pages;
+                }
+            }
+            if req.op != Op::Trim {
+                m.throughput.add(SimTime(completion.saturating_sub(self.measure_start)), req.op == Op::Read, pages);
+            }
+            if let (Some(t), Some(deadline)) = (req.task, req.deadline) {
+                if let Some(task) = m.tasks.get_mut(t as usize) {
+                    task.jobs += 1;
+                    task.worst_response_us = task.worst_response_us.max(response as f64 / 1e3);
+                    if completion > deadline {
+                        task.deadline_misses += 1;
+                    }
+                }
+            }
+        }
+        Ok(completion)
+    }
+
+    /// Runs `requests` (arrivals relative to `offset` ns) to the end. `edf`
+    /// orders the host queue by deadline instead of arrival.
+    pub fn drive(
+        &mut self,
+        requests: &mut dyn Iterator<Item = Result<Request, SimError>>,
+        offset: u64,
+        edf: bool,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(), SimError> {
+        let closed = self.host.closed;
+        let qd = self.host.queue_depth as usize;
+        let next = |r: Option<Result<Request, SimError>>| -> Result<Option<Request>, SimError> {
+            r.map(|r| {
+                r.map(|mut r| {
+                    r.arrival += offset;
+                    r.deadline = r.deadline.map(|d| d + offset);
+                    r.expiry = r.expiry.map(|e| e + offset);
+                    r
+                })
+            })
+            .transpose()
+        };
+        let mut peeked = next(requests.next())?;
+        let mut ready: BinaryHeap<Reverse<Queued>> = BinaryHeap::new();
+        let mut seq = 0u64;
+        loop {
+            let slot_free =
+                if self.slots.len() < qd { self.clock } else { self.slots.peek().map_or(self.clock, |r| r.0) };
+            let t = if ready.is_empty() {
+                match &peeked {
+                    None => break,
+                    Some(_) if closed => slot_free,
+                    Some(r) => {
+                        let t = slot_free.max(r.arrival);
+                        self.offer_idle(r.arrival)?;
+                        t
+                    }
+                }
+            } else {
+                slot_free
+            };
+            while let Some(r) = peeked {
+                if !closed && r.arrival > t {
+                    break;
+                }
+                let key = if edf { r.deadline.unwrap_or(r.arrival) } else { r.arrival };
+                ready.push(Reverse(Queued { key, seq, req: r }));
+                seq += 1;
+                peeked = next(requests.next())?;
+                if closed {
+                    break;
+                }
+            }
+            let Some(Reverse(Queued { mut req, .. })) = ready.pop() else { continue };
+            if closed {
+                req.arrival = t;
+            }
+            if self.slots.len() >= qd {
+                self.slots.pop();
+            }
+            let completion = self.serve(&req, t)?;
+            self.slots.push(Reverse(completion));
+            self.clock = t;
+            self.busy_until = self.busy_until.max(completion);
+            self.dispatched += 1;
+            if self.start_at_first_gc && !self.measuring && self.flash.counters().erases.get(Purpose::Gc) > 0 {
+                self.start_at_first_gc = false;
+                self.start_measuring(false);
+            }
+            if self.dispatched % 4096 == 0 {
+                progress(Progress { requests: self.dispatched, sim_ns: t, measuring: self.measuring });
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `requests` closed loop with `host`'s queue depth, unmeasured
+    /// (preconditioning).
+    pub fn drive_closed(
+        &mut self,
+        requests: &mut dyn Iterator<Item = Result<Request, SimError>>,
+        host: Host,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(), SimError> {
+        let saved = self.host;
+        self.host = Host { closed: true, ..host };
+        let r = self.drive(requests, self.busy_until(), false, progress);
+        self.host = saved;
+        r
+    }
+
+    /// Offers the gap before `arrival` to the FTL's background work if the device
+    /// is idle for at least the idle threshold.
+    fn offer_idle(&mut self, arrival: u64) -> Result<(), SimError> {
+        let idle_from = self.busy_until();
+        if arrival < idle_from.saturating_add(self.host.idle_threshold_ns) || self.host.idle_threshold_ns == u64::MAX {
+            return Ok(());
+        }
+        let mut io = self.flash.io(SimTime(idle_from));
+        self.ftl.background(&mut io, SimTime(arrival)).map_err(|e| SimError::Ftl {
+            request: self.dispatched,
+            op: "background".into(),
+            lpn: 0,
+            at_us: idle_from as f64 / 1e3,
+            source: e,
+        })?;
+        self.busy_until = self.busy_until.max(io.last_finish().0);
+        Ok(())
+    }
+
+    /// Reads back every logical page outside measurement and checks it against
+    /// the model; returns the number of mismatches found.
+    pub fn verify_all(&mut self) -> Result<u64, SimError> {
+        let before = self.measured.mismatches;
+        let at = self.busy_until();
+        for lpn in 0..self.logical_pages {
+            let mut io = self.flash.io(SimTime(at));
+            let got = self.ftl.read(&mut io, Lpn(lpn as u32)).map_err(|e| SimError::Ftl {
+                request: self.dispatched,
+                op: "verify".into(),
+                lpn,
+                at_us: at as f64 / 1e3,
+                source: e,
+            })?;
+            self.verify(lpn, got, at);
+        }
+        Ok(self.measured.mismatches - before)
+    }
+}

@@ -1,0 +1,297 @@
+//! What a run measures and reports. Field names of [`Report`] are stable: they
+//! are the JSON and CSV output of `ftlab`.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use ftlab_ftl::{Counters, Flash, Purpose};
+use ftlab_nand::{BlockId, SimTime};
+
+/// Response times of one operation type, recorded in nanoseconds (HDR histogram,
+/// three significant digits) and reported in microseconds.
+#[derive(Debug, Clone)]
+pub struct Latency {
+    hist: Histogram<u64>,
+    sum_ns: u128,
+}
+
+impl Default for Latency {
+    fn default() -> Self {
+        // Auto-resizing, so no response is ever clamped.
+        let mut hist = Histogram::new(3).unwrap_or_else(|_| unreachable!("3 significant digits is valid"));
+        hist.auto(true);
+        Latency { hist, sum_ns: 0 }
+    }
+}
+
+impl Latency {
+    /// Records one response.
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        // With auto-resize on, recording only fails for values beyond u64 range.
+        let _ = self.hist.record(ns.max(1));
+        self.sum_ns += u128::from(ns);
+    }
+
+    /// The summary in microseconds.
+    pub fn summary(&self) -> LatencySummary {
+        let n = self.hist.len();
+        let us = |ns: u64| ns as f64 / 1000.0;
+        if n == 0 {
+            return LatencySummary::default();
+        }
+        LatencySummary {
+            count: n,
+            mean: (self.sum_ns as f64 / n as f64) / 1000.0,
+            p50: us(self.hist.value_at_quantile(0.5)),
+            p99: us(self.hist.value_at_quantile(0.99)),
+            p999: us(self.hist.value_at_quantile(0.999)),
+            p9999: us(self.hist.value_at_quantile(0.9999)),
+            max: us(self.hist.max()),
+        }
+    }
+
+    /// Responses recorded above `bound_ns`.
+    pub fn count_above(&self, bound_ns: u64) -> u64 {
+        self.hist.count_between(bound_ns.saturating_add(1), u64::MAX)
+    }
+}
+
+/// Response-time summary, microseconds. Percentiles are HDR-histogram values
+/// (three significant digits); mean and max are exact.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub p9999: f64,
+    pub max: f64,
+}
+
+/// Erase counts over the good blocks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct EraseStats {
+    pub mean: f64,
+    pub std: f64,
+    pub min: u32,
+    pub max: u32,
+    /// GFTL's wear index (002 Section VI): standard deviation of erase counts /
+    /// number of blocks x 100.
+    pub wear_index: f64,
+}
+
+impl EraseStats {
+    /// Over the good blocks of `flash`.
+    pub fn of(flash: &Flash) -> EraseStats {
+        let nand = flash.nand();
+        let counts: Vec<u32> = (0..nand.geometry().total_blocks())
+            .map(BlockId)
+            .filter(|&b| !nand.is_bad(b))
+            .map(|b| nand.erase_count(b))
+            .collect();
+        if counts.is_empty() {
+            return EraseStats::default();
+        }
+        let n = counts.len() as f64;
+        let mean = counts.iter().map(|&c| f64::from(c)).sum::<f64>() / n;
+        let var = counts.iter().map(|&c| (f64::from(c) - mean).powi(2)).sum::<f64>() / n;
+        let std = var.sqrt();
+        EraseStats {
+            mean,
+            std,
+            min: counts.iter().copied().min().unwrap_or(0),
+            max: counts.iter().copied().max().unwrap_or(0),
+            wear_index: std / n * 100.0,
+        }
+    }
+}
+
+/// Pages completed per time bucket. Buckets start at `bucket_ns` wide; when more
+/// than [`Throughput::MAX_BUCKETS`] would be needed, neighbours merge and the
+/// width doubles (unless the width was fixed by the user).
+#[derive(Debug, Clone)]
+pub struct Throughput {
+    bucket_ns: u64,
+    fixed: bool,
+    read: Vec<u64>,
+    write: Vec<u64>,
+}
+
+impl Throughput {
+    /// At most this many buckets when the width is adaptive.
+    pub const MAX_BUCKETS: usize = 4096;
+
+    /// Buckets of `bucket_ns`; `fixed` keeps that width whatever the run's length.
+    pub fn new(bucket_ns: u64, fixed: bool) -> Self {
+        Throughput { bucket_ns: bucket_ns.max(1), fixed, read: Vec::new(), write: Vec::new() }
+    }
+
+    /// `pages` completed at `t` (relative to the start of measurement).
+    pub fn add(&mut self, t: SimTime, read: bool, pages: u64) {
+        let mut i = (t.0 / self.bucket_ns) as usize;
+        while !self.fixed && i >= Self::MAX_BUCKETS {
+            self.bucket_ns *= 2;
+            for v in [&mut self.read, &mut self.write] {
+                let merged: Vec<u64> = v.chunks(2).map(|c| c.iter().sum()).collect();
+                *v = merged;
+            }
+            i = (t.0 / self.bucket_ns) as usize;
+        }
+        if self.read.len() <= i {
+            self.read.resize(i + 1, 0);
+            self.write.resize(i + 1, 0);
+        }
+        if read {
+            self.read[i] += pages;
+        } else {
+            self.write[i] += pages;
+        }
+    }
+
+    /// The series.
+    pub fn series(&self) -> ThroughputSeries {
+        ThroughputSeries {
+            interval_s: self.bucket_ns as f64 / 1e9,
+            read_pages: self.read.clone(),
+            write_pages: self.write.clone(),
+        }
+    }
+}
+
+/// Host pages completed per interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ThroughputSeries {
+    pub interval_s: f64,
+    pub read_pages: Vec<u64>,
+    pub write_pages: Vec<u64>,
+}
+
+/// Deadline misses of one periodic task.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TaskReport {
+    pub name: String,
+    pub jobs: u64,
+    pub deadline_misses: u64,
+    pub worst_response_us: f64,
+}
+
+/// Flash operations by purpose during measurement.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct FlashOps {
+    pub reads: ftlab_ftl::PerPurpose,
+    pub programs: ftlab_ftl::PerPurpose,
+    pub erases: ftlab_ftl::PerPurpose,
+    pub oob_reads: ftlab_ftl::PerPurpose,
+    pub copybacks: ftlab_ftl::PerPurpose,
+}
+
+impl From<&Counters> for FlashOps {
+    fn from(c: &Counters) -> Self {
+        FlashOps {
+            reads: c.reads,
+            programs: c.programs,
+            erases: c.erases,
+            oob_reads: c.oob_reads,
+            copybacks: c.copybacks,
+        }
+    }
+}
+
+/// The result of one run. Field names are stable (JSON and CSV output).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Report {
+    pub ftl: String,
+    pub chip: String,
+    pub workload: String,
+    pub seed: u64,
+    /// Host requests completed during measurement.
+    pub requests: u64,
+    pub host_pages_read: u64,
+    pub host_pages_written: u64,
+    pub host_pages_trimmed: u64,
+    /// Partial-page writes served by read-modify-write.
+    pub rmw_pages: u64,
+    pub flash_pages_read: u64,
+    pub flash_pages_programmed: u64,
+    /// Valid pages copied by garbage collection (and wear leveling).
+    pub gc_page_copies: u64,
+    pub erases: u64,
+    /// Flash page programs of every purpose / host page programs (null before
+    /// any host write).
+    pub waf: Option<f64>,
+    pub read_us: LatencySummary,
+    pub write_us: LatencySummary,
+    pub trim_us: LatencySummary,
+    pub erase_count: EraseStats,
+    /// Logical pages exported / physical pages.
+    pub space_utilization: f64,
+    pub logical_pages: u64,
+    pub physical_pages: u64,
+    /// The FTL's RAM for mapping and bookkeeping, as it reports it.
+    pub ram_bytes: u64,
+    pub deadline_misses: u64,
+    pub tasks: Vec<TaskReport>,
+    /// Simulated time measured, seconds.
+    pub sim_seconds: f64,
+    pub throughput: ThroughputSeries,
+    pub flash_ops: FlashOps,
+    /// `"ok"` when every read returned the latest written value, otherwise a
+    /// description of the first mismatch.
+    pub integrity: String,
+    /// Read mismatches found.
+    pub integrity_errors: u64,
+    /// Trace requests whose timestamps were out of order beyond the reorder
+    /// window (issued at the latest time seen instead).
+    pub late_requests: u64,
+    /// Malformed trace lines skipped (with `skip_bad_lines`).
+    pub skipped_lines: u64,
+    /// How trace addresses were folded, if a trace was replayed.
+    pub address: Option<String>,
+}
+
+impl Report {
+    /// Fills the flash-derived fields from `counters`.
+    pub fn set_flash(&mut self, counters: &Counters) {
+        self.flash_pages_read = counters.reads.total();
+        self.flash_pages_programmed = counters.programs.total();
+        self.gc_page_copies = counters.page_copies();
+        self.erases = counters.erases.total() - counters.erases.get(Purpose::Recovery);
+        self.waf = counters.waf();
+        self.flash_ops = FlashOps::from(counters);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_summary_is_exact_for_mean_and_max() {
+        let mut l = Latency::default();
+        for us in [100u64, 200, 300, 10_000] {
+            l.record(us * 1000);
+        }
+        let s = l.summary();
+        assert_eq!(s.count, 4);
+        assert!((s.mean - 2650.0).abs() < 1e-9);
+        assert!((s.max - 10_000.0).abs() / 10_000.0 < 1e-3);
+        assert!((s.p50 - 200.0).abs() / 200.0 < 1e-2, "{}", s.p50);
+        assert_eq!(l.count_above(5_000_000), 1);
+    }
+
+    #[test]
+    fn throughput_buckets_merge_when_the_run_is_long() {
+        let mut t = Throughput::new(1000, false);
+        t.add(SimTime(500), true, 1);
+        t.add(SimTime(1500), false, 2);
+        t.add(SimTime(1000 * 5000), false, 3);
+        let s = t.series();
+        assert_eq!(s.interval_s, 2000.0 / 1e9);
+        assert_eq!(s.read_pages[0], 1);
+        assert_eq!(s.write_pages[0], 2);
+        assert_eq!(s.write_pages.iter().sum::<u64>(), 5);
+        assert!(s.read_pages.len() <= Throughput::MAX_BUCKETS);
+    }
+}

@@ -1,0 +1,306 @@
+//! Request sources: a trace (address-folded, time-scaled, sorted within a
+//! window), a generator, or periodic real-time tasks.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use ftlab_workload::generate::RequestStream;
+use ftlab_workload::{AddressMapper, HostRequest, Op, ReadOptions, TraceError, TraceReader};
+
+use crate::config::{Source, TaskSpec};
+use crate::SimError;
+
+/// One host request as the engine sees it: byte range inside the logical space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    /// Arrival, ns since the start of the workload.
+    pub arrival: u64,
+    pub op: Op,
+    pub offset: u64,
+    pub len: u32,
+    /// Absolute deadline (periodic tasks), ns since the start of the workload.
+    pub deadline: Option<u64>,
+    /// Index of the task that issued it.
+    pub task: Option<u32>,
+    /// When the written data expires, ns since the start of the workload.
+    pub expiry: Option<u64>,
+}
+
+impl Request {
+    fn from_host(r: HostRequest, arrival: u64) -> Request {
+        Request { arrival, op: r.op, offset: r.offset, len: r.len, deadline: None, task: None, expiry: None }
+    }
+}
+
+/// A stream of requests in arrival order.
+pub struct Requests {
+    inner: Inner,
+    /// Requests whose timestamps came too late for the reorder window.
+    pub late: u64,
+}
+
+impl std::fmt::Debug for Requests {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Requests").field("late", &self.late).finish_non_exhaustive()
+    }
+}
+
+enum Inner {
+    Trace(Box<TraceSource>),
+    Generator(RequestStream, f64),
+    Tasks(TaskSource),
+}
+
+struct TraceSource {
+    reader: TraceReader,
+    mapper: AddressMapper,
+    pending: Vec<HostRequest>,
+    window: BinaryHeap<Reverse<(u64, u64, Keyed)>>,
+    window_size: usize,
+    seq: u64,
+    base: Option<u64>,
+    last: u64,
+    time_scale: f64,
+    exhausted: bool,
+}
+
+/// A request ordered only by the key it is stored with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Keyed(HostRequest);
+impl PartialOrd for Keyed {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Keyed {
+    fn cmp(&self, _: &Self) -> std::cmp::Ordering {
+        std::cmp::Ordering::Equal
+    }
+}
+
+fn scale(t: u64, factor: f64) -> u64 {
+    if factor == 1.0 {
+        t
+    } else {
+        (t as f64 * factor).round() as u64
+    }
+}
+
+impl TraceSource {
+    fn fill(&mut self) -> Result<(), SimError> {
+        while !self.exhausted && self.window.len() < self.window_size {
+            if let Some(r) = self.pending.pop() {
+                let t = scale(r.arrival_ns, self.time_scale);
+                self.window.push(Reverse((t, self.seq, Keyed(r))));
+                self.seq += 1;
+                continue;
+            }
+            match self.reader.next() {
+                None => self.exhausted = true,
+                Some(r) => {
+                    let r = r.map_err(SimError::Trace)?;
+                    self.mapper.map(r, &mut self.pending).map_err(SimError::Trace)?;
+                    // `map` appends in order; pop from the back after reversing.
+                    self.pending.reverse();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn next(&mut self, late: &mut u64) -> Option<Result<Request, SimError>> {
+        if let Err(e) = self.fill() {
+            return Some(Err(e));
+        }
+        let Reverse((t, _, Keyed(r))) = self.window.pop()?;
+        let base = *self.base.get_or_insert(t);
+        let mut at = t.saturating_sub(base);
+        if at < self.last {
+            *late += 1;
+            at = self.last;
+        }
+        self.last = at;
+        Some(Ok(Request::from_host(r, at)))
+    }
+}
+
+impl Requests {
+    /// Opens `source` over a logical space of `logical_pages` pages of `page_size`.
+    pub fn open(
+        source: &Source,
+        logical_pages: u64,
+        page_size: u32,
+        seed: u64,
+        time_scale: f64,
+        reorder_window: usize,
+    ) -> Result<Requests, SimError> {
+        let inner = match source {
+            Source::Trace { path, format, address, skip_bad_lines } => {
+                let opts = ReadOptions { skip_bad_lines: *skip_bad_lines };
+                let logical_bytes = logical_pages * u64::from(page_size);
+                let mut mapper = AddressMapper::new(*address, logical_bytes, page_size).map_err(SimError::Trace)?;
+                if mapper.needs_scan() {
+                    let scan = TraceReader::open(path, *format, &opts).map_err(SimError::Trace)?;
+                    mapper.try_scan(scan).map_err(SimError::Trace)?;
+                }
+                let reader = TraceReader::open(path, *format, &opts).map_err(SimError::Trace)?;
+                Inner::Trace(Box::new(TraceSource {
+                    reader,
+                    mapper,
+                    pending: Vec::new(),
+                    window: BinaryHeap::new(),
+                    window_size: reorder_window,
+                    seq: 0,
+                    base: None,
+                    last: 0,
+                    time_scale,
+                    exhausted: false,
+                }))
+            }
+            Source::Generator { spec, .. } => {
+                Inner::Generator(spec.build(logical_pages, page_size, seed).map_err(SimError::Trace)?, time_scale)
+            }
+            Source::Tasks { tasks, duration_ns } => {
+                Inner::Tasks(TaskSource::new(tasks, *duration_ns, logical_pages, page_size)?)
+            }
+        };
+        Ok(Requests { inner, late: 0 })
+    }
+
+    /// Lines skipped as malformed, and the address report, for traces.
+    pub fn trace_info(&self) -> Option<(u64, String)> {
+        match &self.inner {
+            Inner::Trace(t) => Some((t.reader.skipped(), t.mapper.report().to_string())),
+            _ => None,
+        }
+    }
+
+    /// Names of the periodic tasks, if any.
+    pub fn task_names(&self) -> Vec<String> {
+        match &self.inner {
+            Inner::Tasks(t) => t.tasks.iter().map(|t| t.spec.name.clone()).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+impl Iterator for Requests {
+    type Item = Result<Request, SimError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match &mut self.inner {
+            Inner::Trace(t) => t.next(&mut self.late),
+            Inner::Generator(g, factor) => {
+                let factor = *factor;
+                g.next().map(|r| Ok(Request::from_host(r, scale(r.arrival_ns, factor))))
+            }
+            Inner::Tasks(t) => t.next().map(Ok),
+        }
+    }
+}
+
+/// Periodic tasks. Each task owns a region of the logical space large enough for
+/// its live data (`write_pages` x the number of write periods in its lifetime),
+/// written cyclically one job slot after another; a read job reads the
+/// `read_pages` pages just before the write cursor (its freshest data).
+struct TaskSource {
+    tasks: Vec<TaskState>,
+    releases: BinaryHeap<Reverse<(u64, u32, bool)>>,
+    duration_ns: u64,
+    page_size: u64,
+}
+
+struct TaskState {
+    spec: TaskSpec,
+    base: u64,
+    slots: u64,
+    written_jobs: u64,
+    write_period: u64,
+    read_period: u64,
+    lifetime: u64,
+}
+
+impl TaskSource {
+    fn new(specs: &[TaskSpec], duration_ns: u64, logical_pages: u64, page_size: u32) -> Result<Self, SimError> {
+        let mut tasks = Vec::new();
+        let mut base = 0u64;
+        let mut releases = BinaryHeap::new();
+        for (i, s) in specs.iter().enumerate() {
+            let wp = s.write_period_us.map(|p| (p * 1e3) as u64).unwrap_or(0);
+            let rp = s.read_period_us.map(|p| (p * 1e3) as u64).unwrap_or(0);
+            if (s.write_pages > 0 && wp == 0) || (s.read_pages > 0 && rp == 0) {
+                return Err(SimError::Config(format!("task `{}`: periods must be at least 1 ns", s.name)));
+            }
+            let lifetime = s.lifetime_us.map(|l| (l * 1e3) as u64).unwrap_or(duration_ns).max(1);
+            let slots = if s.write_pages > 0 { lifetime.div_ceil(wp).max(1) } else { 0 };
+            let region = slots * u64::from(s.write_pages);
+            if s.write_pages > 0 && u64::from(s.read_pages) > region {
+                return Err(SimError::Config(format!(
+                    "task `{}` reads {} pages per period but keeps only {region} pages of live data",
+                    s.name, s.read_pages
+                )));
+            }
+            let region = region.max(u64::from(s.read_pages));
+            tasks.push(TaskState {
+                spec: s.clone(),
+                base,
+                slots,
+                written_jobs: 0,
+                write_period: wp,
+                read_period: rp,
+                lifetime,
+            });
+            base += region;
+            if s.write_pages > 0 {
+                releases.push(Reverse((0, i as u32, true)));
+            }
+            if s.read_pages > 0 {
+                releases.push(Reverse(((s.read_start_us * 1e3) as u64, i as u32, false)));
+            }
+        }
+        if base > logical_pages {
+            return Err(SimError::Config(format!(
+                "the task set keeps {base} pages of live data but the FTL exports {logical_pages} logical pages; \
+                 shorten lifetimes, drop tasks or use a larger device"
+            )));
+        }
+        Ok(TaskSource { tasks, releases, duration_ns, page_size: u64::from(page_size) })
+    }
+
+    fn next(&mut self) -> Option<Request> {
+        let Reverse((t, i, write)) = self.releases.pop()?;
+        if t >= self.duration_ns {
+            return None;
+        }
+        let task = &mut self.tasks[i as usize];
+        let (period, pages, start) = if write {
+            let slot = task.written_jobs % task.slots;
+            task.written_jobs += 1;
+            (task.write_period, task.spec.write_pages, slot * u64::from(task.spec.write_pages))
+        } else {
+            let cursor = if task.written_jobs == 0 {
+                0
+            } else {
+                ((task.written_jobs - 1) % task.slots.max(1) + 1) * u64::from(task.spec.write_pages)
+            };
+            (task.read_period, task.spec.read_pages, cursor.saturating_sub(u64::from(task.spec.read_pages)))
+        };
+        self.releases.push(Reverse((t + period, i, write)));
+        Some(Request {
+            arrival: t,
+            op: if write { Op::Write } else { Op::Read },
+            offset: (task.base + start) * self.page_size,
+            len: (u64::from(pages) * self.page_size).min(u64::from(u32::MAX)) as u32,
+            deadline: Some(t + period),
+            task: Some(i),
+            expiry: write.then_some(t + task.lifetime),
+        })
+    }
+}
+
+/// A trace error, for `?` in this module.
+impl From<TraceError> for SimError {
+    fn from(e: TraceError) -> Self {
+        SimError::Trace(e)
+    }
+}

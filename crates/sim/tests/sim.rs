@@ -1,0 +1,210 @@
+//! End-to-end tests of the simulator through its library API.
+#![allow(clippy::unwrap_used)]
+
+use std::io::Write;
+
+use ftlab_ftl::pagemap::PageMapConfig;
+use ftlab_ftl::{Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn};
+use ftlab_nand::{Nand, Payload, SimTime};
+use ftlab_sim::config::{Host, RunConfig};
+use ftlab_sim::source::Request;
+use ftlab_sim::{run, Engine, SimError};
+use ftlab_workload::Op;
+
+const TRACES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/");
+
+fn config(text: &str) -> RunConfig {
+    RunConfig::from_toml(text, "test").unwrap()
+}
+
+fn trace_config(file: &str, format: &str, extra: &str) -> RunConfig {
+    config(&format!("[workload]\ntrace = \"{TRACES}{file}\"\ntrace_format = \"{format}\"\n{extra}"))
+}
+
+#[test]
+fn every_shared_trace_replays_with_integrity() {
+    let traces = [
+        ("umass_financial1_head.ssdsim.ascii", "ssdsim", 10_000),
+        ("umass_websearch_wsrch-small.mqsim.trace", "mqsim", 24_783),
+        ("ms_tpcc-small.mqsim.trace", "mqsim", 6_999),
+        ("msr_cambridge_hm0_sample.csv", "msr", 1_000),
+        ("systor17_traces_sample.csv", "systor", 999),
+        ("hadoop_blkparse_blktrace.txt", "blkparse", 15_524),
+        ("disksim_ssd-postmark-aligned2.trace", "disksim", 20_000),
+        ("disksim_ssd-iozone-aligned2-100K.trace", "disksim", 5_000),
+    ];
+    for (file, format, requests) in traces {
+        let mut c = trace_config(file, format, &format!("max_requests = {requests}\n"));
+        // Preconditioned so reads find data.
+        c.precondition.fill = true;
+        let r = run(&c, &mut |_| {}).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(r.integrity, "ok", "{file}");
+        assert_eq!(r.requests, requests, "{file}");
+        assert!(r.host_pages_read + r.host_pages_written > 0, "{file}");
+        assert!(r.address.is_some(), "{file}");
+        if r.host_pages_read > 0 {
+            assert!(r.read_us.mean > 0.0, "{file}: reads of filled pages take time");
+        }
+    }
+}
+
+#[test]
+fn same_config_and_seed_same_report() {
+    let text = "seed = 9\n[device]\nblocks_per_plane = 64\n[workload]\npreset = \"zipf-mixed\"\nmax_requests = 30000\n";
+    let a = serde_json::to_string(&run(&config(text), &mut |_| {}).unwrap()).unwrap();
+    let b = serde_json::to_string(&run(&config(text), &mut |_| {}).unwrap()).unwrap();
+    assert_eq!(a, b);
+    let other = text.replace("seed = 9", "seed = 10");
+    let c = serde_json::to_string(&run(&config(&other), &mut |_| {}).unwrap()).unwrap();
+    assert_ne!(a, c, "the seed must matter");
+}
+
+#[test]
+fn preconditioning_is_not_measured() {
+    let text = "[device]\nblocks_per_plane = 64\n[precondition]\nfill = true\nrandom_overwrites = 1.0\n\
+                [workload.generator]\nkind = \"uniform\"\nrequests = 5000\n";
+    let r = run(&config(text), &mut |_| {}).unwrap();
+    assert_eq!(r.host_pages_written, 5000);
+    assert_eq!(r.flash_ops.programs.get(ftlab_ftl::Purpose::Host), 5000);
+    // The device is in steady state: GC runs during the measured writes.
+    assert!(r.gc_page_copies > 0 && r.waf.unwrap() > 1.0);
+    assert_eq!(r.integrity, "ok");
+}
+
+#[test]
+fn measuring_can_start_at_the_first_gc() {
+    let text = "[device]\nblocks_per_plane = 64\n[precondition]\nstart_at_first_gc = true\n\
+                [workload.generator]\nkind = \"uniform\"\nrequests = 60000\n";
+    let r = run(&config(text), &mut |_| {}).unwrap();
+    assert!(r.requests > 0 && r.requests < 60_000, "{}", r.requests);
+    assert!(r.erases > 0);
+}
+
+#[test]
+fn unaligned_requests_are_read_modify_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.trace");
+    let mut f = std::fs::File::create(&path).unwrap();
+    // MQSim format: time_ns dev lba_sectors size_sectors op(0 = write).
+    writeln!(f, "0 0 0 16 0").unwrap(); // pages 0-1, aligned
+    writeln!(f, "1000 0 3 2 0").unwrap(); // inside page 0: read-modify-write
+    writeln!(f, "2000 0 6 6 0").unwrap(); // end of page 0 and start of page 1
+    writeln!(f, "3000 0 0 16 1").unwrap(); // read both back
+    drop(f);
+    let c = config(&format!(
+        "[workload]\ntrace = \"{}\"\ntrace_format = \"mqsim\"\naddress = \"compact\"\n",
+        path.display()
+    ));
+    let r = run(&c, &mut |_| {}).unwrap();
+    assert_eq!(r.rmw_pages, 3);
+    assert_eq!(r.host_pages_written, 5);
+    assert_eq!(r.integrity, "ok");
+}
+
+#[test]
+fn malformed_trace_line_is_an_error_with_its_line_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.trace");
+    std::fs::write(&path, "0 0 0 8 0\n100 0 8 8 0\n200 zero 16 8 0\n").unwrap();
+    let c = config(&format!("[workload]\ntrace = \"{}\"\ntrace_format = \"mqsim\"\n", path.display()));
+    let e = run(&c, &mut |_| {}).unwrap_err().to_string();
+    assert!(e.contains(":3:"), "{e}");
+    let mut c = c;
+    c.workload.skip_bad_lines = true;
+    let r = run(&c, &mut |_| {}).unwrap();
+    assert_eq!((r.skipped_lines, r.requests), (1, 2));
+}
+
+#[test]
+fn bad_configs_are_errors_naming_the_key() {
+    let e = RunConfig::from_toml("[device]\nchannls = 2\n", "x.toml").unwrap_err().to_string();
+    assert!(e.contains("channls"), "{e}");
+    let e = run(&config("[ftl]\nkind = \"pagemap\"\ngc_treshold = 2\n"), &mut |_| {}).unwrap_err().to_string();
+    assert!(e.contains("gc_treshold"), "{e}");
+    let e = run(&config("[device]\nchip = \"nope\"\n"), &mut |_| {}).unwrap_err().to_string();
+    assert!(e.contains("nope") && e.contains("small-slc"), "{e}");
+    let e = run(&config("[device]\nchannels = 0\n"), &mut |_| {}).unwrap_err().to_string();
+    assert!(e.contains("channels"), "{e}");
+}
+
+fn tasks(write_period_us: f64, pages: u32) -> String {
+    format!(
+        "[workload]\nduration_ms = 500\n\
+         [[workload.task]]\nname = \"camera\"\nwrite_period_us = {write_period_us}\nwrite_pages = {pages}\nlifetime_us = 20000\n\
+         read_period_us = 5000\nread_pages = 2\n\
+         [[workload.task]]\nname = \"lidar\"\nwrite_period_us = 2000\nwrite_pages = 1\nlifetime_us = 40000\n"
+    )
+}
+
+#[test]
+fn periodic_tasks_meet_deadlines_when_light_and_miss_when_overloaded() {
+    let light = run(&config(&tasks(2000.0, 2)), &mut |_| {}).unwrap();
+    assert_eq!(light.tasks.len(), 2);
+    assert_eq!(light.tasks[0].jobs, 250 + 100);
+    assert_eq!(light.tasks[1].jobs, 250);
+    assert_eq!(light.deadline_misses, 0);
+    assert_eq!(light.integrity, "ok");
+    // 64 pages of 200 us every 1 ms on 4 dies cannot keep up.
+    let heavy = run(&config(&tasks(1000.0, 64)), &mut |_| {}).unwrap();
+    assert!(heavy.tasks[0].deadline_misses > 0);
+}
+
+#[test]
+fn a_task_set_larger_than_the_device_is_refused() {
+    let text =
+        "[workload]\n[[workload.task]]\nname = \"big\"\nwrite_period_us = 10\nwrite_pages = 64\nlifetime_us = 1e9\n";
+    let e = run(&config(text), &mut |_| {}).unwrap_err().to_string();
+    assert!(e.contains("logical pages"), "{e}");
+}
+
+/// An FTL that forgets every tenth write: the integrity check must notice.
+#[derive(Debug)]
+struct Forgetful(Box<dyn Ftl>, u64);
+impl Ftl for Forgetful {
+    fn name(&self) -> &'static str {
+        "forgetful"
+    }
+    fn logical_pages(&self) -> u32 {
+        self.0.logical_pages()
+    }
+    fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
+        self.0.read(io, lpn)
+    }
+    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
+        self.1 += 1;
+        if self.1 % 10 == 0 {
+            return Ok(());
+        }
+        self.0.write(io, lpn, data, hint)
+    }
+    fn ram_bytes(&self) -> u64 {
+        0
+    }
+}
+
+#[test]
+fn lost_writes_are_reported_as_integrity_errors() {
+    let c = config("[device]\nblocks_per_plane = 16\n");
+    let nand = Nand::new(&c.device.nand_config(1).unwrap()).unwrap();
+    let mut flash = Flash::new(nand);
+    let inner = PageMapConfig::default().format(&mut flash.io(SimTime::ZERO)).unwrap();
+    let host = Host { queue_depth: 4, closed: true, time_scale: 1.0, idle_threshold_ns: 1_000_000, reorder_window: 16 };
+    let mut engine = Engine::new(flash, Box::new(Forgetful(inner, 0)), host, ftlab_nand::StoreKind::Token, None);
+    engine.start_measuring(false);
+    let reqs: Vec<Result<Request, SimError>> = (0..200u64)
+        .map(|i| {
+            Ok(Request {
+                arrival: 0,
+                op: Op::Write,
+                offset: i * 4096,
+                len: 4096,
+                deadline: None,
+                task: None,
+                expiry: None,
+            })
+        })
+        .collect();
+    engine.drive(&mut reqs.into_iter(), 0, false, &mut |_| {}).unwrap();
+    assert_eq!(engine.verify_all().unwrap(), 20);
+    assert!(engine.measured.first_mismatch.as_deref().unwrap().contains("logical page 9"));
+}
