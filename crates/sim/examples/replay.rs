@@ -4,8 +4,7 @@
 #![allow(clippy::unwrap_used)]
 fn main() {
     let path = std::env::args().nth(1).expect("usage: replay CONFIG.toml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let config = ftlab_sim::RunConfig::from_toml(&text, &path).unwrap();
+    let config = ftlab_sim::RunConfig::from_file(std::path::Path::new(&path)).unwrap();
     let t = std::time::Instant::now();
     match ftlab_sim::run(&config, &mut |_| {}) {
         Ok(r) => {

@@ -438,6 +438,27 @@ impl RunConfig {
         toml::from_str(text).map_err(|e| SimError::Config(format!("{origin}: {e}")))
     }
 
+    /// Reads a TOML file; a relative `workload.trace` is taken relative to the
+    /// file's directory.
+    pub fn from_file(path: &std::path::Path) -> Result<RunConfig, SimError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| SimError::Config(format!("cannot read config {}: {e}", path.display())))?;
+        let mut config = RunConfig::from_toml(&text, &path.display().to_string())?;
+        if let Some(dir) = path.parent() {
+            config.resolve_paths(dir);
+        }
+        Ok(config)
+    }
+
+    /// Makes a relative `workload.trace` relative to `dir`.
+    pub fn resolve_paths(&mut self, dir: &std::path::Path) {
+        if let Some(trace) = &mut self.workload.trace {
+            if trace.is_relative() {
+                *trace = dir.join(&*trace);
+            }
+        }
+    }
+
     /// The seed (default 1).
     pub fn seed(&self) -> u64 {
         self.seed.unwrap_or(1)

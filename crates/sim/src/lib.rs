@@ -135,39 +135,96 @@ fn precondition_requests(
 
 /// Runs `config` and reports. `progress` is called every few thousand requests.
 pub fn run(config: &RunConfig, progress: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
-    let p = prepare(config)?;
+    let mut sim = Simulation::new(config)?;
+    sim.precondition(progress)?;
+    sim.measure(progress)
+}
+
+/// A run in its phases: [`Simulation::new`] validates and formats the device,
+/// [`Simulation::precondition`] brings it to steady state unmeasured, and
+/// [`Simulation::measure`] replays the workload and reports.
+pub struct Simulation {
+    config: RunConfig,
+    prepared: Prepared,
+    engine: Engine,
+}
+
+impl std::fmt::Debug for Simulation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Simulation").field("engine", &self.engine).finish_non_exhaustive()
+    }
+}
+
+impl Simulation {
+    /// Validates `config` and formats the device.
+    pub fn new(config: &RunConfig) -> Result<Simulation, SimError> {
+        let p = prepare(config)?;
+        let nand = Nand::new(&p.nand).map_err(|e| SimError::Config(format!("device: {e}")))?;
+        let mut flash = Flash::new(nand);
+        flash.set_copyback(config.device.copyback);
+        let ftl = {
+            let mut io = flash.io(SimTime::ZERO);
+            p.builder.format(&mut io).map_err(|e| SimError::Config(format!("ftl `{}`: {e}", config.ftl.kind)))?
+        };
+        let interval_ns = config.metrics.interval_ms.map(|ms| (ms * 1e6) as u64);
+        let engine = Engine::new(flash, ftl, p.host, p.nand.store, interval_ns);
+        Ok(Simulation { config: config.clone(), prepared: p, engine })
+    }
+
+    /// Logical pages the FTL exports.
+    pub fn logical_pages(&self) -> u64 {
+        self.engine.logical_pages()
+    }
+
+    /// Runs the `[precondition]` writes (closed loop, unmeasured).
+    pub fn precondition(&mut self, progress: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
+        let pre = &self.config.precondition;
+        if pre.fill || pre.random_overwrites > 0.0 {
+            let page_size = self.engine.flash.nand().geometry().page_size;
+            let mut reqs = precondition_requests(
+                self.engine.logical_pages(),
+                page_size,
+                pre.random_overwrites,
+                self.config.seed(),
+                pre.fill,
+            );
+            self.engine.drive_closed(&mut reqs, self.prepared.host, progress)?;
+        }
+        Ok(())
+    }
+
+    /// Replays the workload, measuring, and reports.
+    pub fn measure(mut self, progress: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
+        let config = &self.config;
+        let p = &self.prepared;
+        let seed = config.seed();
+        let engine = &mut self.engine;
+        let geometry = *engine.flash.nand().geometry();
+        let logical_pages = engine.logical_pages();
+        let mut requests = Requests::open(
+            &p.source,
+            logical_pages,
+            geometry.page_size,
+            seed,
+            p.host.time_scale,
+            p.host.reorder_window,
+        )?;
+        engine.set_tasks(requests.task_names());
+        engine.start_measuring(config.precondition.start_at_first_gc);
+        let offset = engine.busy_until();
+        let edf = matches!(p.source, Source::Tasks { .. });
+        match config.workload.max_requests {
+            Some(n) => engine.drive(&mut requests.by_ref().take(n as usize), offset, edf, progress)?,
+            None => engine.drive(&mut requests, offset, edf, progress)?,
+        }
+        report(config, p, engine, &requests)
+    }
+}
+
+fn report(config: &RunConfig, p: &Prepared, engine: &mut Engine, requests: &Requests) -> Result<Report, SimError> {
     let seed = config.seed();
-    let nand = Nand::new(&p.nand).map_err(|e| SimError::Config(format!("device: {e}")))?;
-    let mut flash = Flash::new(nand);
-    flash.set_copyback(config.device.copyback);
-    let ftl = {
-        let mut io = flash.io(SimTime::ZERO);
-        p.builder.format(&mut io).map_err(|e| SimError::Config(format!("ftl `{}`: {e}", config.ftl.kind)))?
-    };
-    let geometry = *flash.nand().geometry();
-    let interval_ns = config.metrics.interval_ms.map(|ms| (ms * 1e6) as u64);
-    let mut engine = Engine::new(flash, ftl, p.host, p.nand.store, interval_ns);
+    let geometry = *engine.flash.nand().geometry();
     let logical_pages = engine.logical_pages();
-
-    // Preconditioning, closed loop, unmeasured.
-    let pre = &config.precondition;
-    if pre.fill || pre.random_overwrites > 0.0 {
-        let saved = p.host;
-        let mut reqs = precondition_requests(logical_pages, geometry.page_size, pre.random_overwrites, seed, pre.fill);
-        engine.drive_closed(&mut reqs, saved, progress)?;
-    }
-
-    let mut requests =
-        Requests::open(&p.source, logical_pages, geometry.page_size, seed, p.host.time_scale, p.host.reorder_window)?;
-    engine.set_tasks(requests.task_names());
-    engine.start_measuring(pre.start_at_first_gc);
-    let offset = engine.busy_until();
-    let edf = matches!(p.source, Source::Tasks { .. });
-    match config.workload.max_requests {
-        Some(n) => engine.drive(&mut requests.by_ref().take(n as usize), offset, edf, progress)?,
-        None => engine.drive(&mut requests, offset, edf, progress)?,
-    }
-
     let end = engine.busy_until();
     let counters = *engine.flash.counters();
     let erase_count = metrics::EraseStats::of(&engine.flash);
