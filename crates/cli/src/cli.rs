@@ -1,0 +1,332 @@
+//! The command line as clap parses it. Options are parsed here and turned into a
+//! validated [`RunConfig`](ftlab_sim::RunConfig) by [`crate::config`].
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::config::DEFAULT_MAX_REQUESTS;
+
+/// NAND flash translation layer simulator.
+///
+/// Runs FTLs from the literature over a strict NAND model on real block traces
+/// or generated workloads and reports write amplification, response times, wear
+/// and a data-integrity verdict.
+#[derive(Debug, Parser)]
+#[command(name = "ftlab", version, propagate_version = true, max_term_width = 100)]
+#[command(after_help = "Start with `ftlab run` (a built-in default run) and `ftlab presets`.")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one simulation and print its report.
+    #[command(after_long_help = run_after_help())]
+    Run(RunArgs),
+    /// Run the same workload through several FTLs and print one table.
+    Compare(CompareArgs),
+    /// Run a grid of configurations in parallel, one output row per run.
+    #[command(after_long_help = SWEEP_AFTER_HELP)]
+    Sweep(SweepArgs),
+    /// List chip presets, FTLs, workload presets and trace formats.
+    Presets(PresetsArgs),
+    /// Inspect block traces.
+    #[command(subcommand)]
+    Trace(TraceCommand),
+    /// Print a shell completion script.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to stdout.
+    Man,
+}
+
+fn run_after_help() -> String {
+    format!(
+        "\
+Configuration: CONFIG is a TOML file with the optional tables [device], [ftl],
+[workload], [host], [precondition], [metrics] and a top-level `seed`. Flags
+override its keys, then each --set KEY=VALUE overrides in the order given. A
+relative `workload.trace` in a file is relative to that file.
+
+Default run: with no CONFIG it runs pagemap on the small-slc chip with the
+skewed-random-write workload. When neither a config file nor --requests (nor
+--set workload.max_requests) bounds it, a generated workload stops after
+{DEFAULT_MAX_REQUESTS} requests, so that the default run takes about a second.
+
+Output (--format): `table` for people; `json` is the report with stable field
+names (waf, write_us.p99, erase_count.max, integrity, ...); `csv` is a header
+and one row of its scalar fields, nested ones flattened as `read_us.p99`, the
+arrays (tasks, throughput) left out. Every field, its unit and meaning are in
+crates/cli/FIELDS.md.
+
+Exit status: 0 on success, 2 for usage and configuration errors, 1 when a run
+fails (a malformed trace line, an FTL error) or its data-integrity check
+fails (the report is still written, with the first mismatch in `integrity`)."
+    )
+}
+
+const SWEEP_AFTER_HELP: &str = "\
+Sweep file:
+
+    [base]                      # a run config, as for `ftlab run CONFIG`
+    seed = 1
+    [base.workload]
+    preset = \"skewed-random-write\"
+    max_requests = 50000
+
+    [grid]                      # dotted config keys = arrays of values
+    \"ftl.kind\" = [\"pagemap\", \"pure-page-level\"]
+    \"device.over_provisioning\" = [0.07, 0.1]
+
+Every combination of the grid values is laid over [base] (the cartesian
+product; runs are numbered with the last key, in alphabetical order, varying
+fastest). All points are validated before any starts. Each finished run is
+written and flushed at once, in completion order, with the columns: run, the
+grid keys, the report's scalar fields (as `ftlab run --format csv`), and
+`error` (empty unless that run failed). A run that fails does not stop the
+others; the exit status is then 1.";
+
+/// `ftlab run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// FTL to run (`ftlab presets ftls` lists them) [ftl.kind].
+    #[arg(long, value_name = "KIND", help_heading = "Configuration")]
+    pub ftl: Option<String>,
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Print the effective configuration as TOML and exit without running.
+    #[arg(long)]
+    pub print_config: bool,
+}
+
+/// `ftlab compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// FTLs to compare, comma-separated (e.g. `pagemap,pure-page-level`).
+    #[arg(long, value_name = "A,B,...", value_delimiter = ',', required = true, num_args = 1..)]
+    pub ftl: Vec<String>,
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Run at most this many simulations at once (default: one per core).
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+}
+
+/// A config file and the flags that override its keys (shared by `run` and `compare`).
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// TOML run configuration; every key is optional (described at the end of `--help`).
+    #[arg(value_name = "CONFIG.toml")]
+    pub config: Option<PathBuf>,
+    /// Chip preset (`ftlab presets chips`) [device.chip].
+    #[arg(long, value_name = "NAME", help_heading = "Device")]
+    pub chip: Option<String>,
+    /// Raw capacity in GiB; sets blocks per plane (replaces device.blocks_per_plane) [device.capacity_gib].
+    #[arg(long, value_name = "GIB", help_heading = "Device")]
+    pub capacity_gib: Option<f64>,
+    /// Blocks per plane (replaces device.capacity_gib) [device.blocks_per_plane].
+    #[arg(long, value_name = "N", help_heading = "Device")]
+    pub blocks_per_plane: Option<u32>,
+    /// Pages per block [device.pages_per_block].
+    #[arg(long, value_name = "N", help_heading = "Device")]
+    pub pages_per_block: Option<u32>,
+    /// Page size in bytes [device.page_size].
+    #[arg(long, value_name = "BYTES", help_heading = "Device")]
+    pub page_size: Option<u32>,
+    /// Channels [device.channels].
+    #[arg(long, value_name = "N", help_heading = "Device")]
+    pub channels: Option<u32>,
+    /// Ways (chips) per channel [device.ways].
+    #[arg(long, value_name = "N", help_heading = "Device")]
+    pub ways: Option<u32>,
+    /// Dies per way [device.dies].
+    #[arg(long, value_name = "N", help_heading = "Device")]
+    pub dies: Option<u32>,
+    /// Planes per die [device.planes].
+    #[arg(long, value_name = "N", help_heading = "Device")]
+    pub planes: Option<u32>,
+    /// Fraction of physical space hidden from the host, e.g. 0.07 (replaces ftl.over_provisioning)
+    /// [device.over_provisioning].
+    #[arg(long, value_name = "FRACTION", help_heading = "Device")]
+    pub over_provisioning: Option<f64>,
+
+    /// Replay this block trace (replaces the config's workload source) [workload.trace].
+    #[arg(long, value_name = "FILE", requires = "trace_format", help_heading = "Workload")]
+    pub trace: Option<PathBuf>,
+    /// Format of --trace (`ftlab presets formats`) [workload.trace_format].
+    #[arg(long, value_name = "FORMAT", help_heading = "Workload")]
+    pub trace_format: Option<String>,
+    /// How trace addresses fold into the device: modulo, compact, concat, device:N [workload.address].
+    #[arg(long, value_name = "MODE", help_heading = "Workload")]
+    pub address: Option<String>,
+    /// Count and skip malformed trace lines instead of stopping [workload.skip_bad_lines].
+    #[arg(long, help_heading = "Workload")]
+    pub skip_bad_lines: bool,
+    /// Generated workload preset (`ftlab presets workloads`; replaces the config's workload
+    /// source) [workload.preset].
+    #[arg(long, value_name = "NAME", conflicts_with = "trace", help_heading = "Workload")]
+    pub workload: Option<String>,
+    /// Stop after N requests [workload.max_requests].
+    #[arg(long, value_name = "N", help_heading = "Workload")]
+    #[arg(long_help = format!(
+        "Stop after N requests [workload.max_requests]. Without a config file, a generated \
+         workload defaults to {DEFAULT_MAX_REQUESTS} requests."
+    ))]
+    pub requests: Option<u64>,
+    /// Requests outstanding at once [host.queue_depth].
+    #[arg(long, value_name = "N", help_heading = "Host")]
+    pub queue_depth: Option<u32>,
+    /// Open loop (requests arrive at their timestamps) or closed loop (as fast as the queue
+    /// allows) [host.mode].
+    #[arg(long, value_enum, help_heading = "Host")]
+    pub mode: Option<LoopMode>,
+    /// Multiply trace timestamps by this (0.5 replays twice as fast) [host.time_scale].
+    #[arg(long, value_name = "F", help_heading = "Host")]
+    pub time_scale: Option<f64>,
+    /// Write the whole logical space sequentially before measuring [precondition.fill].
+    #[arg(long, help_heading = "Precondition")]
+    pub precondition_fill: bool,
+    /// Then overwrite this many logical spaces' worth of random pages
+    /// [precondition.random_overwrites].
+    #[arg(long, value_name = "F", help_heading = "Precondition")]
+    pub random_overwrites: Option<f64>,
+    /// Start measuring at the first garbage-collection erase [precondition.start_at_first_gc].
+    #[arg(long, help_heading = "Precondition")]
+    pub start_at_first_gc: bool,
+    /// Seed of every random draw (default 1) [seed].
+    #[arg(long, value_name = "N", help_heading = "Configuration")]
+    pub seed: Option<u64>,
+    /// Set any config key: KEY is a dotted path, VALUE a TOML value (a bare word is a
+    /// string), e.g. `--set ftl.gc_free_blocks=3`. Repeatable; applied after the other flags.
+    #[arg(long = "set", value_name = "KEY=VALUE", help_heading = "Configuration")]
+    pub set: Vec<String>,
+}
+
+/// How and where a report is written.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value_t = Format::Table, help_heading = "Output")]
+    pub format: Format,
+    /// Write the output to FILE instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE", help_heading = "Output")]
+    pub out: Option<PathBuf>,
+    /// No progress bar (it is also hidden when stderr is not a terminal).
+    #[arg(long, short = 'q', help_heading = "Output")]
+    pub quiet: bool,
+}
+
+/// Report formats of `run` and `compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// A human summary.
+    Table,
+    /// The report(s) as pretty JSON with stable field names.
+    Json,
+    /// A header and one row per report of the scalar fields.
+    Csv,
+}
+
+/// `host.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LoopMode {
+    Open,
+    Closed,
+}
+
+impl LoopMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            LoopMode::Open => "open",
+            LoopMode::Closed => "closed",
+        }
+    }
+}
+
+/// `ftlab sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// Sweep file: a [base] run config and a [grid] of values (see below).
+    #[arg(value_name = "SWEEP.toml")]
+    pub file: PathBuf,
+    /// Row format.
+    #[arg(long, short = 'f', value_enum, default_value_t = RowFormat::Csv)]
+    pub format: RowFormat,
+    /// Write rows to FILE (created or truncated) instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Run at most this many simulations at once (default: one per core).
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Validate every grid point, list them and exit without running.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// Row formats of `sweep`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RowFormat {
+    /// Comma-separated values with a header line.
+    Csv,
+    /// One JSON object per line.
+    Jsonl,
+}
+
+/// `ftlab presets`.
+#[derive(Debug, Args)]
+pub struct PresetsArgs {
+    /// Which group to list (all of them when omitted).
+    #[arg(value_enum)]
+    pub group: Option<PresetGroup>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PresetGroup {
+    /// NAND chip presets (`--chip`).
+    Chips,
+    /// FTL schemes (`--ftl`).
+    Ftls,
+    /// Generated workload presets (`--workload`).
+    Workloads,
+    /// Trace formats (`--trace-format`).
+    Formats,
+}
+
+/// `ftlab trace`.
+#[derive(Debug, Subcommand)]
+pub enum TraceCommand {
+    /// Summarise a trace: mix, sizes, footprint, sequentiality, duration.
+    Stats(TraceStatsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TraceStatsArgs {
+    /// The trace file (plain, gzip, bzip2 or zstd).
+    pub file: PathBuf,
+    /// Its format (`ftlab presets formats`).
+    #[arg(long, alias = "trace-format", value_name = "FORMAT")]
+    pub format: String,
+    /// Count and skip malformed lines instead of stopping at the first.
+    #[arg(long)]
+    pub skip_bad_lines: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = StatsFormat::Table)]
+    pub output_format: StatsFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StatsFormat {
+    Table,
+    Json,
+}

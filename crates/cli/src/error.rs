@@ -1,0 +1,68 @@
+//! The binary's error type and its exit codes.
+//!
+//! Each variant's message already includes its cause, so none is exposed as a
+//! `source`: `error: {e:#}` prints every part exactly once.
+
+use std::path::PathBuf;
+
+use ftlab_sim::SimError;
+use ftlab_workload::TraceError;
+
+/// Everything `ftlab` can fail with. `main` prints it as one line and exits with
+/// [`CliError::exit_code`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CliError {
+    /// A bad flag value, config key or sweep file: nothing was run.
+    #[error("{0}")]
+    Usage(String),
+    /// A file given on the command line could not be read.
+    #[error("cannot read {}: {error}", path.display())]
+    Read { path: PathBuf, error: std::io::Error },
+    /// Output could not be written.
+    #[error("cannot write {what}: {error}")]
+    Write { what: String, error: std::io::Error },
+    /// A simulation failed (configuration errors it finds count as usage errors).
+    #[error("{context}{error}")]
+    Sim { context: String, error: SimError },
+    /// A trace could not be read.
+    #[error("{0}")]
+    Trace(TraceError),
+    /// Runs finished but some failed their integrity check or stopped with an error;
+    /// their reports were written.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<TraceError> for CliError {
+    fn from(e: TraceError) -> Self {
+        CliError::Trace(e)
+    }
+}
+
+impl CliError {
+    /// 2 for usage and configuration errors, 1 for failed runs.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Usage(_) | CliError::Read { .. } => 2,
+            CliError::Sim { error: SimError::Config(_), .. } => 2,
+            CliError::Trace(TraceError::UnknownFormat { .. }) => 2,
+            _ => 1,
+        }
+    }
+
+    /// A simulation error, with `context` (e.g. `"pagemap: "`) before its message.
+    pub fn sim(context: impl Into<String>, error: SimError) -> Self {
+        CliError::Sim { context: context.into(), error }
+    }
+
+    /// Whether this is only a closed pipe on stdout (`ftlab ... | head`).
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, CliError::Write { error, .. } if error.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+}
+
+/// Maps an output error to [`CliError::Write`] naming `what`.
+pub fn write_err(what: &str) -> impl FnOnce(std::io::Error) -> CliError + '_ {
+    move |error| CliError::Write { what: what.to_string(), error }
+}

@@ -1,0 +1,139 @@
+//! `ftlab`, the command line of the ftlab NAND flash translation layer simulator.
+//!
+//! `run() -> anyhow::Result` does the work; `main` prints any error as one line
+//! and maps it to the exit code: 2 for usage and configuration errors, 1 for
+//! failed runs. Options are parsed ([`cli`]), turned into a validated run
+//! configuration ([`config`]), run, and written by one exporter per format
+//! ([`output`]).
+
+mod cli;
+mod config;
+mod error;
+mod flatten;
+mod listing;
+mod output;
+mod progress;
+mod sweep;
+
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser};
+use rayon::prelude::*;
+
+use ftlab_sim::{Report, RunConfig};
+
+use crate::cli::{Cli, Command, CompareArgs, Format, OutputArgs, RunArgs};
+use crate::error::CliError;
+use crate::output::Sink;
+use crate::progress::{expected_requests, Bar};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version print to stdout and succeed; usage errors exit 2.
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => match e.downcast_ref::<CliError>() {
+            Some(c) if c.is_broken_pipe() => ExitCode::SUCCESS,
+            c => {
+                eprintln!("error: {e:#}");
+                ExitCode::from(c.map_or(1, CliError::exit_code))
+            }
+        },
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Run(args) => run_one(&args)?,
+        Command::Compare(args) => compare(&args)?,
+        Command::Sweep(args) => sweep::run(&args)?,
+        Command::Presets(args) => Sink::open(None)?.write(&listing::presets(args.group))?,
+        Command::Trace(cli::TraceCommand::Stats(args)) => listing::trace_stats_cmd(&args)?,
+        Command::Completions { shell } => {
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "ftlab", &mut buf);
+            Sink::open(None)?.write(&String::from_utf8_lossy(&buf))?;
+        }
+        Command::Man => {
+            let mut buf = Vec::new();
+            clap_mangen::Man::new(Cli::command()).render(&mut buf).map_err(error::write_err("the man page"))?;
+            Sink::open(None)?.write(&String::from_utf8_lossy(&buf))?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs `config`, advancing `bar`; `label` names it in errors.
+fn simulate(config: &RunConfig, bar: &Bar, label: &str) -> Result<Report, CliError> {
+    ftlab_sim::run(config, &mut bar.tracker()).map_err(|e| CliError::sim(label, e))
+}
+
+/// An error if any report failed its integrity check (after the reports are written).
+fn check_integrity(reports: &[Report]) -> Result<(), CliError> {
+    match reports.iter().find(|r| r.integrity != "ok") {
+        None => Ok(()),
+        Some(r) => Err(CliError::Failed(format!("{}: data integrity check failed: {}", r.ftl, r.integrity))),
+    }
+}
+
+fn write_reports(reports: &[Report], out: &OutputArgs, table: impl FnOnce() -> String) -> Result<(), CliError> {
+    let text = match out.format {
+        Format::Table => table(),
+        Format::Json if reports.len() == 1 => output::json(&reports[0])?,
+        Format::Json => output::json(reports)?,
+        Format::Csv => output::csv(reports)?,
+    };
+    Sink::open(out.out.as_deref())?.write(&text)
+}
+
+/// `ftlab run`.
+fn run_one(args: &RunArgs) -> Result<(), CliError> {
+    let resolved = config::from_args(&args.config, args.ftl.as_deref())?;
+    let config = &resolved.config;
+    if args.print_config {
+        let mut text = toml::to_string_pretty(config)
+            .map_err(|e| CliError::Failed(format!("cannot print the configuration: {e}")))?;
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        return Sink::open(args.output.out.as_deref())?.write(&text);
+    }
+    ftlab_sim::validate(config).map_err(|e| CliError::sim("", e))?;
+    let bar = Bar::new(args.output.quiet, expected_requests(config), "requests");
+    let report = simulate(config, &bar, "");
+    bar.finish();
+    let report = report?;
+    let reports = [report];
+    write_reports(&reports, &args.output, || output::summary(&reports[0], config, resolved.capped))?;
+    check_integrity(&reports)
+}
+
+/// `ftlab compare`.
+fn compare(args: &CompareArgs) -> Result<(), CliError> {
+    let resolved = config::from_args(&args.config, None)?;
+    let mut configs = Vec::new();
+    for kind in &args.ftl {
+        let mut c = resolved.config.clone();
+        c.ftl.kind = kind.trim().to_owned();
+        ftlab_sim::validate(&c).map_err(|e| CliError::sim(format!("--ftl {}: ", c.ftl.kind), e))?;
+        configs.push(c);
+    }
+    let per_run = expected_requests(&resolved.config);
+    let bar = Bar::new(args.output.quiet, per_run.map(|n| n * configs.len() as u64), "requests");
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.jobs.unwrap_or(0))
+        .build()
+        .map_err(|e| CliError::Usage(format!("cannot start worker threads: {e}")))?;
+    let reports: Result<Vec<Report>, CliError> =
+        pool.install(|| configs.par_iter().map(|c| simulate(c, &bar, &format!("{}: ", c.ftl.kind))).collect());
+    bar.finish();
+    let reports = reports?;
+    write_reports(&reports, &args.output, || output::comparison(&reports, resolved.capped))?;
+    check_integrity(&reports)
+}

@@ -1,0 +1,269 @@
+//! Exporters of reports: one function per format (human table, JSON, CSV), and
+//! where they write to.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use ftlab_sim::metrics::LatencySummary;
+use ftlab_sim::{Report, RunConfig};
+
+use crate::error::{write_err, CliError};
+use crate::flatten::{scalars, Cell};
+
+/// Standard output or a file, buffered.
+pub struct Sink {
+    name: String,
+    inner: Box<dyn Write + Send>,
+}
+
+impl Sink {
+    /// `path`, created or truncated, or stdout when `None`.
+    pub fn open(path: Option<&Path>) -> Result<Sink, CliError> {
+        Ok(match path {
+            Some(p) => {
+                let name = p.display().to_string();
+                let file = File::create(p).map_err(write_err(&name))?;
+                Sink { name, inner: Box::new(BufWriter::new(file)) }
+            }
+            None => Sink { name: "stdout".into(), inner: Box::new(BufWriter::new(std::io::stdout())) },
+        })
+    }
+
+    /// Writes `text` and flushes.
+    pub fn write(&mut self, text: &str) -> Result<(), CliError> {
+        self.inner.write_all(text.as_bytes()).and_then(|()| self.inner.flush()).map_err(write_err(&self.name))
+    }
+}
+
+/// The scalar fields of a report, named as in its JSON (`read_us.p99`). The time
+/// series (`throughput`) and the per-task list (`tasks`) are not scalars: left out.
+pub fn report_scalars(report: &Report) -> Result<Vec<(String, Cell)>, CliError> {
+    let mut cells = scalars(report).map_err(|e| CliError::Failed(format!("cannot serialize the report: {e}")))?;
+    cells.retain(|(name, _)| !name.starts_with("throughput."));
+    Ok(cells)
+}
+
+/// Pretty JSON of anything serializable (a report, or a list of them), with a final newline.
+pub fn json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, CliError> {
+    serde_json::to_string_pretty(value)
+        .map(|s| s + "\n")
+        .map_err(|e| CliError::Failed(format!("cannot serialize the report: {e}")))
+}
+
+/// A CSV header and one row per report, of the scalar fields.
+pub fn csv(reports: &[Report]) -> Result<String, CliError> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let err = |e: csv::Error| CliError::Failed(format!("cannot write CSV: {e}"));
+    for (i, r) in reports.iter().enumerate() {
+        let cells = report_scalars(r)?;
+        if i == 0 {
+            w.write_record(cells.iter().map(|(n, _)| n.as_str())).map_err(err)?;
+        }
+        w.write_record(cells.iter().map(|(_, c)| c.to_string())).map_err(err)?;
+    }
+    let bytes = w.into_inner().map_err(|e| CliError::Failed(format!("cannot write CSV: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| CliError::Failed(format!("cannot write CSV: {e}")))
+}
+
+/// Columns padded to their widest cell; the first column left-aligned, the rest right.
+fn align(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let width: Vec<usize> =
+        (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            if c == 0 {
+                line.push_str(&format!("{cell:<w$}", w = width[c]));
+            } else {
+                line.push_str(&format!("  {cell:>w$}", w = width[c]));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn us(x: f64) -> String {
+    if x >= 100.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+fn waf(r: &Report) -> String {
+    r.waf.map_or_else(|| "-".into(), |w| format!("{w:.3}"))
+}
+
+fn latency_row(name: &str, l: &LatencySummary) -> Vec<String> {
+    if l.count == 0 {
+        return vec![format!("  {name}"), "0".into(), "-".into(), "-".into(), "-".into(), "-".into()];
+    }
+    vec![format!("  {name}"), l.count.to_string(), us(l.mean), us(l.p50), us(l.p99), us(l.max)]
+}
+
+/// One line on the device: its shape and raw size.
+fn device_line(config: &RunConfig) -> Option<String> {
+    let nand = config.device.nand_config(config.seed()).ok()?;
+    let g = nand.geometry;
+    let bytes = u64::from(g.total_pages()) * u64::from(g.page_size);
+    Some(format!(
+        "{} ch x {} ways x {} dies x {} planes x {} blocks x {} pages x {} B = {:.1} MiB raw",
+        g.channels,
+        g.ways_per_channel,
+        g.dies_per_way,
+        g.planes_per_die,
+        g.blocks_per_plane,
+        g.pages_per_block,
+        g.page_size,
+        bytes as f64 / f64::from(1u32 << 20)
+    ))
+}
+
+/// The human summary of one run. `capped` notes the default request cap.
+pub fn summary(r: &Report, config: &RunConfig, capped: bool) -> String {
+    let mut s = format!("ftlab run: FTL {} on chip {}, workload {}, seed {}\n", r.ftl, r.chip, r.workload, r.seed);
+    let mut kv = |k: &str, v: String| s.push_str(&format!("  {k:<13} {v}\n"));
+    if let Some(d) = device_line(config) {
+        kv("device", d);
+    }
+    kv(
+        "space",
+        format!(
+            "{} of {} pages exported to the host ({:.1}% utilization)",
+            r.logical_pages,
+            r.physical_pages,
+            r.space_utilization * 100.0
+        ),
+    );
+    kv(
+        "requests",
+        format!(
+            "{} ({} pages read, {} written, {} trimmed) in {:.3} s of simulated time",
+            r.requests, r.host_pages_read, r.host_pages_written, r.host_pages_trimmed, r.sim_seconds
+        ),
+    );
+    if capped {
+        kv(
+            "",
+            format!(
+                "(stopped after {} requests, the default without a config file; set --requests)",
+                crate::config::DEFAULT_MAX_REQUESTS
+            ),
+        );
+    }
+    if let Some(a) = &r.address {
+        for (i, line) in a.trim_end().lines().enumerate() {
+            kv(if i == 0 { "addresses" } else { "" }, line.trim().to_owned());
+        }
+        kv("", format!("{} malformed trace lines skipped", r.skipped_lines));
+    }
+    kv("WAF", waf(r));
+    kv("", "write amplification: flash pages programmed per page the host wrote; 1.0 is ideal,".into());
+    kv("", "the excess is garbage collection copying still-valid pages out of blocks to erase".into());
+    kv("GC copies", format!("{} pages", r.gc_page_copies));
+    let e = &r.erase_count;
+    kv(
+        "erases",
+        format!(
+            "{} (per block: mean {:.2}, min {}, max {}, wear index {:.4})",
+            r.erases, e.mean, e.min, e.max, e.wear_index
+        ),
+    );
+    kv("FTL RAM", format!("{} bytes", r.ram_bytes));
+    if !r.tasks.is_empty() {
+        kv("deadlines", format!("{} missed", r.deadline_misses));
+    }
+    s.push('\n');
+    let rows = vec![
+        vec!["  response time (us)".into(), "count".into(), "mean".into(), "p50".into(), "p99".into(), "max".into()],
+        latency_row("read", &r.read_us),
+        latency_row("write", &r.write_us),
+        latency_row("trim", &r.trim_us),
+    ];
+    s.push_str(&align(&rows));
+    s.push('\n');
+    let verdict = if r.integrity == "ok" {
+        "ok (every read returned the data last written)".to_owned()
+    } else {
+        format!("FAILED, {} mismatches; first: {}", r.integrity_errors, r.integrity)
+    };
+    s.push_str(&format!("  {:<13} {verdict}\n", "integrity"));
+    s
+}
+
+/// The human table of `ftlab compare`: one row per FTL.
+pub fn comparison(reports: &[Report], capped: bool) -> String {
+    let mut s = String::new();
+    if let Some(r) = reports.first() {
+        s.push_str(&format!("workload {} on chip {}, seed {}, {} requests", r.workload, r.chip, r.seed, r.requests));
+        if capped {
+            s.push_str(" (the default cap; set --requests)");
+        }
+        s.push_str("\n\n");
+    }
+    let mut rows = vec![[
+        "ftl",
+        "WAF",
+        "write mean",
+        "write p99",
+        "write max",
+        "read mean",
+        "read p99",
+        "erases",
+        "GC copies",
+        "util %",
+        "integrity",
+    ]
+    .map(String::from)
+    .to_vec()];
+    let lat = |v: f64, l: &LatencySummary| if l.count == 0 { "-".into() } else { us(v) };
+    for r in reports {
+        rows.push(vec![
+            r.ftl.clone(),
+            waf(r),
+            lat(r.write_us.mean, &r.write_us),
+            lat(r.write_us.p99, &r.write_us),
+            lat(r.write_us.max, &r.write_us),
+            lat(r.read_us.mean, &r.read_us),
+            lat(r.read_us.p99, &r.read_us),
+            r.erases.to_string(),
+            r.gc_page_copies.to_string(),
+            format!("{:.1}", r.space_utilization * 100.0),
+            if r.integrity == "ok" { "ok".into() } else { "FAILED".into() },
+        ]);
+    }
+    s.push_str(&align(&rows));
+    s.push_str("\nResponse times in microseconds. WAF = flash pages programmed / host pages written\n");
+    s.push_str("(1.0 is ideal; the excess is garbage-collection copies). util = logical / physical pages.\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn csv_has_flattened_scalars_and_no_arrays() {
+        let text = csv(&[Report::default(), Report::default()]).unwrap();
+        let mut lines = text.lines();
+        let header = lines.next().unwrap();
+        assert!(header.starts_with("ftl,chip,workload,seed,"), "{header}");
+        assert!(
+            header.contains(",waf,") && header.contains(",read_us.p99,") && header.contains("flash_ops.programs.gc")
+        );
+        assert!(!header.contains("throughput") && !header.contains("tasks"), "{header}");
+        assert_eq!(lines.count(), 2);
+    }
+
+    #[test]
+    fn columns_align() {
+        let t = align(&[vec!["a".into(), "1".into()], vec!["long".into(), "100".into()]]);
+        assert_eq!(t, "a       1\nlong  100\n");
+    }
+}

@@ -1,0 +1,120 @@
+//! A progress bar on stderr that appears only once a run has taken a second, and
+//! never when stderr is not a terminal or with `--quiet`. Clones share one bar,
+//! so parallel runs can all advance it.
+
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+
+use ftlab_sim::{Progress, RunConfig};
+use ftlab_workload::GeneratorSpec;
+
+/// Shown after this long.
+const DELAY: Duration = Duration::from_secs(1);
+
+#[derive(Debug, Clone)]
+pub struct Bar {
+    bar: ProgressBar,
+    start: Instant,
+    enabled: bool,
+    shown: Arc<AtomicBool>,
+}
+
+impl Bar {
+    /// A bar counting `unit` up to `len` (a spinner with a rate when unknown).
+    pub fn new(quiet: bool, len: Option<u64>, unit: &str) -> Bar {
+        let enabled = !quiet && std::io::stderr().is_terminal();
+        let bar = ProgressBar::with_draw_target(len, ProgressDrawTarget::hidden());
+        let template = match len {
+            Some(_) => format!("{{spinner}} {{human_pos}}/{{human_len}} {unit} ({{rate}}, ETA {{eta}}) {{msg}}"),
+            None => format!("{{spinner}} {{human_pos}} {unit} ({{rate}}) {{msg}}"),
+        };
+        if let Ok(style) = ProgressStyle::with_template(&template) {
+            bar.set_style(style.with_key("rate", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{:.0}/s", s.per_sec());
+            }));
+        }
+        Bar { bar, start: Instant::now(), enabled, shown: Arc::new(AtomicBool::new(false)) }
+    }
+
+    fn reveal(&self) {
+        if self.enabled
+            && self.start.elapsed() >= DELAY
+            && self.shown.compare_exchange(false, true, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+        {
+            self.bar.set_draw_target(ProgressDrawTarget::stderr());
+            self.bar.enable_steady_tick(Duration::from_millis(200));
+        }
+    }
+
+    pub fn inc(&self, n: u64) {
+        self.bar.inc(n);
+        self.reveal();
+    }
+
+    pub fn set_message(&self, msg: impl Into<std::borrow::Cow<'static, str>>) {
+        self.bar.set_message(msg);
+    }
+
+    /// Prints `line` above the bar (or plainly when there is none).
+    pub fn println(&self, line: &str) {
+        if self.shown.load(Ordering::Relaxed) {
+            self.bar.println(line);
+        } else {
+            eprintln!("{line}");
+        }
+    }
+
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+
+    /// A callback for [`ftlab_sim::run`] advancing this bar by the requests dispatched.
+    pub fn tracker(&self) -> impl FnMut(Progress) + '_ {
+        let mut last = 0;
+        let mut measuring = None;
+        move |p: Progress| {
+            self.inc(p.requests.saturating_sub(last));
+            last = p.requests;
+            if measuring != Some(p.measuring) {
+                measuring = Some(p.measuring);
+                self.set_message(if p.measuring { "" } else { "preconditioning" });
+            }
+        }
+    }
+}
+
+/// The requests a run will dispatch, when that is known before it starts: a
+/// generated workload of fixed length without preconditioning.
+pub fn expected_requests(config: &RunConfig) -> Option<u64> {
+    let pre = &config.precondition;
+    if pre.fill || pre.random_overwrites > 0.0 {
+        return None;
+    }
+    let w = &config.workload;
+    let generated = if w.trace.is_some() || !w.tasks.is_empty() {
+        None
+    } else {
+        let spec = match (&w.generator, &w.preset) {
+            (Some(g), _) => Some(g.clone()),
+            (None, p) => GeneratorSpec::preset(p.as_deref().unwrap_or("skewed-random-write")),
+        };
+        match spec {
+            Some(
+                GeneratorSpec::Sequential { requests, .. }
+                | GeneratorSpec::Uniform { requests, .. }
+                | GeneratorSpec::Zipf { requests, .. }
+                | GeneratorSpec::Hotcold { requests, .. },
+            ) => Some(requests),
+            _ => None,
+        }
+    };
+    match (generated, w.max_requests) {
+        (Some(g), Some(m)) => Some(g.min(m)),
+        (Some(g), None) => Some(g),
+        _ => None,
+    }
+}

@@ -1,0 +1,398 @@
+//! Runs the `ftlab` binary as a user would.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn ftlab() -> Command {
+    Command::cargo_bin("ftlab").unwrap()
+}
+
+fn traces() -> PathBuf {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces")).to_path_buf()
+}
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = ftlab().args(args).output().unwrap();
+    assert!(out.status.success(), "ftlab {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn json_of(args: &[&str]) -> Value {
+    serde_json::from_str(&stdout_of(args)).unwrap()
+}
+
+/// Runs and expects failure with `code`; returns stderr, checked to be one clean error.
+fn failure(args: &[&str], code: i32) -> String {
+    let out = ftlab().args(args).output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(code), "ftlab {args:?}: {stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(!stderr.contains("panicked") && !stderr.contains("backtrace"), "{stderr}");
+    stderr
+}
+
+#[test]
+fn run_with_no_arguments_runs_the_default() {
+    ftlab()
+        .arg("run")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("FTL pagemap on chip small-slc, workload skewed-random-write"))
+        .stdout(predicate::str::contains("200000 (0 pages read, 200000 written"))
+        .stdout(predicate::str::contains("WAF"))
+        .stdout(predicate::str::contains("write amplification"))
+        .stdout(predicate::str::is_match(r"(?m)^  integrity\s+ok").unwrap());
+}
+
+#[test]
+fn run_table_shows_response_times_and_erases() {
+    ftlab()
+        .args(["run", "--requests", "20000", "--chip", "small-slc", "--blocks-per-plane", "64"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("20000 (0 pages read, 20000 written"))
+        .stdout(predicate::str::is_match(r"write\s+20000\s+\d").unwrap())
+        .stdout(predicate::str::contains("erases"))
+        .stdout(predicate::str::is_match(r"(?m)^  integrity\s+ok").unwrap())
+        .stdout(predicate::str::contains("the default without a config file").not());
+}
+
+#[test]
+fn json_has_the_stable_fields() {
+    let r = json_of(&["run", "--requests", "20000", "--blocks-per-plane", "32", "--format", "json"]);
+    for field in [
+        "ftl",
+        "chip",
+        "workload",
+        "seed",
+        "requests",
+        "host_pages_written",
+        "flash_pages_programmed",
+        "gc_page_copies",
+        "erases",
+        "waf",
+        "read_us",
+        "write_us",
+        "trim_us",
+        "erase_count",
+        "space_utilization",
+        "logical_pages",
+        "physical_pages",
+        "ram_bytes",
+        "sim_seconds",
+        "throughput",
+        "flash_ops",
+        "integrity",
+        "integrity_errors",
+        "skipped_lines",
+        "address",
+    ] {
+        assert!(r.get(field).is_some(), "missing {field}");
+    }
+    assert_eq!(r["integrity"], "ok");
+    assert_eq!(r["requests"], 20000);
+    assert_eq!(r["ftl"], "pagemap");
+    // 32 blocks per plane: the run must garbage-collect, so WAF is above 1.
+    assert!(r["waf"].as_f64().unwrap() > 1.0, "{}", r["waf"]);
+    assert!(r["write_us"]["p99"].as_f64().unwrap() >= r["write_us"]["p50"].as_f64().unwrap());
+    assert!(r["throughput"]["write_pages"].is_array());
+}
+
+#[test]
+fn csv_is_a_header_and_one_row_of_scalars() {
+    let text = stdout_of(&["run", "--requests", "20000", "--format", "csv"]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    let header: Vec<&str> = lines[0].split(',').collect();
+    let row: Vec<&str> = lines[1].split(',').collect();
+    assert_eq!(header.len(), row.len());
+    let col = |name: &str| row[header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no {name}"))];
+    assert_eq!(col("waf"), "1.0");
+    assert_eq!(col("integrity"), "ok");
+    assert_eq!(col("requests"), "20000");
+    assert!(col("write_us.p99").parse::<f64>().unwrap() > 0.0);
+    assert!(header.contains(&"flash_ops.programs.host"));
+    assert!(!lines[0].contains("throughput") && !lines[0].contains("tasks"));
+}
+
+#[test]
+fn same_config_and_seed_give_byte_identical_json() {
+    let args = ["run", "--requests", "20000", "--blocks-per-plane", "32", "--seed", "7", "--format", "json"];
+    let a = ftlab().args(args).output().unwrap();
+    let b = ftlab().args(args).output().unwrap();
+    assert!(a.status.success() && b.status.success());
+    assert_eq!(a.stdout, b.stdout);
+    let mut other = args;
+    other[6] = "8";
+    let c = ftlab().args(other).output().unwrap();
+    assert_ne!(a.stdout, c.stdout, "the seed must change the run");
+}
+
+#[test]
+fn out_writes_to_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    ftlab()
+        .args(["run", "--requests", "5000", "-f", "json", "-o"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::is_empty());
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(r["requests"], 5000);
+}
+
+#[test]
+fn compare_prints_one_row_per_ftl() {
+    let text = stdout_of(&["compare", "--ftl", "pagemap,pure-page-level", "--requests", "20000"]);
+    let rows: Vec<&str> =
+        text.lines().filter(|l| l.starts_with("pagemap ") || l.starts_with("pure-page-level ")).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert!(rows.iter().all(|r| r.trim_end().ends_with("ok")), "{text}");
+    assert!(text.contains("WAF"));
+    let json = json_of(&["compare", "--ftl", "pagemap,pure-page-level", "--requests", "5000", "-f", "json"]);
+    let kinds: Vec<&str> = json.as_array().unwrap().iter().map(|r| r["ftl"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["pagemap", "pure-page-level"]);
+}
+
+#[test]
+fn compare_names_an_unknown_ftl_before_running() {
+    let e = failure(&["compare", "--ftl", "pagemap,nosuch", "--requests", "5000"], 2);
+    assert!(e.contains("nosuch") && e.contains("pure-page-level"), "{e}");
+}
+
+fn sweep_file(dir: &Path, grid: &str) -> PathBuf {
+    let p = dir.join("sweep.toml");
+    let text = format!("[base]\nseed = 2\n[base.workload]\nmax_requests = 5000\n\n[grid]\n{grid}");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn sweep_writes_a_row_per_grid_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = sweep_file(
+        dir.path(),
+        "\"ftl.kind\" = [\"pagemap\", \"pure-page-level\"]\n\"device.over_provisioning\" = [0.07, 0.1]\n",
+    );
+    let out = dir.path().join("rows.csv");
+    ftlab().arg("sweep").arg(&file).arg("--out").arg(&out).assert().success();
+    let mut reader = csv::Reader::from_path(&out).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no {name} in {header:?}"));
+    let (run, kind, op, waf, integrity, error) =
+        (col("run"), col("ftl.kind"), col("device.over_provisioning"), col("waf"), col("integrity"), col("error"));
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 4);
+    let mut seen: Vec<(String, String, String)> =
+        rows.iter().map(|r| (r[run].to_owned(), r[kind].to_owned(), r[op].to_owned())).collect();
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            ("0", "pagemap", "0.07"),
+            ("1", "pure-page-level", "0.07"),
+            ("2", "pagemap", "0.1"),
+            ("3", "pure-page-level", "0.1")
+        ]
+        .map(|(a, b, c)| (a.to_owned(), b.to_owned(), c.to_owned()))
+    );
+    for r in &rows {
+        assert_eq!(&r[integrity], "ok");
+        assert_eq!(&r[error], "");
+        assert!(r[waf].parse::<f64>().unwrap() >= 1.0);
+    }
+}
+
+#[test]
+fn sweep_writes_json_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = sweep_file(dir.path(), "seed = [1, 2, 3]\n");
+    let text = stdout_of(&["sweep", file.to_str().unwrap(), "--format", "jsonl", "--quiet"]);
+    let rows: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 3);
+    let mut seeds: Vec<u64> = rows.iter().map(|r| r["seed"].as_u64().unwrap()).collect();
+    seeds.sort_unstable();
+    assert_eq!(seeds, [1, 2, 3]);
+    assert!(rows.iter().all(|r| r["integrity"] == "ok" && r["error"].is_null() && r["requests"] == 5000));
+}
+
+#[test]
+fn sweep_validates_every_point_before_running_any() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = sweep_file(dir.path(), "\"ftl.kind\" = [\"pagemap\", \"nosuch\"]\n\"device.chip\" = [\"small-slc\"]\n");
+    let out = dir.path().join("rows.csv");
+    let e = failure(&["sweep", file.to_str().unwrap(), "--out", out.to_str().unwrap()], 2);
+    assert!(e.contains("grid point 1 of 2") && e.contains("ftl.kind = \"nosuch\""), "{e}");
+    assert!(!out.exists(), "nothing may be written before every point is valid");
+}
+
+#[test]
+fn presets_list_every_group() {
+    let text = stdout_of(&["presets"]);
+    for name in ["small-slc", "pagemap", "pure-page-level", "skewed-random-write", "msr", "ssdsim"] {
+        assert!(text.contains(name), "{name} missing from:\n{text}");
+    }
+    let formats = stdout_of(&["presets", "formats"]);
+    assert!(formats.contains("msr") && !formats.contains("small-slc"));
+}
+
+#[test]
+fn trace_stats_summarise_a_shared_trace() {
+    let trace = traces().join("msr_cambridge_hm0_sample.csv");
+    let json = json_of(&["trace", "stats", trace.to_str().unwrap(), "--format", "msr", "--output-format", "json"]);
+    assert_eq!(json["requests"], 1000);
+    assert_eq!(json["reads"], 508);
+    let table = stdout_of(&["trace", "stats", trace.to_str().unwrap(), "--format", "msr"]);
+    assert!(table.contains("1000"), "{table}");
+}
+
+/// Every trace in shared/traces, in its format (see its README), replays with
+/// every read returning the data last written.
+#[test]
+fn every_shared_trace_replays_with_integrity_ok() {
+    let cases: [(&str, &str, Option<&str>); 8] = [
+        ("umass_financial1_head.ssdsim.ascii", "ssdsim", None),
+        ("umass_websearch_wsrch-small.mqsim.trace", "mqsim", None),
+        ("ms_tpcc-small.mqsim.trace", "mqsim", None),
+        ("msr_cambridge_hm0_sample.csv", "msr", None),
+        ("systor17_traces_sample.csv", "systor", None),
+        ("hadoop_blkparse_blktrace.txt", "blkparse", None),
+        ("disksim_ssd-postmark-aligned2.trace", "disksim", None),
+        ("disksim_ssd-iozone-aligned2-100K.trace", "disksim", Some("20000")),
+    ];
+    for (file, format, requests) in cases {
+        let path = traces().join(file);
+        let mut args = vec!["run", "--quiet", "--trace", path.to_str().unwrap(), "--trace-format", format];
+        args.extend(["--address", "modulo", "--format", "json"]);
+        if let Some(n) = requests {
+            args.extend(["--requests", n]);
+        }
+        let r = json_of(&args);
+        assert_eq!(r["integrity"], "ok", "{file}");
+        assert_eq!(r["skipped_lines"], 0, "{file}");
+        assert!(r["requests"].as_u64().unwrap() > 0, "{file}");
+        assert!(r["workload"].as_str().unwrap().contains(format), "{file}");
+        if let Some(n) = requests {
+            assert_eq!(r["requests"].as_u64().unwrap(), n.parse::<u64>().unwrap(), "{file}");
+        }
+    }
+}
+
+#[test]
+fn compact_addressing_replays_a_trace() {
+    let path = traces().join("ms_tpcc-small.mqsim.trace");
+    let r = json_of(&[
+        "run",
+        "--trace",
+        path.to_str().unwrap(),
+        "--trace-format",
+        "mqsim",
+        "--address",
+        "compact",
+        "-f",
+        "json",
+    ]);
+    assert_eq!(r["integrity"], "ok");
+    // Compaction may split a request whose pages are not contiguous once compacted.
+    assert!(r["requests"].as_u64().unwrap() >= 6999, "{}", r["requests"]);
+    let address = r["address"].as_str().unwrap();
+    assert!(address.contains("compact") && address.contains("requests in 6999"), "{address}");
+}
+
+fn bad_trace(dir: &Path) -> PathBuf {
+    let p = dir.join("bad.trace");
+    std::fs::write(&p, "0 0 100 8 0\n1000 0 200 8 1\n2000 0 abc 8 0\n3000 0 300 8 0\n").unwrap();
+    p
+}
+
+#[test]
+fn a_malformed_trace_line_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = bad_trace(dir.path());
+    let e = failure(&["run", "--trace", p.to_str().unwrap(), "--trace-format", "mqsim"], 1);
+    assert!(e.contains("bad.trace:3:") && e.contains("abc"), "{e}");
+    let e = failure(&["trace", "stats", p.to_str().unwrap(), "--format", "mqsim"], 1);
+    assert!(e.contains("bad.trace:3:"), "{e}");
+    // Skipping bad lines replays the rest and counts the skipped one.
+    let r =
+        json_of(&["run", "--trace", p.to_str().unwrap(), "--trace-format", "mqsim", "--skip-bad-lines", "-f", "json"]);
+    assert_eq!(r["skipped_lines"], 1);
+    assert_eq!(r["requests"], 3);
+}
+
+#[test]
+fn an_unknown_config_key_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("c.toml");
+    std::fs::write(&p, "[device]\nchip = \"small-slc\"\nblocks_per_plan = 64\n").unwrap();
+    let e = failure(&["run", p.to_str().unwrap()], 2);
+    assert!(e.contains("blocks_per_plan") && e.contains("line 3"), "{e}");
+    let e = failure(&["run", "--set", "host.queue_dept=4"], 2);
+    assert!(e.contains("queue_dept"), "{e}");
+    let e = failure(&["run", "--set", "ftl.gc_treshold=3"], 2);
+    assert!(e.contains("gc_treshold") && e.contains("gc_free_blocks"), "{e}");
+}
+
+#[test]
+fn an_unknown_ftl_lists_the_known_ones() {
+    let e = failure(&["run", "--ftl", "nosuch"], 2);
+    assert!(e.contains("nosuch") && e.contains("pagemap") && e.contains("pure-page-level"), "{e}");
+}
+
+#[test]
+fn usage_errors_exit_2_and_help_exits_0() {
+    ftlab().args(["run", "--no-such-flag"]).assert().code(2);
+    ftlab().args(["run", "--requests", "many"]).assert().code(2);
+    let e = failure(&["run", "no-such-config.toml"], 2);
+    assert!(e.contains("no-such-config.toml"), "{e}");
+    ftlab().args(["run", "--help"]).assert().success().stdout(predicate::str::contains("FIELDS.md"));
+}
+
+#[test]
+fn set_overrides_any_key_and_print_config_round_trips() {
+    let printed =
+        stdout_of(&["run", "--print-config", "--requests", "5000", "--seed", "9", "--set", "ftl.gc_free_blocks=3"]);
+    assert!(printed.contains("gc_free_blocks = 3") && printed.contains("seed = 9"), "{printed}");
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("c.toml");
+    std::fs::write(&p, &printed).unwrap();
+    let from_file = stdout_of(&["run", p.to_str().unwrap(), "-f", "json"]);
+    let from_flags =
+        stdout_of(&["run", "--requests", "5000", "--seed", "9", "--set", "ftl.gc_free_blocks=3", "-f", "json"]);
+    assert_eq!(from_file, from_flags);
+}
+
+#[test]
+fn a_trace_in_a_config_file_is_relative_to_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(traces().join("msr_cambridge_hm0_sample.csv"), dir.path().join("hm0.csv")).unwrap();
+    let p = dir.path().join("c.toml");
+    std::fs::write(&p, "[workload]\ntrace = \"hm0.csv\"\ntrace_format = \"msr\"\n").unwrap();
+    let r = json_of(&["run", p.to_str().unwrap(), "-f", "json"]);
+    assert_eq!(r["requests"], 1000);
+    assert_eq!(r["integrity"], "ok");
+}
+
+/// Every column of the CSV output (and every top-level JSON field) is documented.
+#[test]
+fn fields_md_documents_every_output_field() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/FIELDS.md")).unwrap();
+    let csv = stdout_of(&["run", "--requests", "1000", "-f", "csv"]);
+    let header = csv.lines().next().unwrap();
+    let json = json_of(&["run", "--requests", "1000", "-f", "json"]);
+    let top = json.as_object().unwrap().keys().cloned();
+    let missing: Vec<String> =
+        header.split(',').map(str::to_owned).chain(top).filter(|f| !doc.contains(&format!("`{f}`"))).collect();
+    assert!(missing.is_empty(), "FIELDS.md does not document: {missing:?}");
+}
+
+#[test]
+fn completions_and_man_page() {
+    ftlab().args(["completions", "bash"]).assert().success().stdout(predicate::str::contains("ftlab"));
+    ftlab().arg("man").assert().success().stdout(predicate::str::contains(".TH ftlab"));
+}
