@@ -82,6 +82,17 @@ fn setup() -> Setup {
         ram,
         ram as f64 / physical as f64
     );
+    // The simulated results of preconditioning: identical across implementation
+    // changes (a run is fully determined by its config and seed).
+    let c = s.flash.counters();
+    eprintln!(
+        "preconditioning: simulated time {} ns, WAF {:.6}, programs {}, copybacks {}, erases {}",
+        s.now.as_ns(),
+        c.waf().unwrap_or(0.0),
+        c.programs.total(),
+        c.copybacks.total(),
+        c.erases.total()
+    );
     s.flash.reset_counters();
     s
 }

@@ -105,11 +105,16 @@ impl BlockAllocator {
     /// of that die when needed; if the die has no open block with room and no free
     /// block, the other dies are tried in order. `None` when the device has no
     /// programmable page left for the stream.
+    #[inline]
     pub fn next_page(&mut self, stream: u32, die: DieId) -> Option<Allocation> {
+        if let Some(a) = self.next_page_on(stream, die) {
+            return Some(a);
+        }
         let dies = self.geometry.dies();
-        (0..dies).find_map(|i| self.next_page_on(stream, DieId((die.0 + i) % dies)))
+        (1..dies).find_map(|i| self.next_page_on(stream, DieId((die.0 + i) % dies)))
     }
 
+    #[inline]
     fn next_page_on(&mut self, stream: u32, die: DieId) -> Option<Allocation> {
         let ppb = self.geometry.pages_per_block;
         let slot = (stream.min(self.streams - 1) * self.geometry.dies() + die.0) as usize;

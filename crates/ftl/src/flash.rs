@@ -115,6 +115,7 @@ impl Flash {
         self.use_copyback = on;
     }
     /// A handle for one command issued at `now`.
+    #[inline]
     pub fn io(&mut self, now: SimTime) -> Io<'_> {
         self.nand.retire(now);
         Io { flash: self, now, ready: now, done: now, acked: None }
@@ -207,6 +208,7 @@ impl Io<'_> {
     }
 
     /// Reads a page and its OOB.
+    #[inline]
     pub fn read(&mut self, ppa: Ppa, purpose: Purpose) -> Result<(Payload, Oob), NandError> {
         let (data, oob, span) = self.flash.nand.read(ppa, self.ready)?;
         self.flash.counters.reads.bump(purpose);
@@ -223,6 +225,7 @@ impl Io<'_> {
     }
 
     /// Programs a page with its OOB; returns the sequence number written.
+    #[inline]
     pub fn program(
         &mut self,
         ppa: Ppa,
@@ -240,11 +243,10 @@ impl Io<'_> {
     /// Moves the page at `from` to the erased page `to`: a copyback when both are
     /// in one plane (and copyback is on), otherwise a read then a program. Returns
     /// the source's OOB.
+    #[inline]
     pub fn copy(&mut self, from: Ppa, to: Ppa, purpose: Purpose) -> Result<Oob, NandError> {
-        let g = self.flash.nand.geometry();
-        let (fb, tb) = (g.block_of(from), g.block_of(to));
-        let same_plane = g.die_of_block(fb) == g.die_of_block(tb) && g.plane_of_block(fb) == g.plane_of_block(tb);
-        if self.flash.use_copyback && same_plane {
+        let l = self.flash.nand.layout();
+        if self.flash.use_copyback && l.same_plane(l.block_of(from), l.block_of(to)) {
             let (oob, _, span) = self.flash.nand.copyback(from, to, self.ready)?;
             let c = &mut self.flash.counters;
             c.reads.bump(purpose);
@@ -261,6 +263,7 @@ impl Io<'_> {
     }
 
     /// Erases a block.
+    #[inline]
     pub fn erase(&mut self, block: BlockId, purpose: Purpose) -> Result<(), NandError> {
         let at = self.ready.max(self.flash.program_horizon);
         let span = self.flash.nand.erase(block, at)?;
@@ -272,17 +275,20 @@ impl Io<'_> {
     /// Acknowledges the host now: the command completes when every operation
     /// issued so far has finished. Work issued afterwards (e.g. a GC step) still
     /// occupies the flash but is not part of this command's response time.
+    #[inline]
     pub fn ack(&mut self) {
         self.acked = Some(self.done);
     }
 
     /// When the host sees the command complete: the acknowledgement if there was
     /// one, otherwise the finish of the command's last operation.
+    #[inline]
     pub fn completion(&self) -> SimTime {
         self.acked.unwrap_or(self.done)
     }
 
     /// The finish of the last operation issued so far.
+    #[inline]
     pub fn last_finish(&self) -> SimTime {
         self.done
     }

@@ -35,12 +35,25 @@ impl PageTable {
             Some(Ppa(old))
         }
     }
-    /// Moves a mapped `lpn` to `ppa` (garbage collection), without reading the
-    /// old entry.
+    /// Maps `lpn`, known to be at `old`, to `ppa`, without reading the entry.
     #[inline]
-    pub fn relocate(&mut self, lpn: usize, ppa: Ppa) {
-        debug_assert_ne!(self.l2p[lpn], UNMAPPED);
+    pub fn replace(&mut self, lpn: usize, old: Option<Ppa>, ppa: Ppa) {
+        debug_assert_eq!(self.get(lpn), old);
+        if old.is_none() {
+            self.mapped += 1;
+        }
         self.l2p[lpn] = ppa.0;
+    }
+    /// Moves `lpn` from `from` to `to` (garbage collection); an entry that no
+    /// longer points at `from` is left alone. Returns whether it moved.
+    #[inline]
+    pub fn relocate(&mut self, lpn: usize, from: Ppa, to: Ppa) -> bool {
+        let e = &mut self.l2p[lpn];
+        let hit = *e == from.0;
+        if hit {
+            *e = to.0;
+        }
+        hit
     }
     /// Unmaps `lpn`; returns the previous location.
     #[inline]
@@ -128,12 +141,17 @@ impl ValidMap {
     }
     /// Marks `first..first + n` invalid.
     pub fn clear_range(&mut self, first: Ppa, n: u32) {
-        for p in first.0..first.0 + n {
-            if p % 64 == 0 && p + 64 <= first.0 + n {
-                self.bits[(p / 64) as usize] = 0;
-            } else {
-                self.clear(Ppa(p));
+        let (start, end) = (first.0, first.0 + n);
+        for w in (start / 64)..end.div_ceil(64) {
+            let base = w * 64;
+            let mut keep = 0u64;
+            if base < start {
+                keep |= !(!0u64 << (start - base));
             }
+            if base + 64 > end {
+                keep |= !(!0u64 >> (base + 64 - end));
+            }
+            self.bits[w as usize] &= keep;
         }
     }
     /// RAM used, in bytes.
@@ -180,5 +198,19 @@ mod tests {
         v.set(Ppa(70));
         v.clear_range(Ppa(0), 128);
         assert_eq!(v.iter_set(Ppa(0), 130).collect::<Vec<_>>(), vec![Ppa(129)]);
+    }
+
+    proptest! {
+        #[test]
+        fn clear_range_clears_exactly_the_range(first in 0u32..200, n in 0u32..200) {
+            let mut v = ValidMap::new(400);
+            for p in 0..400 {
+                v.set(Ppa(p));
+            }
+            v.clear_range(Ppa(first), n);
+            for p in 0..400 {
+                prop_assert_eq!(v.get(Ppa(p)), !(first..first + n).contains(&p), "page {}", p);
+            }
+        }
     }
 }

@@ -24,6 +24,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use ftlab_nand::geometry::Layout;
 use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa, SimTime};
 
 use crate::alloc::{Allocation, BlockAllocator};
@@ -128,6 +129,7 @@ impl FtlBuilder for PageMapConfig {
 pub struct PageMap {
     config: PageMapConfig,
     geometry: Geometry,
+    layout: Layout,
     logical_pages: u32,
     table: PageTable,
     valid: ValidMap,
@@ -135,10 +137,11 @@ pub struct PageMap {
     /// Last write time per block; only kept for cost-benefit victims.
     modified: Vec<SimTime>,
     alloc: BlockAllocator,
-    /// Scratch lists of one GC pass: the victim's valid pages, and
-    /// `(lpn, new location)` of those moved.
+    /// Scratch lists of one GC pass: the victim's valid pages, and the logical
+    /// page and new location of each one moved.
     sources: Vec<Ppa>,
-    moved: Vec<(u32, Ppa)>,
+    lpns: Vec<u32>,
+    dsts: Vec<Ppa>,
 }
 
 impl PageMap {
@@ -154,6 +157,7 @@ impl PageMap {
         Ok(PageMap {
             config,
             geometry: g,
+            layout: Layout::new(&g),
             logical_pages,
             table: PageTable::new(logical_pages),
             valid: ValidMap::new(g.total_pages()),
@@ -161,7 +165,8 @@ impl PageMap {
             modified,
             alloc: BlockAllocator::empty(&g, 1),
             sources: Vec::new(),
-            moved: Vec::new(),
+            lpns: Vec::new(),
+            dsts: Vec::new(),
         })
     }
 
@@ -257,15 +262,17 @@ impl PageMap {
         Ok(ppa)
     }
 
-    /// Records that `lpn` now lives at `ppa`, invalidating its previous copy.
+    /// Records that `lpn`, which was at `old`, now lives at `ppa`, invalidating
+    /// its previous copy.
     #[inline]
-    fn remap(&mut self, lpn: usize, ppa: Ppa, now: SimTime) {
-        if let Some(old) = self.table.set(lpn, ppa) {
+    fn remap(&mut self, lpn: usize, old: Option<Ppa>, ppa: Ppa, now: SimTime) {
+        self.table.replace(lpn, old, ppa);
+        if let Some(old) = old {
             self.valid.clear(old);
-            self.picker.dec(self.geometry.block_of(old));
+            self.picker.dec(self.layout.block_of(old));
         }
         self.valid.set(ppa);
-        let b = self.geometry.block_of(ppa);
+        let b = self.layout.block_of(ppa);
         self.picker.inc(b);
         if let Some(m) = self.modified.get_mut(b.0 as usize) {
             *m = now;
@@ -292,71 +299,82 @@ impl PageMap {
             return Ok(false);
         }
         self.picker.remove(victim);
-        let die = self.geometry.die_of_block(victim);
+        let die = self.layout.die_of_block(victim);
         let first = self.geometry.ppa(victim, 0);
         // Move the valid pages, then update the table in one pass: its entries are
-        // scattered in RAM, and independent updates let the memory accesses
-        // overlap instead of stalling one copy at a time.
+        // scattered in RAM, and a tight loop of independent loads lets the cache
+        // misses overlap (a store miss per copy would hold back every later store).
         let mut sources = std::mem::take(&mut self.sources);
-        let mut moved = std::mem::take(&mut self.moved);
+        let mut lpns = std::mem::take(&mut self.lpns);
         sources.clear();
-        moved.clear();
+        lpns.clear();
         sources.extend(self.valid.iter_set(first, ppb));
-        let result = self.move_pages(io, &sources, die, &mut moved);
-        for &(lpn, dst) in &moved {
-            self.table.relocate(lpn as usize, dst);
+        let result = self.move_pages(io, &sources, die, &mut lpns);
+        let moved = lpns.len();
+        let dsts = &self.dsts;
+        for (i, &lpn) in lpns.iter().enumerate() {
+            let hit = self.table.relocate(lpn as usize, sources[i], dsts[i]);
+            debug_assert!(hit, "lpn {lpn} left {:?} during GC", sources[i]);
         }
-        if moved.len() == sources.len() {
+        if moved == sources.len() {
             self.valid.clear_range(first, ppb);
             self.picker.set_valid(victim, 0);
         } else {
             // A failed move leaves the rest of the victim valid and a candidate.
-            for &src in &sources[..moved.len()] {
+            for &src in &sources[..moved] {
                 self.valid.clear(src);
                 self.picker.dec(victim);
             }
             self.picker.insert(victim);
         }
         self.sources = sources;
-        self.moved = moved;
+        self.lpns = lpns;
         result?;
         io.erase(victim, Purpose::Gc)?;
         self.alloc.release(victim);
         Ok(true)
     }
 
-    /// Copies each of `sources` to a new page near `die`, recording
-    /// `(lpn, new location)` in `moved`; stops at the first failure.
+    /// Copies each of `sources` to a new page near `die`, recording the logical
+    /// page of each one moved in `lpns` and its new location in `self.dsts`; stops
+    /// at the first failure.
     fn move_pages(
         &mut self,
         io: &mut Io,
         sources: &[Ppa],
         die: ftlab_nand::DieId,
-        moved: &mut Vec<(u32, Ppa)>,
+        lpns: &mut Vec<u32>,
     ) -> Result<(), FtlError> {
+        self.dsts.clear();
         let now = io.now();
         for &src in sources {
             let dst = self.next_page(die)?;
             let oob = io.copy(src, dst, Purpose::Gc)?;
             debug_assert_eq!(self.table.get(oob.lpn as usize), Some(src));
             self.valid.set(dst);
-            let b = self.geometry.block_of(dst);
+            let b = self.layout.block_of(dst);
             self.picker.inc(b);
             if let Some(m) = self.modified.get_mut(b.0 as usize) {
                 *m = now;
             }
-            moved.push((oob.lpn, dst));
+            lpns.push(oob.lpn);
+            self.dsts.push(dst);
         }
         Ok(())
     }
 
-    fn collect_until(&mut self, io: &mut Io, free_blocks: u32) -> Result<(), FtlError> {
+    /// Collects garbage while at most `free_blocks` blocks are free; returns
+    /// whether any page moved.
+    #[inline]
+    fn collect_until(&mut self, io: &mut Io, free_blocks: u32) -> Result<bool, FtlError> {
+        let mut collected = false;
         while self.alloc.free_blocks() <= free_blocks {
+            collected = true;
             if !self.collect_one(io)? {
                 break;
             }
         }
-        Ok(())
+        Ok(collected)
     }
 }
 
@@ -380,11 +398,17 @@ impl Ftl for PageMap {
 
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
         let l = check_lpn(lpn, self.logical_pages)?;
-        self.collect_until(io, self.config.gc_free_blocks)?;
+        // The table entry is most likely a cache miss: load it first, so that the
+        // allocation and the program below, which do not depend on it, overlap
+        // with the load. Garbage collection may move the page; then load it again.
+        let mut old = self.table.get(l);
+        if self.collect_until(io, self.config.gc_free_blocks)? {
+            old = self.table.get(l);
+        }
         let die = self.alloc.next_die();
         let ppa = self.next_page(die)?;
         io.program(ppa, lpn.0, PageKind::Data, data, Purpose::Host)?;
-        self.remap(l, ppa, io.now());
+        self.remap(l, old, ppa, io.now());
         io.ack();
         Ok(())
     }
@@ -393,7 +417,7 @@ impl Ftl for PageMap {
         let l = check_lpn(lpn, self.logical_pages)?;
         if let Some(old) = self.table.unmap(l) {
             self.valid.clear(old);
-            self.picker.dec(self.geometry.block_of(old));
+            self.picker.dec(self.layout.block_of(old));
         }
         Ok(())
     }

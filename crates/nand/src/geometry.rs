@@ -214,6 +214,131 @@ impl Geometry {
     }
 }
 
+/// Division of `u32`s by a divisor fixed at run time, without a division
+/// instruction: a shift when the divisor is a power of two, otherwise a
+/// multiplication by a precomputed 64-bit reciprocal (Lemire, Kaser and Kurz,
+/// "Faster remainder by direct computation", 2019), exact for every `u32`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Divisor {
+    d: u32,
+    /// `ceil(2^64 / d)`, or 0 when `d` is a power of two.
+    m: u64,
+    shift: u32,
+}
+
+impl Divisor {
+    /// A divisor `d` (at least 1).
+    pub fn new(d: u32) -> Self {
+        assert!(d > 0, "division by zero");
+        if d.is_power_of_two() {
+            Divisor { d, m: 0, shift: d.trailing_zeros() }
+        } else {
+            Divisor { d, m: u64::MAX / u64::from(d) + 1, shift: 0 }
+        }
+    }
+    /// The divisor.
+    #[inline]
+    pub fn get(&self) -> u32 {
+        self.d
+    }
+    /// `n / d`.
+    #[inline]
+    pub fn div(&self, n: u32) -> u32 {
+        if self.m == 0 {
+            n >> self.shift
+        } else {
+            ((u128::from(self.m) * u128::from(n)) >> 64) as u32
+        }
+    }
+    /// `n % d`.
+    #[inline]
+    pub fn rem(&self, n: u32) -> u32 {
+        n - self.div(n) * self.d
+    }
+}
+
+/// The address arithmetic of a [`Geometry`] with its divisors precomputed: the
+/// same answers as the `Geometry` methods of the same names, for hot paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    pages_per_block: Divisor,
+    blocks_per_die: Divisor,
+    blocks_per_plane: Divisor,
+    dies_per_channel: Divisor,
+    total_pages: u32,
+    total_blocks: u32,
+}
+
+impl Layout {
+    /// The layout of a validated `geometry`.
+    pub fn new(geometry: &Geometry) -> Self {
+        Layout {
+            pages_per_block: Divisor::new(geometry.pages_per_block),
+            blocks_per_die: Divisor::new(geometry.blocks_per_die()),
+            blocks_per_plane: Divisor::new(geometry.blocks_per_plane),
+            dies_per_channel: Divisor::new(geometry.ways_per_channel * geometry.dies_per_way),
+            total_pages: geometry.total_pages(),
+            total_blocks: geometry.total_blocks(),
+        }
+    }
+    /// Pages per block.
+    #[inline]
+    pub fn pages_per_block(&self) -> u32 {
+        self.pages_per_block.get()
+    }
+    /// Total pages.
+    #[inline]
+    pub fn total_pages(&self) -> u32 {
+        self.total_pages
+    }
+    /// Total blocks.
+    #[inline]
+    pub fn total_blocks(&self) -> u32 {
+        self.total_blocks
+    }
+    /// Block holding `ppa`.
+    #[inline]
+    pub fn block_of(&self, ppa: Ppa) -> BlockId {
+        BlockId(self.pages_per_block.div(ppa.0))
+    }
+    /// Page index of `ppa` inside its block.
+    #[inline]
+    pub fn page_in_block(&self, ppa: Ppa) -> u32 {
+        self.pages_per_block.rem(ppa.0)
+    }
+    /// Address of page `page` of `block`.
+    #[inline]
+    pub fn ppa(&self, block: BlockId, page: u32) -> Ppa {
+        Ppa(block.0 * self.pages_per_block.get() + page)
+    }
+    /// Die holding `block`.
+    #[inline]
+    pub fn die_of_block(&self, block: BlockId) -> DieId {
+        DieId(self.blocks_per_die.div(block.0))
+    }
+    /// Die holding `ppa`.
+    #[inline]
+    pub fn die_of(&self, ppa: Ppa) -> DieId {
+        self.die_of_block(self.block_of(ppa))
+    }
+    /// Channel of `die`.
+    #[inline]
+    pub fn channel_of_die(&self, die: DieId) -> u32 {
+        self.dies_per_channel.div(die.0)
+    }
+    /// Plane index (within its die) of `block`.
+    #[inline]
+    pub fn plane_of_block(&self, block: BlockId) -> u32 {
+        self.blocks_per_plane.div(self.blocks_per_die.rem(block.0))
+    }
+    /// Whether blocks `a` and `b` are in one plane of one die.
+    #[inline]
+    pub fn same_plane(&self, a: BlockId, b: BlockId) -> bool {
+        // Blocks of a plane are contiguous: one plane is one run of block indices.
+        self.blocks_per_plane.div(a.0) == self.blocks_per_plane.div(b.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,6 +390,44 @@ mod tests {
             prop_assert_eq!(g.channel_of_die(die), a.channel);
             prop_assert_eq!(g.plane_of_block(g.block_of(Ppa(ppa))), a.plane);
             prop_assert_eq!(g.page_in_block(Ppa(ppa)), a.page);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn divisor_matches_division(d in 1u32..=u32::MAX, n in any::<u32>()) {
+            let v = Divisor::new(d);
+            prop_assert_eq!(v.div(n), n / d);
+            prop_assert_eq!(v.rem(n), n % d);
+        }
+
+        #[test]
+        fn layout_matches_geometry(ppa in 0u32..(2 * 3 * 2 * 2 * 5 * 7), other in 0u32..(2 * 3 * 2 * 2 * 5)) {
+            let g = small();
+            let l = Layout::new(&g);
+            let p = Ppa(ppa);
+            let b = g.block_of(p);
+            prop_assert_eq!(l.block_of(p), b);
+            prop_assert_eq!(l.page_in_block(p), g.page_in_block(p));
+            prop_assert_eq!(l.ppa(b, 3), g.ppa(b, 3));
+            prop_assert_eq!(l.die_of(p), g.die_of(p));
+            prop_assert_eq!(l.die_of_block(b), g.die_of_block(b));
+            prop_assert_eq!(l.plane_of_block(b), g.plane_of_block(b));
+            prop_assert_eq!(l.channel_of_die(g.die_of(p)), g.channel_of_die(g.die_of(p)));
+            let o = BlockId(other);
+            let same = g.die_of_block(b) == g.die_of_block(o) && g.plane_of_block(b) == g.plane_of_block(o);
+            prop_assert_eq!(l.same_plane(b, o), same);
+        }
+    }
+
+    #[test]
+    fn divisor_edge_cases() {
+        for d in [1u32, 2, 3, 5, 7, 255, 256, 1000, 1 << 31, u32::MAX - 1, u32::MAX] {
+            let v = Divisor::new(d);
+            for n in [0u32, 1, d - 1, d, d.wrapping_add(1), u32::MAX - 1, u32::MAX] {
+                assert_eq!(v.div(n), n / d, "{n} / {d}");
+                assert_eq!(v.rem(n), n % d, "{n} % {d}");
+            }
         }
     }
 

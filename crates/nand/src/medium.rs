@@ -6,6 +6,12 @@
 //! logical page, 8 bytes of OOB sequence number and kind — 20 bytes. Page state is
 //! not stored per page: pages below a block's write pointer are programmed, the
 //! rest erased, and the few pages torn by a power cut sit in a small set.
+//!
+//! Every operation a power cut may still touch is kept in an in-flight log. A
+//! program's record is just its page: undoing it moves the block's write pointer
+//! back, and the page's old contents and OOB are never readable again — unless
+//! the erase before it is undone as well. So a program saves what the page held
+//! only while an erase of its block is itself in the log.
 
 use std::collections::{HashSet, VecDeque};
 
@@ -14,8 +20,8 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::error::NandError;
-use crate::geometry::{BlockId, DieId, Geometry, Ppa};
-use crate::store::{new_store, PageStore, Payload, StoreKind};
+use crate::geometry::{BlockId, DieId, Geometry, Layout, Ppa};
+use crate::store::{AnyStore, PageStore, Payload, StoreKind};
 use crate::time::SimTime;
 use crate::timeline::{Span, Timelines};
 use crate::timing::Timing;
@@ -85,6 +91,8 @@ struct BlockState {
     torn_erase: bool,
     /// Some page of the block is in the torn set.
     has_torn_pages: bool,
+    /// Erases of the block in the in-flight log (a power cut may still undo them).
+    erases_in_flight: u32,
 }
 
 /// An operation whose effect a power cut may still tear or undo.
@@ -96,18 +104,38 @@ struct InFlight {
 
 #[derive(Debug)]
 enum Undo {
-    /// A program of `ppa`; restoring puts back what the slot held before.
-    Program { ppa: Ppa, old: Payload, old_lpn: u32, old_seqkind: u64 },
-    /// An erase of `block`; restoring puts back its state before the erase.
-    Erase { block: BlockId, old: BlockState, torn_pages: Vec<u32> },
+    /// A program of `ppa` into a block with no erase in flight: undone, the page
+    /// is erased again and what it held before can never be read.
+    Program { ppa: Ppa },
+    /// A program into a block whose erase is in flight; restoring puts back what
+    /// the slot held before, readable again if that erase is undone too.
+    ProgramOver(Box<SavedPage>),
+    /// An erase; restoring puts back the block's state before the erase.
+    Erase(Box<SavedBlock>),
+}
+
+#[derive(Debug)]
+struct SavedPage {
+    ppa: Ppa,
+    old: Payload,
+    old_lpn: u32,
+    old_seqkind: u64,
+}
+
+#[derive(Debug)]
+struct SavedBlock {
+    block: BlockId,
+    old: BlockState,
+    torn_pages: Vec<u32>,
 }
 
 /// The flash medium.
 #[derive(Debug)]
 pub struct Nand {
     geometry: Geometry,
+    layout: Layout,
     timing: Timing,
-    store: Box<dyn PageStore>,
+    store: AnyStore,
     oob_lpn: Vec<u32>,
     /// `seq << 8 | kind`.
     oob_seqkind: Vec<u64>,
@@ -158,8 +186,9 @@ impl Nand {
         let wear = WearModel::new(&config.wear, g.total_blocks(), &mut rng);
         Ok(Nand {
             geometry: g,
+            layout: Layout::new(&g),
             timing: config.timing,
-            store: new_store(config.store, pages, g.page_size),
+            store: AnyStore::new(config.store, pages, g.page_size),
             oob_lpn: vec![u32::MAX; pages as usize],
             oob_seqkind: vec![0; pages as usize],
             blocks,
@@ -175,6 +204,11 @@ impl Nand {
     #[inline]
     pub fn geometry(&self) -> &Geometry {
         &self.geometry
+    }
+    /// The device's address arithmetic, divisors precomputed.
+    #[inline]
+    pub fn layout(&self) -> &Layout {
+        &self.layout
     }
     /// The chip timing.
     pub fn timing(&self) -> &Timing {
@@ -220,27 +254,29 @@ impl Nand {
             + self.geometry.total_blocks() as u64 * 8
     }
 
+    #[inline]
     fn check_ppa(&self, ppa: Ppa) -> Result<BlockId, NandError> {
-        if ppa.0 >= self.geometry.total_pages() {
+        if ppa.0 >= self.layout.total_pages() {
             return Err(NandError::OutOfRange(ppa));
         }
-        let block = self.geometry.block_of(ppa);
+        let block = self.layout.block_of(ppa);
         if self.blocks[block.0 as usize].bad {
             return Err(NandError::BadBlock(block));
         }
         Ok(block)
     }
 
-    fn check_readable(&self, ppa: Ppa) -> Result<(), NandError> {
+    #[inline]
+    fn check_readable(&self, ppa: Ppa) -> Result<BlockId, NandError> {
         let block = self.check_ppa(ppa)?;
         let b = &self.blocks[block.0 as usize];
         if b.torn_erase || (b.has_torn_pages && self.torn.contains(&ppa.0)) {
             return Err(NandError::Uncorrectable(ppa));
         }
-        if self.geometry.page_in_block(ppa) >= b.write_ptr {
+        if ppa.0 - self.layout.ppa(block, 0).0 >= b.write_ptr {
             return Err(NandError::NotProgrammed(ppa));
         }
-        Ok(())
+        Ok(block)
     }
 
     #[inline]
@@ -251,16 +287,24 @@ impl Nand {
 
     /// Forgets in-flight records of operations finished by `now`: a power cut can
     /// no longer touch them.
+    #[inline]
     pub fn retire(&mut self, now: SimTime) {
-        while self.in_flight.front().is_some_and(|f| f.span.finish <= now) {
+        while let Some(f) = self.in_flight.front() {
+            if f.span.finish > now {
+                break;
+            }
+            if let Undo::Erase(e) = &f.op {
+                self.blocks[e.block.0 as usize].erases_in_flight -= 1;
+            }
             self.in_flight.pop_front();
         }
     }
 
     /// Reads page `ppa` (data and OOB), issued at `at`.
+    #[inline]
     pub fn read(&mut self, ppa: Ppa, at: SimTime) -> Result<(Payload, Oob, Span), NandError> {
-        self.check_readable(ppa)?;
-        let span = self.timelines.read(self.geometry.die_of(ppa), at);
+        let block = self.check_readable(ppa)?;
+        let span = self.timelines.read(self.layout.die_of_block(block), at);
         Ok((self.store.read(ppa.0), self.oob_at(ppa), span))
     }
 
@@ -268,21 +312,22 @@ impl Nand {
     /// `None`.
     pub fn read_oob(&mut self, ppa: Ppa, at: SimTime) -> Result<(Option<Oob>, Span), NandError> {
         let oob = match self.check_readable(ppa) {
-            Ok(()) => Some(self.oob_at(ppa)),
+            Ok(_) => Some(self.oob_at(ppa)),
             Err(NandError::NotProgrammed(_)) => None,
             Err(e) => return Err(e),
         };
-        let span = self.timelines.read_oob(self.geometry.die_of(ppa), at);
+        let span = self.timelines.read_oob(self.layout.die_of(ppa), at);
         Ok((oob, span))
     }
 
+    #[inline]
     fn check_programmable(&self, ppa: Ppa) -> Result<BlockId, NandError> {
         let block = self.check_ppa(ppa)?;
         let b = &self.blocks[block.0 as usize];
         if b.torn_erase {
             return Err(NandError::TornBlock(block));
         }
-        let page = self.geometry.page_in_block(ppa);
+        let page = ppa.0 - self.layout.ppa(block, 0).0;
         if page < b.write_ptr {
             return Err(NandError::AlreadyProgrammed { ppa });
         }
@@ -292,20 +337,32 @@ impl Nand {
         Ok(block)
     }
 
+    #[inline]
     fn commit_program(&mut self, ppa: Ppa, block: BlockId, lpn: u32, kind: PageKind, span: Span) -> u64 {
         let i = ppa.0 as usize;
-        let old = self.store.read(ppa.0);
         let seq = self.next_seq;
         self.next_seq += 1;
-        let old_lpn = std::mem::replace(&mut self.oob_lpn[i], lpn);
-        let old_seqkind = std::mem::replace(&mut self.oob_seqkind[i], (seq << 8) | kind as u64);
-        self.blocks[block.0 as usize].write_ptr += 1;
-        self.in_flight.push_back(InFlight { span, op: Undo::Program { ppa, old, old_lpn, old_seqkind } });
+        let b = &mut self.blocks[block.0 as usize];
+        b.write_ptr += 1;
+        let op = if b.erases_in_flight == 0 {
+            self.oob_lpn[i] = lpn;
+            self.oob_seqkind[i] = (seq << 8) | kind as u64;
+            Undo::Program { ppa }
+        } else {
+            Undo::ProgramOver(Box::new(SavedPage {
+                ppa,
+                old: self.store.read(ppa.0),
+                old_lpn: std::mem::replace(&mut self.oob_lpn[i], lpn),
+                old_seqkind: std::mem::replace(&mut self.oob_seqkind[i], (seq << 8) | kind as u64),
+            }))
+        };
+        self.in_flight.push_back(InFlight { span, op });
         seq
     }
 
     /// Programs `ppa` with `data` and its OOB, issued at `at`. Returns the sequence
     /// number written and the operation's span.
+    #[inline]
     pub fn program(
         &mut self,
         ppa: Ppa,
@@ -315,7 +372,7 @@ impl Nand {
         at: SimTime,
     ) -> Result<(u64, Span), NandError> {
         let block = self.check_programmable(ppa)?;
-        let span = self.timelines.program(self.geometry.die_of(ppa), at);
+        let span = self.timelines.program(self.layout.die_of_block(block), at);
         let seq = self.commit_program(ppa, block, lpn, kind, span);
         if let Err(e) = self.store.write(ppa.0, data) {
             self.undo_last();
@@ -328,23 +385,22 @@ impl Nand {
     /// using the channel, issued at `at`. The OOB travels with the data, with a new
     /// sequence number. Returns the source's OOB (the controller sees it in the
     /// page register), the new sequence number and the span.
+    #[inline]
     pub fn copyback(&mut self, from: Ppa, to: Ppa, at: SimTime) -> Result<(Oob, u64, Span), NandError> {
-        self.check_readable(from)?;
-        let block = self.check_programmable(to)?;
-        let (fb, tb) = (self.geometry.block_of(from), block);
-        if self.geometry.die_of_block(fb) != self.geometry.die_of_block(tb)
-            || self.geometry.plane_of_block(fb) != self.geometry.plane_of_block(tb)
-        {
+        let fb = self.check_readable(from)?;
+        let tb = self.check_programmable(to)?;
+        if !self.layout.same_plane(fb, tb) {
             return Err(NandError::CopybackAcrossPlanes { from, to });
         }
         let oob = self.oob_at(from);
-        let span = self.timelines.copyback(self.geometry.die_of(to), at);
+        let span = self.timelines.copyback(self.layout.die_of_block(tb), at);
         let seq = self.commit_program(to, tb, oob.lpn, oob.kind, span);
         self.store.copy(from.0, to.0);
         Ok((oob, seq, span))
     }
 
     /// Erases `block`, issued at `at`.
+    #[inline]
     pub fn erase(&mut self, block: BlockId, at: SimTime) -> Result<Span, NandError> {
         if block.0 >= self.geometry.total_blocks() {
             return Err(NandError::BlockOutOfRange(block));
@@ -358,6 +414,7 @@ impl Nand {
         b.erase_count += 1;
         b.torn_erase = false;
         b.has_torn_pages = false;
+        b.erases_in_flight += 1;
         let mut torn_pages = Vec::new();
         if old.has_torn_pages {
             let first = self.geometry.ppa(block, 0).0;
@@ -367,8 +424,8 @@ impl Nand {
                 self.torn.remove(p);
             }
         }
-        let span = self.timelines.erase(self.geometry.die_of_block(block), at);
-        self.in_flight.push_back(InFlight { span, op: Undo::Erase { block, old, torn_pages } });
+        let span = self.timelines.erase(self.layout.die_of_block(block), at);
+        self.in_flight.push_back(InFlight { span, op: Undo::Erase(Box::new(SavedBlock { block, old, torn_pages })) });
         Ok(span)
     }
 
@@ -380,19 +437,33 @@ impl Nand {
 
     fn undo(&mut self, op: Undo) {
         match op {
-            Undo::Program { ppa, old, old_lpn, old_seqkind } => {
+            Undo::Program { ppa } => {
+                self.blocks[self.layout.block_of(ppa).0 as usize].write_ptr -= 1;
+            }
+            Undo::ProgramOver(saved) => {
+                let SavedPage { ppa, old, old_lpn, old_seqkind } = *saved;
                 let i = ppa.0 as usize;
                 self.oob_lpn[i] = old_lpn;
                 self.oob_seqkind[i] = old_seqkind;
                 // The slot held `old` before; it is of the store's own kind.
                 let _ = self.store.write(ppa.0, old);
-                self.blocks[self.geometry.block_of(ppa).0 as usize].write_ptr -= 1;
+                self.blocks[self.layout.block_of(ppa).0 as usize].write_ptr -= 1;
             }
-            Undo::Erase { block, old, torn_pages } => {
-                self.blocks[block.0 as usize] = old;
+            Undo::Erase(saved) => {
+                let SavedBlock { block, old, torn_pages } = *saved;
+                let b = &mut self.blocks[block.0 as usize];
+                // `old` counted the erases in flight before this one; some of them
+                // may have been retired since.
+                let in_flight = b.erases_in_flight - 1;
+                *b = BlockState { erases_in_flight: in_flight, ..old };
                 self.torn.extend(torn_pages);
             }
         }
+    }
+
+    fn tear_page(&mut self, ppa: Ppa) {
+        self.torn.insert(ppa.0);
+        self.blocks[self.layout.block_of(ppa).0 as usize].has_torn_pages = true;
     }
 
     /// Cuts power at `t`. Operations that had not started by `t` never happened;
@@ -406,16 +477,18 @@ impl Nand {
                 self.undo(f.op);
             } else if f.span.finish > t {
                 match f.op {
-                    Undo::Program { ppa, .. } => {
-                        self.torn.insert(ppa.0);
-                        self.blocks[self.geometry.block_of(ppa).0 as usize].has_torn_pages = true;
-                    }
-                    Undo::Erase { block, .. } => {
-                        let b = &mut self.blocks[block.0 as usize];
+                    Undo::Program { ppa } => self.tear_page(ppa),
+                    Undo::ProgramOver(saved) => self.tear_page(saved.ppa),
+                    Undo::Erase(saved) => {
+                        let b = &mut self.blocks[saved.block.0 as usize];
                         b.torn_erase = true;
                         b.write_ptr = self.geometry.pages_per_block;
+                        b.erases_in_flight -= 1;
                     }
                 }
+            } else if let Undo::Erase(saved) = &f.op {
+                // Finished before the cut: dropped from the log.
+                self.blocks[saved.block.0 as usize].erases_in_flight -= 1;
             }
         }
         self.timelines.reset(t);
@@ -424,12 +497,109 @@ impl Nand {
     /// The OOB of `ppa` without timing or counting, for tests and invariant checks;
     /// `None` if the page is erased, torn or in a bad block.
     pub fn peek_oob(&self, ppa: Ppa) -> Option<Oob> {
-        self.check_readable(ppa).ok().map(|()| self.oob_at(ppa))
+        self.check_readable(ppa).ok().map(|_| self.oob_at(ppa))
     }
 
     /// Whether `ppa` was torn by a power cut (directly or by a torn erase).
     pub fn is_torn(&self, ppa: Ppa) -> bool {
         let b = &self.blocks[self.geometry.block_of(ppa).0 as usize];
         b.torn_erase || self.torn.contains(&ppa.0)
+    }
+}
+
+#[cfg(test)]
+mod undo_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn nand() -> Nand {
+        let geometry = Geometry {
+            channels: 1,
+            ways_per_channel: 1,
+            dies_per_way: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 4,
+            pages_per_block: 4,
+            page_size: 4096,
+            oob_size: 64,
+        };
+        let timing = Timing {
+            read_ns: 25_000,
+            read_oob_ns: 10_000,
+            program_ns: 200_000,
+            erase_ns: 1_500_000,
+            channel_mb_per_s: 400,
+        };
+        let config = NandConfig {
+            geometry,
+            timing,
+            bad_block_rate: 0.0,
+            wear: WearConfig::default(),
+            store: StoreKind::Token,
+            seed: 1,
+        };
+        Nand::new(&config).unwrap()
+    }
+
+    #[test]
+    fn undone_program_after_a_retired_erase_leaves_the_page_erased() {
+        let mut n = nand();
+        let p = n.geometry().ppa(BlockId(0), 0);
+        let (_, s) = n.program(p, 1, PageKind::Data, Payload::Token(10), SimTime::ZERO).unwrap();
+        let e = n.erase(BlockId(0), s.finish).unwrap();
+        n.retire(e.finish);
+        let (_, s2) = n.program(p, 2, PageKind::Map, Payload::Token(20), e.finish).unwrap();
+        n.power_cut(s2.start);
+        assert_eq!(n.read(p, s2.start).unwrap_err(), NandError::NotProgrammed(p));
+        assert_eq!(n.peek_oob(p), None);
+        assert_eq!(n.programmed_pages(BlockId(0)), 0);
+        n.program(p, 3, PageKind::Data, Payload::Token(30), s2.start).unwrap();
+        assert_eq!(n.read(p, s2.start).unwrap().0, Payload::Token(30));
+        assert_eq!(n.peek_oob(p).map(|o| (o.lpn, o.kind)), Some((3, PageKind::Data)));
+    }
+
+    #[test]
+    fn undoing_erases_in_flight_restores_what_the_pages_held() {
+        let mut n = nand();
+        let g = *n.geometry();
+        let (p0, p1) = (g.ppa(BlockId(1), 0), g.ppa(BlockId(1), 1));
+        let (_, a) = n.program(p0, 5, PageKind::Data, Payload::Token(50), SimTime::ZERO).unwrap();
+        let (_, b) = n.program(p1, 6, PageKind::Data, Payload::Token(60), SimTime::ZERO).unwrap();
+        n.retire(b.finish);
+        // Two erases in flight, each followed by a program over page 0.
+        let e1 = n.erase(BlockId(1), b.finish).unwrap();
+        n.program(p0, 7, PageKind::Data, Payload::Token(70), b.finish).unwrap();
+        let e2 = n.erase(BlockId(1), b.finish).unwrap();
+        n.program(p0, 8, PageKind::Data, Payload::Token(80), b.finish).unwrap();
+        assert!(e1.start >= b.finish && e2.start > e1.start);
+        // Retiring the first erase leaves the second undoable.
+        n.retire(e1.finish);
+        n.power_cut(e2.start);
+        // The program after the first erase survived; the second erase never happened.
+        assert_eq!(n.read(p0, e2.start).unwrap().0, Payload::Token(70));
+        assert_eq!(n.peek_oob(p0).map(|o| o.lpn), Some(7));
+        assert_eq!(n.read(p1, e2.start).unwrap_err(), NandError::NotProgrammed(p1));
+        assert_eq!(n.erase_count(BlockId(1)), 1);
+        // Everything in flight is gone: a later program saves nothing.
+        assert_eq!(n.blocks[1].erases_in_flight, 0);
+        let _ = a;
+    }
+
+    #[test]
+    fn a_cut_before_every_erase_restores_the_oldest_contents() {
+        let mut n = nand();
+        let p = n.geometry().ppa(BlockId(2), 0);
+        let (_, s) = n.program(p, 9, PageKind::Meta, Payload::Token(90), SimTime::ZERO).unwrap();
+        n.retire(s.finish);
+        let e1 = n.erase(BlockId(2), s.finish).unwrap();
+        n.program(p, 1, PageKind::Data, Payload::Token(1), s.finish).unwrap();
+        n.erase(BlockId(2), s.finish).unwrap();
+        n.program(p, 2, PageKind::Data, Payload::Token(2), s.finish).unwrap();
+        n.power_cut(e1.start);
+        assert_eq!(n.read(p, e1.start).unwrap().0, Payload::Token(90));
+        let oob = n.peek_oob(p).unwrap();
+        assert_eq!((oob.lpn, oob.kind), (9, PageKind::Meta));
+        assert_eq!(n.erase_count(BlockId(2)), 0);
+        assert_eq!(n.blocks[2].erases_in_flight, 0);
     }
 }

@@ -134,6 +134,53 @@ impl PageStore for ByteStore {
     }
 }
 
+/// The store of a medium: either kind, dispatched without a virtual call.
+#[derive(Debug)]
+pub(crate) enum AnyStore {
+    Token(TokenStore),
+    Bytes(ByteStore),
+}
+
+impl AnyStore {
+    /// The store of `kind` for `pages` pages of `page_size` bytes.
+    pub(crate) fn new(kind: StoreKind, pages: u32, page_size: u32) -> Self {
+        match kind {
+            StoreKind::Token => AnyStore::Token(TokenStore::new(pages)),
+            StoreKind::Bytes => AnyStore::Bytes(ByteStore::new(pages, page_size)),
+        }
+    }
+}
+
+impl PageStore for AnyStore {
+    #[inline]
+    fn write(&mut self, page: u32, data: Payload) -> Result<(), NandError> {
+        match self {
+            AnyStore::Token(s) => s.write(page, data),
+            AnyStore::Bytes(s) => s.write(page, data),
+        }
+    }
+    #[inline]
+    fn read(&self, page: u32) -> Payload {
+        match self {
+            AnyStore::Token(s) => s.read(page),
+            AnyStore::Bytes(s) => s.read(page),
+        }
+    }
+    #[inline]
+    fn copy(&mut self, from: u32, to: u32) {
+        match self {
+            AnyStore::Token(s) => s.copy(from, to),
+            AnyStore::Bytes(s) => s.copy(from, to),
+        }
+    }
+    fn bytes_per_page(&self) -> usize {
+        match self {
+            AnyStore::Token(s) => s.bytes_per_page(),
+            AnyStore::Bytes(s) => s.bytes_per_page(),
+        }
+    }
+}
+
 /// Builds the store of `kind` for `pages` pages of `page_size` bytes.
 pub fn new_store(kind: StoreKind, pages: u32, page_size: u32) -> Box<dyn PageStore> {
     match kind {

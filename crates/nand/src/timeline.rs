@@ -6,7 +6,7 @@
 //! transfer on the channel into the die's register, then array time on the die;
 //! erase = die only; copyback = read and program inside the die, no channel.
 
-use crate::geometry::{DieId, Geometry};
+use crate::geometry::{DieId, Divisor, Geometry};
 use crate::time::SimTime;
 use crate::timing::Timing;
 
@@ -15,7 +15,7 @@ use crate::timing::Timing;
 pub struct Timelines {
     die_busy: Vec<SimTime>,
     channel_busy: Vec<SimTime>,
-    dies_per_channel: u32,
+    dies_per_channel: Divisor,
     read: SimTime,
     read_oob: SimTime,
     program: SimTime,
@@ -37,7 +37,7 @@ impl Timelines {
         Timelines {
             die_busy: vec![SimTime::ZERO; geometry.dies() as usize],
             channel_busy: vec![SimTime::ZERO; geometry.channels as usize],
-            dies_per_channel: geometry.ways_per_channel * geometry.dies_per_way,
+            dies_per_channel: Divisor::new(geometry.ways_per_channel * geometry.dies_per_way),
             read: SimTime(timing.read_ns),
             read_oob: SimTime(timing.read_oob_ns),
             program: SimTime(timing.program_ns),
@@ -49,7 +49,7 @@ impl Timelines {
 
     #[inline]
     fn channel(&self, die: DieId) -> usize {
-        (die.0 / self.dies_per_channel) as usize
+        self.dies_per_channel.div(die.0) as usize
     }
 
     #[inline]
