@@ -99,16 +99,18 @@ impl Counters {
 pub struct Flash {
     nand: Nand,
     counters: Counters,
-    /// Latest finish of every program issued: an erase never starts before it, so
-    /// a victim is only erased once the copies of its valid pages are durable.
-    program_horizon: SimTime,
+    /// Per block: the latest finish of a program that superseded one of its pages
+    /// ([`Io::supersede`], and every copy). The block is not erased before it, so
+    /// an old copy is never destroyed before its replacement is durable.
+    erase_barrier: Vec<SimTime>,
     use_copyback: bool,
 }
 
 impl Flash {
     /// Wraps a medium.
     pub fn new(nand: Nand) -> Self {
-        Flash { nand, counters: Counters::default(), program_horizon: SimTime::ZERO, use_copyback: true }
+        let blocks = nand.geometry().total_blocks() as usize;
+        Flash { nand, counters: Counters::default(), erase_barrier: vec![SimTime::ZERO; blocks], use_copyback: true }
     }
     /// Whether GC moves inside one plane use copyback (default true).
     pub fn set_copyback(&mut self, on: bool) {
@@ -118,7 +120,7 @@ impl Flash {
     #[inline]
     pub fn io(&mut self, now: SimTime) -> Io<'_> {
         self.nand.retire(now);
-        Io { flash: self, now, ready: now, done: now, acked: None }
+        Io { flash: self, now, ready: now, done: now, host_done: None, acked: None, last_program: now }
     }
     /// The medium.
     pub fn nand(&self) -> &Nand {
@@ -136,7 +138,7 @@ impl Flash {
     /// gone with it; rebuild the FTL with its builder's `recover`.
     pub fn power_cut(&mut self, t: SimTime) {
         self.nand.power_cut(t);
-        self.program_horizon = self.program_horizon.min(t);
+        self.erase_barrier.iter_mut().for_each(|b| *b = (*b).min(t));
     }
 }
 
@@ -145,15 +147,20 @@ impl Flash {
 ///
 /// Operations of one command are issued at `now`; a read's data is needed by what
 /// follows, so every operation issued after a read starts no earlier than that
-/// read's finish. Programs and erases do not hold later operations back. An erase
-/// starts no earlier than the finish of every program issued before it.
+/// read's finish (unless the read is inside an [`Io::independent`] chain).
+/// Programs, copybacks and erases do not hold later operations back; each die and
+/// channel serves its operations in issue order. An erase starts no earlier than
+/// the finish of the programs that superseded its pages (see [`Io::supersede`]),
+/// so a victim is erased only once the copies of its valid pages are durable.
 #[derive(Debug)]
 pub struct Io<'a> {
     flash: &'a mut Flash,
     now: SimTime,
     ready: SimTime,
     done: SimTime,
+    host_done: Option<SimTime>,
     acked: Option<SimTime>,
+    last_program: SimTime,
 }
 
 impl Io<'_> {
@@ -191,20 +198,45 @@ impl Io<'_> {
     pub fn soonest_free_die(&self) -> DieId {
         self.flash.nand.soonest_free_die()
     }
+    /// The first die from `start` (wrapping) that is idle at `now`, else the die
+    /// free soonest: where a write placed freely waits least.
+    #[inline]
+    pub fn free_die_from(&self, start: DieId) -> DieId {
+        self.flash.nand.free_die_from(start, self.now)
+    }
     /// RBER of `block` by the wear model.
     pub fn rber(&self, block: BlockId) -> f64 {
         self.flash.nand.rber(block)
     }
 
     #[inline]
-    fn after_read(&mut self, finish: SimTime) {
-        self.ready = self.ready.max(finish);
+    fn finished(&mut self, finish: SimTime, purpose: Purpose) {
         self.done = self.done.max(finish);
+        if purpose == Purpose::Host {
+            self.host_done = Some(self.host_done.map_or(finish, |h| h.max(finish)));
+        }
     }
     #[inline]
-    fn after_program(&mut self, finish: SimTime) {
-        self.done = self.done.max(finish);
-        self.flash.program_horizon = self.flash.program_horizon.max(finish);
+    fn after_read(&mut self, finish: SimTime, purpose: Purpose) {
+        self.ready = self.ready.max(finish);
+        self.finished(finish, purpose);
+    }
+    #[inline]
+    fn after_program(&mut self, finish: SimTime, purpose: Purpose) {
+        self.finished(finish, purpose);
+        self.last_program = finish;
+    }
+
+    /// Runs `chain` as a chain of operations the rest of the command does not
+    /// wait for: reads inside it hold back later operations inside it, but not
+    /// the operations issued after it returns (e.g. a GC pass before a host
+    /// write: the host program does not wait for the pass's reads; it only
+    /// waits where the die timelines make it).
+    pub fn independent<R>(&mut self, chain: impl FnOnce(&mut Self) -> R) -> R {
+        let ready = self.ready;
+        let r = chain(self);
+        self.ready = ready;
+        r
     }
 
     /// Reads a page and its OOB.
@@ -212,7 +244,7 @@ impl Io<'_> {
     pub fn read(&mut self, ppa: Ppa, purpose: Purpose) -> Result<(Payload, Oob), NandError> {
         let (data, oob, span) = self.flash.nand.read(ppa, self.ready)?;
         self.flash.counters.reads.bump(purpose);
-        self.after_read(span.finish);
+        self.after_read(span.finish, purpose);
         Ok((data, oob))
     }
 
@@ -220,7 +252,7 @@ impl Io<'_> {
     pub fn read_oob(&mut self, ppa: Ppa, purpose: Purpose) -> Result<Option<Oob>, NandError> {
         let (oob, span) = self.flash.nand.read_oob(ppa, self.ready)?;
         self.flash.counters.oob_reads.bump(purpose);
-        self.after_read(span.finish);
+        self.after_read(span.finish, purpose);
         Ok(oob)
     }
 
@@ -236,7 +268,7 @@ impl Io<'_> {
     ) -> Result<u64, NandError> {
         let (seq, span) = self.flash.nand.program(ppa, lpn, kind, data, self.ready)?;
         self.flash.counters.programs.bump(purpose);
-        self.after_program(span.finish);
+        self.after_program(span.finish, purpose);
         Ok(seq)
     }
 
@@ -252,39 +284,54 @@ impl Io<'_> {
             c.reads.bump(purpose);
             c.programs.bump(purpose);
             c.copybacks.bump(purpose);
-            self.after_program(span.finish);
-            // A later move of the same data must not overtake this one.
-            self.ready = self.ready.max(span.finish);
+            self.after_program(span.finish, purpose);
+            self.supersede(from);
             return Ok(oob);
         }
         let (data, oob) = self.read(from, purpose)?;
         self.program(to, oob.lpn, oob.kind, data, purpose)?;
+        self.supersede(from);
         Ok(oob)
+    }
+
+    /// Records that the page at `old` is superseded by the program issued last
+    /// (its new copy): the block of `old` is not erased before that program
+    /// finishes. Every FTL calls it when it remaps a logical page away from a page
+    /// that stays on the flash; [`Io::copy`] does it itself.
+    #[inline]
+    pub fn supersede(&mut self, old: Ppa) {
+        let b = self.flash.nand.layout().block_of(old).0 as usize;
+        let barrier = &mut self.flash.erase_barrier[b];
+        *barrier = (*barrier).max(self.last_program);
     }
 
     /// Erases a block.
     #[inline]
     pub fn erase(&mut self, block: BlockId, purpose: Purpose) -> Result<(), NandError> {
-        let at = self.ready.max(self.flash.program_horizon);
+        let at = self.ready.max(self.flash.erase_barrier[block.0 as usize]);
         let span = self.flash.nand.erase(block, at)?;
         self.flash.counters.erases.bump(purpose);
-        self.done = self.done.max(span.finish);
+        self.finished(span.finish, purpose);
         Ok(())
     }
 
-    /// Acknowledges the host now: the command completes when every operation
-    /// issued so far has finished. Work issued afterwards (e.g. a GC step) still
-    /// occupies the flash but is not part of this command's response time.
+    /// Acknowledges the host: the command completes when every operation issued
+    /// so far for the host (purpose [`Purpose::Host`], and what they waited for)
+    /// has finished, or now if there was none. Work issued afterwards (e.g. a GC
+    /// step) still occupies the flash but is not part of the response time.
     #[inline]
     pub fn ack(&mut self) {
-        self.acked = Some(self.done);
+        self.acked = Some(self.host_done.unwrap_or(self.ready));
     }
 
     /// When the host sees the command complete: the acknowledgement if there was
-    /// one, otherwise the finish of the command's last operation.
+    /// one; otherwise the finish of the command's host operations; otherwise
+    /// (a command served without touching the flash for the host, such as a read
+    /// of an unwritten page or a write absorbed by a cache) the finish of every
+    /// operation it issued.
     #[inline]
     pub fn completion(&self) -> SimTime {
-        self.acked.unwrap_or(self.done)
+        self.acked.or(self.host_done).unwrap_or(self.done)
     }
 
     /// The finish of the last operation issued so far.

@@ -1,5 +1,6 @@
 //! Pure page mapping: a full logical-to-physical table in RAM, writes appended to
-//! one open block per die and striped round-robin over the dies, greedy (or
+//! one open block per die and striped round-robin over the dies (skipping busy
+//! dies when an idle one exists), greedy (or
 //! cost-benefit) garbage collection when free blocks run low, trim, and recovery
 //! by scanning every page's OOB (the newest sequence number wins).
 //!
@@ -402,12 +403,18 @@ impl Ftl for PageMap {
         // allocation and the program below, which do not depend on it, overlap
         // with the load. Garbage collection may move the page; then load it again.
         let mut old = self.table.get(l);
-        if self.collect_until(io, self.config.gc_free_blocks)? {
+        let free_target = self.config.gc_free_blocks;
+        if io.independent(|io| self.collect_until(io, free_target))? {
             old = self.table.get(l);
         }
-        let die = self.alloc.next_die();
+        // Stripe over the dies, skipping dies busy (e.g. with a GC pass) when an
+        // idle one exists.
+        let die = io.free_die_from(self.alloc.next_die());
         let ppa = self.next_page(die)?;
         io.program(ppa, lpn.0, PageKind::Data, data, Purpose::Host)?;
+        if let Some(old) = old {
+            io.supersede(old);
+        }
         self.remap(l, old, ppa, io.now());
         io.ack();
         Ok(())

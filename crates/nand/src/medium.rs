@@ -246,6 +246,12 @@ impl Nand {
     pub fn soonest_free_die(&self) -> DieId {
         self.timelines.soonest_free_die()
     }
+    /// The first die from `start` (wrapping) free by `now`, else the die free
+    /// soonest.
+    #[inline]
+    pub fn free_die_from(&self, start: DieId, now: SimTime) -> DieId {
+        self.timelines.free_die_from(start, now)
+    }
     /// RAM the medium model uses, in bytes (page contents, OOB, block states).
     pub fn ram_bytes(&self) -> u64 {
         let pages = u64::from(self.geometry.total_pages());

@@ -126,6 +126,25 @@ impl Timelines {
         DieId(best as u32)
     }
 
+    /// The first die, scanning from `start` in index order and wrapping, that is
+    /// free by `now`; if none is, the die free soonest (the first such in scan
+    /// order).
+    pub fn free_die_from(&self, start: DieId, now: SimTime) -> DieId {
+        let n = self.die_busy.len();
+        let mut best = start.0 as usize % n;
+        for k in 0..n {
+            let i = (start.0 as usize + k) % n;
+            let t = self.die_busy[i];
+            if t <= now {
+                return DieId(i as u32);
+            }
+            if t < self.die_busy[best] {
+                best = i;
+            }
+        }
+        DieId(best as u32)
+    }
+
     /// Every resource free from `t` on (after a power cut).
     pub fn reset(&mut self, t: SimTime) {
         self.die_busy.iter_mut().for_each(|b| *b = t);
@@ -190,5 +209,10 @@ mod tests {
         assert_eq!(cb.start, e.finish);
         assert_eq!(cb.finish, e.finish + SimTime(225_000));
         assert_eq!(tl.soonest_free_die(), DieId(1));
+        // Die 1 is busy with the read until 26 us; die 0 much longer.
+        assert_eq!(tl.free_die_from(DieId(0), SimTime(0)), DieId(1));
+        assert_eq!(tl.free_die_from(DieId(1), SimTime(30_000)), DieId(1));
+        tl.erase(DieId(1), SimTime(0));
+        assert_eq!(tl.free_die_from(DieId(0), SimTime(30_000)), DieId(1), "the die free soonest");
     }
 }
