@@ -175,6 +175,15 @@ pub fn summary(r: &Report, config: &RunConfig, capped: bool) -> String {
         ),
     );
     kv("FTL RAM", format!("{} bytes", r.ram_bytes));
+    if let Some(b) = r.bound_us {
+        kv(
+            "guarantee",
+            format!(
+                "{} page commands above the promised {b:.1} us (longest {:.1} us)",
+                r.bound_violations, r.max_service_us
+            ),
+        );
+    }
     if !r.tasks.is_empty() {
         kv("deadlines", format!("{} missed", r.deadline_misses));
     }

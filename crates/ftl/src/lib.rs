@@ -112,6 +112,13 @@ pub trait Ftl: Send + std::fmt::Debug {
     }
     /// RAM the FTL uses for mapping and bookkeeping, in bytes.
     fn ram_bytes(&self) -> u64;
+    /// The worst-case service time the scheme promises for one page command
+    /// (from its dispatch to its completion, the device otherwise idle), if it
+    /// promises one. Real-time schemes return their bound for this chip and
+    /// configuration; the simulator counts the commands that exceed it.
+    fn service_bound(&self) -> Option<SimTime> {
+        None
+    }
     /// Checks the FTL's internal invariants against the medium (used by tests):
     /// e.g. valid pages equal mapped logical pages.
     fn check_invariants(&self, _flash: &Flash) -> Result<(), String> {

@@ -48,6 +48,10 @@ pub struct Measured {
     pub tasks: Vec<TaskReport>,
     pub first_mismatch: Option<String>,
     pub mismatches: u64,
+    /// Longest service time of one page command (dispatch to completion), ns.
+    pub max_service_ns: u64,
+    /// Page commands whose service time exceeded the FTL's bound.
+    pub bound_violations: u64,
 }
 
 impl Measured {
@@ -69,6 +73,8 @@ impl Measured {
             tasks: tasks.iter().map(|n| TaskReport { name: n.clone(), ..TaskReport::default() }).collect(),
             first_mismatch: None,
             mismatches: 0,
+            max_service_ns: 0,
+            bound_violations: 0,
         }
     }
 }
@@ -93,6 +99,8 @@ pub struct Engine {
     start_at_first_gc: bool,
     interval_ns: Option<u64>,
     task_names: Vec<String>,
+    /// The FTL's service-time bound, ns.
+    bound_ns: Option<u64>,
     pub measured: Measured,
 }
 
@@ -140,6 +148,7 @@ impl Engine {
     pub fn new(flash: Flash, ftl: Box<dyn Ftl>, host: Host, store: StoreKind, interval_ns: Option<u64>) -> Self {
         let page_size = u64::from(flash.nand().geometry().page_size);
         let logical_pages = u64::from(ftl.logical_pages());
+        let bound_ns = ftl.service_bound().map(|b| b.0);
         Engine {
             flash,
             ftl,
@@ -157,6 +166,7 @@ impl Engine {
             start_at_first_gc: false,
             interval_ns,
             task_names: Vec::new(),
+            bound_ns,
             measured: Measured::new(interval_ns, &[]),
         }
     }
@@ -266,7 +276,15 @@ impl Engine {
                 },
                 Op::Trim => {}
             }
-            completion = completion.max(io.completion().0);
+            let page_done = io.completion().0;
+            completion = completion.max(page_done);
+            if self.measuring {
+                let service = page_done - d;
+                self.measured.max_service_ns = self.measured.max_service_ns.max(service);
+                if self.bound_ns.is_some_and(|b| service > b) {
+                    self.measured.bound_violations += 1;
+                }
+            }
             if let Some(got) = read_back {
                 self.verify(lpn, got, d);
             }

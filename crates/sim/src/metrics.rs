@@ -231,6 +231,14 @@ pub struct Report {
     pub physical_pages: u64,
     /// The FTL's RAM for mapping and bookkeeping, as it reports it.
     pub ram_bytes: u64,
+    /// The FTL's promised worst-case service time of one page command, in
+    /// microseconds (null for schemes that promise none).
+    pub bound_us: Option<f64>,
+    /// Page commands whose service time (dispatch to completion) exceeded
+    /// `bound_us`.
+    pub bound_violations: u64,
+    /// The longest service time of a page command, microseconds.
+    pub max_service_us: f64,
     pub deadline_misses: u64,
     pub tasks: Vec<TaskReport>,
     /// Simulated time measured, seconds.

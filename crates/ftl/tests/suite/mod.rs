@@ -242,8 +242,8 @@ pub fn ops_strategy(logical_pages: u32) -> impl proptest::strategy::Strategy<Val
 }
 
 /// Runs `ops` against the model; the first divergence fails.
-pub fn run_ops(builder: &dyn FtlBuilder, ops: &[Op]) {
-    let mut h = Harness::new(builder, &nand_config(small_geometry(), 0.0, 1));
+pub fn run_ops(builder: &dyn FtlBuilder, geometry: Geometry, ops: &[Op]) {
+    let mut h = Harness::new(builder, &nand_config(geometry, 0.0, 1));
     for op in ops {
         match *op {
             Op::Write(l) => {
@@ -285,9 +285,9 @@ pub fn full_overwrite(builder: &dyn FtlBuilder, config: &NandConfig, rounds: usi
 }
 
 /// A random workload, a power cut at a random time, recovery, more work, another cut.
-pub fn power_cut(builder: &dyn FtlBuilder, seed: u64) {
+pub fn power_cut(builder: &dyn FtlBuilder, geometry: Geometry, seed: u64) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let config = nand_config(small_geometry(), if seed % 2 == 0 { 0.0 } else { 0.05 }, seed);
+    let config = nand_config(geometry, if seed % 2 == 0 { 0.0 } else { 0.05 }, seed);
     let mut h = Harness::new(builder, &config);
     // Age the device first so the cut lands amid garbage collection.
     let n = h.logical_pages();
@@ -306,10 +306,10 @@ pub fn power_cut(builder: &dyn FtlBuilder, seed: u64) {
 }
 
 /// Same seed, same counters and completion times.
-pub fn deterministic(builder: &dyn FtlBuilder) {
+pub fn deterministic(builder: &dyn FtlBuilder, geometry: Geometry) {
     let run = || {
         let mut rng = ChaCha8Rng::seed_from_u64(99);
-        let mut h = Harness::new(builder, &nand_config(small_geometry(), 0.02, 5));
+        let mut h = Harness::new(builder, &nand_config(geometry, 0.02, 5));
         h.random_ops(&mut rng, 4000, 100_000);
         (*h.flash.counters(), h.completions.clone())
     };
@@ -319,8 +319,8 @@ pub fn deterministic(builder: &dyn FtlBuilder) {
 }
 
 /// Bad input is an error, not a panic, and loses nothing.
-pub fn rejects_bad_lpns(builder: &dyn FtlBuilder) {
-    let mut h = Harness::new(builder, &nand_config(small_geometry(), 0.0, 1));
+pub fn rejects_bad_lpns(builder: &dyn FtlBuilder, geometry: Geometry) {
+    let mut h = Harness::new(builder, &nand_config(geometry, 0.0, 1));
     let n = h.logical_pages();
     h.write(0).unwrap();
     assert!(matches!(h.write(n), Err(FtlError::LpnOutOfRange { .. })));
@@ -329,10 +329,14 @@ pub fn rejects_bad_lpns(builder: &dyn FtlBuilder) {
     h.check(0);
 }
 
-/// Generates the suite's tests for one FTL configuration.
+/// Generates the suite's tests for one FTL configuration, on the suite's small
+/// device or on a given geometry.
 #[macro_export]
 macro_rules! conformance {
     ($name:ident, $builder:expr) => {
+        conformance!($name, $builder, suite::small_geometry());
+    };
+    ($name:ident, $builder:expr, $geometry:expr) => {
         mod $name {
             #[allow(unused_imports)]
             use super::*;
@@ -342,43 +346,47 @@ macro_rules! conformance {
                 Box::new($builder)
             }
 
+            fn geometry() -> ftlab_nand::Geometry {
+                $geometry
+            }
+
             fn logical_pages() -> u32 {
-                suite::Harness::new(&*builder(), &suite::nand_config(suite::small_geometry(), 0.0, 1)).logical_pages()
+                suite::Harness::new(&*builder(), &suite::nand_config(geometry(), 0.0, 1)).logical_pages()
             }
 
             proptest! {
                 #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
                 #[test]
                 fn random_ops_match_the_model(ops in suite::ops_strategy(logical_pages())) {
-                    suite::run_ops(&*builder(), &ops);
+                    suite::run_ops(&*builder(), geometry(), &ops);
                 }
             }
 
             #[test]
             fn full_overwrite_at_highest_utilization() {
-                suite::full_overwrite(&*builder(), &suite::nand_config(suite::small_geometry(), 0.0, 1), 6);
+                suite::full_overwrite(&*builder(), &suite::nand_config(geometry(), 0.0, 1), 6);
             }
 
             #[test]
             fn full_overwrite_with_bad_blocks() {
-                suite::full_overwrite(&*builder(), &suite::nand_config(suite::small_geometry(), 0.08, 11), 3);
+                suite::full_overwrite(&*builder(), &suite::nand_config(geometry(), 0.08, 11), 3);
             }
 
             #[test]
             fn power_cut_and_recovery() {
                 for seed in 0..12 {
-                    suite::power_cut(&*builder(), seed);
+                    suite::power_cut(&*builder(), geometry(), seed);
                 }
             }
 
             #[test]
             fn deterministic() {
-                suite::deterministic(&*builder());
+                suite::deterministic(&*builder(), geometry());
             }
 
             #[test]
             fn rejects_bad_lpns() {
-                suite::rejects_bad_lpns(&*builder());
+                suite::rejects_bad_lpns(&*builder(), geometry());
             }
         }
     };
