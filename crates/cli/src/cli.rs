@@ -32,6 +32,8 @@ pub enum Command {
     Sweep(SweepArgs),
     /// List chip presets, FTLs, workload presets and trace formats.
     Presets(PresetsArgs),
+    /// The real-time FTLs' worst-case response times and space utilization for a chip.
+    Bounds(BoundsArgs),
     /// Inspect block traces.
     #[command(subcommand)]
     Trace(TraceCommand),
@@ -281,6 +283,46 @@ pub enum RowFormat {
     Csv,
     /// One JSON object per line.
     Jsonl,
+}
+
+/// `ftlab bounds`.
+#[derive(Debug, Args)]
+pub struct BoundsArgs {
+    /// Chip preset (`ftlab presets chips`).
+    #[arg(long)]
+    pub chip: Option<String>,
+    /// Pages per block (overrides the chip's; required with explicit timing).
+    #[arg(long, value_name = "N")]
+    pub pages_per_block: Option<u32>,
+    /// Explicit page read time, us (instead of --chip).
+    #[arg(long, value_name = "US")]
+    pub read_us: Option<f64>,
+    /// Explicit page program time, us.
+    #[arg(long, value_name = "US")]
+    pub program_us: Option<f64>,
+    /// Explicit OOB read time, us (default: the page read time).
+    #[arg(long, value_name = "US")]
+    pub oob_read_us: Option<f64>,
+    /// Explicit block erase time, us.
+    #[arg(long, value_name = "US")]
+    pub erase_us: Option<f64>,
+    /// Add the channel transfer the simulator charges to each page operation (the
+    /// papers' tables use array times only).
+    #[arg(long)]
+    pub with_transfer: bool,
+    /// `table` or `json` (an object keyed by scheme).
+    #[arg(long, short = 'f', value_enum, default_value = "table")]
+    pub format: BoundsFormat,
+    /// Write to FILE instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// Formats of `ftlab bounds`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BoundsFormat {
+    Table,
+    Json,
 }
 
 /// `ftlab presets`.

@@ -6,6 +6,7 @@
 //! configuration ([`config`]), run, and written by one exporter per format
 //! ([`output`]).
 
+mod bounds_cmd;
 mod cli;
 mod config;
 mod error;
@@ -53,6 +54,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Run(args) => run_one(&args)?,
         Command::Compare(args) => compare(&args)?,
         Command::Sweep(args) => sweep::run(&args)?,
+        Command::Bounds(args) => bounds_cmd::run(&args)?,
         Command::Presets(args) => Sink::open(None)?.write(&listing::presets(args.group))?,
         Command::Trace(cli::TraceCommand::Stats(args)) => listing::trace_stats_cmd(&args)?,
         Command::Completions { shell } => {

@@ -396,3 +396,57 @@ fn completions_and_man_page() {
     ftlab().args(["completions", "bash"]).assert().success().stdout(predicate::str::contains("ftlab"));
     ftlab().arg("man").assert().success().stdout(predicate::str::contains(".TH ftlab"));
 }
+
+#[test]
+fn bounds_reproduce_table_iii_of_001() {
+    // (chip, GFTL, Lazy-RTGC) space utilization as printed in 001 Table III.
+    let rows = [
+        ("spansion-slc-512mb", 0.929, 0.875),
+        ("toshiba-slc-512mb", 0.929, 0.886),
+        ("samsung-mlc-512mb", 0.688, 0.496),
+        ("micron-mlc-16gb", 0.842, 0.747),
+        ("toshiba-tlc-2gb", 0.596, 0.497),
+    ];
+    for (chip, gftl, lazy) in rows {
+        let j = json_of(&["bounds", "--chip", chip, "--format", "json"]);
+        for key in ["ideal", "fsr", "gftl", "rftl", "lazy_rtgc", "lazy_rtgc_ondemand"] {
+            assert!(j[key]["max_response_us"].is_number(), "{chip}: {key}");
+        }
+        let g = j["gftl"]["space_utilization"].as_f64().unwrap();
+        let l = j["lazy_rtgc"]["space_utilization"].as_f64().unwrap();
+        assert!((g - gftl).abs() <= 0.001, "{chip}: gftl {g}");
+        assert!((l - lazy).abs() <= 0.001, "{chip}: lazy-rtgc {l}");
+        assert!((j["rftl"]["space_utilization"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-9);
+        assert!(j["lazy_rtgc"]["alpha"].is_number());
+    }
+    let table = stdout_of(&["bounds", "--chip", "spansion-slc-512mb"]);
+    assert!(table.contains("lazy_rtgc") && table.contains("87.50%"), "{table}");
+}
+
+#[test]
+fn bounds_with_explicit_timing_and_bad_input() {
+    // GFTL's read bound of 002 Table V: pi t_rdoob + t_rdpg = 64 x 25 + 25.
+    let j = json_of(&[
+        "bounds",
+        "--read-us",
+        "25",
+        "--program-us",
+        "300",
+        "--erase-us",
+        "2000",
+        "--pages-per-block",
+        "64",
+        "-f",
+        "json",
+    ]);
+    assert_eq!(j["gftl"]["max_read_us"].as_f64().unwrap(), 1625.0);
+    let e = failure(&["bounds", "--chip", "nope"], 2);
+    assert!(e.contains("nope") && e.contains("spansion-slc-512mb"), "{e}");
+    let e = failure(&["bounds", "--read-us", "25"], 2);
+    assert!(e.contains("--chip"), "{e}");
+    let e = failure(
+        &["bounds", "--read-us", "25", "--program-us", "900", "--erase-us", "100", "--pages-per-block", "64"],
+        2,
+    );
+    assert!(e.contains("erase"), "{e}");
+}
