@@ -88,8 +88,11 @@ pub struct Engine {
     logical_pages: u64,
     store: StoreKind,
     /// Version of each logical page's contents (0 = never written or trimmed);
-    /// the token written is `lpn << 32 | version`.
+    /// the token written is `lpn << 32 | version`. A write's version is the low
+    /// 32 bits of a run-wide write counter (never 0), so it is known without
+    /// reading the table first.
     versions: Vec<u32>,
+    writes: u64,
     slots: BinaryHeap<Reverse<u64>>,
     clock: u64,
     busy_until: u64,
@@ -157,6 +160,7 @@ impl Engine {
             logical_pages,
             store,
             versions: vec![0; logical_pages as usize],
+            writes: 0,
             slots: BinaryHeap::new(),
             clock: 0,
             busy_until: 0,
@@ -264,7 +268,11 @@ impl Engine {
                         read_back = Some(self.ftl.read(&mut io, Lpn(lpn as u32)).map_err(|e| fail(e, lpn))?);
                         rmw += 1;
                     }
-                    let v = self.versions[lpn as usize].wrapping_add(1).max(1);
+                    self.writes += 1;
+                    if self.writes as u32 == 0 {
+                        self.writes += 1;
+                    }
+                    let v = self.writes as u32;
                     let data = payload(self.store, self.page_size, lpn, v);
                     self.ftl.write(&mut io, Lpn(lpn as u32), data, &hint).map_err(|e| fail(e, lpn))?;
                 }
@@ -289,10 +297,7 @@ impl Engine {
                 self.verify(lpn, got, d);
             }
             match req.op {
-                Op::Write => {
-                    let v = &mut self.versions[lpn as usize];
-                    *v = v.wrapping_add(1).max(1);
-                }
+                Op::Write => self.versions[lpn as usize] = self.writes as u32,
                 Op::Trim if trimmed => self.versions[lpn as usize] = 0,
                 _ => {}
             }

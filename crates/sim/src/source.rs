@@ -2,7 +2,7 @@
 //! window), a generator, or periodic real-time tasks.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use ftlab_workload::generate::RequestStream;
 use ftlab_workload::{AddressMapper, HostRequest, Op, ReadOptions, TraceError, TraceReader};
@@ -55,27 +55,14 @@ struct TraceSource {
     reader: TraceReader,
     mapper: AddressMapper,
     pending: Vec<HostRequest>,
-    window: BinaryHeap<Reverse<(u64, u64, Keyed)>>,
+    /// Requests read ahead, sorted by time (stable): traces are nearly sorted, so
+    /// an insertion from the back is almost always a push.
+    window: VecDeque<(u64, HostRequest)>,
     window_size: usize,
-    seq: u64,
     base: Option<u64>,
     last: u64,
     time_scale: f64,
     exhausted: bool,
-}
-
-/// A request ordered only by the key it is stored with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Keyed(HostRequest);
-impl PartialOrd for Keyed {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Keyed {
-    fn cmp(&self, _: &Self) -> std::cmp::Ordering {
-        std::cmp::Ordering::Equal
-    }
 }
 
 fn scale(t: u64, factor: f64) -> u64 {
@@ -91,8 +78,8 @@ impl TraceSource {
         while !self.exhausted && self.window.len() < self.window_size {
             if let Some(r) = self.pending.pop() {
                 let t = scale(r.arrival_ns, self.time_scale);
-                self.window.push(Reverse((t, self.seq, Keyed(r))));
-                self.seq += 1;
+                let at = self.window.iter().rposition(|(u, _)| *u <= t).map_or(0, |i| i + 1);
+                self.window.insert(at, (t, r));
                 continue;
             }
             match self.reader.next() {
@@ -112,7 +99,7 @@ impl TraceSource {
         if let Err(e) = self.fill() {
             return Some(Err(e));
         }
-        let Reverse((t, _, Keyed(r))) = self.window.pop()?;
+        let (t, r) = self.window.pop_front()?;
         let base = *self.base.get_or_insert(t);
         let mut at = t.saturating_sub(base);
         if at < self.last {
@@ -148,9 +135,8 @@ impl Requests {
                     reader,
                     mapper,
                     pending: Vec::new(),
-                    window: BinaryHeap::new(),
+                    window: VecDeque::new(),
                     window_size: reorder_window,
-                    seq: 0,
                     base: None,
                     last: 0,
                     time_scale,
