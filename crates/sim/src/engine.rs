@@ -285,14 +285,18 @@ impl Engine {
                 Op::Trim => {}
             }
             let page_done = io.completion().0;
-            completion = completion.max(page_done);
-            if self.measuring {
-                let service = page_done - d;
+            // A page command's service time runs from when it could start: the
+            // request's dispatch, or the completion of the request's earlier pages
+            // (on one die they are served one after another). Read-modify-writes
+            // are two commands and are not held to a one-command bound.
+            if self.measuring && !(partial && req.op == Op::Write) {
+                let service = page_done.saturating_sub(completion);
                 self.measured.max_service_ns = self.measured.max_service_ns.max(service);
                 if self.bound_ns.is_some_and(|b| service > b) {
                     self.measured.bound_violations += 1;
                 }
             }
+            completion = completion.max(page_done);
             if let Some(got) = read_back {
                 self.verify(lpn, got, d);
             }

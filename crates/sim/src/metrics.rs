@@ -234,10 +234,14 @@ pub struct Report {
     /// The FTL's promised worst-case service time of one page command, in
     /// microseconds (null for schemes that promise none).
     pub bound_us: Option<f64>,
-    /// Page commands whose service time (dispatch to completion) exceeded
-    /// `bound_us`.
+    /// Page commands whose service time exceeded `bound_us`. A page command's
+    /// service time runs from when it could start — its request's dispatch, or the
+    /// completion of the request's earlier pages, whichever is later — to its
+    /// completion; host queueing is excluded, and read-modify-writes of partial
+    /// pages (two commands) are not counted.
     pub bound_violations: u64,
-    /// The longest service time of a page command, microseconds.
+    /// The longest service time of a page command (as for `bound_violations`),
+    /// microseconds.
     pub max_service_us: f64,
     pub deadline_misses: u64,
     pub tasks: Vec<TaskReport>,
