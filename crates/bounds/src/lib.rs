@@ -38,6 +38,11 @@
 //!   (Eq. 14), and the last free data block must also cover a translation-block
 //!   collection, `sigma_d = ((pi - 2) alpha - lambda_t) / ((alpha + 1) pi)` (Eq. 17).
 //!
+//! * **Telomere** ([`telomere`]; 000 Sections 3-6): storage admission by Single and
+//!   Shared Task Placement (Eq. 5-16, Algorithm 1), throughput admission under EDF
+//!   (Eq. 17-20), the WAO-GC and MultiLog-Oracle baselines (Eq. 24-26, Table 2), and a
+//!   UUniFast task-set generator (Section 6.1.2); [`telomere::admit`] is the entry.
+//!
 //! Where a printed equation disagrees with the paper's own tables, the tables win and
 //! the field's documentation says what was corrected: 001 Eq. 7 (alpha is a floor,
 //! [`LazyRtgc::alpha`]), 001 Eq. 10 (integer valid-page bound, [`LazyRtgc::u_lambda`]),
@@ -64,6 +69,7 @@ mod gftl;
 mod lazy_rtgc;
 mod ondemand;
 mod table;
+pub mod telomere;
 
 use serde::Serialize;
 

@@ -34,6 +34,10 @@ pub enum Command {
     Presets(PresetsArgs),
     /// The real-time FTLs' worst-case response times and space utilization for a chip.
     Bounds(BoundsArgs),
+    /// Telomere's admission control (SiP, SharP) and its baselines (WAO-GC, MultiLog-Oracle)
+    /// for a real-time task set.
+    #[command(after_long_help = crate::admit_cmd::ADMIT_AFTER_HELP)]
+    Admit(AdmitArgs),
     /// Inspect block traces.
     #[command(subcommand)]
     Trace(TraceCommand),
@@ -90,7 +94,20 @@ fastest). All points are validated before any starts. Each finished run is
 written and flushed at once, in completion order, with the columns: run, the
 grid keys, the report's scalar fields (as `ftlab run --format csv`), and
 `error` (empty unless that run failed). A run that fails does not stop the
-others; the exit status is then 1.";
+others; the exit status is then 1.
+
+Plots: optional [[plot]] tables draw grouped bar charts (SVG) once all runs
+have finished, into the sweep file's folder:
+
+    [[plot]]
+    file = \"waf.svg\"
+    title = \"Write amplification\"
+    x = \"device.over_provisioning\"   # a grid key: groups on the x axis
+    series = \"ftl.kind\"              # a grid key: one bar per value
+    y = \"waf\"                        # a report field
+    y_label = \"WAF\"
+
+Runs sharing an x and series value (other keys varying) are averaged.";
 
 /// `ftlab run`.
 #[derive(Debug, Args)]
@@ -283,6 +300,50 @@ pub enum RowFormat {
     Csv,
     /// One JSON object per line.
     Jsonl,
+}
+
+/// `ftlab admit`.
+#[derive(Debug, Args)]
+pub struct AdmitArgs {
+    /// Task set file ([[task]] tables, see below).
+    #[arg(value_name = "TASKSET.toml", required_unless_present = "generate", conflicts_with = "generate")]
+    pub taskset: Option<PathBuf>,
+    /// Whose admission tests to apply.
+    #[arg(long, value_enum, default_value = "sharp")]
+    pub policy: crate::admit_cmd::AdmitPolicy,
+    /// Chip preset giving the device (`ftlab presets chips`), e.g. telomere-1tb-ssd, cosmos-openssd.
+    #[arg(long, value_name = "NAME")]
+    pub chip: String,
+    /// Physical blocks of the whole device (overrides the preset's).
+    #[arg(long, value_name = "N")]
+    pub blocks: Option<u64>,
+    /// Fraction of physical space the tasks may not use, in [0, 1) (lambda = 1 - F; default 0).
+    #[arg(long, value_name = "F")]
+    pub over_provisioning: Option<f64>,
+    /// MultiLog-Oracle's workload, the column of the paper's Table 2.
+    #[arg(long, value_enum, default_value = "random")]
+    pub multilog_workload: crate::admit_cmd::AdmitWorkload,
+    /// MultiLog-Oracle's write amplification, instead of Table 2's.
+    #[arg(long, value_name = "F")]
+    pub waf: Option<f64>,
+    /// Admit N generated tasks instead of a file.
+    #[arg(long, value_name = "N", help_heading = "Generator")]
+    pub generate: Option<usize>,
+    /// Total storage utilization of the generated tasks, e.g. 0.5.
+    #[arg(long, value_name = "U", requires = "generate", help_heading = "Generator")]
+    pub storage_util: Option<f64>,
+    /// Total bandwidth utilization of the generated tasks, e.g. 0.5.
+    #[arg(long, value_name = "V", requires = "generate", help_heading = "Generator")]
+    pub throughput_util: Option<f64>,
+    /// Seed of the generator.
+    #[arg(long, value_name = "S", default_value_t = 1, help_heading = "Generator")]
+    pub seed: u64,
+    /// `table` or `json` (fields below).
+    #[arg(long, short = 'f', value_enum, default_value = "table")]
+    pub format: crate::admit_cmd::AdmitFormat,
+    /// Write to FILE instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 /// `ftlab bounds`.

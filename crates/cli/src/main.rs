@@ -6,6 +6,7 @@
 //! configuration ([`config`]), run, and written by one exporter per format
 //! ([`output`]).
 
+mod admit_cmd;
 mod bounds_cmd;
 mod cli;
 mod config;
@@ -13,6 +14,7 @@ mod error;
 mod flatten;
 mod listing;
 mod output;
+mod plot;
 mod progress;
 mod sweep;
 
@@ -55,6 +57,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Compare(args) => compare(&args)?,
         Command::Sweep(args) => sweep::run(&args)?,
         Command::Bounds(args) => bounds_cmd::run(&args)?,
+        Command::Admit(args) => admit_cmd::run(&args)?,
         Command::Presets(args) => Sink::open(None)?.write(&listing::presets(args.group))?,
         Command::Trace(cli::TraceCommand::Stats(args)) => listing::trace_stats_cmd(&args)?,
         Command::Completions { shell } => {

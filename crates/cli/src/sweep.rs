@@ -17,6 +17,7 @@ use crate::config::{load_table_text, relative_to, set_path, to_config};
 use crate::error::CliError;
 use crate::flatten::Cell;
 use crate::output::{report_scalars, Sink};
+use crate::plot::{self, PlotSpec};
 use crate::progress::Bar;
 
 /// One combination of grid values.
@@ -36,18 +37,29 @@ impl Point {
     }
 }
 
-/// Reads a sweep file and validates every point of its grid.
-pub fn load(path: &Path) -> Result<Vec<Point>, CliError> {
+/// A sweep file: its grid points and its plots.
+#[derive(Debug)]
+pub struct Sweep {
+    pub points: Vec<Point>,
+    pub plots: Vec<PlotSpec>,
+}
+
+/// Reads a sweep file: every point of its grid and every `[[plot]]`, validated.
+pub fn load_sweep(path: &Path) -> Result<Sweep, CliError> {
     let text = std::fs::read_to_string(path).map_err(|error| CliError::Read { path: path.to_owned(), error })?;
     let origin = path.display().to_string();
     let mut file = load_table_text(&text, &origin)?;
     for key in file.keys() {
-        if key != "base" && key != "grid" {
+        if key != "base" && key != "grid" && key != "plot" {
             return Err(CliError::Usage(format!(
-                "{origin}: unknown key `{key}`; a sweep file has a [base] run config and a [grid] table"
+                "{origin}: unknown key `{key}`; a sweep file has a [base] run config, a [grid] table and optional [[plot]] tables"
             )));
         }
     }
+    let plots: Vec<PlotSpec> = match file.remove("plot") {
+        None => Vec::new(),
+        Some(v) => v.try_into().map_err(|e: toml::de::Error| CliError::Usage(format!("{origin}: [[plot]]: {e}")))?,
+    };
     let mut base = match file.remove("base") {
         Some(Value::Table(t)) => t,
         None => Table::new(),
@@ -105,7 +117,12 @@ pub fn load(path: &Path) -> Result<Vec<Point>, CliError> {
         ftlab_sim::validate(&point.config).map_err(|e| CliError::Usage(format!("{name}: {e}")))?;
         points.push(point);
     }
-    Ok(points)
+    let grid: Vec<String> = axes.iter().map(|(k, _)| k.clone()).collect();
+    let columns = header(&points)?;
+    for plot in &plots {
+        plot.validate(&grid, &columns, &origin)?;
+    }
+    Ok(Sweep { points, plots })
 }
 
 /// Columns: run, the grid keys, the report's scalars (but those a grid key
@@ -175,7 +192,7 @@ fn json_line(columns: &[String], values: &[serde_json::Value]) -> String {
 
 /// `ftlab sweep`.
 pub fn run(args: &SweepArgs) -> Result<(), CliError> {
-    let points = load(&args.file)?;
+    let Sweep { points, plots } = load_sweep(&args.file)?;
     let total = points.len();
     if args.dry_run {
         let mut out = Sink::open(args.out.as_deref())?;
@@ -196,6 +213,7 @@ pub fn run(args: &SweepArgs) -> Result<(), CliError> {
         .map_err(|e| CliError::Usage(format!("cannot start {} worker threads: {e}", args.jobs.unwrap_or(0))))?;
     let bar = Bar::new(args.quiet, Some(total as u64), "runs");
     let failed = Mutex::new(Vec::new());
+    let finished = Mutex::new(Vec::new());
     let start = Instant::now();
     let written = pool.install(|| {
         points.par_iter().try_for_each(|point| -> Result<(), CliError> {
@@ -206,6 +224,7 @@ pub fn run(args: &SweepArgs) -> Result<(), CliError> {
                 RowFormat::Jsonl => json_line(&columns, &values),
             };
             lock(&sink).write(&line)?;
+            lock(&finished).push((point.run, values.clone()));
             if let Some(serde_json::Value::String(e)) = values.last() {
                 let msg = format!("run {} ({}): {e}", point.run, point.describe());
                 bar.println(&format!("ftlab sweep: {msg}"));
@@ -218,6 +237,16 @@ pub fn run(args: &SweepArgs) -> Result<(), CliError> {
     });
     bar.finish();
     written?;
+    let mut finished = finished.into_inner().unwrap_or_else(|e| e.into_inner());
+    finished.sort_by_key(|(run, _)| *run);
+    let rows: Vec<Vec<serde_json::Value>> = finished.into_iter().map(|(_, v)| v).collect();
+    let dir = args.file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    for plot in &plots {
+        plot::draw(plot, &columns, &rows, dir)?;
+        if !args.quiet {
+            eprintln!("ftlab sweep: plotted {}", dir.join(&plot.file).display());
+        }
+    }
     let failed = failed.into_inner().unwrap_or_else(|e| e.into_inner());
     if !args.quiet {
         let to = args.out.as_ref().map_or_else(|| "stdout".to_owned(), |p| p.display().to_string());
@@ -257,7 +286,7 @@ mod tests {
         let (_d, p) = write(
             "[base.workload]\nmax_requests = 10\n[grid]\n\"ftl.kind\" = [\"pagemap\", \"pure-page-level\"]\nseed = [1, 2, 3]\n",
         );
-        let points = load(&p).unwrap();
+        let points = load_sweep(&p).map(|s| s.points).unwrap();
         assert_eq!(points.len(), 6);
         assert_eq!(points[1].describe(), "ftl.kind = \"pagemap\", seed = 2");
         assert_eq!(points[3].config.ftl.kind, "pure-page-level");
@@ -268,18 +297,18 @@ mod tests {
     #[test]
     fn a_bad_point_is_named_before_anything_runs() {
         let (_d, p) = write("[grid]\n\"ftl.kind\" = [\"pagemap\", \"nosuch\"]\n");
-        let e = load(&p).unwrap_err().to_string();
+        let e = load_sweep(&p).map(|s| s.points).unwrap_err().to_string();
         assert!(e.contains("grid point 1 of 2") && e.contains("nosuch") && e.contains("pagemap"), "{e}");
         let (_d, p) = write("[grid]\nseed = []\n");
-        assert!(load(&p).unwrap_err().to_string().contains("non-empty array"));
+        assert!(load_sweep(&p).map(|s| s.points).unwrap_err().to_string().contains("non-empty array"));
         let (_d, p) = write("[grid]\nseed = [1]\n[extra]\n");
-        assert!(load(&p).unwrap_err().to_string().contains("`extra`"));
+        assert!(load_sweep(&p).map(|s| s.points).unwrap_err().to_string().contains("`extra`"));
     }
 
     #[test]
     fn header_skips_report_fields_named_by_the_grid() {
         let (_d, p) = write("[grid]\nseed = [1, 2]\n");
-        let cols = header(&load(&p).unwrap()).unwrap();
+        let cols = header(&load_sweep(&p).map(|s| s.points).unwrap()).unwrap();
         assert_eq!(cols.iter().filter(|c| *c == "seed").count(), 1);
         assert_eq!(cols[0], "run");
         assert_eq!(cols.last().unwrap(), "error");

@@ -450,3 +450,24 @@ fn bounds_with_explicit_timing_and_bad_input() {
     );
     assert!(e.contains("erase"), "{e}");
 }
+
+#[test]
+fn sweep_draws_its_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = dir.path().join("s.toml");
+    std::fs::write(
+        &sweep,
+        "[base.device]\nblocks_per_plane = 32\n[base.workload]\nmax_requests = 3000\n\
+         [grid]\n\"ftl.kind\" = [\"pagemap\", \"pure-page-level\"]\nseed = [1, 2]\n\
+         [[plot]]\nfile = \"waf.svg\"\nx = \"ftl.kind\"\ny = \"waf\"\n",
+    )
+    .unwrap();
+    let out = dir.path().join("rows.csv");
+    ftlab().args(["sweep", sweep.to_str().unwrap(), "-o", out.to_str().unwrap(), "-q"]).assert().success();
+    let svg = std::fs::read_to_string(dir.path().join("waf.svg")).unwrap();
+    assert!(svg.contains("pure-page-level") && svg.contains("<rect"), "{svg}");
+    // A plot of a field that does not exist is refused before anything runs.
+    std::fs::write(&sweep, "[grid]\nseed = [1]\n[[plot]]\nfile = \"x.svg\"\nx = \"seed\"\ny = \"nope\"\n").unwrap();
+    let e = failure(&["sweep", sweep.to_str().unwrap()], 2);
+    assert!(e.contains("nope"), "{e}");
+}

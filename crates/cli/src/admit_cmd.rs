@@ -1,0 +1,186 @@
+//! `ftlab admit`: Telomere's admission control and its baselines for a task set
+//! (`ftlab_bounds::telomere`, pure calculations, no simulation).
+
+use std::fmt::Write as _;
+
+use clap::ValueEnum;
+use ftlab_bounds::telomere::{admit, Admission, Device, MultiLogWorkload, Policy, TaskSet, Test};
+use ftlab_nand::presets;
+
+use crate::cli::AdmitArgs;
+use crate::error::CliError;
+use crate::output::Sink;
+
+/// `--policy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AdmitPolicy {
+    /// Telomere Single Task Placement: blocks per task (Eq. 5-11) + EDF (Eq. 20).
+    Sip,
+    /// Telomere Shared Task Placement: Algorithm 1's partitions (Eq. 12-16) + EDF.
+    Sharp,
+    /// WAO-GC: page mapping within min(lambda, Lazy-RTGC's U(sigma)) (Eq. 24-26).
+    Waogc,
+    /// MultiLog-Oracle: page mapping + bank reservation with Table 2's WAF.
+    Multilog,
+}
+
+/// `--multilog-workload`: the column of Table 2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AdmitWorkload {
+    /// Uniform random updates.
+    Random,
+    /// Zipf 80/20 updates.
+    Zipf,
+}
+
+/// `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AdmitFormat {
+    Table,
+    Json,
+}
+
+/// The long help's tail: inputs, order rule and JSON fields.
+pub const ADMIT_AFTER_HELP: &str = "\
+Task set file: [[task]] tables with `name`, `read_pages`, `read_period_ms`,
+`write_pages`, `write_period_ms`, `lifetime_ms` (or `lifetime_periods`, the
+paper's l^w) and optional `granularity` (pages striped per request; a top-level
+`granularity` is the default of every task, else 1). Periods are in ms.
+
+Order: tasks are considered in file order, each with the tasks admitted before
+it; storage is tested first, then throughput. A refused task consumes nothing.
+A refused task is a verdict, not an error: the exit status is 0.
+
+Device: the chip preset's pages per block, total blocks and chips (channels x
+ways); --blocks and --over-provisioning (lambda = 1 - F) override them.
+
+JSON fields (stable): policy, device, storage_unit (\"blocks\" for sip/sharp,
+\"pages\" for waogc/multilog), lambda (the utilization the storage test allows),
+storage_available (lambda x blocks or pages), waf (multilog, else null),
+admitted, refused (counts), storage_needed and throughput_load (of the admitted
+tasks; the load is the left side of Eq. 20, limit 1), partitions (names of
+tasks sharing blocks), tasks: [{name, admitted, refused_by (\"storage\",
+\"throughput\" or null), storage_needed, throughput_load (of the admitted tasks
+plus this one), excess (amount over the failing limit, or null)}].
+
+Generated sets (--generate N): UUniFast storage and bandwidth utilizations
+summing to --storage-util and --throughput-util, periods and lifetimes from
+Eq. 21-23 of the Telomere paper, each task reading and writing one stripe over
+all chips; --seed makes them reproducible.";
+
+/// Runs `ftlab admit`.
+pub fn run(args: &AdmitArgs) -> Result<(), CliError> {
+    let usage = |e: ftlab_bounds::telomere::TelomereError| CliError::Usage(e.to_string());
+    let device = device(args)?;
+    let set = match (&args.taskset, args.generate) {
+        (Some(path), None) => {
+            let text = std::fs::read_to_string(path).map_err(|error| CliError::Read { path: path.clone(), error })?;
+            TaskSet::from_toml(&text, Some(&path.display().to_string()), device).map_err(usage)?
+        }
+        (None, Some(n)) => {
+            let (Some(us), Some(ub)) = (args.storage_util, args.throughput_util) else {
+                return Err(CliError::Usage("--generate needs --storage-util and --throughput-util".into()));
+            };
+            TaskSet::generate(n, us, ub, args.seed, device).map_err(usage)?
+        }
+        _ => return Err(CliError::Usage("give a TASKSET.toml file or --generate N (not both)".into())),
+    };
+    let workload = match args.multilog_workload {
+        AdmitWorkload::Random => MultiLogWorkload::Random,
+        AdmitWorkload::Zipf => MultiLogWorkload::Zipf,
+    };
+    let policy = match args.policy {
+        AdmitPolicy::Sip => Policy::Sip,
+        AdmitPolicy::Sharp => Policy::Sharp,
+        AdmitPolicy::Waogc => Policy::WaoGc,
+        AdmitPolicy::Multilog => Policy::MultiLog { workload, waf: args.waf },
+    };
+    let admission = admit(&set, policy).map_err(usage)?;
+    let text = match args.format {
+        AdmitFormat::Table => table(&admission, &set.device),
+        AdmitFormat::Json => {
+            let mut s = serde_json::to_string_pretty(&admission)
+                .map_err(|e| CliError::Failed(format!("cannot serialize the admission: {e}")))?;
+            s.push('\n');
+            s
+        }
+    };
+    Sink::open(args.out.as_deref())?.write(&text)
+}
+
+fn device(args: &AdmitArgs) -> Result<Device, CliError> {
+    let usage = |e: ftlab_bounds::telomere::TelomereError| CliError::Usage(e.to_string());
+    let p = presets::preset(&args.chip).ok_or_else(|| {
+        CliError::Usage(format!(
+            "unknown chip `{}`; known chips: {}",
+            args.chip,
+            presets::names().collect::<Vec<_>>().join(", ")
+        ))
+    })?;
+    let mut d = Device::from_preset(p);
+    if let Some(blocks) = args.blocks {
+        d = d.with_blocks(blocks).map_err(usage)?;
+    }
+    if let Some(op) = args.over_provisioning {
+        d = d.with_over_provisioning(op).map_err(usage)?;
+    }
+    Ok(d)
+}
+
+fn table(a: &Admission, d: &Device) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} on {}: {} blocks of {} pages, {} chips, t_r {} us, t_w {} us, t_e {} us, lambda {:.4}{}",
+        a.policy,
+        d.name,
+        d.blocks,
+        d.pages_per_block,
+        d.parallel_units,
+        d.t_r_ns as f64 / 1e3,
+        d.t_w_ns as f64 / 1e3,
+        d.t_e_ns as f64 / 1e3,
+        a.lambda,
+        a.waf.map(|w| format!(", WAF {w}")).unwrap_or_default()
+    );
+    let width = a.tasks.iter().map(|t| t.name.len()).max().unwrap_or(4).max(4);
+    let unit = format!("storage ({})", a.storage_unit);
+    let _ = writeln!(
+        s,
+        "\n{:<width$}  {:<8}  {:<10}  {:>16}  {:>8}  {:>12}",
+        "task", "verdict", "refused by", unit, "load", "excess"
+    );
+    for t in &a.tasks {
+        let (verdict, by) = match t.refused_by {
+            None => ("admitted", "-"),
+            Some(Test::Storage) => ("refused", "storage"),
+            Some(Test::Throughput) => ("refused", "throughput"),
+        };
+        let excess = match (t.refused_by, t.excess) {
+            (Some(Test::Storage), Some(x)) => format!("+{x:.1}"),
+            (Some(Test::Throughput), Some(x)) => format!("+{x:.4}"),
+            _ => "-".into(),
+        };
+        let _ = writeln!(
+            s,
+            "{:<width$}  {verdict:<8}  {by:<10}  {:>16}  {:>8.4}  {excess:>12}",
+            t.name, t.storage_needed, t.throughput_load
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\nadmitted {} of {}; storage {} of {:.1} {} ({:.1}%); throughput load {:.4} (limit 1)",
+        a.admitted,
+        a.tasks.len(),
+        a.storage_needed,
+        a.storage_available,
+        a.storage_unit,
+        100.0 * a.storage_needed as f64 / a.storage_available,
+        a.throughput_load
+    );
+    if a.policy == "sharp" {
+        let parts: Vec<String> = a.partitions.iter().map(|p| format!("[{}]", p.join(" "))).collect();
+        let _ = writeln!(s, "partitions: {}", parts.join(" "));
+    }
+    s
+}

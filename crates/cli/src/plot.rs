@@ -1,0 +1,194 @@
+//! Plots of a sweep's results: grouped bar charts written as SVG (plotters).
+//!
+//! A sweep file may hold `[[plot]]` tables:
+//!
+//! ```toml
+//! [[plot]]
+//! file = "worst-write.svg"        # relative to the sweep file's folder
+//! title = "Worst-case write response"
+//! x = "workload.preset"           # a grid key: one group of bars per value
+//! series = "ftl.kind"             # a grid key: one bar (and legend entry) per value
+//! y = "write_us.max"              # a numeric report field (a CSV column)
+//! y_label = "us"
+//! ```
+//!
+//! Where several runs share an `x` and `series` value (other grid keys vary, e.g.
+//! seeds), the bar is their mean. Runs that failed are left out.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+use serde::Deserialize;
+
+use crate::error::CliError;
+
+/// One `[[plot]]` of a sweep file.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlotSpec {
+    /// Output SVG, relative to the sweep file's folder.
+    pub file: String,
+    pub title: Option<String>,
+    /// Grid key whose values are the groups on the x axis.
+    pub x: String,
+    /// Grid key whose values are the bars of a group (one bar per group if absent).
+    pub series: Option<String>,
+    /// Report field plotted (e.g. `waf`, `write_us.max`).
+    pub y: String,
+    pub y_label: Option<String>,
+}
+
+impl PlotSpec {
+    /// Checks that `x`, `series` and `y` name columns of the sweep's output.
+    pub fn validate(&self, grid: &[String], columns: &[String], origin: &str) -> Result<(), CliError> {
+        for (what, key) in [("x", Some(&self.x)), ("series", self.series.as_ref())] {
+            if let Some(k) = key {
+                if !grid.contains(k) {
+                    return Err(CliError::Usage(format!(
+                        "{origin}: plot `{}`: {what} = \"{k}\" is not a grid key; grid keys: {}",
+                        self.file,
+                        grid.join(", ")
+                    )));
+                }
+            }
+        }
+        if !columns.contains(&self.y) {
+            return Err(CliError::Usage(format!(
+                "{origin}: plot `{}`: y = \"{}\" is not a report field (see crates/cli/FIELDS.md)",
+                self.file, self.y
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn label(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Draws `spec` from finished rows (`columns` names each row's cells).
+pub fn draw(spec: &PlotSpec, columns: &[String], rows: &[Vec<serde_json::Value>], dir: &Path) -> Result<(), CliError> {
+    let col = |name: &str| columns.iter().position(|c| c == name);
+    let (xi, yi) = match (col(&spec.x), col(&spec.y)) {
+        (Some(x), Some(y)) => (x, y),
+        _ => return Err(CliError::Usage(format!("plot `{}`: unknown column", spec.file))),
+    };
+    let si = spec.series.as_deref().and_then(col);
+    let mut groups: Vec<String> = Vec::new();
+    let mut series: Vec<String> = Vec::new();
+    // (group, series) -> (sum, count)
+    let mut cells: Vec<((usize, usize), f64, u32)> = Vec::new();
+    for row in rows {
+        let Some(y) = row[yi].as_f64() else { continue };
+        let g = label(&row[xi]);
+        let s = si.map_or_else(|| spec.y.clone(), |i| label(&row[i]));
+        let gi = groups.iter().position(|v| *v == g).unwrap_or_else(|| {
+            groups.push(g);
+            groups.len() - 1
+        });
+        let sj = series.iter().position(|v| *v == s).unwrap_or_else(|| {
+            series.push(s);
+            series.len() - 1
+        });
+        match cells.iter_mut().find(|c| c.0 == (gi, sj)) {
+            Some(c) => {
+                c.1 += y;
+                c.2 += 1;
+            }
+            None => cells.push(((gi, sj), y, 1)),
+        }
+    }
+    let path = dir.join(&spec.file);
+    let fail = |e: &dyn std::fmt::Display| CliError::Failed(format!("cannot draw {}: {e}", path.display()));
+    let ymax = cells.iter().map(|c| c.1 / f64::from(c.2)).fold(0.0f64, f64::max).max(1e-9) * 1.15;
+    let root = SVGBackend::new(&path, (960, 540)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| fail(&e))?;
+    let n = groups.len().max(1) as f64;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(spec.title.as_deref().unwrap_or(&spec.y), ("sans-serif", 22))
+        .margin(16)
+        .x_label_area_size(36)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0f64..n, 0f64..ymax)
+        .map_err(|e| fail(&e))?;
+    let names = groups.clone();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(groups.len().max(1) * 2 + 1)
+        .x_label_formatter(&|x| {
+            let i = x.floor() as usize;
+            if (x.fract() - 0.5).abs() < 1e-6 {
+                names.get(i).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .x_desc(spec.x.as_str())
+        .y_desc(spec.y_label.as_deref().unwrap_or(&spec.y))
+        .draw()
+        .map_err(|e| fail(&e))?;
+    let width = 0.8 / series.len().max(1) as f64;
+    for (j, name) in series.iter().enumerate() {
+        let color = Palette99::pick(j).to_rgba();
+        let bars: Vec<Rectangle<(f64, f64)>> = cells
+            .iter()
+            .filter(|c| c.0 .1 == j)
+            .map(|c| {
+                let x0 = c.0 .0 as f64 + 0.1 + j as f64 * width;
+                Rectangle::new([(x0, 0.0), (x0 + width * 0.95, c.1 / f64::from(c.2))], color.filled())
+            })
+            .collect();
+        chart
+            .draw_series(bars)
+            .map_err(|e| fail(&e))?
+            .label(name.as_str())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(|e| fail(&e))?;
+    root.present().map_err(|e| fail(&e))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn draws_grouped_bars_with_means() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = PlotSpec {
+            file: "p.svg".into(),
+            title: Some("WAF".into()),
+            x: "workload.preset".into(),
+            series: Some("ftl.kind".into()),
+            y: "waf".into(),
+            y_label: None,
+        };
+        let columns: Vec<String> =
+            ["run", "workload.preset", "ftl.kind", "waf"].iter().map(|s| s.to_string()).collect();
+        let rows = vec![
+            vec![json!(0), json!("a"), json!("pagemap"), json!(2.0)],
+            vec![json!(1), json!("a"), json!("pagemap"), json!(4.0)],
+            vec![json!(2), json!("b"), json!("nftl"), json!(9.5)],
+            vec![json!(3), json!("b"), json!("nftl"), json!(null)],
+        ];
+        draw(&spec, &columns, &rows, dir.path()).unwrap();
+        let svg = std::fs::read_to_string(dir.path().join("p.svg")).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("pagemap") && svg.contains("nftl"), "{svg}");
+        assert!(svg.matches("<rect").count() >= 3);
+        let bad = PlotSpec { y: "nope".into(), ..spec };
+        assert!(bad.validate(&columns[1..3], &columns, "s.toml").unwrap_err().to_string().contains("nope"));
+    }
+}
