@@ -96,6 +96,13 @@ impl BlockAllocator {
         DieId(d)
     }
 
+    /// Pages left in the open block of `stream` on `die`; 0 when it has none (the
+    /// next [`BlockAllocator::next_page`] for them then opens a free block).
+    pub fn open_room(&self, stream: u32, die: DieId) -> u32 {
+        let slot = (stream.min(self.streams - 1) * self.geometry.dies() + die.0) as usize;
+        self.open[slot].map_or(0, |o| self.geometry.pages_per_block - o.next_page)
+    }
+
     /// Whether `block` is an open block of some stream.
     pub fn is_open(&self, block: BlockId) -> bool {
         self.open.iter().flatten().any(|o| o.block == block)

@@ -174,6 +174,16 @@ impl Io<'_> {
     pub fn geometry(&self) -> &Geometry {
         self.flash.nand.geometry()
     }
+    /// The chip's latencies (for design-time bounds; FTLs never compute times).
+    #[inline]
+    pub fn timing(&self) -> &ftlab_nand::Timing {
+        self.flash.nand.timing()
+    }
+    /// Whether moves inside one plane use copyback (see [`Flash::set_copyback`]).
+    #[inline]
+    pub fn copyback_enabled(&self) -> bool {
+        self.flash.use_copyback
+    }
     /// Whether `block` is a bad block (read from the factory marks; free).
     #[inline]
     pub fn is_bad(&self, block: BlockId) -> bool {
@@ -338,5 +348,15 @@ impl Io<'_> {
     #[inline]
     pub fn last_finish(&self) -> SimTime {
         self.done
+    }
+
+    /// Makes the operations issued after this call start no earlier than `t`, as
+    /// if they waited for a read finishing then. An FTL uses it as a fence: e.g.
+    /// host writes that spend the space an earlier command's garbage-collection
+    /// step reclaimed wait for that step (its [`Io::last_finish`]), so a power cut
+    /// never keeps the writes but loses the step.
+    #[inline]
+    pub fn start_after(&mut self, t: SimTime) {
+        self.ready = self.ready.max(t);
     }
 }

@@ -26,6 +26,18 @@
 //!
 //! - [`pagemap`]: pure page mapping (also the Pure-Page-Level scheme of 001, the
 //!   Pagemap of 000 and the PPM-FTL of 004, as configurations).
+//! - [`rftl`]: RFTL (Qin et al. 2012, via 001): three blocks per logical block,
+//!   partial collection inside them after writes only.
+//! - [`fsr`]: FSR (Chang et al. 2004, via 001): page mapping with the logical space
+//!   limited to sigma, GC as in Pure-Page-Level (a configuration of [`pagemap`]).
+//! - [`nftl`], [`gftl`]: NFTL (block mapping, primary and replacement blocks, folds)
+//!   and GFTL (002: write queue, partial block cleaning, soft real-time variants).
+//! - [`lazy_rtgc`]: Lazy-RTGC (001 Sections 3-4): page mapping, partial GC tasks of
+//!   at most one erase time, one after each write, below the free-page threshold.
+//! - [`dftl`]: DFTL (Gupta et al. 2009, via 001 Section 5): demand-based page
+//!   mapping, a cached mapping table over translation pages on flash.
+//! - [`lazy_rtgc_ondemand`]: On-demand Lazy-RTGC (001 Section 5): Lazy-RTGC over
+//!   DFTL, partial data GC, translation GC and write-back tasks.
 //!
 //! Shared units the schemes compose: [`alloc::BlockAllocator`],
 //! [`victim::GreedyPicker`] and [`victim::cost_benefit`], [`mapping::PageTable`].
@@ -34,10 +46,17 @@ use ftlab_nand::{NandError, Payload, SimTime};
 use thiserror::Error;
 
 pub mod alloc;
+pub mod dftl;
 pub mod flash;
+pub mod fsr;
+pub mod gftl;
+pub mod lazy_rtgc;
+pub mod lazy_rtgc_ondemand;
 pub mod mapping;
+pub mod nftl;
 pub mod pagemap;
 pub mod registry;
+pub mod rftl;
 pub mod victim;
 
 pub use flash::{Counters, Flash, Io, PerPurpose, Purpose};
@@ -82,6 +101,8 @@ pub enum FtlError {
     Unsupported(&'static str),
     #[error("flash operation failed: {0}")]
     Nand(#[from] NandError),
+    #[error("logical page {lpn} expired at {expired_at_us} us: its data's lifetime is over and it is no longer readable")]
+    Expired { lpn: u32, expired_at_us: f64 },
 }
 
 /// A flash translation layer.

@@ -31,6 +31,32 @@ pub fn schemes() -> Vec<Scheme> {
     v.extend(
         PageMapConfig::PRESETS.iter().filter(|(n, _)| *n != "pagemap").map(|&(name, summary)| Scheme { name, summary }),
     );
+    v.push(Scheme {
+        name: "rftl",
+        summary: "RFTL (001): primary, buffer and replacement block per logical block, partial GC after writes only",
+    });
+    v.push(Scheme {
+        name: "fsr",
+        summary: "FSR (001): page mapping, logical space limited to sigma = 0.75, GC when no free page is left",
+    });
+    v.push(Scheme {
+        name: "lazy-rtgc",
+        summary: "Lazy-RTGC (001): page mapping, sigma from the chip, one partial GC task (<= t_er) after each write",
+    });
+    v.push(Scheme {
+        name: "nftl",
+        summary: "NFTL (002 Section II): primary and replacement block per logical block, fold when both are full",
+    });
+    v.extend(crate::gftl::GftlConfig::PRESETS.iter().map(|&(name, summary)| Scheme { name, summary }));
+    v.push(Scheme { name: "lazy-rtgc-idle", summary: "Lazy-RTGC with the idle-time optimisation (001 Section 3.2)" });
+    v.push(Scheme {
+        name: "dftl",
+        summary: "DFTL (Gupta 2009, via 001 Section 5): cached mapping table over translation pages on flash",
+    });
+    v.push(Scheme {
+        name: "lazy-rtgc-ondemand",
+        summary: "On-demand Lazy-RTGC (001 Section 5): DFTL with partial DG > TG > TW tasks (<= t_er) after each write",
+    });
     v
 }
 
@@ -40,6 +66,43 @@ pub fn build(kind: &str, params: &toml::Table) -> Result<Builder, FtlError> {
         "pagemap" | "pure-page-level" | "ppm-ftl" => {
             let base = PageMapConfig::preset(kind).unwrap_or_default();
             let config = overlay(kind, base, params)?;
+            config.validate()?;
+            Ok(Box::new(config))
+        }
+        "nftl" => {
+            let config = overlay(kind, crate::nftl::NftlConfig::default(), params)?;
+            config.validate()?;
+            Ok(Box::new(config))
+        }
+        "gftl" | "gftl-threshold" | "gftl-priority" => {
+            let base = crate::gftl::GftlConfig::preset(kind).unwrap_or_default();
+            let config = overlay(kind, base, params)?;
+            config.validate()?;
+            Ok(Box::new(config))
+        }
+        "dftl" => {
+            let config = overlay(kind, crate::dftl::DftlConfig::default(), params)?;
+            config.validate()?;
+            Ok(Box::new(config))
+        }
+        "lazy-rtgc-ondemand" => {
+            let config = overlay(kind, crate::lazy_rtgc_ondemand::LazyRtgcOnDemandConfig::default(), params)?;
+            config.validate()?;
+            Ok(Box::new(config))
+        }
+        "fsr" => {
+            let config = overlay(kind, crate::fsr::FsrConfig::default(), params)?;
+            config.validate()?;
+            Ok(Box::new(config))
+        }
+        "lazy-rtgc" | "lazy-rtgc-idle" => {
+            let base = crate::lazy_rtgc::LazyRtgcConfig { idle_gc: kind == "lazy-rtgc-idle", ..Default::default() };
+            let config = overlay(kind, base, params)?;
+            config.validate()?;
+            Ok(Box::new(config))
+        }
+        "rftl" => {
+            let config = overlay(kind, crate::rftl::RftlConfig::default(), params)?;
             config.validate()?;
             Ok(Box::new(config))
         }

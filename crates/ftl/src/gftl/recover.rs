@@ -1,0 +1,180 @@
+//! GFTL's startup after an abrupt shutdown (002 Section VI): the block map, the
+//! write-queue map and the GC queue rebuilt from a scan of every OOB area; and the
+//! invariants the tests check against the medium.
+
+use ftlab_nand::BlockId;
+
+use super::{Gftl, GftlConfig, NONE};
+use crate::nftl::{scan_device, BlockScan, LPN_MASK, WQ_FLAG};
+use crate::{Flash, FtlError, Io, Purpose};
+
+impl Gftl {
+    /// Rebuilds GFTL from the medium. Queue blocks are those whose pages carry the
+    /// queue flag. Per logical block, a cleaning target without its end copy is
+    /// dropped (the cleaning had not switched the map; its sources are intact) and
+    /// the newest remaining data block is the mapped one; older ones are stale.
+    /// Each logical page's newest copy wins (a cleaning copies the newest data, so
+    /// sequence order is data order); one in a queue block becomes a queue-map
+    /// entry. Queue blocks with no entry are erased; the newest partly written one
+    /// is reopened as the queue's tail.
+    pub fn recover(config: GftlConfig, io: &mut Io) -> Result<Self, FtlError> {
+        let mut f = Self::empty(config, io)?;
+        let ppb = f.ppb();
+        let n = f.map.len() as u32;
+        let (used, erased) = scan_device(io)?;
+        f.free.extend(erased);
+        let mut data: Vec<Option<BlockScan>> = vec![None; n as usize];
+        let mut queue = Vec::new();
+        let mut stale = Vec::new();
+        for s in used {
+            let raw = s.pages[0].1;
+            let lb = (raw & LPN_MASK) / ppb;
+            if raw & WQ_FLAG != 0 {
+                queue.push(s);
+            } else if s.incomplete_merge() || lb >= n {
+                stale.push(s.block);
+            } else {
+                let slot = &mut data[lb as usize];
+                match slot {
+                    Some(cur) if cur.first_seq() > s.first_seq() => stale.push(s.block),
+                    _ => {
+                        if let Some(old) = slot.replace(s) {
+                            stale.push(old.block);
+                        }
+                    }
+                }
+            }
+        }
+        for b in stale {
+            io.erase(b, Purpose::Recovery)?;
+            f.free.push_back(b);
+        }
+        // Newest copy of each logical page: (seq, ppa, in a queue block).
+        let mut newest: Vec<(u64, u32, bool)> = vec![(0, NONE, false); f.logical_pages_usize()];
+        let mut consider = |s: &BlockScan, queued: bool| {
+            for &(page, raw, seq) in &s.pages {
+                let lpn = (raw & LPN_MASK) as usize;
+                if lpn < newest.len() && seq > newest[lpn].0 {
+                    newest[lpn] = (seq, f.geometry.ppa(s.block, page).0, queued);
+                }
+            }
+        };
+        for s in data.iter().flatten() {
+            consider(s, false);
+        }
+        for s in &queue {
+            consider(s, true);
+        }
+        for (lb, s) in data.iter().enumerate() {
+            if let Some(s) = s {
+                f.map[lb] = s.block.0;
+                f.index[lb] = s.programmed as u16;
+            }
+        }
+        for (lpn, &(seq, ppa, queued)) in newest.iter().enumerate() {
+            if seq == 0 {
+                continue;
+            }
+            f.present.set(lpn, true);
+            if queued {
+                let ppa = ftlab_nand::Ppa(ppa);
+                f.wq_map.insert(lpn as u32, ppa);
+                f.wq_count[lpn / ppb as usize] += 1;
+                f.wq_live[f.geometry.block_of(ppa).0 as usize] += 1;
+            }
+        }
+        queue.sort_by_key(BlockScan::last_seq);
+        let tail = queue.iter().rposition(|s| s.programmed < ppb && f.wq_live[s.block.0 as usize] > 0);
+        for (i, s) in queue.iter().enumerate() {
+            let b = s.block;
+            if f.wq_live[b.0 as usize] == 0 {
+                io.erase(b, Purpose::Recovery)?;
+                f.free.push_back(b);
+                continue;
+            }
+            f.is_queue[b.0 as usize] = true;
+            f.wq_blocks += 1;
+            if Some(i) == tail {
+                f.wq_open = Some((b, s.programmed));
+            }
+        }
+        // The GC queue: every full block and every block with queued pages, the
+        // least recently written first.
+        let mut jobs: Vec<(u64, u32)> = (0..n)
+            .filter(|&lb| u32::from(f.index[lb as usize]) == ppb || f.wq_count[lb as usize] > 0)
+            .map(|lb| (data[lb as usize].as_ref().map_or(0, BlockScan::last_seq), lb))
+            .collect();
+        jobs.sort_unstable();
+        for (_, lb) in jobs {
+            f.enqueue(lb);
+        }
+        Ok(f)
+    }
+
+    fn logical_pages_usize(&self) -> usize {
+        self.map.len() * self.ppb() as usize
+    }
+}
+
+/// GFTL's invariants against the medium.
+pub(super) fn check(f: &Gftl, flash: &Flash) -> Result<(), String> {
+    let g = &f.geometry;
+    let nand = flash.nand();
+    let ppb = g.pages_per_block;
+    let mut owner = vec![NONE; g.total_blocks() as usize];
+    let cleaning = f.cleaning.as_deref();
+    for (lb, &b) in f.map.iter().enumerate() {
+        if b == NONE {
+            continue;
+        }
+        if owner[b as usize] != NONE || f.is_queue[b as usize] {
+            return Err(format!("block {b} of logical block {lb} is used twice"));
+        }
+        owner[b as usize] = lb as u32;
+        let next = u32::from(f.index[lb]);
+        if nand.programmed_pages(BlockId(b)) != next {
+            return Err(format!("block {b}: write pointer {next}, medium says {}", nand.programmed_pages(BlockId(b))));
+        }
+        for page in 0..next {
+            if let Some(oob) = nand.peek_oob(g.ppa(BlockId(b), page)) {
+                if oob.lpn & WQ_FLAG != 0 || (oob.lpn & LPN_MASK) / ppb != lb as u32 {
+                    return Err(format!("block {b} of logical block {lb} holds OOB lpn {:#x}", oob.lpn));
+                }
+            }
+        }
+        let held = cleaning.is_some_and(|c| c.lb == lb as u32);
+        if (next == ppb || f.wq_count[lb] > 0) && !f.in_gcq[lb] && !held {
+            return Err(format!("logical block {lb} is full or has queued pages but is not in the GC queue"));
+        }
+    }
+    let mut live = vec![0u32; g.total_blocks() as usize];
+    let mut count = vec![0u16; f.map.len()];
+    for (&lpn, &ppa) in &f.wq_map {
+        let b = g.block_of(ppa);
+        if !f.is_queue[b.0 as usize] {
+            return Err(format!("queued lpn {lpn} is in block {}, not a queue block", b.0));
+        }
+        match nand.peek_oob(ppa) {
+            Some(oob) if oob.lpn == lpn | WQ_FLAG => {}
+            other => return Err(format!("queued lpn {lpn} at {ppa:?} has OOB {other:?}")),
+        }
+        live[b.0 as usize] += 1;
+        count[(lpn / ppb) as usize] += 1;
+    }
+    if live != f.wq_live || count != f.wq_count {
+        return Err("write-queue live counts disagree with the write-queue map".into());
+    }
+    let queue_blocks = f.is_queue.iter().filter(|&&q| q).count() as u32;
+    if queue_blocks != f.wq_blocks || f.wq_blocks > f.sizing.write_queue_blocks {
+        return Err(format!(
+            "{queue_blocks} queue blocks marked, {} counted, {} allowed",
+            f.wq_blocks, f.sizing.write_queue_blocks
+        ));
+    }
+    for &b in &f.free {
+        if owner[b.0 as usize] != NONE || f.is_queue[b.0 as usize] || nand.programmed_pages(b) != 0 {
+            return Err(format!("free block {} is in use", b.0));
+        }
+    }
+    Ok(())
+}

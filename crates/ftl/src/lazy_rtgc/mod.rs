@@ -1,0 +1,411 @@
+//! Lazy-RTGC, real-time lazy garbage collection over a page map in RAM
+//! (001_ca7ecce2bd5249b9.txt, Sections 3-4).
+//!
+//! - **Space** (Section 3.1, Theorem 4.3, Eq. 9-11): the logical space is limited
+//!   to sigma of the physical (default: the largest the chip allows, from
+//!   [`ftlab_bounds::lazy_rtgc`]), so a greedy victim holds at most `U(lambda)`
+//!   valid pages, few enough that the free pages its erase returns pay for the
+//!   writes that host its partial tasks.
+//! - **Trigger** (Algorithm 1, Eq. 13): nothing is collected while at least
+//!   `rho_th` pages are free ("only one free block" on the paper's chips, Section
+//!   6.1). Below it, the greedy victim's collection is split into partial tasks:
+//!   each copies at most alpha valid pages (Eq. 7) or erases the victim (the last
+//!   task), so each fits in one erase time (Property 4.1).
+//! - **Schedule** (Algorithm 1, Theorem 4.2): exactly one partial task runs after
+//!   each host write, after the write is acknowledged; none after a read or trim.
+//!   A task is not part of its write's response but occupies the die, so the next
+//!   command may wait for it: any page command completes within
+//!   `U(R_T) = max{t_rdpg, t_er + t_wrpg}` ([`Ftl::service_bound`], with channel
+//!   transfer) of its dispatch, provided nothing else is queued before it on the
+//!   die (queue depth 1, single-page requests: the paper's task model).
+//! - **Idle time** (Section 3.2, option `idle_gc`): idle gaps run the pending
+//!   partial tasks and erase closed blocks with no valid page.
+//!
+//! Deviations, and why:
+//! - Tasks are generated lazily, one at a time: a task copies the next at most
+//!   alpha pages of the victim still valid when it runs. Pages the host overwrote
+//!   meanwhile are skipped, so a collection takes at most `ceil(lambda / alpha) + 1`
+//!   tasks (Eq. 8), never more.
+//! - alpha counts channel transfers unless copies are copybacks (one plane per
+//!   die), so alpha copies always fit in one erase on ftlab's timelines.
+//! - The paper's model is one chip. On a multi-die device, host writes go to the
+//!   victim's die while a collection runs, so each write waits for the previous
+//!   task as on one chip; otherwise writes are striped over idle dies. Free pages
+//!   are counted device-wide, so a victim's die may run out of room and copies
+//!   spill to another die, where they can add to a pending task: the service
+//!   bound is guaranteed on one die only.
+//! - The logical space also leaves out the blocks that may be free or open when a
+//!   victim is picked (see [`LazyRtgcPlan::new`]): 0.872 instead of 0.875 on a
+//!   256-block Spansion SLC device.
+
+mod config;
+mod recover;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use config::chip_params;
+pub use config::{LazyRtgcConfig, LazyRtgcPlan};
+
+use ftlab_nand::geometry::Layout;
+use ftlab_nand::{BlockId, DieId, Geometry, PageKind, Payload, Ppa, SimTime};
+use serde::Serialize;
+
+use crate::alloc::{Allocation, BlockAllocator};
+use crate::mapping::{PageTable, ValidMap};
+use crate::victim::GreedyPicker;
+use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
+
+impl FtlBuilder for LazyRtgcConfig {
+    fn format(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
+        Ok(Box::new(LazyRtgc::format(*self, io)?))
+    }
+    fn recover(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
+        Ok(Box::new(LazyRtgc::recover(*self, io)?))
+    }
+}
+
+/// The collection in progress: the victim and how far its pages were scanned.
+#[derive(Debug, Clone, Copy)]
+struct Collection {
+    victim: BlockId,
+    die: DieId,
+    /// First page of the victim not yet looked at.
+    next: u32,
+    /// Partial tasks run so far.
+    tasks: u32,
+}
+
+/// Counts of what garbage collection did (for tests and reports).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct GcStats {
+    /// Victims collected (erased).
+    pub collections: u64,
+    /// Partial tasks run.
+    pub tasks: u64,
+    /// Tasks run in idle time.
+    pub idle_tasks: u64,
+    /// Most valid pages a victim held when picked.
+    pub max_victim_valid: u32,
+    /// Most pages one task copied.
+    pub max_task_copies: u32,
+    /// Most tasks one collection took.
+    pub max_tasks_per_collection: u32,
+}
+
+/// The Lazy-RTGC FTL.
+#[derive(Debug)]
+pub struct LazyRtgc {
+    config: LazyRtgcConfig,
+    plan: LazyRtgcPlan,
+    geometry: Geometry,
+    layout: Layout,
+    table: PageTable,
+    valid: ValidMap,
+    picker: GreedyPicker,
+    alloc: BlockAllocator,
+    /// Phi: pages that can still be programmed (free blocks and the rest of the
+    /// open blocks).
+    free_pages: u64,
+    collection: Option<Collection>,
+    stats: GcStats,
+}
+
+impl LazyRtgc {
+    fn empty(config: LazyRtgcConfig, io: &Io) -> Result<Self, FtlError> {
+        let g = *io.geometry();
+        let good = (0..g.total_blocks()).filter(|&b| !io.is_bad(BlockId(b))).count() as u32;
+        let plan = LazyRtgcPlan::new(&config, io, good)?;
+        Ok(LazyRtgc {
+            config,
+            plan,
+            geometry: g,
+            layout: Layout::new(&g),
+            table: PageTable::new(plan.logical_pages),
+            valid: ValidMap::new(g.total_pages()),
+            picker: GreedyPicker::new(g.total_blocks(), g.pages_per_block),
+            alloc: BlockAllocator::empty(&g, 1),
+            free_pages: 0,
+            collection: None,
+            stats: GcStats::default(),
+        })
+    }
+
+    /// Lazy-RTGC on a freshly formatted medium.
+    pub fn format(config: LazyRtgcConfig, io: &mut Io) -> Result<Self, FtlError> {
+        let mut ftl = Self::empty(config, io)?;
+        ftl.alloc = BlockAllocator::formatted(&ftl.geometry, 1, |b| io.is_bad(b));
+        ftl.free_pages = u64::from(ftl.alloc.free_blocks()) * u64::from(ftl.geometry.pages_per_block);
+        Ok(ftl)
+    }
+
+    /// Lazy-RTGC rebuilt from the medium (see [`recover`]). A collection cut short
+    /// is forgotten; the next write below the threshold picks a victim afresh.
+    pub fn recover(config: LazyRtgcConfig, io: &mut Io) -> Result<Self, FtlError> {
+        let mut ftl = Self::empty(config, io)?;
+        let scan = recover::scan(io, &mut ftl.table)?;
+        let ppb = ftl.geometry.pages_per_block;
+        for (_, ppa) in ftl.table.iter() {
+            ftl.valid.set(ppa);
+            ftl.picker.inc(ftl.layout.block_of(ppa));
+        }
+        for b in scan.free {
+            ftl.alloc.release(b);
+            ftl.free_pages += u64::from(ppb);
+        }
+        for (b, next) in scan.open {
+            ftl.alloc.reopen(0, b, next);
+            ftl.free_pages += u64::from(ppb - next);
+        }
+        for b in scan.closed {
+            ftl.picker.insert(b);
+        }
+        Ok(ftl)
+    }
+
+    /// What the configuration came to on this device.
+    pub fn plan(&self) -> LazyRtgcPlan {
+        self.plan
+    }
+
+    /// What garbage collection has done so far.
+    pub fn stats(&self) -> GcStats {
+        self.stats
+    }
+
+    /// Phi, the pages that can still be programmed.
+    pub fn free_pages(&self) -> u64 {
+        self.free_pages
+    }
+
+    /// Whether a collection is in progress (partial tasks are pending).
+    pub fn collecting(&self) -> bool {
+        self.collection.is_some()
+    }
+
+    /// The next page on `die` (or another die when it is out of room); a block
+    /// that fills up becomes a victim candidate.
+    fn next_page(&mut self, die: DieId) -> Result<Ppa, FtlError> {
+        let Allocation { ppa, filled } = self
+            .alloc
+            .next_page(0, die)
+            .ok_or_else(|| FtlError::DeviceFull("no free page left for lazy-rtgc".into()))?;
+        self.free_pages -= 1;
+        if let Some(b) = filled {
+            self.picker.insert(b);
+        }
+        Ok(ppa)
+    }
+
+    /// Records that `ppa` holds the current copy of a logical page whose previous
+    /// copy was at `old`.
+    fn mark(&mut self, old: Option<Ppa>, ppa: Ppa) {
+        if let Some(old) = old {
+            self.valid.clear(old);
+            self.picker.dec(self.layout.block_of(old));
+        }
+        self.valid.set(ppa);
+        self.picker.inc(self.layout.block_of(ppa));
+    }
+
+    /// Starts collecting `victim` (lines 8-9 of Algorithm 1).
+    fn start(&mut self, victim: BlockId) {
+        self.picker.remove(victim);
+        let valid = self.picker.valid(victim);
+        self.stats.max_victim_valid = self.stats.max_victim_valid.max(valid);
+        let die = self.layout.die_of_block(victim);
+        self.collection = Some(Collection { victim, die, next: 0, tasks: 0 });
+    }
+
+    /// The greedy victim, if it has a page to reclaim.
+    fn greedy_victim(&mut self) -> Option<BlockId> {
+        let v = self.picker.peek_min()?;
+        (self.picker.valid(v) < self.geometry.pages_per_block).then_some(v)
+    }
+
+    /// Runs the next partial task of the collection in progress: copy the next at
+    /// most alpha valid pages of the victim or, when none is left, erase it.
+    fn run_task(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        let Some(mut c) = self.collection.take() else {
+            return Ok(());
+        };
+        let result = self.copy_pages(io, &mut c);
+        c.tasks += 1;
+        self.stats.tasks += 1;
+        let copied = match result {
+            Ok(copied) => copied,
+            Err(e) => {
+                self.collection = Some(c);
+                return Err(e);
+            }
+        };
+        self.stats.max_task_copies = self.stats.max_task_copies.max(copied);
+        if copied > 0 {
+            self.collection = Some(c);
+            return Ok(());
+        }
+        debug_assert_eq!(self.picker.valid(c.victim), 0, "erasing a victim with valid pages");
+        if let Err(e) = io.erase(c.victim, Purpose::Gc) {
+            self.collection = Some(c);
+            return Err(e.into());
+        }
+        self.alloc.release(c.victim);
+        self.free_pages += u64::from(self.geometry.pages_per_block);
+        self.stats.collections += 1;
+        self.stats.max_tasks_per_collection = self.stats.max_tasks_per_collection.max(c.tasks);
+        Ok(())
+    }
+
+    /// Copies up to alpha still-valid pages of the victim from `c.next` on, to the
+    /// victim's die (copyback where the plane allows); returns how many.
+    fn copy_pages(&mut self, io: &mut Io, c: &mut Collection) -> Result<u32, FtlError> {
+        let ppb = self.geometry.pages_per_block;
+        let mut copied = 0;
+        while copied < self.plan.alpha && c.next < ppb {
+            let src = self.geometry.ppa(c.victim, c.next);
+            if !self.valid.get(src) {
+                c.next += 1;
+                continue;
+            }
+            let dst = self.next_page(c.die)?;
+            let oob = io.copy(src, dst, Purpose::Gc)?;
+            c.next += 1;
+            let moved = self.table.relocate(oob.lpn as usize, src, dst);
+            debug_assert!(moved, "lpn {} left {src:?} during a partial task", oob.lpn);
+            self.mark(Some(src), dst);
+            copied += 1;
+        }
+        Ok(copied)
+    }
+
+    /// Algorithm 1 after a write: the next pending task, or, with none pending and
+    /// fewer than rho_th free pages, a new collection's first task.
+    fn after_write(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        if self.collection.is_none() && self.free_pages < u64::from(self.plan.rho_th) {
+            match self.greedy_victim() {
+                Some(v) => self.start(v),
+                None => return Ok(()),
+            }
+        }
+        self.run_task(io)
+    }
+}
+
+impl Ftl for LazyRtgc {
+    fn name(&self) -> &'static str {
+        if self.config.idle_gc {
+            "lazy-rtgc-idle"
+        } else {
+            "lazy-rtgc"
+        }
+    }
+
+    fn logical_pages(&self) -> u32 {
+        self.plan.logical_pages
+    }
+
+    fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
+        let l = check_lpn(lpn, self.plan.logical_pages)?;
+        let Some(ppa) = self.table.get(l) else {
+            return Ok(None);
+        };
+        let (data, _) = io.read(ppa, Purpose::Host)?;
+        Ok(Some(data))
+    }
+
+    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
+        let l = check_lpn(lpn, self.plan.logical_pages)?;
+        let die = match self.collection {
+            Some(c) => c.die,
+            None => io.free_die_from(self.alloc.next_die()),
+        };
+        let ppa = self.next_page(die)?;
+        io.program(ppa, lpn.0, PageKind::Data, data, Purpose::Host)?;
+        let old = self.table.set(l, ppa);
+        if let Some(old) = old {
+            io.supersede(old);
+        }
+        self.mark(old, ppa);
+        io.ack();
+        self.after_write(io)
+    }
+
+    fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
+        let l = check_lpn(lpn, self.plan.logical_pages)?;
+        if let Some(old) = self.table.unmap(l) {
+            self.valid.clear(old);
+            self.picker.dec(self.layout.block_of(old));
+        }
+        Ok(())
+    }
+
+    fn background(&mut self, io: &mut Io, until: SimTime) -> Result<(), FtlError> {
+        if !self.config.idle_gc {
+            return Ok(());
+        }
+        // A task started before `until` may run past it by at most one erase: the
+        // next command then waits for one partial task, as after a write.
+        while io.last_finish() < until {
+            if self.collection.is_none() {
+                match self.picker.peek_min() {
+                    Some(v) if self.picker.valid(v) == 0 => self.start(v),
+                    _ => break,
+                }
+            }
+            self.run_task(io)?;
+            self.stats.idle_tasks += 1;
+        }
+        Ok(())
+    }
+
+    fn ram_bytes(&self) -> u64 {
+        self.table.ram_bytes()
+            + self.valid.ram_bytes()
+            + self.picker.ram_bytes()
+            + self.alloc.ram_bytes()
+            + std::mem::size_of::<Collection>() as u64
+            + 8
+    }
+
+    fn service_bound(&self) -> Option<SimTime> {
+        Some(self.plan.service_bound)
+    }
+
+    fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
+        let g = &self.geometry;
+        let mut per_block = vec![0u32; g.total_blocks() as usize];
+        for (lpn, ppa) in self.table.iter() {
+            if !self.valid.get(ppa) {
+                return Err(format!("lpn {lpn} maps to {ppa:?}, which is not marked valid"));
+            }
+            match flash.nand().peek_oob(ppa) {
+                Some(oob) if oob.lpn as usize == lpn && oob.kind == PageKind::Data => {}
+                other => return Err(format!("lpn {lpn} maps to {ppa:?}, whose OOB is {other:?}")),
+            }
+            per_block[g.block_of(ppa).0 as usize] += 1;
+        }
+        let mut programmable = 0u64;
+        for b in (0..g.total_blocks()).map(BlockId) {
+            let counted = self.valid.count(g.ppa(b, 0), g.pages_per_block);
+            if counted != per_block[b.0 as usize] || counted != self.picker.valid(b) {
+                return Err(format!(
+                    "block {}: {} mapped pages, {counted} valid bits, picker says {}",
+                    b.0,
+                    per_block[b.0 as usize],
+                    self.picker.valid(b)
+                ));
+            }
+            if !flash.nand().is_bad(b) {
+                programmable += u64::from(g.pages_per_block - flash.nand().programmed_pages(b));
+            }
+        }
+        if self.free_pages > programmable {
+            return Err(format!("{} free pages counted, only {programmable} erased on the medium", self.free_pages));
+        }
+        if let Some(c) = self.collection {
+            if self.picker.contains(c.victim) {
+                return Err(format!("victim {:?} is still a candidate", c.victim));
+            }
+        }
+        Ok(())
+    }
+}

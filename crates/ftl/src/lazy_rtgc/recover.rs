@@ -1,0 +1,79 @@
+//! Rebuilding a page map from the medium after a power cut: every programmed
+//! page's OOB is read, and for each logical page the copy with the newest sequence
+//! number wins (a partial task's copy of a page is newer than its source, and the
+//! source block is never erased before the copy is durable).
+
+use ftlab_nand::{BlockId, NandError, PageKind};
+
+use crate::mapping::PageTable;
+use crate::{FtlError, Io, Purpose};
+
+/// What a scan of the medium found, besides the page table.
+#[derive(Debug, Default)]
+pub(super) struct Scan {
+    /// Erased blocks (including blocks erased again because nothing in them was
+    /// readable, e.g. after a torn erase).
+    pub free: Vec<BlockId>,
+    /// Per die, at most one partly written block to keep writing, with its write
+    /// pointer: the one holding the newest page.
+    pub open: Vec<(BlockId, u32)>,
+    /// Full blocks, and partly written blocks that are not reopened (their
+    /// unwritten pages come back when they are collected).
+    pub closed: Vec<BlockId>,
+}
+
+/// Scans every good block, filling `table` (entries beyond its length are
+/// ignored).
+pub(super) fn scan(io: &mut Io, table: &mut PageTable) -> Result<Scan, FtlError> {
+    let g = *io.geometry();
+    let mut newest = vec![0u64; table.len()];
+    let mut partial: Vec<Option<(u64, BlockId, u32)>> = vec![None; g.dies() as usize];
+    let mut out = Scan::default();
+    for b in (0..g.total_blocks()).map(BlockId) {
+        if io.is_bad(b) {
+            continue;
+        }
+        let programmed = io.programmed_pages(b);
+        if programmed == 0 {
+            out.free.push(b);
+            continue;
+        }
+        let mut readable = 0;
+        let mut block_newest = 0;
+        for page in 0..programmed {
+            let ppa = g.ppa(b, page);
+            match io.read_oob(ppa, Purpose::Recovery) {
+                Ok(Some(oob)) => {
+                    readable += 1;
+                    block_newest = block_newest.max(oob.seq);
+                    let lpn = oob.lpn as usize;
+                    if oob.kind == PageKind::Data && lpn < newest.len() && oob.seq > newest[lpn] {
+                        newest[lpn] = oob.seq;
+                        table.set(lpn, ppa);
+                    }
+                }
+                Ok(None) | Err(NandError::Uncorrectable(_)) => {}
+                Err(e) => return Err(FtlError::Recovery(format!("scanning {ppa:?}: {e}"))),
+            }
+        }
+        if readable == 0 {
+            io.erase(b, Purpose::Recovery)?;
+            out.free.push(b);
+        } else if programmed < g.pages_per_block {
+            let die = g.die_of_block(b).0 as usize;
+            match partial[die] {
+                Some((seq, _, _)) if seq > block_newest => out.closed.push(b),
+                prev => {
+                    if let Some((_, other, _)) = prev {
+                        out.closed.push(other);
+                    }
+                    partial[die] = Some((block_newest, b, programmed));
+                }
+            }
+        } else {
+            out.closed.push(b);
+        }
+    }
+    out.open = partial.into_iter().flatten().map(|(_, b, next)| (b, next)).collect();
+    Ok(out)
+}

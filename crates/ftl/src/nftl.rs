@@ -1,0 +1,554 @@
+//! NFTL: block mapping with a primary and a replacement block per logical block,
+//! the non-real-time baseline of GFTL's Figures 2, 9 and 10
+//! (002_7b0ca1838a2bd7a1.txt, Section II, after Ban's US patent 5,937,425).
+//!
+//! A logical page `lpn` belongs to logical block `lpn / pi`. Its first writes go to
+//! the block's *primary* physical block; once the primary is full, writes go to a
+//! *replacement* block; when both are full, a *fold* merges the newest copy of each
+//! page into a new primary and erases the old two. When the free blocks run out, the
+//! logical block whose replacement was opened first is folded (garbage collection).
+//! Folds run inside the write that needs them, so a write's time varies by orders of
+//! magnitude: that is the behaviour 002 sets GFTL against.
+//!
+//! ftlab's medium programs the pages of a block strictly in order, so the primary
+//! and replacement blocks are both written sequentially with the logical page in
+//! the OOB area (the MLC-friendly form of NFTL the paper points to in Section
+//! IV-A); a read searches the replacement block's OOB areas backwards, then the
+//! primary's, and reads the first copy it finds. RAM holds the two block numbers
+//! and write pointers per logical block and one bit per logical page (written and
+//! not trimmed; the paper's NFTL has no trim, the suite requires one).
+//!
+//! Recovery (a full OOB scan) is shared with GFTL: see [`scan_device`]. Pages a
+//! fold copies carry [`MERGE_FLAG`] in the OOB's logical page field, the last one
+//! also [`END_FLAG`], so a fold torn by a power cut is recognised and dropped
+//! (its sources are erased only after it completes).
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa};
+
+use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
+
+/// OOB logical-page bits above this mask carry flags (block-mapped schemes).
+pub(crate) const LPN_MASK: u32 = (1 << 29) - 1;
+/// Set on pages a merge (NFTL fold, GFTL block cleaning) copies.
+pub(crate) const MERGE_FLAG: u32 = 1 << 29;
+/// Set on the last page a merge copies: the merge is complete.
+pub(crate) const END_FLAG: u32 = 1 << 30;
+/// Set on GFTL write-queue pages.
+pub(crate) const WQ_FLAG: u32 = 1 << 31;
+const NONE: u32 = u32::MAX;
+
+/// Configuration of [`Nftl`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NftlConfig {
+    /// Fraction of the good blocks not exported as logical blocks (they hold
+    /// replacement blocks). Default 0.16: the extra space GFTL needs on average
+    /// (002 Section IX), so the two compare on equal devices. At least two blocks
+    /// are always kept (one replacement, one fold target).
+    pub over_provisioning: f64,
+}
+
+impl Default for NftlConfig {
+    fn default() -> Self {
+        NftlConfig { over_provisioning: 0.16 }
+    }
+}
+
+impl NftlConfig {
+    /// Checks the fields; errors name the field.
+    pub fn validate(&self) -> Result<(), FtlError> {
+        if !(0.0..1.0).contains(&self.over_provisioning) {
+            return Err(FtlError::Config(format!(
+                "nftl.over_provisioning must be in [0, 1), got {}",
+                self.over_provisioning
+            )));
+        }
+        Ok(())
+    }
+
+    /// Logical blocks on a device with `good` usable blocks.
+    fn logical_blocks(&self, good: u32) -> Result<u32, FtlError> {
+        let spare = ((f64::from(good) * self.over_provisioning).ceil() as u32).max(2);
+        match good.checked_sub(spare) {
+            Some(n) if n > 0 => Ok(n),
+            _ => Err(FtlError::Config(format!("the device is too small for nftl: {good} good blocks"))),
+        }
+    }
+}
+
+impl FtlBuilder for NftlConfig {
+    fn format(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
+        let mut f = Nftl::empty(*self, io)?;
+        f.free = interleaved_good_blocks(io).collect();
+        Ok(Box::new(f))
+    }
+    fn recover(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
+        Ok(Box::new(Nftl::recover(*self, io)?))
+    }
+}
+
+/// The good blocks, one from each die in turn (so round-robin allocation spreads
+/// over the dies).
+pub(crate) fn interleaved_good_blocks<'a>(io: &'a Io) -> impl Iterator<Item = BlockId> + 'a {
+    let g = *io.geometry();
+    (0..g.blocks_per_die())
+        .flat_map(move |i| (0..g.dies()).map(move |d| g.block_of_die(ftlab_nand::DieId(d), i)))
+        .filter(|&b| !io.is_bad(b))
+}
+
+/// One bit per logical page: written and not trimmed.
+#[derive(Debug, Clone)]
+pub(crate) struct Present(Vec<u64>);
+
+impl Present {
+    pub(crate) fn new(n: u32) -> Self {
+        Present(vec![0; (n as usize).div_ceil(64)])
+    }
+    pub(crate) fn get(&self, i: usize) -> bool {
+        self.0[i / 64] & (1 << (i % 64)) != 0
+    }
+    pub(crate) fn set(&mut self, i: usize, on: bool) {
+        if on {
+            self.0[i / 64] |= 1 << (i % 64);
+        } else {
+            self.0[i / 64] &= !(1 << (i % 64));
+        }
+    }
+    pub(crate) fn ram_bytes(&self) -> u64 {
+        self.0.len() as u64 * 8
+    }
+}
+
+/// The newest copy of `lpn` among the first `upto` pages of `block`: its OOB areas
+/// are read backwards (002 Section IV-B). Torn pages are skipped.
+pub(crate) fn search_block(
+    io: &mut Io,
+    block: BlockId,
+    upto: u32,
+    lpn: u32,
+    purpose: Purpose,
+) -> Result<Option<Ppa>, FtlError> {
+    for page in (0..upto).rev() {
+        let ppa = io.geometry().ppa(block, page);
+        match io.read_oob(ppa, purpose) {
+            Ok(Some(oob)) if oob.lpn & LPN_MASK == lpn => return Ok(Some(ppa)),
+            Ok(_) | Err(NandError::Uncorrectable(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(None)
+}
+
+/// What a scan found in one block: `(page, raw OOB lpn, seq)` of each readable page.
+#[derive(Debug, Clone)]
+pub(crate) struct BlockScan {
+    pub block: BlockId,
+    pub programmed: u32,
+    pub pages: Vec<(u32, u32, u64)>,
+}
+
+impl BlockScan {
+    pub(crate) fn first_seq(&self) -> u64 {
+        self.pages.first().map_or(0, |p| p.2)
+    }
+    pub(crate) fn last_seq(&self) -> u64 {
+        self.pages.iter().map(|p| p.2).max().unwrap_or(0)
+    }
+    /// A merge target whose last copy is missing.
+    pub(crate) fn incomplete_merge(&self) -> bool {
+        self.pages.first().is_some_and(|p| p.1 & MERGE_FLAG != 0) && !self.pages.iter().any(|p| p.1 & END_FLAG != 0)
+    }
+    pub(crate) fn complete_merge(&self) -> bool {
+        self.pages.iter().any(|p| p.1 & END_FLAG != 0)
+    }
+}
+
+/// Reads the OOB of every programmed page of every good block (002 Section VI, the
+/// abrupt-shutdown startup). Blocks with no readable page (e.g. a torn erase) are
+/// erased again and returned in `erased`, with the blocks never written.
+pub(crate) fn scan_device(io: &mut Io) -> Result<(Vec<BlockScan>, Vec<BlockId>), FtlError> {
+    let blocks: Vec<BlockId> = interleaved_good_blocks(io).collect();
+    let (mut used, mut erased) = (Vec::new(), Vec::new());
+    for b in blocks {
+        let programmed = io.programmed_pages(b);
+        let mut pages = Vec::new();
+        for page in 0..programmed {
+            let ppa = io.geometry().ppa(b, page);
+            match io.read_oob(ppa, Purpose::Recovery) {
+                Ok(Some(oob)) if oob.kind == PageKind::Data => pages.push((page, oob.lpn, oob.seq)),
+                Ok(_) | Err(NandError::Uncorrectable(_)) => {}
+                Err(e) => return Err(FtlError::Recovery(format!("scanning {ppa:?}: {e}"))),
+            }
+        }
+        if pages.is_empty() {
+            if programmed > 0 || io.programmed_pages(b) > 0 {
+                io.erase(b, Purpose::Recovery)?;
+            }
+            erased.push(b);
+        } else {
+            used.push(BlockScan { block: b, programmed, pages });
+        }
+    }
+    Ok((used, erased))
+}
+
+/// The NFTL.
+#[derive(Debug)]
+pub struct Nftl {
+    geometry: Geometry,
+    logical_blocks: u32,
+    /// Per logical block: primary and replacement block (`NONE` if absent) and
+    /// their write pointers.
+    primary: Vec<u32>,
+    replacement: Vec<u32>,
+    primary_next: Vec<u16>,
+    replacement_next: Vec<u16>,
+    present: Present,
+    free: VecDeque<BlockId>,
+    /// Logical blocks with a replacement block, oldest first: the fold victims.
+    with_replacement: VecDeque<u32>,
+}
+
+impl Nftl {
+    fn empty(config: NftlConfig, io: &Io) -> Result<Self, FtlError> {
+        config.validate()?;
+        let g = *io.geometry();
+        if g.pages_per_block > u32::from(u16::MAX) {
+            return Err(FtlError::Config("nftl needs at most 65535 pages per block".into()));
+        }
+        let good = interleaved_good_blocks(io).count() as u32;
+        let n = config.logical_blocks(good)?;
+        let pages = u64::from(n) * u64::from(g.pages_per_block);
+        if pages > u64::from(LPN_MASK) {
+            return Err(FtlError::Config(format!("nftl supports at most {LPN_MASK} logical pages, got {pages}")));
+        }
+        Ok(Nftl {
+            geometry: g,
+            logical_blocks: n,
+            primary: vec![NONE; n as usize],
+            replacement: vec![NONE; n as usize],
+            primary_next: vec![0; n as usize],
+            replacement_next: vec![0; n as usize],
+            present: Present::new(pages as u32),
+            free: VecDeque::new(),
+            with_replacement: VecDeque::new(),
+        })
+    }
+
+    /// Rebuilds the block map from an OOB scan: per logical block, a fold target
+    /// without its last copy is dropped, blocks older than the newest complete fold
+    /// are stale, and of the rest the older is the primary, the newer the
+    /// replacement.
+    pub fn recover(config: NftlConfig, io: &mut Io) -> Result<Self, FtlError> {
+        let mut f = Self::empty(config, io)?;
+        let ppb = f.geometry.pages_per_block;
+        let (used, erased) = scan_device(io)?;
+        f.free.extend(erased);
+        let mut per_block: Vec<Vec<BlockScan>> = vec![Vec::new(); f.logical_blocks as usize];
+        for s in used {
+            let lb = (s.pages[0].1 & LPN_MASK) / ppb;
+            if s.incomplete_merge() || lb >= f.logical_blocks || s.pages[0].1 & WQ_FLAG != 0 {
+                io.erase(s.block, Purpose::Recovery)?;
+                f.free.push_back(s.block);
+            } else {
+                per_block[lb as usize].push(s);
+            }
+        }
+        let mut replaced = Vec::new();
+        for (lb, mut v) in per_block.into_iter().enumerate() {
+            v.sort_by_key(BlockScan::first_seq);
+            let keep_from = v.iter().rposition(BlockScan::complete_merge).unwrap_or(0);
+            let stale = keep_from + v.len().saturating_sub(keep_from).saturating_sub(2);
+            for s in v.drain(..stale) {
+                io.erase(s.block, Purpose::Recovery)?;
+                f.free.push_back(s.block);
+            }
+            for s in &v {
+                for &(_, raw, _) in &s.pages {
+                    f.present.set((raw & LPN_MASK) as usize, true);
+                }
+            }
+            let mut it = v.into_iter();
+            if let Some(p) = it.next() {
+                f.primary[lb] = p.block.0;
+                f.primary_next[lb] = p.programmed as u16;
+            }
+            if let Some(r) = it.next() {
+                replaced.push((r.first_seq(), lb as u32));
+                f.replacement[lb] = r.block.0;
+                f.replacement_next[lb] = r.programmed as u16;
+            }
+        }
+        replaced.sort_unstable();
+        f.with_replacement = replaced.into_iter().map(|(_, lb)| lb).collect();
+        Ok(f)
+    }
+
+    /// A free block; folds victims first while only the fold reserve is left.
+    fn allocate(&mut self, io: &mut Io) -> Result<BlockId, FtlError> {
+        while self.free.len() <= 1 {
+            let victim = self
+                .with_replacement
+                .front()
+                .copied()
+                .ok_or_else(|| FtlError::DeviceFull("no replacement block to fold".into()))?;
+            self.fold(io, victim)?;
+        }
+        self.free.pop_front().ok_or_else(|| FtlError::DeviceFull("no free block".into()))
+    }
+
+    /// Merges the newest copy of every page of logical block `lb` into a new
+    /// primary and erases the old primary and replacement.
+    fn fold(&mut self, io: &mut Io, lb: u32) -> Result<(), FtlError> {
+        let ppb = self.geometry.pages_per_block;
+        let i = lb as usize;
+        let mut newest: Vec<Option<Ppa>> = vec![None; ppb as usize];
+        let mut olds = Vec::new();
+        for (blk, next) in [(self.replacement[i], self.replacement_next[i]), (self.primary[i], self.primary_next[i])] {
+            if blk == NONE {
+                continue;
+            }
+            olds.push(BlockId(blk));
+            for page in (0..u32::from(next)).rev() {
+                let ppa = self.geometry.ppa(BlockId(blk), page);
+                match io.read_oob(ppa, Purpose::Gc) {
+                    Ok(Some(oob)) => {
+                        let lpn = oob.lpn & LPN_MASK;
+                        let slot = &mut newest[(lpn % ppb) as usize];
+                        if slot.is_none() && self.present.get(lpn as usize) {
+                            *slot = Some(ppa);
+                        }
+                    }
+                    Ok(None) | Err(NandError::Uncorrectable(_)) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        let sources: Vec<Ppa> = newest.into_iter().flatten().collect();
+        let target = if sources.is_empty() {
+            None
+        } else {
+            Some(self.free.pop_front().ok_or_else(|| FtlError::DeviceFull("no block to fold into".into()))?)
+        };
+        if let Some(t) = target {
+            for (k, &src) in sources.iter().enumerate() {
+                let (data, oob) = io.read(src, Purpose::Gc)?;
+                let end = if k + 1 == sources.len() { END_FLAG } else { 0 };
+                let lpn = (oob.lpn & LPN_MASK) | MERGE_FLAG | end;
+                io.program(self.geometry.ppa(t, k as u32), lpn, PageKind::Data, data, Purpose::Gc)?;
+                io.supersede(src);
+            }
+            // A fold torn before its last copy is dropped at recovery, so no source
+            // block is erased before the last copy is durable.
+            for &b in &olds {
+                io.supersede(self.geometry.ppa(b, 0));
+            }
+        }
+        for b in olds {
+            io.erase(b, Purpose::Gc)?;
+            self.free.push_back(b);
+        }
+        self.primary[i] = target.map_or(NONE, |t| t.0);
+        self.primary_next[i] = sources.len() as u16;
+        self.replacement[i] = NONE;
+        self.replacement_next[i] = 0;
+        self.with_replacement.retain(|&x| x != lb);
+        Ok(())
+    }
+
+    fn program(&mut self, io: &mut Io, block: u32, page: u16, lpn: u32, data: Payload) -> Result<(), FtlError> {
+        let ppa = self.geometry.ppa(BlockId(block), u32::from(page));
+        io.program(ppa, lpn, PageKind::Data, data, Purpose::Host)?;
+        self.present.set(lpn as usize, true);
+        Ok(())
+    }
+}
+
+impl Ftl for Nftl {
+    fn name(&self) -> &'static str {
+        "nftl"
+    }
+    fn logical_pages(&self) -> u32 {
+        self.logical_blocks * self.geometry.pages_per_block
+    }
+
+    fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
+        let l = check_lpn(lpn, self.logical_pages())?;
+        if !self.present.get(l) {
+            return Ok(None);
+        }
+        let i = l / self.geometry.pages_per_block as usize;
+        for (blk, next) in [(self.replacement[i], self.replacement_next[i]), (self.primary[i], self.primary_next[i])] {
+            if blk == NONE {
+                continue;
+            }
+            if let Some(ppa) = search_block(io, BlockId(blk), u32::from(next), lpn.0, Purpose::Host)? {
+                return Ok(Some(io.read(ppa, Purpose::Host)?.0));
+            }
+        }
+        Ok(None)
+    }
+
+    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
+        let l = check_lpn(lpn, self.logical_pages())?;
+        let ppb = self.geometry.pages_per_block as u16;
+        let i = l / ppb as usize;
+        if self.primary[i] == NONE {
+            self.primary[i] = self.allocate(io)?.0;
+            self.primary_next[i] = 0;
+        }
+        if self.primary_next[i] < ppb {
+            let page = self.primary_next[i];
+            self.primary_next[i] += 1;
+            return self.program(io, self.primary[i], page, lpn.0, data);
+        }
+        if self.replacement[i] != NONE && self.replacement_next[i] == ppb {
+            self.fold(io, i as u32)?;
+            if self.primary[i] == NONE {
+                self.primary[i] = self.allocate(io)?.0;
+                self.primary_next[i] = 0;
+            }
+            if self.primary_next[i] < ppb {
+                let page = self.primary_next[i];
+                self.primary_next[i] += 1;
+                return self.program(io, self.primary[i], page, lpn.0, data);
+            }
+        }
+        if self.replacement[i] == NONE {
+            self.replacement[i] = self.allocate(io)?.0;
+            self.replacement_next[i] = 0;
+            self.with_replacement.push_back(i as u32);
+        }
+        let page = self.replacement_next[i];
+        self.replacement_next[i] += 1;
+        self.program(io, self.replacement[i], page, lpn.0, data)
+    }
+
+    fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
+        let l = check_lpn(lpn, self.logical_pages())?;
+        self.present.set(l, false);
+        Ok(())
+    }
+
+    fn ram_bytes(&self) -> u64 {
+        // Two block numbers and two write pointers per logical block, the present
+        // bits, the free list and the fold queue.
+        u64::from(self.logical_blocks) * 12
+            + self.present.ram_bytes()
+            + u64::from(self.geometry.total_blocks()) * 4
+            + self.with_replacement.len() as u64 * 4
+    }
+
+    fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
+        let g = &self.geometry;
+        let nand = flash.nand();
+        let mut owner = vec![NONE; g.total_blocks() as usize];
+        for lb in 0..self.logical_blocks as usize {
+            for (blk, next) in
+                [(self.primary[lb], self.primary_next[lb]), (self.replacement[lb], self.replacement_next[lb])]
+            {
+                if blk == NONE {
+                    continue;
+                }
+                if owner[blk as usize] != NONE {
+                    return Err(format!("block {blk} belongs to logical blocks {} and {lb}", owner[blk as usize]));
+                }
+                owner[blk as usize] = lb as u32;
+                if nand.programmed_pages(BlockId(blk)) != u32::from(next) {
+                    return Err(format!(
+                        "block {blk}: write pointer {next}, medium says {}",
+                        nand.programmed_pages(BlockId(blk))
+                    ));
+                }
+                for page in 0..u32::from(next) {
+                    if let Some(oob) = nand.peek_oob(g.ppa(BlockId(blk), page)) {
+                        if (oob.lpn & LPN_MASK) / g.pages_per_block != lb as u32 {
+                            return Err(format!("block {blk} of logical block {lb} holds lpn {}", oob.lpn & LPN_MASK));
+                        }
+                    }
+                }
+            }
+            if self.primary[lb] == NONE && self.replacement[lb] != NONE {
+                return Err(format!("logical block {lb} has a replacement but no primary"));
+            }
+        }
+        for &b in &self.free {
+            if owner[b.0 as usize] != NONE || nand.programmed_pages(b) != 0 {
+                return Err(format!("free block {} is in use", b.0));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use ftlab_nand::{Nand, NandConfig, SimTime, StoreKind, Timing, WearConfig};
+
+    fn flash() -> Flash {
+        let geometry = Geometry {
+            channels: 1,
+            ways_per_channel: 1,
+            dies_per_way: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 8,
+            pages_per_block: 4,
+            page_size: 4096,
+            oob_size: 64,
+        };
+        let timing = Timing {
+            read_ns: 25_000,
+            read_oob_ns: 25_000,
+            program_ns: 200_000,
+            erase_ns: 1_500_000,
+            channel_mb_per_s: 200,
+        };
+        let c = NandConfig {
+            geometry,
+            timing,
+            bad_block_rate: 0.0,
+            wear: WearConfig::default(),
+            store: StoreKind::Token,
+            seed: 1,
+        };
+        Flash::new(Nand::new(&c).unwrap())
+    }
+
+    #[test]
+    fn replacement_then_fold_when_both_are_full() {
+        let mut fl = flash();
+        let cfg = NftlConfig { over_provisioning: 0.25 };
+        let mut f = { Nftl::empty(cfg, &fl.io(SimTime::ZERO)).unwrap() };
+        f.free = interleaved_good_blocks(&fl.io(SimTime::ZERO)).collect();
+        let mut t = 0u64;
+        let mut w = |f: &mut Nftl, fl: &mut Flash, lpn: u32| {
+            t += 10_000_000;
+            let mut io = fl.io(SimTime(t));
+            f.write(&mut io, Lpn(lpn), Payload::Token(u64::from(lpn) + t), &Hint::default()).unwrap();
+        };
+        for _ in 0..2 {
+            for lpn in 0..4 {
+                w(&mut f, &mut fl, lpn);
+            }
+        }
+        // Primary and replacement of logical block 0 are full; no fold yet.
+        assert_eq!(fl.counters().erases.total(), 0);
+        assert!(f.replacement[0] != NONE && f.replacement_next[0] == 4);
+        w(&mut f, &mut fl, 1);
+        // The fold copied the four newest pages, erased two blocks, and the write
+        // went to a new replacement block.
+        assert_eq!(fl.counters().erases.get(Purpose::Gc), 2);
+        assert_eq!(fl.counters().programs.get(Purpose::Gc), 4);
+        assert_eq!(f.replacement_next[0], 1);
+        f.check_invariants(&fl).unwrap();
+        let mut io = fl.io(SimTime(1_000_000_000));
+        let got = f.read(&mut io, Lpn(1)).unwrap();
+        assert_eq!(got, Some(Payload::Token(1 + 90_000_000)));
+    }
+}

@@ -1,0 +1,10 @@
+#![allow(clippy::unwrap_used)]
+//! The conformance suite for FSR (001's comparison scheme, a page-map configuration).
+
+#[path = "suite/mod.rs"]
+mod suite;
+
+use ftlab_ftl::fsr::FsrConfig;
+
+conformance!(fsr, FsrConfig::default());
+conformance!(fsr_tight, FsrConfig { sigma: 0.9 });
