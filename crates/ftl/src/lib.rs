@@ -101,7 +101,9 @@ pub enum FtlError {
     Unsupported(&'static str),
     #[error("flash operation failed: {0}")]
     Nand(#[from] NandError),
-    #[error("logical page {lpn} expired at {expired_at_us} us: its data's lifetime is over and it is no longer readable")]
+    #[error(
+        "logical page {lpn} expired at {expired_at_us} us: its data's lifetime is over and it is no longer readable"
+    )]
     Expired { lpn: u32, expired_at_us: f64 },
 }
 
