@@ -56,6 +56,7 @@ pub mod mapping;
 pub mod nftl;
 pub mod pagemap;
 pub mod registry;
+mod scan;
 pub mod rftl;
 pub mod victim;
 

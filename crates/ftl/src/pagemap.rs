@@ -26,7 +26,7 @@
 use serde::{Deserialize, Serialize};
 
 use ftlab_nand::geometry::Layout;
-use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa, SimTime};
+use ftlab_nand::{BlockId, Geometry, PageKind, Payload, Ppa, SimTime};
 
 use crate::alloc::{Allocation, BlockAllocator};
 use crate::mapping::{PageTable, ValidMap};
@@ -185,66 +185,18 @@ impl PageMap {
     /// (GC reclaims their unwritten pages).
     pub fn recover(config: PageMapConfig, io: &mut Io) -> Result<Self, FtlError> {
         let mut ftl = Self::empty(config, io)?;
-        let g = ftl.geometry;
-        let mut newest = vec![0u64; ftl.logical_pages as usize];
-        // Per die: the partly written block with the newest page, and its sequence.
-        let mut partial: Vec<Option<(u64, BlockId, u32)>> = vec![None; g.dies() as usize];
-        let mut closed = Vec::new();
-        for b in (0..g.total_blocks()).map(BlockId) {
-            if io.is_bad(b) {
-                continue;
-            }
-            let programmed = io.programmed_pages(b);
-            if programmed == 0 {
-                ftl.alloc.release(b);
-                continue;
-            }
-            let mut readable = 0;
-            let mut block_newest = 0;
-            for page in 0..programmed {
-                let ppa = g.ppa(b, page);
-                match io.read_oob(ppa, Purpose::Recovery) {
-                    Ok(Some(oob)) => {
-                        readable += 1;
-                        block_newest = block_newest.max(oob.seq);
-                        let lpn = oob.lpn as usize;
-                        if oob.kind == PageKind::Data && lpn < newest.len() && oob.seq > newest[lpn] {
-                            newest[lpn] = oob.seq;
-                            ftl.table.set(lpn, ppa);
-                        }
-                    }
-                    Ok(None) => {}
-                    Err(NandError::Uncorrectable(_)) => {}
-                    Err(e) => return Err(FtlError::Recovery(format!("scanning {ppa:?}: {e}"))),
-                }
-            }
-            if readable == 0 {
-                // Nothing usable (e.g. a torn erase): erase it again.
-                io.erase(b, Purpose::Recovery)?;
-                ftl.alloc.release(b);
-            } else if programmed < g.pages_per_block {
-                let die = g.die_of_block(b).0 as usize;
-                match partial[die] {
-                    Some((seq, _, _)) if seq > block_newest => closed.push(b),
-                    prev => {
-                        if let Some((_, other, _)) = prev {
-                            closed.push(other);
-                        }
-                        partial[die] = Some((block_newest, b, programmed));
-                    }
-                }
-            } else {
-                closed.push(b);
-            }
+        let scan = crate::scan::scan(io, &mut ftl.table)?;
+        for b in scan.free {
+            ftl.alloc.release(b);
         }
         for (_, ppa) in ftl.table.iter() {
             ftl.valid.set(ppa);
-            ftl.picker.inc(g.block_of(ppa));
+            ftl.picker.inc(ftl.layout.block_of(ppa));
         }
-        for b in closed {
+        for b in scan.closed {
             ftl.picker.insert(b);
         }
-        for (_, b, next) in partial.into_iter().flatten() {
+        for (b, next) in scan.open {
             ftl.alloc.reopen(0, b, next);
         }
         Ok(ftl)

@@ -39,7 +39,6 @@
 //!   256-block Spansion SLC device.
 
 mod config;
-mod recover;
 #[cfg(test)]
 mod tests;
 
@@ -142,7 +141,7 @@ impl LazyRtgc {
     /// is forgotten; the next write below the threshold picks a victim afresh.
     pub fn recover(config: LazyRtgcConfig, io: &mut Io) -> Result<Self, FtlError> {
         let mut ftl = Self::empty(config, io)?;
-        let scan = recover::scan(io, &mut ftl.table)?;
+        let scan = crate::scan::scan(io, &mut ftl.table)?;
         let ppb = ftl.geometry.pages_per_block;
         for (_, ppa) in ftl.table.iter() {
             ftl.valid.set(ppa);

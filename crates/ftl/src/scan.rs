@@ -1,7 +1,8 @@
-//! Rebuilding a page map from the medium after a power cut: every programmed
-//! page's OOB is read, and for each logical page the copy with the newest sequence
-//! number wins (a partial task's copy of a page is newer than its source, and the
-//! source block is never erased before the copy is durable).
+//! Rebuilding a page map from the medium after a power cut, shared by the
+//! page-mapped schemes: every programmed page's OOB is read, and for each logical
+//! page the copy with the newest sequence number wins (a GC copy of a page is
+//! newer than its source, and the source block is never erased before the copy is
+//! durable).
 
 use ftlab_nand::{BlockId, NandError, PageKind};
 
@@ -10,7 +11,7 @@ use crate::{FtlError, Io, Purpose};
 
 /// What a scan of the medium found, besides the page table.
 #[derive(Debug, Default)]
-pub(super) struct Scan {
+pub(crate) struct Scan {
     /// Erased blocks (including blocks erased again because nothing in them was
     /// readable, e.g. after a torn erase).
     pub free: Vec<BlockId>,
@@ -24,7 +25,7 @@ pub(super) struct Scan {
 
 /// Scans every good block, filling `table` (entries beyond its length are
 /// ignored).
-pub(super) fn scan(io: &mut Io, table: &mut PageTable) -> Result<Scan, FtlError> {
+pub(crate) fn scan(io: &mut Io, table: &mut PageTable) -> Result<Scan, FtlError> {
     let g = *io.geometry();
     let mut newest = vec![0u64; table.len()];
     let mut partial: Vec<Option<(u64, BlockId, u32)>> = vec![None; g.dies() as usize];
