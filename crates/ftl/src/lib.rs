@@ -38,6 +38,8 @@
 //!   mapping, a cached mapping table over translation pages on flash.
 //! - [`lazy_rtgc_ondemand`]: On-demand Lazy-RTGC (001 Section 5): Lazy-RTGC over
 //!   DFTL, partial data GC, translation GC and write-back tasks.
+//! - [`telomere`]: Telomere (000 Sections 3-4): data placed by expiry time in
+//!   blocks reserved per task (SiP) or per partition of tasks (SharP), GC an erase.
 //!
 //! Shared units the schemes compose: [`alloc::BlockAllocator`],
 //! [`victim::GreedyPicker`] and [`victim::cost_benefit`], [`mapping::PageTable`].
@@ -56,8 +58,9 @@ pub mod mapping;
 pub mod nftl;
 pub mod pagemap;
 pub mod registry;
-mod scan;
 pub mod rftl;
+mod scan;
+pub mod telomere;
 pub mod victim;
 
 pub use flash::{Counters, Flash, Io, PerPurpose, Purpose};

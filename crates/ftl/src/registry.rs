@@ -57,60 +57,65 @@ pub fn schemes() -> Vec<Scheme> {
         name: "lazy-rtgc-ondemand",
         summary: "On-demand Lazy-RTGC (001 Section 5): DFTL with partial DG > TG > TW tasks (<= t_er) after each write",
     });
+    v.push(Scheme {
+        name: "telomere-sip",
+        summary:
+            "Telomere SiP (000): blocks reserved per admitted task, placed by expiry, GC only erases expired blocks",
+    });
+    v.push(Scheme {
+        name: "telomere-sharp",
+        summary: "Telomere SharP (000): blocks shared by Algorithm 1's task partitions, GC only erases expired blocks",
+    });
     v
 }
 
 /// Builds the FTL `kind` with `params` laid over the scheme's defaults.
 pub fn build(kind: &str, params: &toml::Table) -> Result<Builder, FtlError> {
+    use crate::{dftl, fsr, gftl, lazy_rtgc, lazy_rtgc_ondemand, nftl, rftl, telomere};
     match kind {
         "pagemap" | "pure-page-level" | "ppm-ftl" => {
-            let base = PageMapConfig::preset(kind).unwrap_or_default();
-            let config = overlay(kind, base, params)?;
-            config.validate()?;
-            Ok(Box::new(config))
+            configured(kind, PageMapConfig::preset(kind).unwrap_or_default(), params, PageMapConfig::validate)
         }
-        "nftl" => {
-            let config = overlay(kind, crate::nftl::NftlConfig::default(), params)?;
-            config.validate()?;
-            Ok(Box::new(config))
-        }
+        "nftl" => configured(kind, nftl::NftlConfig::default(), params, nftl::NftlConfig::validate),
         "gftl" | "gftl-threshold" | "gftl-priority" => {
-            let base = crate::gftl::GftlConfig::preset(kind).unwrap_or_default();
-            let config = overlay(kind, base, params)?;
-            config.validate()?;
-            Ok(Box::new(config))
+            configured(kind, gftl::GftlConfig::preset(kind).unwrap_or_default(), params, gftl::GftlConfig::validate)
         }
-        "dftl" => {
-            let config = overlay(kind, crate::dftl::DftlConfig::default(), params)?;
-            config.validate()?;
-            Ok(Box::new(config))
-        }
-        "lazy-rtgc-ondemand" => {
-            let config = overlay(kind, crate::lazy_rtgc_ondemand::LazyRtgcOnDemandConfig::default(), params)?;
-            config.validate()?;
-            Ok(Box::new(config))
-        }
-        "fsr" => {
-            let config = overlay(kind, crate::fsr::FsrConfig::default(), params)?;
-            config.validate()?;
-            Ok(Box::new(config))
-        }
+        "rftl" => configured(kind, rftl::RftlConfig::default(), params, rftl::RftlConfig::validate),
+        "fsr" => configured(kind, fsr::FsrConfig::default(), params, fsr::FsrConfig::validate),
         "lazy-rtgc" | "lazy-rtgc-idle" => {
-            let base = crate::lazy_rtgc::LazyRtgcConfig { idle_gc: kind == "lazy-rtgc-idle", ..Default::default() };
-            let config = overlay(kind, base, params)?;
-            config.validate()?;
-            Ok(Box::new(config))
+            let base = lazy_rtgc::LazyRtgcConfig { idle_gc: kind == "lazy-rtgc-idle", ..Default::default() };
+            configured(kind, base, params, lazy_rtgc::LazyRtgcConfig::validate)
         }
-        "rftl" => {
-            let config = overlay(kind, crate::rftl::RftlConfig::default(), params)?;
-            config.validate()?;
-            Ok(Box::new(config))
+        "dftl" => configured(kind, dftl::DftlConfig::default(), params, dftl::DftlConfig::validate),
+        "lazy-rtgc-ondemand" => {
+            use lazy_rtgc_ondemand::LazyRtgcOnDemandConfig as C;
+            configured(kind, C::default(), params, C::validate)
+        }
+        "telomere-sip" | "telomere-sharp" => {
+            use telomere::{Placement, TelomereConfig};
+            let policy = if kind == "telomere-sip" { Placement::Sip } else { Placement::Sharp };
+            configured(kind, TelomereConfig { policy, ..Default::default() }, params, TelomereConfig::validate)
         }
         _ => Err(FtlError::Config(format!(
             "unknown FTL `{kind}`; known FTLs: {}",
             schemes().iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
         ))),
     }
+}
+
+/// `base` with `params` laid over it, validated, boxed.
+fn configured<C>(
+    kind: &str,
+    base: C,
+    params: &toml::Table,
+    validate: fn(&C) -> Result<(), FtlError>,
+) -> Result<Builder, FtlError>
+where
+    C: Serialize + DeserializeOwned + FtlBuilder + Send + Sync + 'static,
+{
+    let config = overlay(kind, base, params)?;
+    validate(&config)?;
+    Ok(Box::new(config))
 }
 
 /// `base` with the keys of `params` replacing its fields; unknown keys and bad

@@ -1,0 +1,294 @@
+//! [`TelomereConfig`] and the plan it gives on a device: admission of the task set
+//! (000 Sections 4-5, through `ftlab_bounds::telomere`), the block groups it
+//! reserves, and the logical space left for the default pool.
+
+use serde::{Deserialize, Serialize};
+
+use ftlab_bounds::telomere::{admit, sharp_blocks, sharp_partition, sip_blocks, Device, Policy, Task, TaskSet};
+use ftlab_nand::{BlockId, Geometry};
+
+use crate::{FtlError, Io};
+
+/// How blocks are shared among tasks (000 Section 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Placement {
+    /// Single Task Placement (Section 4.1): each task has its own blocks.
+    Sip,
+    /// Shared Task Placement (Section 4.2): Algorithm 1's partitions share blocks.
+    #[default]
+    Sharp,
+}
+
+/// One periodic task of Section 3.1, as configured. Task `i` of the list is the
+/// stream `Hint::stream == Some(i)`; the simulator numbers a workload's
+/// `[[workload.task]]` tables the same way, so the FTL's list must follow the
+/// workload's order (the workload gives periods in microseconds, this list in
+/// milliseconds).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TaskConfig {
+    /// Name for messages (default `#i`, its 1-based position).
+    pub name: String,
+    /// `T^r` in ms (0, the default, when the task reads nothing).
+    pub read_period_ms: f64,
+    /// `T^w` in ms (0, the default, when the task writes nothing).
+    pub write_period_ms: f64,
+    /// `r`, pages read per read period (default 0).
+    pub read_pages: u64,
+    /// `w`, pages written per write period (default 0).
+    pub write_pages: u64,
+    /// How long written data stays valid, in ms; rounded up to whole write
+    /// periods (`l^w`). Default 0.
+    pub lifetime_ms: f64,
+    /// `g`, dies a task's pages are striped over (default 1; at most the dies).
+    pub granularity: u32,
+}
+
+impl Default for TaskConfig {
+    fn default() -> Self {
+        TaskConfig {
+            name: String::new(),
+            read_period_ms: 0.0,
+            write_period_ms: 0.0,
+            read_pages: 0,
+            write_pages: 0,
+            lifetime_ms: 0.0,
+            granularity: 1,
+        }
+    }
+}
+
+impl TaskConfig {
+    /// The bounds crate's task (`l^w = ceil(lifetime / T^w)`, so no page expires
+    /// before the lifetime given).
+    fn task(&self, index: usize) -> Task {
+        let name = if self.name.is_empty() { format!("#{}", index + 1) } else { self.name.clone() };
+        let ns = |ms: f64| (ms * 1e6).round().max(0.0) as u64;
+        let wp = ns(self.write_period_ms);
+        let lifetime = if wp == 0 { 0 } else { ns(self.lifetime_ms).div_ceil(wp) };
+        Task::from_ms(&name, self.read_pages, self.read_period_ms, self.write_pages, self.write_period_ms, lifetime)
+            .with_granularity(self.granularity)
+    }
+}
+
+/// Configuration of [`super::Telomere`]. Every field has a documented default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TelomereConfig {
+    /// `sip` or `sharp` (default `sharp`; the registry names `telomere-sip` and
+    /// `telomere-sharp` set it).
+    pub policy: Placement,
+    /// The task set, admitted at format time; empty (the default) makes the FTL a
+    /// page-mapped FTL with greedy GC whose blocks are stamped by expiry.
+    pub tasks: Vec<TaskConfig>,
+    /// Fraction of the default pool's pages hidden from the host, in [0, 1).
+    /// Default 0: the largest logical space the pool's greedy GC allows.
+    pub over_provisioning: f64,
+    /// Default-pool GC runs before a write while the free blocks not reserved for
+    /// tasks are at most this many (at least 1). Default 1.
+    pub gc_free_blocks: u32,
+    /// A task the admission tests refuse is a configuration error (default true);
+    /// when false its writes go to the default pool (counted GC may then copy).
+    pub strict_admission: bool,
+    /// Expired blocks erased after each write command's acknowledgement (default 1;
+    /// a block holds at least one page, so one erase a write keeps up with any
+    /// write rate). 0 leaves reclaiming to allocation and idle time.
+    pub erases_per_write: u32,
+}
+
+impl Default for TelomereConfig {
+    fn default() -> Self {
+        TelomereConfig {
+            policy: Placement::Sharp,
+            tasks: Vec::new(),
+            over_provisioning: 0.0,
+            gc_free_blocks: 1,
+            strict_admission: true,
+            erases_per_write: 1,
+        }
+    }
+}
+
+/// Blocks reserved for one group of tasks (a SiP task or a SharP partition).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    /// Task names, for messages.
+    pub names: Vec<String>,
+    /// Blocks the group may hold at once (`H_g`, Eq. 10 or 14-16).
+    pub quota: u32,
+    /// Dies the group's pages are striped over: `first, first + 1, ...` (mod dies).
+    pub first_die: u32,
+    /// `g` of the group: its widest task's granularity.
+    pub width: u32,
+}
+
+/// What [`TelomereConfig::plan`] decides for a device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The block groups; group `k` is allocator stream `k + 1` (0 is the pool).
+    pub groups: Vec<Group>,
+    /// Group of each configured task (`None`: refused or writes nothing).
+    pub group_of_task: Vec<Option<u32>>,
+    /// Per configured task: `T^w` and `l^w` in ns and periods, for expiries the
+    /// host does not give (Eq. 3-4).
+    pub periods: Vec<(u64, u64)>,
+    /// Logical pages exported.
+    pub logical_pages: u32,
+}
+
+impl TelomereConfig {
+    /// Checks the fields; errors name the field.
+    pub fn validate(&self) -> Result<(), FtlError> {
+        if !(0.0..1.0).contains(&self.over_provisioning) {
+            return Err(FtlError::Config(format!(
+                "telomere.over_provisioning must be in [0, 1), got {}",
+                self.over_provisioning
+            )));
+        }
+        if self.gc_free_blocks == 0 {
+            return Err(FtlError::Config(
+                "telomere.gc_free_blocks must be at least 1 (pool GC needs a free block to copy into)".into(),
+            ));
+        }
+        for (i, t) in self.tasks.iter().enumerate() {
+            let task = t.task(i);
+            if t.lifetime_ms < 0.0 || !t.lifetime_ms.is_finite() {
+                return Err(FtlError::Config(format!("telomere task `{}`: lifetime_ms must be >= 0", task.name)));
+            }
+            task.validate().map_err(|e| FtlError::Config(format!("telomere.tasks[{i}]: {e}")))?;
+        }
+        Ok(())
+    }
+
+    /// Blocks the pool keeps outside any reservation: its GC threshold, one open
+    /// block per die and one block of slack (as [`crate::pagemap`]).
+    fn pool_slack(&self, g: &Geometry) -> u32 {
+        self.gc_free_blocks + g.dies() + 1
+    }
+
+    /// The admission device for this medium: its shape, `t_r` and `t_w` with the
+    /// channel transfer of a page (the simulator charges it), `t_e`, and as blocks
+    /// the good blocks less the pool's slack and one pool block.
+    fn device(&self, io: &Io, good: u32) -> Device {
+        let g = io.geometry();
+        let t = io.timing();
+        let xfer = t.transfer(g.page_size).0;
+        let bus = f64::from(g.channels) * f64::from(t.channel_mb_per_s.max(1));
+        Device {
+            name: "telomere FTL device".into(),
+            pages_per_block: g.pages_per_block,
+            blocks: u64::from(good.saturating_sub(self.pool_slack(g) + 1)),
+            parallel_units: g.dies(),
+            page_size: g.page_size,
+            t_r_ns: t.read_ns + xfer,
+            t_w_ns: t.program_ns + xfer,
+            t_e_ns: t.erase_ns,
+            lambda: 1.0,
+            read_bandwidth_mb_s: bus,
+            write_bandwidth_mb_s: bus,
+        }
+    }
+
+    /// Admits the task set on the device behind `io` and reserves its blocks.
+    pub fn plan(&self, io: &Io) -> Result<Plan, FtlError> {
+        self.validate()?;
+        let g = *io.geometry();
+        let good = (0..g.total_blocks()).filter(|&b| !io.is_bad(BlockId(b))).count() as u32;
+        let tasks: Vec<Task> = self.tasks.iter().enumerate().map(|(i, t)| t.task(i)).collect();
+        if let Some(t) = tasks.iter().find(|t| t.granularity > g.dies()) {
+            return Err(FtlError::Config(format!(
+                "telomere task `{}`: granularity {} exceeds the device's {} dies",
+                t.name,
+                t.granularity,
+                g.dies()
+            )));
+        }
+        let mut groups = Vec::new();
+        let mut group_of_task = vec![None; tasks.len()];
+        if !tasks.is_empty() {
+            let device = self.device(io, good);
+            let set = TaskSet::new(device.clone(), tasks.clone()).map_err(|e| FtlError::Config(e.to_string()))?;
+            let policy = match self.policy {
+                Placement::Sip => Policy::Sip,
+                Placement::Sharp => Policy::Sharp,
+            };
+            let a = admit(&set, policy).map_err(|e| FtlError::Config(e.to_string()))?;
+            let refused: Vec<String> = a
+                .tasks
+                .iter()
+                .filter(|v| !v.admitted)
+                .map(|v| format!("`{}` ({:?} test)", v.name, v.refused_by.map_or("?".into(), |t| format!("{t:?}"))))
+                .collect();
+            if self.strict_admission && !refused.is_empty() {
+                return Err(FtlError::Config(format!(
+                    "telomere ({}) refuses task(s) {} on this device ({} blocks for tasks): drop or shrink them, \
+                     use a larger device, or set strict_admission = false to send their writes to the pool",
+                    policy.name(),
+                    refused.join(", "),
+                    device.blocks
+                )));
+            }
+            let admitted: Vec<usize> = (0..tasks.len()).filter(|&i| a.tasks[i].admitted).collect();
+            let writers: Vec<usize> = admitted.iter().copied().filter(|&i| tasks[i].write_pages > 0).collect();
+            let members: Vec<(Vec<usize>, u64)> = match self.policy {
+                Placement::Sip => writers.iter().map(|&i| (vec![i], sip_blocks(&tasks[i], &device))).collect(),
+                Placement::Sharp => {
+                    let refs: Vec<&Task> = writers.iter().map(|&i| &tasks[i]).collect();
+                    sharp_partition(&refs, &device)
+                        .into_iter()
+                        .map(|p| {
+                            let idx: Vec<usize> = p.tasks.iter().map(|&k| writers[k]).collect();
+                            (idx.clone(), p.blocks.max(uniform_stripe_blocks(&tasks, &idx, &device)))
+                        })
+                        .collect()
+                }
+            };
+            let reserved: u64 = members.iter().map(|m| m.1).sum();
+            if reserved > device.blocks {
+                return Err(FtlError::Config(format!(
+                    "telomere (sharp): striping each partition over its widest task's granularity needs {reserved} \
+                     blocks, more than the {} for tasks: give the tasks of similar lifetimes one granularity",
+                    device.blocks
+                )));
+            }
+            let mut next_die = 0;
+            for (k, (idx, blocks)) in members.into_iter().enumerate() {
+                let width = idx.iter().map(|&i| tasks[i].granularity).max().unwrap_or(1);
+                for &i in &idx {
+                    group_of_task[i] = Some(k as u32);
+                }
+                groups.push(Group {
+                    names: idx.iter().map(|&i| tasks[i].name.clone()).collect(),
+                    quota: u32::try_from(blocks).unwrap_or(u32::MAX),
+                    first_die: next_die,
+                    width,
+                });
+                next_die = (next_die + width) % g.dies();
+            }
+        }
+        let reserved: u64 = groups.iter().map(|x| u64::from(x.quota)).sum();
+        let pool = u64::from(good).saturating_sub(reserved + u64::from(self.pool_slack(&g)));
+        let logical = ((pool * u64::from(g.pages_per_block)) as f64 * (1.0 - self.over_provisioning)).floor() as u64;
+        if logical == 0 {
+            return Err(FtlError::Config(format!(
+                "the device is too small for telomere: {good} good blocks, {reserved} reserved for tasks, {} for \
+                 the pool's GC and open blocks",
+                self.pool_slack(&g)
+            )));
+        }
+        let periods = tasks.iter().map(|t| (t.write_period_ns, t.lifetime_periods)).collect();
+        Ok(Plan { groups, group_of_task, periods, logical_pages: u32::try_from(logical).unwrap_or(u32::MAX) })
+    }
+}
+
+/// Blocks a SharP partition needs when all its tasks are striped over the widest
+/// task's `g` dies, as they are here (one set of open blocks per partition).
+/// Eq. 13 sizes each task at its own `g`; a narrow task sharing wide stripes fills
+/// each block more slowly, so its data holds more blocks than Eq. 13 says.
+fn uniform_stripe_blocks(tasks: &[Task], idx: &[usize], device: &Device) -> u64 {
+    let width = idx.iter().map(|&i| tasks[i].granularity).max().unwrap_or(1);
+    let striped: Vec<Task> = idx.iter().map(|&i| tasks[i].clone().with_granularity(width)).collect();
+    let refs: Vec<&Task> = striped.iter().collect();
+    sharp_blocks(&refs, device)
+}

@@ -1,0 +1,492 @@
+//! Telomere (`000_ffe2fafb22bcad8e.txt`, Sections 3-5): data placed by expiry time
+//! so that garbage collection is only the erase of a block whose data has all
+//! expired.
+//!
+//! - **Page mapping** over the whole logical space; every block carries a *stamp*,
+//!   the latest expiry of the data written into it (Section 3).
+//! - **Task blocks.** At format the configured task set is admitted on this device
+//!   by `ftlab_bounds::telomere::admit` (storage Eq. 5-16, throughput Eq. 17-20);
+//!   each admitted writing task (SiP, Section 4.1) or each SharP partition
+//!   (Algorithm 1, Section 4.2) is a *group* that may hold at most its `H_g` blocks.
+//!   A group's pages are striped round-robin over `g` dies (its widest task's
+//!   granularity). Task `i` is the stream `Hint::stream == Some(i)`; a write's
+//!   expiry is `Hint::expiry`, or, when the host gives none, Eq. 3-4
+//!   (`floor(t / T^w) T^w + (l^w + 1) T^w`).
+//! - **GC is an erase.** A closed group block is erased once its stamp has passed
+//!   or all its pages are overwritten or trimmed: after each write's
+//!   acknowledgement (`erases_per_write`, the GC job of Eq. 19), in idle time, and
+//!   when a group at its quota needs a block. Task blocks are never copied.
+//! - **Default pool.** Writes without a stream (the conformance suite, traces), of
+//!   an unknown or refused stream, or of a group that has used its whole quota
+//!   (the workload wrote faster or kept data longer than admitted) go to a shared
+//!   pool with greedy GC, like [`crate::pagemap`]. Its copies count as GC; expired
+//!   pages are dropped rather than copied. The pool never uses the blocks reserved
+//!   for groups: its GC keeps `gc_free_blocks` plus the groups' unused quota free.
+//!   The logical space is what the pool alone can hold (every logical page may be
+//!   written without a hint), so reservations shrink it by their blocks.
+//! - **Expired data** is not readable: a read of a page whose expiry has passed is
+//!   [`FtlError::Expired`], whether or not its block was erased yet.
+//!
+//! Deviations, and why: the paper assumes every write belongs to an admitted task;
+//! the pool makes this a general FTL. Admission charges `t_r` and `t_w` with the
+//! channel transfer of a page (the simulator does). The OOB holds no expiry, so
+//! recovery ([`Telomere::recover`]) cannot rebuild stamps: recovered data is
+//! treated as never expiring until it is overwritten, and every recovered block
+//! joins the pool (whose GC may then copy it); groups restart with their whole
+//! quota, which the pool's GC frees first. An older copy of a logical page whose
+//! newer copy expired and was erased may come back after a power cut.
+
+mod config;
+mod recover;
+#[cfg(test)]
+mod tests;
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use ftlab_nand::geometry::Layout;
+use ftlab_nand::{BlockId, DieId, Geometry, PageKind, Payload, Ppa, SimTime};
+
+pub use config::{Group, Placement, Plan, TaskConfig, TelomereConfig};
+
+use crate::alloc::{Allocation, BlockAllocator};
+use crate::mapping::{PageTable, ValidMap};
+use crate::victim::GreedyPicker;
+use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
+
+/// Expiry of data that never expires.
+const NEVER: u64 = u64::MAX;
+/// Allocator stream of the default pool; group `k` is stream `k + 1`.
+const POOL: u32 = 0;
+
+impl FtlBuilder for TelomereConfig {
+    fn format(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
+        Ok(Box::new(Telomere::format(self.clone(), io)?))
+    }
+    fn recover(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
+        Ok(Box::new(Telomere::recover(self.clone(), io)?))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Free,
+    Open,
+    Closed,
+}
+
+/// The Telomere FTL.
+#[derive(Debug)]
+pub struct Telomere {
+    config: TelomereConfig,
+    plan: Plan,
+    geometry: Geometry,
+    layout: Layout,
+    table: PageTable,
+    valid: ValidMap,
+    /// Logical page of each valid physical page (erasing an expired block unmaps
+    /// its pages without reading their OOB).
+    p2l: Vec<u32>,
+    /// Expiry of each logical page's data, ns ([`NEVER`]).
+    expiry: Vec<u64>,
+    /// Valid counts of every block; candidates are the closed pool blocks.
+    picker: GreedyPicker,
+    alloc: BlockAllocator,
+    state: Vec<State>,
+    /// Allocator stream of each open or closed block.
+    owner: Vec<u32>,
+    /// Latest expiry written into each block.
+    stamp: Vec<u64>,
+    /// Blocks each group holds (open or closed).
+    held: Vec<u32>,
+    cursor: Vec<u32>,
+    /// Closed blocks by the time they become erasable (stamp, or 0 when emptied).
+    expiring: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Writes of a group sent to the pool because the group had used its quota.
+    overflow_writes: u64,
+}
+
+impl Telomere {
+    fn empty(config: TelomereConfig, io: &Io) -> Result<Self, FtlError> {
+        let plan = config.plan(io)?;
+        let g = *io.geometry();
+        let n = plan.groups.len();
+        let blocks = g.total_blocks() as usize;
+        Ok(Telomere {
+            table: PageTable::new(plan.logical_pages),
+            valid: ValidMap::new(g.total_pages()),
+            p2l: vec![0; g.total_pages() as usize],
+            expiry: vec![NEVER; plan.logical_pages as usize],
+            picker: GreedyPicker::new(g.total_blocks(), g.pages_per_block),
+            alloc: BlockAllocator::empty(&g, n as u32 + 1),
+            state: vec![State::Free; blocks],
+            owner: vec![POOL; blocks],
+            stamp: vec![NEVER; blocks],
+            held: vec![0; n],
+            cursor: vec![0; n],
+            expiring: BinaryHeap::new(),
+            overflow_writes: 0,
+            layout: Layout::new(&g),
+            geometry: g,
+            plan,
+            config,
+        })
+    }
+
+    /// Telomere on a freshly formatted medium: admits the task set and reserves
+    /// its blocks (a refused task is an error unless `strict_admission` is off).
+    pub fn format(config: TelomereConfig, io: &mut Io) -> Result<Self, FtlError> {
+        let mut ftl = Self::empty(config, io)?;
+        ftl.alloc = BlockAllocator::formatted(&ftl.geometry, ftl.plan.groups.len() as u32 + 1, |b| io.is_bad(b));
+        Ok(ftl)
+    }
+
+    /// The admission outcome: groups, their quotas and stripes.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Writes of a group that went to the pool because the group was at its quota.
+    pub fn overflow_writes(&self) -> u64 {
+        self.overflow_writes
+    }
+
+    /// Blocks reserved for groups and not held by them: the pool leaves them free.
+    fn reserved_free(&self) -> u32 {
+        self.plan.groups.iter().zip(&self.held).map(|(g, &h)| g.quota.saturating_sub(h)).sum()
+    }
+
+    /// The allocator stream and the expiry of a write.
+    fn route(&self, hint: &Hint, now: SimTime) -> (u32, u64) {
+        let task = hint.stream.map(|s| s as usize).filter(|&s| s < self.plan.group_of_task.len());
+        let expiry = match (hint.expiry, task) {
+            (Some(e), _) => e.0,
+            (None, Some(s)) if self.plan.periods[s].0 > 0 => {
+                // Eq. 3-4: the period's start plus l^w + 1 periods.
+                let (t, l) = self.plan.periods[s];
+                (now.0 / t * t).saturating_add((l + 1).saturating_mul(t))
+            }
+            _ => NEVER,
+        };
+        let stream = task.and_then(|s| self.plan.group_of_task[s]).map_or(POOL, |k| k + 1);
+        (stream, expiry)
+    }
+
+    /// The next page of `stream` on (or near) `die`, recording a block it opens.
+    fn take_page(&mut self, stream: u32, die: DieId) -> Result<Allocation, FtlError> {
+        let a = self
+            .alloc
+            .next_page(stream, die)
+            .ok_or_else(|| FtlError::DeviceFull("no open block has room and no block is free".into()))?;
+        if self.layout.page_in_block(a.ppa) == 0 {
+            let b = self.layout.block_of(a.ppa).0 as usize;
+            self.state[b] = State::Open;
+            self.owner[b] = stream;
+            self.stamp[b] = 0;
+            if stream != POOL {
+                self.held[stream as usize - 1] += 1;
+            }
+        }
+        Ok(a)
+    }
+
+    /// Stamps the block of a page just written with `expiry`, and closes it if the
+    /// page was its last.
+    fn note_written(&mut self, a: Allocation, expiry: u64) {
+        let b = self.layout.block_of(a.ppa);
+        let s = &mut self.stamp[b.0 as usize];
+        *s = (*s).max(expiry);
+        if let Some(b) = a.filled {
+            let i = b.0 as usize;
+            self.state[i] = State::Closed;
+            if self.owner[i] == POOL {
+                self.picker.insert(b);
+            }
+            if self.stamp[i] != NEVER {
+                self.expiring.push(Reverse((self.stamp[i], b.0)));
+            }
+            if self.owner[i] != POOL && self.picker.valid(b) == 0 {
+                self.expiring.push(Reverse((0, b.0)));
+            }
+        }
+    }
+
+    /// `lpn` no longer lives at `old`.
+    fn invalidate(&mut self, old: Ppa) {
+        self.valid.clear(old);
+        let b = self.layout.block_of(old);
+        self.picker.dec(b);
+        let i = b.0 as usize;
+        if self.state[i] == State::Closed && self.owner[i] != POOL && self.picker.valid(b) == 0 {
+            self.expiring.push(Reverse((0, b.0)));
+        }
+    }
+
+    fn map(&mut self, lpn: usize, ppa: Ppa) {
+        self.valid.set(ppa);
+        self.p2l[ppa.0 as usize] = lpn as u32;
+        self.picker.inc(self.layout.block_of(ppa));
+    }
+
+    /// Erases up to `max` closed blocks that are erasable at `now` (stamp passed or
+    /// no valid page): Telomere's whole garbage collection. Returns how many.
+    fn reclaim_expired(&mut self, io: &mut Io, now: u64, max: u32) -> Result<u32, FtlError> {
+        let mut n = 0;
+        while n < max {
+            let Some(&Reverse((due, b))) = self.expiring.peek() else { break };
+            if due > now {
+                break;
+            }
+            self.expiring.pop();
+            let block = BlockId(b);
+            let i = b as usize;
+            if self.state[i] != State::Closed || (self.picker.valid(block) > 0 && self.stamp[i] > now) {
+                continue; // stale entry: reused, or rewritten since
+            }
+            io.erase(block, Purpose::Gc)?;
+            if self.picker.contains(block) {
+                self.picker.remove(block);
+            }
+            let first = self.geometry.ppa(block, 0);
+            let expired: Vec<Ppa> = self.valid.iter_set(first, self.geometry.pages_per_block).collect();
+            for ppa in expired {
+                let lpn = self.p2l[ppa.0 as usize] as usize;
+                debug_assert!(self.expiry[lpn] <= now, "erasing unexpired lpn {lpn}");
+                self.table.unmap(lpn);
+            }
+            self.valid.clear_range(first, self.geometry.pages_per_block);
+            self.picker.set_valid(block, 0);
+            self.release(block);
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// Returns an erased block to the free lists.
+    fn release(&mut self, block: BlockId) {
+        let i = block.0 as usize;
+        if self.picker.contains(block) {
+            self.picker.remove(block);
+        }
+        if self.owner[i] != POOL && self.state[i] != State::Free {
+            self.held[self.owner[i] as usize - 1] -= 1;
+        }
+        self.state[i] = State::Free;
+        self.owner[i] = POOL;
+        self.stamp[i] = NEVER;
+        self.alloc.release(block);
+    }
+
+    /// Pool GC: reclaims one pool block, copying its unexpired valid pages and
+    /// dropping its expired ones. False if no candidate has a reclaimable page.
+    fn collect_one(&mut self, io: &mut Io) -> Result<bool, FtlError> {
+        let ppb = self.geometry.pages_per_block;
+        let Some(victim) = self.picker.peek_min() else { return Ok(false) };
+        if self.picker.valid(victim) >= ppb {
+            return Ok(false);
+        }
+        self.picker.remove(victim);
+        let now = io.now().0;
+        let die = self.layout.die_of_block(victim);
+        let first = self.geometry.ppa(victim, 0);
+        let sources: Vec<Ppa> = self.valid.iter_set(first, ppb).collect();
+        for src in sources {
+            let lpn = self.p2l[src.0 as usize] as usize;
+            if self.expiry[lpn] <= now {
+                self.table.unmap(lpn);
+                self.invalidate(src);
+                continue;
+            }
+            let moved = self.take_page(POOL, die).and_then(|a| Ok((a, io.copy(src, a.ppa, Purpose::Gc)?)));
+            let (a, _) = match moved {
+                Ok(m) => m,
+                Err(e) => {
+                    self.picker.insert(victim);
+                    return Err(e);
+                }
+            };
+            self.table.replace(lpn, Some(src), a.ppa);
+            self.invalidate(src);
+            self.map(lpn, a.ppa);
+            self.note_written(a, self.expiry[lpn]);
+        }
+        io.erase(victim, Purpose::Gc)?;
+        self.release(victim);
+        Ok(true)
+    }
+
+    /// Pool GC before a write: while the free blocks not reserved for groups are at
+    /// most `gc_free_blocks`, erase expired blocks, then collect greedily.
+    fn collect_pool(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        let low = |s: &Self| s.alloc.free_blocks() <= s.config.gc_free_blocks + s.reserved_free();
+        if low(self) {
+            self.reclaim_expired(io, io.now().0, u32::MAX)?;
+        }
+        while low(self) {
+            if !self.collect_one(io)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The die a group's next page goes to; `None` (the pool) if the group has
+    /// used its whole quota and none of its blocks has expired.
+    fn group_die(&mut self, io: &mut Io, stream: u32) -> Result<Option<DieId>, FtlError> {
+        let k = stream as usize - 1;
+        let (first, width, quota) = {
+            let g = &self.plan.groups[k];
+            (g.first_die, g.width, g.quota)
+        };
+        let die = DieId((first + self.cursor[k] % width) % self.geometry.dies());
+        self.cursor[k] = self.cursor[k].wrapping_add(1);
+        if self.alloc.open_room(stream, die) == 0 && self.held[k] >= quota {
+            let now = io.now().0;
+            io.independent(|io| self.reclaim_expired(io, now, u32::MAX))?;
+            if self.held[k] >= quota {
+                return Ok(None);
+            }
+        }
+        Ok(Some(die))
+    }
+}
+
+impl Ftl for Telomere {
+    fn name(&self) -> &'static str {
+        match self.config.policy {
+            Placement::Sip => "telomere-sip",
+            Placement::Sharp => "telomere-sharp",
+        }
+    }
+
+    fn logical_pages(&self) -> u32 {
+        self.plan.logical_pages
+    }
+
+    fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
+        let l = check_lpn(lpn, self.plan.logical_pages)?;
+        let e = self.expiry[l];
+        if e <= io.now().0 {
+            return Err(FtlError::Expired { lpn: lpn.0, expired_at_us: e as f64 / 1e3 });
+        }
+        let Some(ppa) = self.table.get(l) else { return Ok(None) };
+        let (data, _) = io.read(ppa, Purpose::Host)?;
+        Ok(Some(data))
+    }
+
+    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
+        let l = check_lpn(lpn, self.plan.logical_pages)?;
+        let (mut stream, expiry) = self.route(hint, io.now());
+        io.independent(|io| self.collect_pool(io))?;
+        let mut die = None;
+        if stream != POOL {
+            die = self.group_die(io, stream)?;
+            if die.is_none() {
+                stream = POOL;
+                self.overflow_writes += 1;
+            }
+        }
+        let die = match die {
+            Some(d) => d,
+            None => io.free_die_from(self.alloc.next_die()),
+        };
+        let old = self.table.get(l);
+        let a = self.take_page(stream, die)?;
+        io.program(a.ppa, lpn.0, PageKind::Data, data, Purpose::Host)?;
+        if let Some(old) = old {
+            io.supersede(old);
+            self.invalidate(old);
+        }
+        self.table.replace(l, old, a.ppa);
+        self.map(l, a.ppa);
+        self.expiry[l] = expiry;
+        self.note_written(a, expiry);
+        io.ack();
+        let now = io.now().0;
+        self.reclaim_expired(io, now, self.config.erases_per_write)?;
+        Ok(())
+    }
+
+    fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
+        let l = check_lpn(lpn, self.plan.logical_pages)?;
+        self.expiry[l] = NEVER;
+        if let Some(old) = self.table.unmap(l) {
+            self.invalidate(old);
+        }
+        Ok(())
+    }
+
+    fn background(&mut self, io: &mut Io, until: SimTime) -> Result<(), FtlError> {
+        let now = io.now().0;
+        while io.last_finish() < until {
+            if self.reclaim_expired(io, now, 1)? == 0 {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn ram_bytes(&self) -> u64 {
+        let blocks = self.state.len() as u64;
+        self.table.ram_bytes()
+            + self.valid.ram_bytes()
+            + self.p2l.len() as u64 * 4
+            + self.expiry.len() as u64 * 8
+            + self.picker.ram_bytes()
+            + self.alloc.ram_bytes()
+            + blocks * (1 + 4 + 8)
+            + self.held.len() as u64 * 8
+            + self.expiring.capacity() as u64 * 12
+    }
+
+    fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
+        let g = &self.geometry;
+        let mut per_block = vec![0u32; g.total_blocks() as usize];
+        for (lpn, ppa) in self.table.iter() {
+            if !self.valid.get(ppa) || self.p2l[ppa.0 as usize] as usize != lpn {
+                return Err(format!("lpn {lpn} maps to {ppa:?}, not valid or not mapped back"));
+            }
+            match flash.nand().peek_oob(ppa) {
+                Some(oob) if oob.lpn as usize == lpn && oob.kind == PageKind::Data => {}
+                other => return Err(format!("lpn {lpn} maps to {ppa:?}, whose OOB is {other:?}")),
+            }
+            let b = g.block_of(ppa).0 as usize;
+            if self.expiry[lpn] > self.stamp[b] {
+                return Err(format!("lpn {lpn} expires after the stamp of its block {b}"));
+            }
+            per_block[b] += 1;
+        }
+        let mut held = vec![0u32; self.held.len()];
+        for b in 0..g.total_blocks() {
+            let block = BlockId(b);
+            let i = b as usize;
+            let counted = self.valid.count(g.ppa(block, 0), g.pages_per_block);
+            if counted != per_block[i] || counted != self.picker.valid(block) {
+                return Err(format!(
+                    "block {b}: {} mapped pages, {counted} valid bits, picker says {}",
+                    per_block[i],
+                    self.picker.valid(block)
+                ));
+            }
+            let candidate = self.state[i] == State::Closed && self.owner[i] == POOL;
+            if candidate != self.picker.contains(block) {
+                return Err(format!(
+                    "block {b}: {:?} of stream {}, GC candidate {}",
+                    self.state[i], self.owner[i], !candidate
+                ));
+            }
+            if self.state[i] != State::Free && self.owner[i] != POOL {
+                held[self.owner[i] as usize - 1] += 1;
+            }
+        }
+        for (k, grp) in self.plan.groups.iter().enumerate() {
+            if held[k] != self.held[k] || held[k] > grp.quota {
+                return Err(format!(
+                    "group {k} holds {} blocks, counted {}, quota {}",
+                    held[k], self.held[k], grp.quota
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,29 @@
+#![allow(clippy::unwrap_used)]
+//! The conformance suite for Telomere (000): without hints every write goes to the
+//! default pool (greedy GC), with and without blocks reserved for a task set.
+
+#[path = "suite/mod.rs"]
+mod suite;
+
+use ftlab_ftl::telomere::{Placement, TaskConfig, TelomereConfig};
+
+fn with_tasks(policy: Placement) -> TelomereConfig {
+    let task = |name: &str, write_pages, write_period_ms, lifetime_ms, granularity| TaskConfig {
+        name: name.into(),
+        write_pages,
+        write_period_ms,
+        lifetime_ms,
+        granularity,
+        ..TaskConfig::default()
+    };
+    TelomereConfig {
+        policy,
+        tasks: vec![task("a", 2, 10.0, 40.0, 2), task("b", 1, 20.0, 60.0, 1)],
+        ..TelomereConfig::default()
+    }
+}
+
+conformance!(telomere_sharp, TelomereConfig::default());
+conformance!(telomere_sip, TelomereConfig { policy: Placement::Sip, ..TelomereConfig::default() });
+conformance!(telomere_sharp_tasks, with_tasks(Placement::Sharp));
+conformance!(telomere_sip_tasks, with_tasks(Placement::Sip));
