@@ -311,8 +311,8 @@ impl Gftl {
     }
 
     /// The end of the write phase: the block map switches to the new block; queue
-    /// entries it absorbed are dropped; the block rejoins the GC queue if it is full
-    /// or newer pages of it wait in the queue.
+    /// entries it absorbed are dropped; the block rejoins the GC queue if newer
+    /// pages of it wait in the queue.
     fn switch(&mut self, c: &mut Cleaning) {
         let lb = c.lb as usize;
         self.map[lb] = c.target.map_or(NONE, |t| t.0);
@@ -322,7 +322,7 @@ impl Gftl {
                 self.drop_queued(lpn);
             }
         }
-        if u32::from(self.index[lb]) == self.ppb() || self.wq_count[lb] > 0 {
+        if self.wq_count[lb] > 0 {
             self.enqueue(c.lb);
         }
         c.phase = Phase::Erase;
@@ -369,7 +369,7 @@ mod tests {
     #[test]
     fn a_full_write_queue_forces_steps_but_loses_nothing() {
         // Random overwrites on a tiny device fragment the queue beyond L.
-        let (mut flash, mut g) = device(super::super::GftlConfig::default());
+        let (mut flash, mut g) = device(super::super::GftlConfig { write_queue_factor: 1.0, ..Default::default() });
         let n = g.logical_pages();
         let mut t = 0;
         let mut x = 7u64;

@@ -87,7 +87,12 @@ pub struct GftlConfig {
     /// Order of the GC queue (default `fifo`).
     pub gc_queue: GcQueueOrder,
     /// Multiplies the write-queue length `L` of Section IV-D (default 1, the
-    /// paper's length). Larger values hide more blocks from the host.
+    /// paper's length). `L = N (kappa + 1) / 2` is proved for writes that visit
+    /// the logical blocks round-robin; under random overwrites and rewrite passes
+    /// a queue block can keep a few live pages long after most of it is dead, the
+    /// queue fills and extra cleaning steps are forced (a few bound violations on
+    /// Financial1 and random workloads); 2 removed them in the reproductions.
+    /// Larger values hide more blocks from the host.
     pub write_queue_factor: f64,
 }
 
@@ -389,6 +394,9 @@ impl Gftl {
         self.wq_map.insert(lpn, ppa);
         let lb = (lpn / self.ppb()) as usize;
         self.wq_count[lb] += 1;
+        // A full block joins the GC queue when a newer page of it waits in the
+        // write queue (a block that is only read is never cleaned, 002 VI (iii)).
+        self.enqueue(lb as u32);
         self.wq_live[b.0 as usize] += 1;
         self.wq_high_water = self.wq_high_water.max(self.write_queue_pages());
         Ok(ppa)
@@ -406,9 +414,6 @@ impl Gftl {
         self.index[lb] += 1;
         if let Some(old) = self.drop_queued(lpn) {
             io.supersede(old);
-        }
-        if u32::from(self.index[lb]) == self.ppb() {
-            self.enqueue(lb as u32);
         }
         Ok(())
     }
@@ -584,7 +589,7 @@ pub(crate) mod tests {
 
     #[test]
     fn sizing_follows_section_iv_d() {
-        let (_, g) = device(GftlConfig::default());
+        let (_, g) = device(GftlConfig { write_queue_factor: 1.0, ..GftlConfig::default() });
         let s = g.sizing();
         // t_rdpg' = 46.12 us, t_rdoob' = 25.64 us, t_wrpg' = 221.12 us, t_er = 1500 us,
         // pi = 16: alpha = ceil((31 * 25.64 + 16 * 46.12) / 1500) = 2,
@@ -603,10 +608,11 @@ pub(crate) mod tests {
         for lpn in 0..16 {
             write(&mut flash, &mut g, &mut t, lpn);
         }
-        // Block 0 full: it joined the GC queue and the cleaning started.
-        assert!(g.cleaning.is_some() || !g.gcq.is_empty());
+        // Block 0 is full but nothing of it waits: it is not cleaned.
+        assert!(g.cleaning.is_none() && g.gcq.is_empty());
         write(&mut flash, &mut g, &mut t, 3);
         assert!(g.wq_map.contains_key(&3), "a write to a full (or cleaning) block goes to the queue");
+        assert!(g.cleaning.is_some() || !g.gcq.is_empty(), "a queued page puts its block in the GC queue");
         t += 10_000_000;
         let mut io = flash.io(SimTime(t));
         let got = g.read(&mut io, Lpn(3)).unwrap();

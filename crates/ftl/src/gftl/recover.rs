@@ -98,10 +98,10 @@ impl Gftl {
                 f.wq_open = Some((b, s.programmed));
             }
         }
-        // The GC queue: every full block and every block with queued pages, the
-        // least recently written first.
+        // The GC queue: every block with queued pages, the least recently written
+        // first.
         let mut jobs: Vec<(u64, u32)> = (0..n)
-            .filter(|&lb| u32::from(f.index[lb as usize]) == ppb || f.wq_count[lb as usize] > 0)
+            .filter(|&lb| f.wq_count[lb as usize] > 0)
             .map(|lb| (data[lb as usize].as_ref().map_or(0, BlockScan::last_seq), lb))
             .collect();
         jobs.sort_unstable();
@@ -143,8 +143,8 @@ pub(super) fn check(f: &Gftl, flash: &Flash) -> Result<(), String> {
             }
         }
         let held = cleaning.is_some_and(|c| c.lb == lb as u32);
-        if (next == ppb || f.wq_count[lb] > 0) && !f.in_gcq[lb] && !held {
-            return Err(format!("logical block {lb} is full or has queued pages but is not in the GC queue"));
+        if f.wq_count[lb] > 0 && !f.in_gcq[lb] && !held {
+            return Err(format!("logical block {lb} has queued pages but is not in the GC queue"));
         }
     }
     let mut live = vec![0u32; g.total_blocks() as usize];
