@@ -61,6 +61,8 @@ pub mod registry;
 pub mod rftl;
 mod scan;
 pub mod telomere;
+#[cfg(test)]
+mod testing;
 pub mod victim;
 
 pub use flash::{Counters, Flash, Io, PerPurpose, Purpose};

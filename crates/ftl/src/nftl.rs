@@ -489,7 +489,7 @@ impl Ftl for Nftl {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use ftlab_nand::{Nand, NandConfig, SimTime, StoreKind, Timing, WearConfig};
+    use ftlab_nand::SimTime;
 
     fn flash() -> Flash {
         let geometry = Geometry {
@@ -502,22 +502,7 @@ mod tests {
             page_size: 4096,
             oob_size: 64,
         };
-        let timing = Timing {
-            read_ns: 25_000,
-            read_oob_ns: 25_000,
-            program_ns: 200_000,
-            erase_ns: 1_500_000,
-            channel_mb_per_s: 200,
-        };
-        let c = NandConfig {
-            geometry,
-            timing,
-            bad_block_rate: 0.0,
-            wear: WearConfig::default(),
-            store: StoreKind::Token,
-            seed: 1,
-        };
-        Flash::new(Nand::new(&c).unwrap())
+        crate::testing::flash(geometry, 1)
     }
 
     #[test]

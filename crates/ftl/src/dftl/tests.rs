@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used)]
 
-use ftlab_nand::{Geometry, Nand, NandConfig, Payload, SimTime, StoreKind, Timing, WearConfig};
+use ftlab_nand::{Geometry, Payload, SimTime};
 
 use super::*;
 use crate::{Flash, Hint, Lpn, Purpose};
@@ -16,22 +16,7 @@ pub(crate) fn flash() -> Flash {
         page_size: 4096,
         oob_size: 128,
     };
-    let timing = Timing {
-        read_ns: 25_000,
-        read_oob_ns: 25_000,
-        program_ns: 200_000,
-        erase_ns: 1_500_000,
-        channel_mb_per_s: 200,
-    };
-    let config = NandConfig {
-        geometry,
-        timing,
-        bad_block_rate: 0.0,
-        wear: WearConfig::default(),
-        store: StoreKind::Token,
-        seed: 1,
-    };
-    Flash::new(Nand::new(&config).unwrap())
+    crate::testing::flash(geometry, 1)
 }
 
 fn build(flash: &mut Flash, config: DftlConfig, recover: bool, now: SimTime) -> Dftl {

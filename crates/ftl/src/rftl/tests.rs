@@ -1,7 +1,5 @@
 #![allow(clippy::unwrap_used)]
 
-use ftlab_nand::{Nand, NandConfig, StoreKind, WearConfig};
-
 use super::*;
 
 /// One die, one plane, 6 blocks of 16 pages: two logical blocks.
@@ -19,21 +17,11 @@ fn geometry() -> Geometry {
 }
 
 fn timing() -> Timing {
-    Timing { read_ns: 25_000, read_oob_ns: 25_000, program_ns: 200_000, erase_ns: 1_500_000, channel_mb_per_s: 200 }
+    crate::testing::TIMING
 }
 
 fn flash(g: Geometry) -> Flash {
-    Flash::new(
-        Nand::new(&NandConfig {
-            geometry: g,
-            timing: timing(),
-            bad_block_rate: 0.0,
-            wear: WearConfig::default(),
-            store: StoreKind::Token,
-            seed: 1,
-        })
-        .unwrap(),
-    )
+    crate::testing::flash(g, 1)
 }
 
 fn format(flash: &mut Flash, config: RftlConfig) -> Rftl {

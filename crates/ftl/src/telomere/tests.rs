@@ -3,7 +3,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
-use ftlab_nand::{Geometry, Nand, NandConfig, StoreKind, Timing, WearConfig};
+use ftlab_nand::Geometry;
 
 use super::*;
 
@@ -21,22 +21,7 @@ fn flash() -> Flash {
         page_size: 4096,
         oob_size: 128,
     };
-    let timing = Timing {
-        read_ns: 25_000,
-        read_oob_ns: 25_000,
-        program_ns: 200_000,
-        erase_ns: 1_500_000,
-        channel_mb_per_s: 200,
-    };
-    let config = NandConfig {
-        geometry,
-        timing,
-        bad_block_rate: 0.0,
-        wear: WearConfig::default(),
-        store: StoreKind::Token,
-        seed: 7,
-    };
-    Flash::new(Nand::new(&config).unwrap())
+    crate::testing::flash(geometry, 7)
 }
 
 fn task(name: &str, write_pages: u64, period_ms: f64, lifetime_ms: f64, granularity: u32) -> TaskConfig {

@@ -1,0 +1,25 @@
+//! Fixtures for the schemes' unit tests: a token-store device of a given shape
+//! with the suite's SLC timing.
+#![allow(clippy::unwrap_used)]
+
+use ftlab_nand::{Geometry, Nand, NandConfig, StoreKind, Timing, WearConfig};
+
+use crate::Flash;
+
+/// The SLC timing the unit tests use: 25 us read, 200 us program, 1.5 ms erase,
+/// 200 MB/s channel.
+pub(crate) const TIMING: Timing =
+    Timing { read_ns: 25_000, read_oob_ns: 25_000, program_ns: 200_000, erase_ns: 1_500_000, channel_mb_per_s: 200 };
+
+/// A freshly formatted device of `geometry` with [`TIMING`], no bad blocks.
+pub(crate) fn flash(geometry: Geometry, seed: u64) -> Flash {
+    let config = NandConfig {
+        geometry,
+        timing: TIMING,
+        bad_block_rate: 0.0,
+        wear: WearConfig::default(),
+        store: StoreKind::Token,
+        seed,
+    };
+    Flash::new(Nand::new(&config).unwrap())
+}
