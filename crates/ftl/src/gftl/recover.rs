@@ -4,7 +4,7 @@
 
 use ftlab_nand::BlockId;
 
-use super::{Gftl, GftlConfig, NONE};
+use super::{Gftl, GftlConfig, Job, NONE};
 use crate::nftl::{scan_device, BlockScan, LPN_MASK, WQ_FLAG};
 use crate::{Flash, FtlError, Io, Purpose};
 
@@ -170,6 +170,31 @@ pub(super) fn check(f: &Gftl, flash: &Flash) -> Result<(), String> {
             "{queue_blocks} queue blocks marked, {} counted, {} allowed",
             f.wq_blocks, f.sizing.write_queue_blocks
         ));
+    }
+    if let Some((b, next)) = f.wq_open {
+        if !f.is_queue[b.0 as usize] || f.wq_blocks == 0 {
+            return Err(format!("open queue block {} is not a counted queue block", b.0));
+        }
+        if next == 0 || next >= ppb || nand.programmed_pages(b) != next {
+            return Err(format!(
+                "open queue block {}: next page {next}, medium says {}",
+                b.0,
+                nand.programmed_pages(b)
+            ));
+        }
+    }
+    let mut erasing = vec![false; g.total_blocks() as usize];
+    for job in &f.gcq {
+        if let Job::Queue(b) = *job {
+            let i = b.0 as usize;
+            if std::mem::replace(&mut erasing[i], true)
+                || !f.is_queue[i]
+                || f.wq_live[i] != 0
+                || f.wq_open.is_some_and(|(o, _)| o == b)
+            {
+                return Err(format!("queue block {} is queued for erase but is not a closed dead queue block", b.0));
+            }
+        }
     }
     for &b in &f.free {
         if owner[b.0 as usize] != NONE || f.is_queue[b.0 as usize] || nand.programmed_pages(b) != 0 {
