@@ -1,10 +1,27 @@
 //! Block allocator: free blocks per die, one open (active) block per die and
 //! stream, full blocks handed back to the caller (which registers them with a
-//! victim picker). Free blocks are handed out first-in first-out.
+//! victim picker). Free blocks are handed out first-in first-out
+//! ([`BlockAllocator::next_page`]) or lowest rank first
+//! ([`BlockAllocator::next_page_by`], e.g. by RBER, [`FreeOrder::Rber`]).
 
 use std::collections::VecDeque;
 
+use serde::{Deserialize, Serialize};
+
 use ftlab_nand::{BlockId, DieId, Geometry, Ppa};
+
+/// Which free block of a die a new open block is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FreeOrder {
+    /// The free block released earliest (first in, first out; no wear leveling).
+    #[default]
+    Fifo,
+    /// The free block with the lowest RBER by the wear model, ties broken first
+    /// in, first out: RBER balancing, 000_ffe2fafb22bcad8e.txt Section 6.4 ("the
+    /// free blocks queue is sorted by the RBER of the blocks").
+    Rber,
+}
 
 #[derive(Debug, Clone, Copy)]
 struct OpenBlock {
@@ -121,9 +138,39 @@ impl BlockAllocator {
         (1..dies).find_map(|i| self.next_page_on(stream, DieId((die.0 + i) % dies)))
     }
 
+    /// As [`BlockAllocator::next_page`], but a new open block is the free block
+    /// of the die with the lowest `rank` (ties: the one released earliest).
+    pub fn next_page_by(&mut self, stream: u32, die: DieId, rank: impl Fn(BlockId) -> f64) -> Option<Allocation> {
+        if let Some(a) = self.next_page_on_by(stream, die, &rank) {
+            return Some(a);
+        }
+        let dies = self.geometry.dies();
+        (1..dies).find_map(|i| self.next_page_on_by(stream, DieId((die.0 + i) % dies), &rank))
+    }
+
+    fn next_page_on_by(&mut self, stream: u32, die: DieId, rank: &impl Fn(BlockId) -> f64) -> Option<Allocation> {
+        let slot = (stream.min(self.streams - 1) * self.geometry.dies() + die.0) as usize;
+        let open = match self.open[slot] {
+            Some(o) => o,
+            None => {
+                let free = &mut self.free[die.0 as usize];
+                let mut best: Option<(usize, f64)> = None;
+                for (i, &b) in free.iter().enumerate() {
+                    let r = rank(b);
+                    if best.is_none_or(|(_, br)| r < br) {
+                        best = Some((i, r));
+                    }
+                }
+                let block = free.remove(best?.0)?;
+                self.free_count -= 1;
+                OpenBlock { block, next_page: 0 }
+            }
+        };
+        Some(self.advance(slot, open))
+    }
+
     #[inline]
     fn next_page_on(&mut self, stream: u32, die: DieId) -> Option<Allocation> {
-        let ppb = self.geometry.pages_per_block;
         let slot = (stream.min(self.streams - 1) * self.geometry.dies() + die.0) as usize;
         let open = match self.open[slot] {
             Some(o) => o,
@@ -133,6 +180,13 @@ impl BlockAllocator {
                 OpenBlock { block, next_page: 0 }
             }
         };
+        Some(self.advance(slot, open))
+    }
+
+    /// Hands out the next page of `open`, the open block of `slot`.
+    #[inline]
+    fn advance(&mut self, slot: usize, open: OpenBlock) -> Allocation {
+        let ppb = self.geometry.pages_per_block;
         let ppa = self.geometry.ppa(open.block, open.next_page);
         let next_page = open.next_page + 1;
         let filled = if next_page == ppb {
@@ -142,7 +196,7 @@ impl BlockAllocator {
             self.open[slot] = Some(OpenBlock { block: open.block, next_page });
             None
         };
-        Some(Allocation { ppa, filled })
+        Allocation { ppa, filled }
     }
 
     /// RAM used, in bytes.
@@ -214,5 +268,29 @@ mod tests {
         assert_eq!(b.next_die(), DieId(0));
         assert_eq!(b.next_die(), DieId(1));
         assert_eq!(b.next_die(), DieId(0));
+    }
+
+    #[test]
+    fn rank_order_opens_the_lowest_ranked_free_block_ties_fifo() {
+        let g = Geometry { blocks_per_plane: 4, ..geo() };
+        // Die 0 holds blocks 0..4; released in order 0, 1, 2, 3.
+        let rber = [3e-3, 1e-3, 1e-3, 2e-3, 0.0, 0.0, 0.0, 0.0];
+        let rank = |b: BlockId| rber[b.0 as usize];
+        let mut a = BlockAllocator::formatted(&g, 1, |_| false);
+        let mut opened = Vec::new();
+        for _ in 0..4 {
+            let p = a.next_page_by(0, DieId(0), rank).unwrap();
+            opened.push(g.block_of(p.ppa).0);
+            let q = a.next_page_by(0, DieId(0), rank).unwrap();
+            assert_eq!(q.filled, Some(g.block_of(p.ppa)));
+        }
+        // Lowest RBER first; blocks 1 and 2 tie and go in release order.
+        assert_eq!(opened, vec![1, 2, 3, 0]);
+        assert_eq!(a.free_blocks_in(DieId(0)), 0);
+        // Out of room on die 0: falls back to die 1 (all tied: FIFO).
+        assert_eq!(g.block_of(a.next_page_by(0, DieId(0), rank).unwrap().ppa), BlockId(4));
+        // FIFO order on the same device opens block 0 first.
+        let mut f = BlockAllocator::formatted(&g, 1, |_| false);
+        assert_eq!(g.block_of(f.next_page(0, DieId(0)).unwrap().ppa), BlockId(0));
     }
 }

@@ -64,6 +64,7 @@ impl FsrConfig {
             gc_free_blocks: 1,
             victim: VictimPolicy::Greedy,
             background_gc_free_blocks: 0,
+            free_order: crate::alloc::FreeOrder::Fifo,
         }
     }
 

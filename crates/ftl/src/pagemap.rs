@@ -17,7 +17,9 @@
 //! - `pagemap` — the page-map FTL of 000_ffe2fafb22bcad8e.txt (Sections 6.4 and 7,
 //!   the non-real-time baseline of Figures 10, 13 and 14): over-provisioning
 //!   lambda = 0.10, first-in first-out free-block queue (no wear leveling), greedy
-//!   victims, GC when the free blocks fall to 2.
+//!   victims, GC when the free blocks fall to 2. Its wear-leveled variant of
+//!   Section 6.4 (Figure 10, RBER balancing) is `free_order = "rber"`: a new open
+//!   block is the free block of its die with the lowest RBER (Eq. 27).
 //! - `ppm-ftl` — the PPM-FTL of 004_15edfc19ad848aee.txt (Section 5, Figure 6):
 //!   3% of the blocks over-provisioned (the paper sweeps 3% to 20%; set
 //!   `over_provisioning`), greedy victims. The paper fills the device sequentially
@@ -28,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use ftlab_nand::geometry::Layout;
 use ftlab_nand::{BlockId, Geometry, PageKind, Payload, Ppa, SimTime};
 
-use crate::alloc::{Allocation, BlockAllocator};
+use crate::alloc::{Allocation, BlockAllocator, FreeOrder};
 use crate::mapping::{PageTable, ValidMap};
 use crate::victim::{GreedyPicker, VictimPolicy};
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
@@ -48,6 +50,9 @@ pub struct PageMapConfig {
     /// In idle time, collect garbage until this many blocks are free (0 = never,
     /// the default).
     pub background_gc_free_blocks: u32,
+    /// Which free block a new open block is: `fifo` (the default, no wear
+    /// leveling) or `rber` (the lowest RBER first, 000 Section 6.4).
+    pub free_order: FreeOrder,
 }
 
 impl Default for PageMapConfig {
@@ -57,6 +62,7 @@ impl Default for PageMapConfig {
             gc_free_blocks: 1,
             victim: VictimPolicy::Greedy,
             background_gc_free_blocks: 0,
+            free_order: FreeOrder::Fifo,
         }
     }
 }
@@ -204,11 +210,14 @@ impl PageMap {
 
     /// Hands out the next page on `die` (or another die when it is out of room),
     /// registering a block that fills up as a GC candidate.
-    fn next_page(&mut self, die: ftlab_nand::DieId) -> Result<Ppa, FtlError> {
-        let Allocation { ppa, filled } = self
-            .alloc
-            .next_page(0, die)
-            .ok_or_else(|| FtlError::DeviceFull("no open block has room and no block is free".into()))?;
+    #[inline]
+    fn next_page(&mut self, io: &Io, die: ftlab_nand::DieId) -> Result<Ppa, FtlError> {
+        let next = match self.config.free_order {
+            FreeOrder::Fifo => self.alloc.next_page(0, die),
+            FreeOrder::Rber => self.alloc.next_page_by(0, die, |b| io.rber(b)),
+        };
+        let Allocation { ppa, filled } =
+            next.ok_or_else(|| FtlError::DeviceFull("no open block has room and no block is free".into()))?;
         if let Some(b) = filled {
             self.picker.insert(b);
         }
@@ -301,7 +310,7 @@ impl PageMap {
         self.dsts.clear();
         let now = io.now();
         for &src in sources {
-            let dst = self.next_page(die)?;
+            let dst = self.next_page(io, die)?;
             let oob = io.copy(src, dst, Purpose::Gc)?;
             debug_assert_eq!(self.table.get(oob.lpn as usize), Some(src));
             self.valid.set(dst);
@@ -362,7 +371,7 @@ impl Ftl for PageMap {
         // Stripe over the dies, skipping dies busy (e.g. with a GC pass) when an
         // idle one exists.
         let die = io.free_die_from(self.alloc.next_die());
-        let ppa = self.next_page(die)?;
+        let ppa = self.next_page(io, die)?;
         io.program(ppa, lpn.0, PageKind::Data, data, Purpose::Host)?;
         if let Some(old) = old {
             io.supersede(old);

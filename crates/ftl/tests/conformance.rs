@@ -4,12 +4,17 @@
 
 mod suite;
 
+use ftlab_ftl::alloc::FreeOrder;
 use ftlab_ftl::pagemap::PageMapConfig;
 use ftlab_ftl::victim::VictimPolicy;
 
 conformance!(pure_page_level, PageMapConfig::preset("pure-page-level").unwrap());
 conformance!(pagemap_000, PageMapConfig::preset("pagemap").unwrap());
 conformance!(ppm_ftl_004, PageMapConfig::preset("ppm-ftl").unwrap());
+conformance!(
+    pagemap_rber_free_order,
+    PageMapConfig { free_order: FreeOrder::Rber, ..PageMapConfig::preset("pagemap").unwrap() }
+);
 conformance!(
     pagemap_cost_benefit,
     PageMapConfig { victim: VictimPolicy::CostBenefit, background_gc_free_blocks: 4, ..PageMapConfig::default() }

@@ -57,7 +57,8 @@ pub struct DeviceSpec {
     pub store: StoreKind,
     /// GC moves within a plane use copyback (default true).
     pub copyback: bool,
-    /// RBER wear model parameters (000 Eq. 27).
+    /// RBER wear model parameters (000 Eq. 27). `endurance_cycles` defaults to
+    /// the chip preset's rated endurance.
     pub wear: WearConfig,
 }
 
@@ -141,7 +142,13 @@ impl DeviceSpec {
             geometry: g,
             timing: self.timing.unwrap_or(chip.timing),
             bad_block_rate: self.bad_block_rate,
-            wear: WearConfig { endurance_cycles: chip.endurance_cycles, ..self.wear },
+            // The chip's rated endurance, unless `[device.wear] endurance_cycles`
+            // was set (to anything but the generic default).
+            wear: if self.wear.endurance_cycles == WearConfig::default().endurance_cycles {
+                WearConfig { endurance_cycles: chip.endurance_cycles, ..self.wear }
+            } else {
+                self.wear
+            },
             store: self.store,
             seed,
         })

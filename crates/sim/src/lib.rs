@@ -228,6 +228,7 @@ fn report(config: &RunConfig, p: &Prepared, engine: &mut Engine, requests: &Requ
     let end = engine.busy_until();
     let counters = *engine.flash.counters();
     let erase_count = metrics::EraseStats::of(&engine.flash);
+    let (rber, retired_fraction) = metrics::RberStats::of(&engine.flash);
     let ram_bytes = engine.ftl.ram_bytes();
     engine.verify_all()?;
     let m = &engine.measured;
@@ -245,6 +246,8 @@ fn report(config: &RunConfig, p: &Prepared, engine: &mut Engine, requests: &Requ
         write_us: m.write.summary(),
         trim_us: m.trim.summary(),
         erase_count,
+        rber,
+        retired_fraction,
         space_utilization: logical_pages as f64 / f64::from(geometry.total_pages()),
         logical_pages,
         physical_pages: u64::from(geometry.total_pages()),

@@ -111,6 +111,39 @@ impl EraseStats {
     }
 }
 
+/// Raw bit error rates of the good blocks by the wear model (Eq. 27 of
+/// 000_ffe2fafb22bcad8e.txt), at the end of the run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct RberStats {
+    pub mean: f64,
+    /// Median (nearest rank).
+    pub p50: f64,
+    /// 99th percentile (nearest rank).
+    pub p99: f64,
+    pub max: f64,
+}
+
+impl RberStats {
+    /// Over the good blocks of `flash`, with the fraction of them at or above
+    /// the wear model's retirement RBER.
+    pub fn of(flash: &Flash) -> (RberStats, f64) {
+        let nand = flash.nand();
+        let good: Vec<BlockId> =
+            (0..nand.geometry().total_blocks()).map(BlockId).filter(|&b| !nand.is_bad(b)).collect();
+        if good.is_empty() {
+            return (RberStats::default(), 0.0);
+        }
+        let mut rber: Vec<f64> = good.iter().map(|&b| nand.rber(b)).collect();
+        let worn = good.iter().filter(|&&b| nand.wear().is_worn_out(b, nand.erase_count(b))).count();
+        rber.sort_by(f64::total_cmp);
+        let n = rber.len();
+        let rank = |q: f64| rber[((q * n as f64).ceil() as usize).clamp(1, n) - 1];
+        let stats =
+            RberStats { mean: rber.iter().sum::<f64>() / n as f64, p50: rank(0.5), p99: rank(0.99), max: rber[n - 1] };
+        (stats, worn as f64 / n as f64)
+    }
+}
+
 /// Pages completed per time bucket. Buckets start at `bucket_ns` wide; when more
 /// than [`Throughput::MAX_BUCKETS`] would be needed, neighbours merge and the
 /// width doubles (unless the width was fixed by the user).
@@ -228,6 +261,11 @@ pub struct Report {
     pub write_us: LatencySummary,
     pub trim_us: LatencySummary,
     pub erase_count: EraseStats,
+    /// RBER of the good blocks at the end of the run (wear model, Eq. 27 of 000).
+    pub rber: RberStats,
+    /// Fraction of the good blocks whose RBER reached the retirement threshold
+    /// (`device.wear.retirement_rber`).
+    pub retired_fraction: f64,
     /// Logical pages exported / physical pages.
     pub space_utilization: f64,
     pub logical_pages: u64,
