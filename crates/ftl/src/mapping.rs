@@ -2,7 +2,10 @@
 //! validity bitmap over physical pages (1 bit a page). The reverse direction is
 //! the OOB of each page, which garbage collection reads with the data it moves.
 
-use ftlab_nand::Ppa;
+use ftlab_nand::{BlockId, Geometry, PageKind, Ppa};
+
+use crate::victim::GreedyPicker;
+use crate::Flash;
 
 const UNMAPPED: u32 = u32::MAX;
 
@@ -158,6 +161,42 @@ impl ValidMap {
     pub fn ram_bytes(&self) -> u64 {
         self.bits.len() as u64 * 8
     }
+}
+
+/// The invariants of a page-mapped FTL against the medium: every mapped logical
+/// page is marked valid and its page's OOB names it, and each block's valid bits,
+/// mapped pages and the picker's valid count agree.
+pub fn check_page_map(
+    geometry: &Geometry,
+    table: &PageTable,
+    valid: &ValidMap,
+    picker: &GreedyPicker,
+    flash: &Flash,
+) -> Result<(), String> {
+    let g = geometry;
+    let mut per_block = vec![0u32; g.total_blocks() as usize];
+    for (lpn, ppa) in table.iter() {
+        if !valid.get(ppa) {
+            return Err(format!("lpn {lpn} maps to {ppa:?}, which is not marked valid"));
+        }
+        match flash.nand().peek_oob(ppa) {
+            Some(oob) if oob.lpn as usize == lpn && oob.kind == PageKind::Data => {}
+            other => return Err(format!("lpn {lpn} maps to {ppa:?}, whose OOB is {other:?}")),
+        }
+        per_block[g.block_of(ppa).0 as usize] += 1;
+    }
+    for b in (0..g.total_blocks()).map(BlockId) {
+        let counted = valid.count(g.ppa(b, 0), g.pages_per_block);
+        if counted != per_block[b.0 as usize] || counted != picker.valid(b) {
+            return Err(format!(
+                "block {}: {} mapped pages, {counted} valid bits, picker says {}",
+                b.0,
+                per_block[b.0 as usize],
+                picker.valid(b)
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -360,6 +360,21 @@ impl Nftl {
         Ok(())
     }
 
+    /// The next page of logical block `i`'s primary block (opening one if it has
+    /// none), or `None` when the primary is full.
+    fn primary_slot(&mut self, io: &mut Io, i: usize) -> Result<Option<u16>, FtlError> {
+        if self.primary[i] == NONE {
+            self.primary[i] = self.allocate(io)?.0;
+            self.primary_next[i] = 0;
+        }
+        let page = self.primary_next[i];
+        if page == self.geometry.pages_per_block as u16 {
+            return Ok(None);
+        }
+        self.primary_next[i] += 1;
+        Ok(Some(page))
+    }
+
     fn program(&mut self, io: &mut Io, block: u32, page: u16, lpn: u32, data: Payload) -> Result<(), FtlError> {
         let ppa = self.geometry.ppa(BlockId(block), u32::from(page));
         io.program(ppa, lpn, PageKind::Data, data, Purpose::Host)?;
@@ -397,24 +412,12 @@ impl Ftl for Nftl {
         let l = check_lpn(lpn, self.logical_pages())?;
         let ppb = self.geometry.pages_per_block as u16;
         let i = l / ppb as usize;
-        if self.primary[i] == NONE {
-            self.primary[i] = self.allocate(io)?.0;
-            self.primary_next[i] = 0;
-        }
-        if self.primary_next[i] < ppb {
-            let page = self.primary_next[i];
-            self.primary_next[i] += 1;
+        if let Some(page) = self.primary_slot(io, i)? {
             return self.program(io, self.primary[i], page, lpn.0, data);
         }
         if self.replacement[i] != NONE && self.replacement_next[i] == ppb {
             self.fold(io, i as u32)?;
-            if self.primary[i] == NONE {
-                self.primary[i] = self.allocate(io)?.0;
-                self.primary_next[i] = 0;
-            }
-            if self.primary_next[i] < ppb {
-                let page = self.primary_next[i];
-                self.primary_next[i] += 1;
+            if let Some(page) = self.primary_slot(io, i)? {
                 return self.program(io, self.primary[i], page, lpn.0, data);
             }
         }

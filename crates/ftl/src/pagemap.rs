@@ -408,28 +408,6 @@ impl Ftl for PageMap {
     }
 
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
-        let g = &self.geometry;
-        let mut per_block = vec![0u32; g.total_blocks() as usize];
-        for (lpn, ppa) in self.table.iter() {
-            if !self.valid.get(ppa) {
-                return Err(format!("lpn {lpn} maps to {ppa:?}, which is not marked valid"));
-            }
-            match flash.nand().peek_oob(ppa) {
-                Some(oob) if oob.lpn as usize == lpn && oob.kind == PageKind::Data => {}
-                other => return Err(format!("lpn {lpn} maps to {ppa:?}, whose OOB is {other:?}")),
-            }
-            per_block[g.block_of(ppa).0 as usize] += 1;
-        }
-        for b in 0..g.total_blocks() {
-            let counted = self.valid.count(g.ppa(BlockId(b), 0), g.pages_per_block);
-            if counted != per_block[b as usize] || counted != self.picker.valid(BlockId(b)) {
-                return Err(format!(
-                    "block {b}: {} mapped pages, {counted} valid bits, picker says {}",
-                    per_block[b as usize],
-                    self.picker.valid(BlockId(b))
-                ));
-            }
-        }
-        Ok(())
+        crate::mapping::check_page_map(&self.geometry, &self.table, &self.valid, &self.picker, flash)
     }
 }

@@ -371,32 +371,12 @@ impl Ftl for LazyRtgc {
 
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
         let g = &self.geometry;
-        let mut per_block = vec![0u32; g.total_blocks() as usize];
-        for (lpn, ppa) in self.table.iter() {
-            if !self.valid.get(ppa) {
-                return Err(format!("lpn {lpn} maps to {ppa:?}, which is not marked valid"));
-            }
-            match flash.nand().peek_oob(ppa) {
-                Some(oob) if oob.lpn as usize == lpn && oob.kind == PageKind::Data => {}
-                other => return Err(format!("lpn {lpn} maps to {ppa:?}, whose OOB is {other:?}")),
-            }
-            per_block[g.block_of(ppa).0 as usize] += 1;
-        }
-        let mut programmable = 0u64;
-        for b in (0..g.total_blocks()).map(BlockId) {
-            let counted = self.valid.count(g.ppa(b, 0), g.pages_per_block);
-            if counted != per_block[b.0 as usize] || counted != self.picker.valid(b) {
-                return Err(format!(
-                    "block {}: {} mapped pages, {counted} valid bits, picker says {}",
-                    b.0,
-                    per_block[b.0 as usize],
-                    self.picker.valid(b)
-                ));
-            }
-            if !flash.nand().is_bad(b) {
-                programmable += u64::from(g.pages_per_block - flash.nand().programmed_pages(b));
-            }
-        }
+        crate::mapping::check_page_map(g, &self.table, &self.valid, &self.picker, flash)?;
+        let programmable: u64 = (0..g.total_blocks())
+            .map(BlockId)
+            .filter(|&b| !flash.nand().is_bad(b))
+            .map(|b| u64::from(g.pages_per_block - flash.nand().programmed_pages(b)))
+            .sum();
         if self.free_pages > programmable {
             return Err(format!("{} free pages counted, only {programmable} erased on the medium", self.free_pages));
         }
