@@ -246,8 +246,8 @@ fn generator_is_deterministic_and_hits_the_targets() {
     assert!((us - 0.6).abs() < 1e-12 && (ub - 0.4).abs() < 1e-12, "{us} {ub}");
     for t in &a.tasks {
         assert_eq!((t.read_pages, t.write_pages, t.granularity), (64, 64, 64));
-        // Eq. 22: T^w = ceil(w / (U^b B^W / 2)) ms, B^W = 41.4 MB/s of 32 KiB pages.
-        let per_ms = 41.4e3 / 32768.0;
+        // Eq. 22: T^w = ceil(w / (U^b B^W / 2)) ms, B^W = 64 chips x 41.4 MB/s of 32 KiB pages.
+        let per_ms = 64.0 * 41.4e3 / 32768.0;
         let tw = (64.0 / (t.bandwidth_util.unwrap() * per_ms / 2.0)).ceil();
         assert_eq!(t.write_period_ns, tw as u64 * 1_000_000, "{}", t.name);
         // Eq. 23: l = ceil(U^s S_pages / w).

@@ -38,6 +38,10 @@ pub enum Command {
     /// for a real-time task set.
     #[command(after_long_help = crate::admit_cmd::ADMIT_AFTER_HELP)]
     Admit(AdmitArgs),
+    /// The largest storage and throughput utilizations at which all random task sets are
+    /// schedulable (the Telomere paper's Figures 7-9).
+    #[command(after_long_help = crate::sched_cmd::SCHED_AFTER_HELP)]
+    Schedulability(SchedArgs),
     /// Inspect block traces.
     #[command(subcommand)]
     Trace(TraceCommand),
@@ -344,6 +348,68 @@ pub struct AdmitArgs {
     /// Write to FILE instead of stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
+}
+
+/// `ftlab schedulability`.
+#[derive(Debug, Args)]
+pub struct SchedArgs {
+    /// Chip preset giving the device (`ftlab presets chips`).
+    #[arg(long, value_name = "NAME", default_value = "telomere-1tb-ssd")]
+    pub chip: String,
+    /// Policies, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "sip,sharp")]
+    pub policy: Vec<crate::admit_cmd::AdmitPolicy>,
+    /// Which utilization to sweep.
+    #[arg(long, value_enum, default_value = "both")]
+    pub axis: crate::sched_cmd::SchedAxis,
+    /// Read and write granularities g, comma-separated (default: the number of chips).
+    #[arg(long, value_delimiter = ',', value_name = "G")]
+    pub granularity: Vec<u32>,
+    /// Tasks per set, comma-separated.
+    #[arg(long, value_delimiter = ',', value_name = "N", default_value = "500")]
+    pub tasks: Vec<usize>,
+    /// Over-provisioning alpha (lambda = 1 - alpha), comma-separated.
+    #[arg(long, value_delimiter = ',', value_name = "F", default_value = "0.1")]
+    pub over_provisioning: Vec<f64>,
+    /// Random task sets per utilization.
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub sets: usize,
+    /// Pages each task reads and writes per period (default: the number of chips).
+    #[arg(long, value_name = "N")]
+    pub pages: Option<u64>,
+    /// Utilization on the axis not swept.
+    #[arg(long, value_name = "U", default_value_t = 0.01)]
+    pub other_util: f64,
+    /// Grid step (and first value).
+    #[arg(long, value_name = "U", default_value_t = 0.01)]
+    pub step: f64,
+    /// Largest utilization tried.
+    #[arg(long, value_name = "U", default_value_t = 1.0)]
+    pub max: f64,
+    /// Seed of set 0 (set k uses seed + k).
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    pub seed: u64,
+    /// MultiLog-Oracle's workload, the column of the paper's Table 2.
+    #[arg(long, value_enum, default_value = "random")]
+    pub multilog_workload: crate::admit_cmd::AdmitWorkload,
+    /// MultiLog-Oracle's write amplification, instead of Table 2's.
+    #[arg(long, value_name = "F")]
+    pub waf: Option<f64>,
+    /// `table`, `csv` or `json`.
+    #[arg(long, short = 'f', value_enum, default_value = "table")]
+    pub format: crate::sched_cmd::SchedFormat,
+    /// Write to FILE instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Also draw the limits as grouped bars into this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    /// The grid key on the plot's x axis.
+    #[arg(long, value_enum, default_value = "granularity")]
+    pub plot_x: crate::sched_cmd::PlotX,
+    /// The plot's title.
+    #[arg(long, value_name = "TEXT")]
+    pub plot_title: Option<String>,
 }
 
 /// `ftlab bounds`.

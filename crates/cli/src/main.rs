@@ -16,6 +16,7 @@ mod listing;
 mod output;
 mod plot;
 mod progress;
+mod sched_cmd;
 mod sweep;
 
 use std::process::ExitCode;
@@ -58,6 +59,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Sweep(args) => sweep::run(&args)?,
         Command::Bounds(args) => bounds_cmd::run(&args)?,
         Command::Admit(args) => admit_cmd::run(&args)?,
+        Command::Schedulability(args) => sched_cmd::run(&args)?,
         Command::Presets(args) => Sink::open(None)?.write(&listing::presets(args.group))?,
         Command::Trace(cli::TraceCommand::Stats(args)) => listing::trace_stats_cmd(&args)?,
         Command::Completions { shell } => {

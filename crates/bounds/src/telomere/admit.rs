@@ -133,20 +133,8 @@ impl Tests<'_> {
     }
 }
 
-/// Admits `set`'s tasks under `policy`.
-///
-/// **Order rule.** Tasks are considered in the task set's order, as `open()` calls
-/// arriving one after the other (Section 3.1 of 000). Each task is tested together
-/// with the tasks admitted before it: first the storage test, then the throughput
-/// test. A refused task consumes nothing, so a later, smaller task may still be
-/// admitted. Under SharP the partitioning (Algorithm 1) is recomputed over the
-/// admitted tasks plus the candidate each time.
-///
-/// Fails only when the policy has no test for the device: WAO-GC when an erase
-/// cannot hold a page copy (no Lazy-RTGC `U(sigma)`), MultiLog when Table 2 has no
-/// WAF for the device's over-provisioning and none is given.
-pub fn admit(set: &TaskSet, policy: Policy) -> Result<Admission, TelomereError> {
-    let d = &set.device;
+/// A policy's storage limit and tests on `d`: `(lambda, waf, storage unit, tests)`.
+fn setup(d: &Device, policy: Policy) -> Result<(f64, Option<f64>, &'static str, Tests<'_>), TelomereError> {
     d.validate()?;
     let (lambda, waf) = match policy {
         Policy::Sip | Policy::Sharp => (d.lambda, None),
@@ -161,12 +149,72 @@ pub fn admit(set: &TaskSet, policy: Policy) -> Result<Admission, TelomereError> 
         }
         Policy::MultiLog { workload, waf: None } => (d.lambda, Some(multilog_waf(d.over_provisioning(), workload)?)),
     };
-    let (storage_unit, capacity) = match policy {
-        Policy::Sip | Policy::Sharp => ("blocks", d.blocks),
-        Policy::WaoGc | Policy::MultiLog { .. } => ("pages", d.pages()),
+    let unit = match policy {
+        Policy::Sip | Policy::Sharp => "blocks",
+        Policy::WaoGc | Policy::MultiLog { .. } => "pages",
     };
-    let available = lambda * capacity as f64;
-    let tests = Tests { policy, device: d, waf: waf.unwrap_or(1.0) };
+    Ok((lambda, waf, unit, Tests { policy, device: d, waf: waf.unwrap_or(1.0) }))
+}
+
+impl Tests<'_> {
+    fn capacity(&self) -> u64 {
+        match self.policy {
+            Policy::Sip | Policy::Sharp => self.device.blocks,
+            Policy::WaoGc | Policy::MultiLog { .. } => self.device.pages(),
+        }
+    }
+}
+
+/// Whether a whole task set is schedulable under a policy ([`check_set`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SetVerdict {
+    /// Storage all the tasks need, in the policy's unit (blocks or pages).
+    pub storage_needed: u64,
+    /// What the storage test allows (`lambda` x blocks or pages).
+    pub storage_available: f64,
+    /// Throughput load of all the tasks (left side of Eq. 20, limit 1).
+    pub throughput_load: f64,
+    /// The first test the set fails (storage is tried first), if any.
+    pub refused_by: Option<Test>,
+}
+
+impl SetVerdict {
+    /// Both tests pass.
+    pub fn schedulable(&self) -> bool {
+        self.refused_by.is_none()
+    }
+}
+
+/// The two tests of `policy` on all of `set`'s tasks at once: the paper's "task set
+/// is schedulable" (Section 6.1), without [`admit`]'s task-by-task order.
+pub fn check_set(set: &TaskSet, policy: Policy) -> Result<SetVerdict, TelomereError> {
+    let (lambda, _, _, tests) = setup(&set.device, policy)?;
+    let all: Vec<&Task> = set.tasks.iter().collect();
+    let storage_available = lambda * tests.capacity() as f64;
+    let storage_needed = tests.storage(&all);
+    let refused_by = if storage_needed as f64 > storage_available { Some(Test::Storage) } else { None };
+    // The load is only needed when storage passed (sweeps call this many times).
+    let throughput_load = if refused_by.is_none() { tests.load(&all) } else { f64::NAN };
+    let refused_by = refused_by.or((throughput_load > 1.0 + LOAD_TOLERANCE).then_some(Test::Throughput));
+    Ok(SetVerdict { storage_needed, storage_available, throughput_load, refused_by })
+}
+
+/// Admits `set`'s tasks under `policy`.
+///
+/// **Order rule.** Tasks are considered in the task set's order, as `open()` calls
+/// arriving one after the other (Section 3.1 of 000). Each task is tested together
+/// with the tasks admitted before it: first the storage test, then the throughput
+/// test. A refused task consumes nothing, so a later, smaller task may still be
+/// admitted. Under SharP the partitioning (Algorithm 1) is recomputed over the
+/// admitted tasks plus the candidate each time.
+///
+/// Fails only when the policy has no test for the device: WAO-GC when an erase
+/// cannot hold a page copy (no Lazy-RTGC `U(sigma)`), MultiLog when Table 2 has no
+/// WAF for the device's over-provisioning and none is given.
+pub fn admit(set: &TaskSet, policy: Policy) -> Result<Admission, TelomereError> {
+    let d = &set.device;
+    let (lambda, waf, storage_unit, tests) = setup(d, policy)?;
+    let available = lambda * tests.capacity() as f64;
 
     let mut admitted: Vec<&Task> = Vec::new();
     let mut verdicts = Vec::with_capacity(set.tasks.len());

@@ -31,16 +31,28 @@ pub struct Device {
     /// `lambda`, device utilization (logical over physical space) = 1 - over-provisioning.
     /// Default 1: every physical block may hold task data.
     pub lambda: f64,
-    /// `B^R_max` in MB/s (10^6 bytes): only the generator (Eq. 21) uses it.
+    /// `B^R_max` of the whole device in MB/s (10^6 bytes): only the generator
+    /// (Eq. 21) uses it.
     pub read_bandwidth_mb_s: f64,
-    /// `B^W_max` in MB/s: only the generator (Eq. 22) uses it.
+    /// `B^W_max` of the whole device in MB/s: only the generator (Eq. 22) uses it.
     pub write_bandwidth_mb_s: f64,
 }
 
-/// Read and write bandwidths the paper prints for a preset (Section 6.1.1 of 000).
+/// Device-wide read and write bandwidths from the figures the paper prints for a
+/// preset (Section 6.1.1 of 000).
+///
+/// **Interpreted.** Section 6.1.1 gives 100 MB/s read, 41.4 MB/s write and 1.4 GB/s
+/// erase bandwidth for the 64-chip SSD. These are one chip's: a chip erases a
+/// 128 x 32 KiB block in 2.7 ms (1.55 GB/s) and programs a 32 KiB page in 0.7 ms
+/// (46.8 MB/s). Since "data is striped across all flash chips" (Section 6.1.2), the
+/// generator's `B_max` is the device's, 64 times these. Read as device-wide figures
+/// instead, the generated sets would load the device to at most 1% at `U^b = 1`, and
+/// no policy could ever be refused on throughput; read per chip, WAO-GC's Eq. 25
+/// refuses from about 0.4 throughput utilization, as Section 6.1.5 reports (38%).
 fn paper_bandwidths(name: &str) -> Option<(f64, f64)> {
+    const CHIPS: f64 = 64.0;
     match name {
-        "telomere-1tb-ssd" => Some((100.0, 41.4)),
+        "telomere-1tb-ssd" => Some((100.0 * CHIPS, 41.4 * CHIPS)),
         _ => None,
     }
 }
@@ -49,8 +61,8 @@ impl Device {
     /// From a chip preset: its pages per block, total blocks, dies (channels x ways x
     /// dies per way) as parallel units, array times, and `lambda` = 1.
     ///
-    /// Bandwidths (generator only): the paper's 100 MB/s read and 41.4 MB/s write for
-    /// `telomere-1tb-ssd`; for any other preset, what the chips and channels can carry
+    /// Bandwidths (generator only): the paper's 100 MB/s read and 41.4 MB/s write per
+    /// chip, times 64 chips, for `telomere-1tb-ssd`; for any other preset, what the chips and channels can carry
     /// (`min(channels x channel rate, units x page / t)`), since the paper gives none.
     pub fn from_preset(preset: &ChipPreset) -> Self {
         let g = &preset.geometry;
@@ -155,7 +167,7 @@ mod tests {
         let d = Device::from_preset(preset("telomere-1tb-ssd").unwrap());
         assert_eq!((d.pages_per_block, d.blocks, d.parallel_units), (128, 16 * 4 * 4096, 64));
         assert_eq!((d.t_r_ns, d.t_w_ns, d.t_e_ns), (200_000, 700_000, 2_700_000));
-        assert_eq!((d.read_bandwidth_mb_s, d.write_bandwidth_mb_s), (100.0, 41.4));
+        assert_eq!((d.read_bandwidth_mb_s, d.write_bandwidth_mb_s), (6400.0, 41.4 * 64.0));
         assert_eq!(d.pages(), 33_554_432);
     }
 

@@ -35,6 +35,33 @@ fn period_ns(pages: u64, u: f64, pages_per_ms: f64) -> u64 {
     }
 }
 
+/// What [`TaskSet::generate_with`] draws: Section 6.1.2 of 000 with its free
+/// choices made explicit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GeneratorSpec {
+    /// Tasks in the set (the paper: 500; Figure 8: 100 to 1,000).
+    pub tasks: usize,
+    /// `U^s`, the sum of the tasks' storage utilizations.
+    pub storage_util: f64,
+    /// `U^b`, the sum of the tasks' bandwidth utilizations.
+    pub throughput_util: f64,
+    /// `r_i = w_i`, pages every task reads and writes per period. `None`: one stripe
+    /// over all chips, `S_chips` (the paper does not say; see [`TaskSet::generate`]).
+    pub pages: Option<u64>,
+    /// `g`, every task's read and write granularity. `None`: `S_chips` (Section 6.1.2:
+    /// "data is striped across all flash chips"); Figure 7 varies it.
+    pub granularity: Option<u32>,
+    /// Seed of the ChaCha8 stream.
+    pub seed: u64,
+}
+
+impl GeneratorSpec {
+    /// `tasks` tasks with the given utilizations, `pages` and `g` = `S_chips`.
+    pub fn new(tasks: usize, storage_util: f64, throughput_util: f64, seed: u64) -> Self {
+        GeneratorSpec { tasks, storage_util, throughput_util, pages: None, granularity: None, seed }
+    }
+}
+
 impl TaskSet {
     /// `n` random tasks on `device` whose storage utilizations `U_i^s` sum to
     /// `storage_util` and bandwidth utilizations `U_i^b` to `throughput_util`, drawn
@@ -54,22 +81,39 @@ impl TaskSet {
         seed: u64,
         device: Device,
     ) -> Result<TaskSet, TelomereError> {
+        Self::generate_with(&GeneratorSpec::new(n, storage_util, throughput_util, seed), device)
+    }
+
+    /// [`TaskSet::generate`] with the pages per period and the granularity chosen.
+    ///
+    /// UUniFast's draws scale with the total (`uunifast(n, u)` is `u` times
+    /// `uunifast(n, 1)` for one seed), so sets of one seed at growing utilizations
+    /// grow task by task: the sweeps of [`super::max_schedulable`] rely on it.
+    pub fn generate_with(spec: &GeneratorSpec, device: Device) -> Result<TaskSet, TelomereError> {
         device.validate()?;
+        let n = spec.tasks;
         if n == 0 {
             return Err(TelomereError::InvalidGenerator("the number of tasks is 0: give at least 1".into()));
         }
-        for (name, u) in [("storage utilization", storage_util), ("throughput utilization", throughput_util)] {
+        for (name, u) in [("storage utilization", spec.storage_util), ("throughput utilization", spec.throughput_util)]
+        {
             if !(u.is_finite() && u > 0.0) {
                 return Err(TelomereError::InvalidGenerator(format!(
                     "{name} is {u}: give a positive fraction, e.g. 0.5 (Section 6.1.2 uses 0.01 to 1.0)"
                 )));
             }
         }
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let us = uunifast(n, storage_util, &mut rng);
-        let ub = uunifast(n, throughput_util, &mut rng);
-        let g = device.parallel_units;
-        let pages = u64::from(g);
+        let g = spec.granularity.unwrap_or(device.parallel_units);
+        if g == 0 {
+            return Err(TelomereError::InvalidGenerator("the granularity is 0: give at least 1 page".into()));
+        }
+        let pages = spec.pages.unwrap_or(u64::from(device.parallel_units));
+        if pages == 0 {
+            return Err(TelomereError::InvalidGenerator("pages per period is 0: give at least 1".into()));
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
+        let us = uunifast(n, spec.storage_util, &mut rng);
+        let ub = uunifast(n, spec.throughput_util, &mut rng);
         let per_ms = |mb_s: f64| mb_s * 1e3 / f64::from(device.page_size);
         let (read_rate, write_rate) = (per_ms(device.read_bandwidth_mb_s), per_ms(device.write_bandwidth_mb_s));
         let s_pages = device.pages() as f64;

@@ -22,7 +22,8 @@
 //! * **MultiLog-Oracle** (Section 6.1.6): Eq. 24 and bank reservation with Table 2's
 //!   average WAF ([`bank_reservation_load`]): an average, not a real-time, guarantee.
 //!
-//! [`TaskSet::generate`] draws task sets as Section 6.1.2 does (UUniFast, Eq. 21-23).
+//! [`TaskSet::generate`] draws task sets as Section 6.1.2 does (UUniFast, Eq. 21-23);
+//! [`max_schedulable`] finds the utilization up to which all of them pass (Figures 7-9).
 //!
 //! Corrections to printed equations, each documented where it is applied: Eq. 9
 //! ([`k_prime`], a floor), Eq. 13 and 16 ([`sharp_blocks`]: the erase term at the
@@ -48,17 +49,19 @@ mod baselines;
 mod device;
 mod error;
 mod generate;
+mod schedulability;
 mod storage;
 mod task;
 mod throughput;
 
-pub use admit::{admit, Admission, Policy, TaskVerdict, Test};
+pub use admit::{admit, check_set, Admission, Policy, SetVerdict, TaskVerdict, Test};
 pub use baselines::{
     bank_reservation_load, multilog_waf, valid_pages, waogc_max_lambda, MultiLogWorkload, MULTILOG_WAF,
 };
 pub use device::Device;
 pub use error::TelomereError;
-pub use generate::uunifast;
+pub use generate::{uunifast, GeneratorSpec};
+pub use schedulability::{max_schedulable, Axis, Limit, SweepSpec};
 pub use storage::{k, k_prime, sharp_blocks, sharp_partition, sip_blocks, Partition};
 pub use task::{Task, TaskSet};
 pub use throughput::{edf_load, gc_job, read_job, telomere_jobs, waogc_jobs, waogc_write_job, write_job, Job};
