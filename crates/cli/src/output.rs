@@ -266,7 +266,9 @@ mod tests {
         assert!(
             header.contains(",waf,") && header.contains(",read_us.p99,") && header.contains("flash_ops.programs.gc")
         );
-        assert!(!header.contains("throughput") && !header.contains("tasks"), "{header}");
+        let array = |c: &str| c.starts_with("throughput") || c == "tasks" || c.starts_with("tasks.") || c == "rber_cdf";
+        assert!(!header.split(',').any(array), "{header}");
+        assert!(header.contains(",tasks_refused,"), "{header}");
         assert_eq!(lines.count(), 2);
     }
 

@@ -40,6 +40,11 @@
 //!   DFTL, partial data GC, translation GC and write-back tasks.
 //! - [`telomere`]: Telomere (000 Sections 3-4): data placed by expiry time in
 //!   blocks reserved per task (SiP) or per partition of tasks (SharP), GC an erase.
+//! - [`waogc`]: WAO-GC (Zhang et al. 2015, via 000 Sections 6.1.5 and 6.2): Lazy-RTGC's
+//!   partial steps with the logical space `lambda`, GC delayed until free blocks
+//!   fall to a threshold, copies in the host's open block.
+//! - [`multilog`]: MultiLog-Oracle (Stoica and Ailamaki 2013, via 000 Section
+//!   6.1.4): page mapping with one log per update-frequency set (powers of 2).
 //!
 //! Shared units the schemes compose: [`alloc::BlockAllocator`],
 //! [`victim::GreedyPicker`] and [`victim::cost_benefit`], [`mapping::PageTable`].
@@ -55,6 +60,7 @@ pub mod gftl;
 pub mod lazy_rtgc;
 pub mod lazy_rtgc_ondemand;
 pub mod mapping;
+pub mod multilog;
 pub mod nftl;
 pub mod pagemap;
 pub mod registry;
@@ -64,6 +70,7 @@ pub mod telomere;
 #[cfg(test)]
 mod testing;
 pub mod victim;
+pub mod waogc;
 
 pub use flash::{Counters, Flash, Io, PerPurpose, Purpose};
 
@@ -80,6 +87,17 @@ pub struct Hint {
     pub expiry: Option<SimTime>,
     /// Deadline of the request the write is part of.
     pub deadline: Option<SimTime>,
+}
+
+/// Admission control's verdict on one task (stream) ([`Ftl::admission`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamVerdict {
+    /// The task's name.
+    pub name: String,
+    /// Whether its writes are guaranteed.
+    pub admitted: bool,
+    /// Why it was refused: the test that failed and by how much.
+    pub reason: Option<String>,
 }
 
 /// When acknowledged writes become durable.
@@ -107,6 +125,11 @@ pub enum FtlError {
     Unsupported(&'static str),
     #[error("flash operation failed: {0}")]
     Nand(#[from] NandError),
+    #[error(
+        "logical page {lpn} is reserved for admitted tasks' data (pages from {logical_pages} on): write it with \
+         the stream of an admitted task, or use pages below {logical_pages}"
+    )]
+    Reserved { lpn: u32, logical_pages: u32 },
     #[error(
         "logical page {lpn} expired at {expired_at_us} us: its data's lifetime is over and it is no longer readable"
     )]
@@ -147,6 +170,19 @@ pub trait Ftl: Send + std::fmt::Debug {
     /// configuration; the simulator counts the commands that exceed it.
     fn service_bound(&self) -> Option<SimTime> {
         None
+    }
+    /// The verdict of the FTL's admission control on each task of the set it was
+    /// configured with, in the set's order (real-time schemes that admit tasks, e.g.
+    /// Telomere). `None`: the FTL has no admission control and serves every stream
+    /// as best it can.
+    fn admission(&self) -> Option<Vec<StreamVerdict>> {
+        None
+    }
+    /// Logical pages after [`Ftl::logical_pages`] that hold admitted tasks' data:
+    /// only writes whose [`Hint::stream`] is an admitted task may use them; reads
+    /// and trims reach them too. 0 (the default) for FTLs without reservations.
+    fn stream_pages(&self) -> u32 {
+        0
     }
     /// Checks the FTL's internal invariants against the medium (used by tests):
     /// e.g. valid pages equal mapped logical pages.

@@ -100,6 +100,13 @@ impl PageMapConfig {
                 "pagemap.gc_free_blocks must be at least 1 (GC needs a free block to copy into)".into(),
             ));
         }
+        if self.free_order == FreeOrder::HealthBin {
+            return Err(FtlError::Config(
+                "pagemap.free_order = \"health-bin\" needs data separated by heat, which pagemap does not do \
+                 (000 Section 6.2); use \"fifo\" or \"rber\""
+                    .into(),
+            ));
+        }
         Ok(())
     }
 
@@ -214,7 +221,8 @@ impl PageMap {
     fn next_page(&mut self, io: &Io, die: ftlab_nand::DieId) -> Result<Ppa, FtlError> {
         let next = match self.config.free_order {
             FreeOrder::Fifo => self.alloc.next_page(0, die),
-            FreeOrder::Rber => self.alloc.next_page_by(0, die, |b| io.rber(b)),
+            // `validate` refuses health binning: one stream has no heat to bin by.
+            FreeOrder::Rber | FreeOrder::HealthBin => self.alloc.next_page_by(0, die, |b| io.rber(b)),
         };
         let Allocation { ppa, filled } =
             next.ok_or_else(|| FtlError::DeviceFull("no open block has room and no block is free".into()))?;

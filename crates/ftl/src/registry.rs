@@ -58,6 +58,10 @@ pub fn schemes() -> Vec<Scheme> {
         summary: "On-demand Lazy-RTGC (001 Section 5): DFTL with partial DG > TG > TW tasks (<= t_er) after each write",
     });
     v.push(Scheme {
+        name: "waogc",
+        summary: "WAO-GC (000 Section 6.1.5): Lazy-RTGC's partial steps, lambda <= the chip's max, GC at 1 free block",
+    });
+    v.push(Scheme {
         name: "telomere-sip",
         summary:
             "Telomere SiP (000): blocks reserved per admitted task, placed by expiry, GC only erases expired blocks",
@@ -66,12 +70,24 @@ pub fn schemes() -> Vec<Scheme> {
         name: "telomere-sharp",
         summary: "Telomere SharP (000): blocks shared by Algorithm 1's task partitions, GC only erases expired blocks",
     });
+    v.push(Scheme {
+        name: "multilog",
+        summary:
+            "MultiLog-Oracle (Stoica 2013, via 000 Section 6.1.4): one log per update-frequency set, by expiry hints",
+    });
     v
+}
+
+/// Whether the FTL `kind` admits periodic tasks: it takes a `tasks` key (the
+/// simulator passes it a task-set workload's tasks) and reports
+/// [`crate::Ftl::admission`].
+pub fn takes_tasks(kind: &str) -> bool {
+    matches!(kind, "telomere-sip" | "telomere-sharp")
 }
 
 /// Builds the FTL `kind` with `params` laid over the scheme's defaults.
 pub fn build(kind: &str, params: &toml::Table) -> Result<Builder, FtlError> {
-    use crate::{dftl, fsr, gftl, lazy_rtgc, lazy_rtgc_ondemand, nftl, rftl, telomere};
+    use crate::{dftl, fsr, gftl, lazy_rtgc, lazy_rtgc_ondemand, nftl, rftl, telomere, waogc};
     match kind {
         "pagemap" | "pure-page-level" | "ppm-ftl" => {
             configured(kind, PageMapConfig::preset(kind).unwrap_or_default(), params, PageMapConfig::validate)
@@ -87,10 +103,15 @@ pub fn build(kind: &str, params: &toml::Table) -> Result<Builder, FtlError> {
             configured(kind, base, params, lazy_rtgc::LazyRtgcConfig::validate)
         }
         "dftl" => configured(kind, dftl::DftlConfig::default(), params, dftl::DftlConfig::validate),
+        "multilog" => {
+            use crate::multilog::MultiLogConfig as C;
+            configured(kind, C::default(), params, C::validate)
+        }
         "lazy-rtgc-ondemand" => {
             use lazy_rtgc_ondemand::LazyRtgcOnDemandConfig as C;
             configured(kind, C::default(), params, C::validate)
         }
+        "waogc" => configured(kind, waogc::WaoGcConfig::default(), params, waogc::WaoGcConfig::validate),
         "telomere-sip" | "telomere-sharp" => {
             use telomere::{Placement, TelomereConfig};
             let policy = if kind == "telomere-sip" { Placement::Sip } else { Placement::Sharp };

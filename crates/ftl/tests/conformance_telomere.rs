@@ -27,3 +27,11 @@ conformance!(telomere_sharp, TelomereConfig::default());
 conformance!(telomere_sip, TelomereConfig { policy: Placement::Sip, ..TelomereConfig::default() });
 conformance!(telomere_sharp_tasks, with_tasks(Placement::Sharp));
 conformance!(telomere_sip_tasks, with_tasks(Placement::Sip));
+conformance!(
+    telomere_sip_health_bin,
+    TelomereConfig { free_order: ftlab_ftl::alloc::FreeOrder::HealthBin, ..with_tasks(Placement::Sip) }
+);
+conformance!(
+    telomere_sharp_rber,
+    TelomereConfig { free_order: ftlab_ftl::alloc::FreeOrder::Rber, ..with_tasks(Placement::Sharp) }
+);

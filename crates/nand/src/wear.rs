@@ -1,4 +1,4 @@
-//! The RBER wear model of 000_ffe2fafb22bcad8e.txt Section 6.4, Eq. 27:
+//! The RBER wear model of 000_ffe2fafb22bcad8e.txt Section 6.2, Eq. 27:
 //! `log10 W_b = x_b + y_b * log10 E(b)`, where `E(b)` is block b's program/erase
 //! count normalised to the rated endurance and `x_b`, `y_b` are per-block
 //! parameters. The paper takes them from a large-scale characterisation it does not
@@ -27,7 +27,7 @@ pub struct WearConfig {
     pub y_std: f64,
     /// Rated program/erase cycles a block is specified for (normalises E). Default 3000.
     pub endurance_cycles: u32,
-    /// RBER at which a block is retired (000 Section 6.4: 1e-2).
+    /// RBER at which a block is retired (000 Section 6.2: 1e-2).
     pub retirement_rber: f64,
 }
 
@@ -104,6 +104,31 @@ impl WearModel {
     pub fn is_worn_out(&self, block: BlockId, erase_count: u32) -> bool {
         self.rber(block, erase_count) >= self.retirement_rber
     }
+
+    /// The fewest erases after which `block` is worn out ([`WearModel::is_worn_out`]
+    /// holds from then on), `u32::MAX` if it never is (a slope `y_b <= 0` below the
+    /// threshold). Eq. 27 solved for `E`, then checked against `is_worn_out` so
+    /// that rounding never disagrees with it.
+    pub fn retirement_cycles(&self, block: BlockId) -> u32 {
+        let i = block.0 as usize;
+        let (x, y) = (f64::from(self.x[i]), f64::from(self.y[i]));
+        if y <= 0.0 {
+            // RBER does not grow with wear: worn from the first erase or never.
+            return if self.is_worn_out(block, 1) { 1 } else { u32::MAX };
+        }
+        let e = self.endurance * 10f64.powf((self.retirement_rber.log10() - x) / y);
+        if e.is_nan() || e >= f64::from(u32::MAX) {
+            return u32::MAX;
+        }
+        let mut c = (e.ceil() as u32).max(1);
+        while c > 1 && self.is_worn_out(block, c - 1) {
+            c -= 1;
+        }
+        while c < u32::MAX && !self.is_worn_out(block, c) {
+            c += 1;
+        }
+        c
+    }
 }
 
 /// `Normal::new` only fails on a negative or non-finite deviation, which
@@ -131,6 +156,22 @@ mod tests {
         assert_eq!(m.rber(BlockId(0), 0), 0.0);
         assert!(!m.is_worn_out(BlockId(0), 3000));
         assert!(m.is_worn_out(BlockId(0), 6000));
+    }
+
+    #[test]
+    fn retirement_cycles_is_the_first_worn_out_erase_count() {
+        let cfg = WearConfig { endurance_cycles: 20, ..WearConfig::default() };
+        let m = WearModel::new(&cfg, 200, &mut ChaCha8Rng::seed_from_u64(3));
+        let mut distinct = std::collections::BTreeSet::new();
+        for b in (0..200).map(BlockId) {
+            let c = m.retirement_cycles(b);
+            assert!(m.is_worn_out(b, c) && !m.is_worn_out(b, c - 1), "block {b:?}: {c}");
+            distinct.insert(c);
+        }
+        // Typical block: 10^((-2 + 2.6) / 2.5) x 20 = 34.8 cycles.
+        assert!(distinct.len() > 5 && distinct.contains(&35), "{distinct:?}");
+        let flat = WearModel::new(&WearConfig { y_mean: 0.0, y_std: 0.0, ..cfg }, 1, &mut ChaCha8Rng::seed_from_u64(3));
+        assert_eq!(flat.retirement_cycles(BlockId(0)), u32::MAX);
     }
 
     #[test]

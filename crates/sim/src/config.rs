@@ -201,6 +201,10 @@ pub struct WorkloadSpec {
     pub duration_ms: Option<f64>,
     /// Stop after this many requests.
     pub max_requests: Option<u64>,
+    /// End the measured run once this fraction of the good blocks has reached the
+    /// retirement RBER `device.wear.retirement_rber` (000 Section 6.2 runs until
+    /// 0.02); checked before each request is dispatched. Default: no such stop.
+    pub stop_at_retired_fraction: Option<f64>,
 }
 
 /// A periodic real-time task (000 Section 3.1; 001/002 task model): every
@@ -225,6 +229,10 @@ pub struct TaskSpec {
     /// When the task's reads start (default 0).
     #[serde(default)]
     pub read_start_us: f64,
+    /// Dies its pages are striped over, for FTLs that admit tasks (Telomere's `g`;
+    /// default 1).
+    #[serde(default)]
+    pub granularity: Option<u32>,
 }
 
 /// `[host]`: how requests reach the device.

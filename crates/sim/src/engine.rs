@@ -18,7 +18,7 @@ use ftlab_nand::{Payload, SimTime, StoreKind};
 use ftlab_workload::Op;
 
 use crate::config::Host;
-use crate::metrics::{Latency, TaskReport, Throughput};
+use crate::metrics::{Latency, RetirementWatch, TaskReport, Throughput};
 use crate::source::Request;
 use crate::SimError;
 
@@ -48,6 +48,8 @@ pub struct Measured {
     pub tasks: Vec<TaskReport>,
     pub first_mismatch: Option<String>,
     pub mismatches: u64,
+    /// Host reads refused because the data's lifetime was over when they ran.
+    pub expired_reads: u64,
     /// Longest service time of one page command (dispatch to completion), ns.
     pub max_service_ns: u64,
     /// Page commands whose service time exceeded the FTL's bound.
@@ -70,9 +72,13 @@ impl Measured {
             pages_trimmed: 0,
             rmw_pages: 0,
             throughput: tp,
-            tasks: tasks.iter().map(|n| TaskReport { name: n.clone(), ..TaskReport::default() }).collect(),
+            tasks: tasks
+                .iter()
+                .map(|n| TaskReport { name: n.clone(), admitted: true, ..TaskReport::default() })
+                .collect(),
             first_mismatch: None,
             mismatches: 0,
+            expired_reads: 0,
             max_service_ns: 0,
             bound_violations: 0,
         }
@@ -86,12 +92,17 @@ pub struct Engine {
     host: Host,
     page_size: u64,
     logical_pages: u64,
+    /// The logical space and the FTL's task space after it ([`Ftl::stream_pages`]).
+    addressable: u64,
     store: StoreKind,
     /// Version of each logical page's contents (0 = never written or trimmed);
     /// the token written is `lpn << 32 | version`. A write's version is the low
     /// 32 bits of a run-wide write counter (never 0), so it is known without
     /// reading the table first.
     versions: Vec<u32>,
+    /// Expiry (ns) of each page's newest data, 0 for none; empty until a write
+    /// carries one.
+    expiry: Vec<u64>,
     writes: u64,
     slots: BinaryHeap<Reverse<u64>>,
     clock: u64,
@@ -105,6 +116,10 @@ pub struct Engine {
     /// The FTL's service-time bound, ns.
     bound_ns: Option<u64>,
     pub measured: Measured,
+    /// The stop condition on worn-out blocks, if any ([`Engine::stop_at_retired`]).
+    pub retirement: Option<RetirementWatch>,
+    /// Whether measurement ended because the retirement target was reached.
+    pub stopped_at_retired_fraction: bool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -151,6 +166,7 @@ impl Engine {
     pub fn new(flash: Flash, ftl: Box<dyn Ftl>, host: Host, store: StoreKind, interval_ns: Option<u64>) -> Self {
         let page_size = u64::from(flash.nand().geometry().page_size);
         let logical_pages = u64::from(ftl.logical_pages());
+        let addressable = logical_pages + u64::from(ftl.stream_pages());
         let bound_ns = ftl.service_bound().map(|b| b.0);
         Engine {
             flash,
@@ -158,8 +174,10 @@ impl Engine {
             host,
             page_size,
             logical_pages,
+            addressable,
             store,
-            versions: vec![0; logical_pages as usize],
+            versions: vec![0; addressable as usize],
+            expiry: Vec::new(),
             writes: 0,
             slots: BinaryHeap::new(),
             clock: 0,
@@ -172,7 +190,25 @@ impl Engine {
             task_names: Vec::new(),
             bound_ns,
             measured: Measured::new(interval_ns, &[]),
+            retirement: None,
+            stopped_at_retired_fraction: false,
         }
+    }
+
+    /// Ends [`Engine::drive`] before the next dispatch once `fraction` of the good
+    /// blocks are worn out, while measuring.
+    pub fn stop_at_retired(&mut self, fraction: f64) {
+        self.retirement = Some(RetirementWatch::new(&self.flash, fraction));
+    }
+
+    /// Whether measurement must stop for worn-out blocks (and records it).
+    fn retirement_reached(&mut self) -> bool {
+        if self.measuring && !self.stopped_at_retired_fraction {
+            if let Some(w) = &mut self.retirement {
+                self.stopped_at_retired_fraction = w.reached(&self.flash);
+            }
+        }
+        self.stopped_at_retired_fraction
     }
 
     /// Names the periodic tasks whose deadline misses are reported.
@@ -235,10 +271,10 @@ impl Engine {
         let ps = self.page_size;
         let first = req.offset / ps;
         let last = (req.offset + u64::from(req.len) - 1) / ps;
-        if last >= self.logical_pages {
+        if last >= self.addressable {
             return Err(SimError::Config(format!(
                 "request at byte {} of {} bytes runs past the logical space of {} pages",
-                req.offset, req.len, self.logical_pages
+                req.offset, req.len, self.addressable
             )));
         }
         let hint = Hint { stream: req.task, expiry: req.expiry.map(SimTime), deadline: req.deadline.map(SimTime) };
@@ -259,9 +295,17 @@ impl Engine {
             let mut read_back = None;
             let mut trimmed = false;
             match req.op {
-                Op::Read => {
-                    read_back = Some(self.ftl.read(&mut io, Lpn(lpn as u32)).map_err(|e| fail(e, lpn))?);
-                }
+                Op::Read => match self.ftl.read(&mut io, Lpn(lpn as u32)) {
+                    Ok(got) => read_back = Some(got),
+                    // A late read of data past its lifetime: the FTL's contract,
+                    // counted (a real-time task missed its data), not a failure.
+                    Err(FtlError::Expired { .. })
+                        if self.expiry.get(lpn as usize).is_some_and(|&e| e != 0 && e <= d) =>
+                    {
+                        self.measured.expired_reads += 1;
+                    }
+                    Err(e) => return Err(fail(e, lpn)),
+                },
                 Op::Write => {
                     if partial {
                         // Read-modify-write: the untouched part of the page must survive.
@@ -299,6 +343,9 @@ impl Engine {
             completion = completion.max(page_done);
             if let Some(got) = read_back {
                 self.verify(lpn, got, d);
+            }
+            if req.op == Op::Write {
+                self.note_expiry(lpn, req.expiry);
             }
             match req.op {
                 Op::Write => self.versions[lpn as usize] = self.writes as u32,
@@ -368,6 +415,9 @@ impl Engine {
         let mut ready: BinaryHeap<Reverse<Queued>> = BinaryHeap::new();
         let mut seq = 0u64;
         loop {
+            if self.retirement_reached() {
+                break;
+            }
             let slot_free =
                 if self.slots.len() < qd { self.clock } else { self.slots.peek().map_or(self.clock, |r| r.0) };
             let t = if ready.is_empty() {
@@ -452,14 +502,44 @@ impl Engine {
         Ok(())
     }
 
+    /// Records the expiry of `lpn`'s newest data (0: none). The table is only
+    /// allocated once some write carries an expiry.
+    fn note_expiry(&mut self, lpn: u64, expiry: Option<u64>) {
+        match expiry {
+            Some(e) => {
+                if self.expiry.is_empty() {
+                    self.expiry = vec![0; self.addressable as usize];
+                }
+                self.expiry[lpn as usize] = e.max(1);
+            }
+            None => {
+                if let Some(x) = self.expiry.get_mut(lpn as usize) {
+                    *x = 0;
+                }
+            }
+        }
+    }
+
+    /// Logical pages including the FTL's task space.
+    pub fn addressable_pages(&self) -> u64 {
+        self.addressable
+    }
+
     /// Reads back every logical page outside measurement and checks it against
     /// the model; returns the number of mismatches found.
     pub fn verify_all(&mut self) -> Result<u64, SimError> {
         let before = self.measured.mismatches;
         let at = self.busy_until();
-        for lpn in 0..self.logical_pages {
+        for lpn in 0..self.addressable {
             let mut io = self.flash.io(SimTime(at));
-            let got = self.ftl.read(&mut io, Lpn(lpn as u32)).map_err(|e| SimError::Ftl {
+            let got = self.ftl.read(&mut io, Lpn(lpn as u32));
+            // Data whose lifetime is over may not be readable: that is the contract.
+            if matches!(got, Err(FtlError::Expired { .. }))
+                && self.expiry.get(lpn as usize).is_some_and(|&e| e != 0 && e <= at)
+            {
+                continue;
+            }
+            let got = got.map_err(|e| SimError::Ftl {
                 request: self.dispatched,
                 op: "verify".into(),
                 lpn,

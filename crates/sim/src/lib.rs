@@ -40,7 +40,7 @@ pub use config::{RunConfig, Source};
 pub use engine::{Engine, Progress};
 pub use metrics::Report;
 
-use crate::source::{Request, Requests};
+use crate::source::{Request, Requests, TaskSpace};
 
 /// Errors of a run.
 #[derive(Debug, Error)]
@@ -79,16 +79,53 @@ fn prepare(config: &RunConfig) -> Result<Prepared, SimError> {
         }
         params.insert("over_provisioning".into(), toml::Value::Float(op));
     }
-    let builder = registry::build(&config.ftl.kind, &params).map_err(|e| SimError::Config(e.to_string()))?;
     let source = config.workload.source()?;
+    if let Source::Tasks { tasks, duration_ns } = &source {
+        // FTLs with admission control get the workload's task set unless the
+        // configuration gives one; refused tasks then simply do not run.
+        if registry::takes_tasks(&config.ftl.kind) && !params.contains_key("tasks") {
+            params.insert("tasks".into(), tasks_param(tasks, *duration_ns));
+            params.entry("strict_admission").or_insert(toml::Value::Boolean(false));
+        }
+    }
+    let builder = registry::build(&config.ftl.kind, &params).map_err(|e| SimError::Config(e.to_string()))?;
     let host = config.host.resolve(&source)?;
     config.precondition.validate()?;
+    if let Some(f) = config.workload.stop_at_retired_fraction {
+        if !(f > 0.0 && f <= 1.0) {
+            return Err(SimError::Config(format!(
+                "workload.stop_at_retired_fraction must be in (0, 1] (a fraction of the good blocks), got {f}"
+            )));
+        }
+    }
     if let Some(ms) = config.metrics.interval_ms {
         if !(ms > 0.0 && ms.is_finite()) {
             return Err(SimError::Config(format!("metrics.interval_ms must be positive, got {ms}")));
         }
     }
     Ok(Prepared { nand, builder, source, host })
+}
+
+/// The FTL's `tasks` key for the workload's periodic tasks (periods in ms).
+fn tasks_param(tasks: &[config::TaskSpec], duration_ns: u64) -> toml::Value {
+    let ms = |us: Option<f64>| us.map_or(0.0, |u| u / 1e3);
+    toml::Value::Array(
+        tasks
+            .iter()
+            .map(|t| {
+                let mut m = toml::Table::new();
+                m.insert("name".into(), t.name.clone().into());
+                m.insert("read_period_ms".into(), ms(t.read_period_us).into());
+                m.insert("write_period_ms".into(), ms(t.write_period_us).into());
+                m.insert("read_pages".into(), i64::from(t.read_pages).into());
+                m.insert("write_pages".into(), i64::from(t.write_pages).into());
+                let lifetime = t.lifetime_us.map_or(duration_ns as f64 / 1e6, |l| l / 1e3);
+                m.insert("lifetime_ms".into(), lifetime.into());
+                m.insert("granularity".into(), i64::from(t.granularity.unwrap_or(1)).into());
+                toml::Value::Table(m)
+            })
+            .collect(),
+    )
 }
 
 /// Checks a configuration without running it: every error a run would hit
@@ -147,6 +184,8 @@ pub struct Simulation {
     config: RunConfig,
     prepared: Prepared,
     engine: Engine,
+    /// The FTL's admission verdicts on the task set, if it admits tasks.
+    admission: Option<Vec<ftlab_ftl::StreamVerdict>>,
 }
 
 impl std::fmt::Debug for Simulation {
@@ -167,8 +206,9 @@ impl Simulation {
             p.builder.format(&mut io).map_err(|e| SimError::Config(format!("ftl `{}`: {e}", config.ftl.kind)))?
         };
         let interval_ns = config.metrics.interval_ms.map(|ms| (ms * 1e6) as u64);
+        let admission = ftl.admission();
         let engine = Engine::new(flash, ftl, p.host, p.nand.store, interval_ns);
-        Ok(Simulation { config: config.clone(), prepared: p, engine })
+        Ok(Simulation { config: config.clone(), prepared: p, engine, admission })
     }
 
     /// Logical pages the FTL exports.
@@ -201,8 +241,16 @@ impl Simulation {
         let engine = &mut self.engine;
         let geometry = *engine.flash.nand().geometry();
         let logical_pages = engine.logical_pages();
+        let space = TaskSpace {
+            // With a task space the tasks' data lives there; else in the logical space.
+            first_page: logical_pages,
+            pages: engine.addressable_pages() - logical_pages,
+            admitted: self.admission.iter().flatten().map(|v| v.admitted).collect(),
+        };
+        let space = if space.pages == 0 { TaskSpace { first_page: 0, ..space } } else { space };
         let mut requests = Requests::open(
             &p.source,
+            &space,
             logical_pages,
             geometry.page_size,
             seed,
@@ -211,13 +259,22 @@ impl Simulation {
         )?;
         engine.set_tasks(requests.task_names());
         engine.start_measuring(config.precondition.start_at_first_gc);
+        if let Some(f) = config.workload.stop_at_retired_fraction {
+            engine.stop_at_retired(f);
+        }
         let offset = engine.busy_until();
         let edf = matches!(p.source, Source::Tasks { .. });
         match config.workload.max_requests {
             Some(n) => engine.drive(&mut requests.by_ref().take(n as usize), offset, edf, progress)?,
             None => engine.drive(&mut requests, offset, edf, progress)?,
         }
-        report(config, p, engine, &requests)
+        let mut report = report(config, p, engine, &requests)?;
+        for (task, verdict) in report.tasks.iter_mut().zip(self.admission.iter().flatten()) {
+            task.admitted = verdict.admitted;
+            task.refused_by = verdict.reason.clone();
+        }
+        report.tasks_refused = report.tasks.iter().filter(|t| !t.admitted).count() as u64;
+        Ok(report)
     }
 }
 
@@ -248,6 +305,8 @@ fn report(config: &RunConfig, p: &Prepared, engine: &mut Engine, requests: &Requ
         erase_count,
         rber,
         retired_fraction,
+        rber_cdf: metrics::rber_cdf(&engine.flash),
+        stopped_at_retired_fraction: engine.stopped_at_retired_fraction,
         space_utilization: logical_pages as f64 / f64::from(geometry.total_pages()),
         logical_pages,
         physical_pages: u64::from(geometry.total_pages()),
@@ -261,6 +320,7 @@ fn report(config: &RunConfig, p: &Prepared, engine: &mut Engine, requests: &Requ
         throughput: m.throughput.series(),
         integrity: m.first_mismatch.clone().unwrap_or_else(|| "ok".into()),
         integrity_errors: m.mismatches,
+        expired_reads: m.expired_reads,
         late_requests: requests.late,
         ..Report::default()
     };

@@ -144,6 +144,108 @@ impl RberStats {
     }
 }
 
+/// Points of [`rber_cdf`]: this many RBER values, evenly spaced in log10 from
+/// [`RBER_CDF_FROM`] to [`RBER_CDF_TO`].
+pub const RBER_CDF_POINTS: usize = 40;
+/// Lowest RBER of [`rber_cdf`].
+pub const RBER_CDF_FROM: f64 = 1e-5;
+/// Highest RBER of [`rber_cdf`].
+pub const RBER_CDF_TO: f64 = 1e-1;
+
+/// The cumulative distribution of the good blocks' RBER (000 Figure 10):
+/// `[rber, fraction of good blocks with RBER <= rber]` at [`RBER_CDF_POINTS`]
+/// fixed RBER values, the same for every run so that runs can be plotted
+/// together. Blocks never erased (RBER 0) count at every point.
+pub fn rber_cdf(flash: &Flash) -> Vec<[f64; 2]> {
+    let nand = flash.nand();
+    let mut rber: Vec<f64> =
+        (0..nand.geometry().total_blocks()).map(BlockId).filter(|&b| !nand.is_bad(b)).map(|b| nand.rber(b)).collect();
+    rber.sort_by(f64::total_cmp);
+    let (lo, hi) = (RBER_CDF_FROM.log10(), RBER_CDF_TO.log10());
+    (0..RBER_CDF_POINTS)
+        .map(|i| {
+            let x = 10f64.powf(lo + (hi - lo) * i as f64 / (RBER_CDF_POINTS - 1) as f64);
+            let below = rber.partition_point(|&r| r <= x);
+            [x, if rber.is_empty() { 0.0 } else { below as f64 / rber.len() as f64 }]
+        })
+        .collect()
+}
+
+/// The stop condition `workload.stop_at_retired_fraction`: at least `target`
+/// good blocks at or above the retirement RBER. A block's RBER changes only when
+/// it is erased, one cycle per erase, so after a scan that finds fewer worn
+/// blocks than the target, none is needed until the device has done as many
+/// erases (of any purpose) as the unworn blocks closest to retirement still need
+/// between them to make up the difference. A scan is O(good blocks); polling is
+/// O(1).
+#[derive(Debug, Clone)]
+pub struct RetirementWatch {
+    /// Good blocks and the erase count at which each is worn out.
+    blocks: Vec<(BlockId, u32)>,
+    target: usize,
+    /// The flash's erase counter at the last scan, and the erases needed since.
+    last_total: u64,
+    gap: u64,
+    /// Scans done.
+    pub scans: u64,
+}
+
+impl RetirementWatch {
+    /// Watches for `fraction` (in (0, 1]) of the good blocks of `flash` worn out;
+    /// the target is the fewest blocks whose share is at least `fraction`, as
+    /// `retired_fraction` computes it.
+    pub fn new(flash: &Flash, fraction: f64) -> Self {
+        let nand = flash.nand();
+        let blocks: Vec<(BlockId, u32)> = (0..nand.geometry().total_blocks())
+            .map(BlockId)
+            .filter(|&b| !nand.is_bad(b))
+            .map(|b| (b, nand.wear().retirement_cycles(b)))
+            .collect();
+        let n = blocks.len();
+        let mut target = ((fraction * n as f64).floor() as usize).min(n);
+        while target < n && (target as f64 / n as f64) < fraction {
+            target += 1;
+        }
+        while target > 0 && ((target - 1) as f64 / n as f64) >= fraction {
+            target -= 1;
+        }
+        RetirementWatch { blocks, target: target.max(1), last_total: 0, gap: 0, scans: 0 }
+    }
+
+    /// Whether the target is reached; scans the blocks only when enough erases
+    /// happened since the last scan (or the counters were reset).
+    pub fn reached(&mut self, flash: &Flash) -> bool {
+        let total = flash.counters().erases.total();
+        if total >= self.last_total && total - self.last_total < self.gap {
+            return false;
+        }
+        self.scans += 1;
+        self.last_total = total;
+        let nand = flash.nand();
+        let mut slack: Vec<u64> = Vec::new();
+        let mut worn = 0;
+        for &(b, cycles) in &self.blocks {
+            let e = nand.erase_count(b);
+            if e >= cycles {
+                worn += 1;
+            } else {
+                slack.push(u64::from(cycles - e));
+            }
+        }
+        if worn >= self.target {
+            return true;
+        }
+        let k = self.target - worn;
+        self.gap = if k >= slack.len() {
+            slack.iter().sum()
+        } else {
+            slack.select_nth_unstable(k - 1);
+            slack[..k].iter().sum()
+        };
+        false
+    }
+}
+
 /// Pages completed per time bucket. Buckets start at `bucket_ns` wide; when more
 /// than [`Throughput::MAX_BUCKETS`] would be needed, neighbours merge and the
 /// width doubles (unless the width was fixed by the user).
@@ -211,6 +313,10 @@ pub struct TaskReport {
     pub jobs: u64,
     pub deadline_misses: u64,
     pub worst_response_us: f64,
+    /// Whether the FTL's admission control let the task run (true without one).
+    pub admitted: bool,
+    /// Why it was refused (the test and by how much).
+    pub refused_by: Option<String>,
 }
 
 /// Flash operations by purpose during measurement.
@@ -266,6 +372,12 @@ pub struct Report {
     /// Fraction of the good blocks whose RBER reached the retirement threshold
     /// (`device.wear.retirement_rber`).
     pub retired_fraction: f64,
+    /// Cumulative distribution of the good blocks' RBER at fixed points
+    /// ([`rber_cdf`]).
+    pub rber_cdf: Vec<[f64; 2]>,
+    /// Whether the measured run ended because `workload.stop_at_retired_fraction`
+    /// of the good blocks were worn out.
+    pub stopped_at_retired_fraction: bool,
     /// Logical pages exported / physical pages.
     pub space_utilization: f64,
     pub logical_pages: u64,
@@ -285,6 +397,7 @@ pub struct Report {
     /// microseconds.
     pub max_service_us: f64,
     pub deadline_misses: u64,
+    pub tasks_refused: u64,
     pub tasks: Vec<TaskReport>,
     /// Simulated time measured, seconds.
     pub sim_seconds: f64,
@@ -295,6 +408,7 @@ pub struct Report {
     pub integrity: String,
     /// Read mismatches found.
     pub integrity_errors: u64,
+    pub expired_reads: u64,
     /// Trace requests whose timestamps were out of order beyond the reorder
     /// window (issued at the latest time seen instead).
     pub late_requests: u64,

@@ -111,10 +111,24 @@ impl TraceSource {
     }
 }
 
+/// Where periodic tasks keep their data and which of them run.
+#[derive(Debug, Clone, Default)]
+pub struct TaskSpace {
+    /// First logical page of the tasks' regions.
+    pub first_page: u64,
+    /// Pages available to them from there.
+    pub pages: u64,
+    /// Per task, whether admission control let it run; empty: all run.
+    pub admitted: Vec<bool>,
+}
+
 impl Requests {
-    /// Opens `source` over a logical space of `logical_pages` pages of `page_size`.
+    /// Opens `source` over a logical space of `logical_pages` pages of `page_size`;
+    /// periodic tasks use `tasks` (by default the whole logical space).
+    #[allow(clippy::too_many_arguments)]
     pub fn open(
         source: &Source,
+        tasks_space: &TaskSpace,
         logical_pages: u64,
         page_size: u32,
         seed: u64,
@@ -147,7 +161,11 @@ impl Requests {
                 Inner::Generator(spec.build(logical_pages, page_size, seed).map_err(SimError::Trace)?, time_scale)
             }
             Source::Tasks { tasks, duration_ns } => {
-                Inner::Tasks(TaskSource::new(tasks, *duration_ns, logical_pages, page_size)?)
+                let mut space = tasks_space.clone();
+                if space.pages == 0 {
+                    space.pages = logical_pages;
+                }
+                Inner::Tasks(TaskSource::new(tasks, *duration_ns, &space, page_size)?)
             }
         };
         Ok(Requests { inner, late: 0 })
@@ -207,9 +225,9 @@ struct TaskState {
 }
 
 impl TaskSource {
-    fn new(specs: &[TaskSpec], duration_ns: u64, logical_pages: u64, page_size: u32) -> Result<Self, SimError> {
+    fn new(specs: &[TaskSpec], duration_ns: u64, space: &TaskSpace, page_size: u32) -> Result<Self, SimError> {
         let mut tasks = Vec::new();
-        let mut base = 0u64;
+        let mut base = space.first_page;
         let mut releases = BinaryHeap::new();
         for (i, s) in specs.iter().enumerate() {
             let wp = s.write_period_us.map(|p| (p * 1e3) as u64).unwrap_or(0);
@@ -227,6 +245,9 @@ impl TaskSource {
                 )));
             }
             let region = region.max(u64::from(s.read_pages));
+            let runs = space.admitted.get(i).copied().unwrap_or(true);
+            // A refused task issues nothing and takes no addresses.
+            let region = if runs { region } else { 0 };
             tasks.push(TaskState {
                 spec: s.clone(),
                 base,
@@ -237,17 +258,19 @@ impl TaskSource {
                 lifetime,
             });
             base += region;
-            if s.write_pages > 0 {
+            if s.write_pages > 0 && runs {
                 releases.push(Reverse((0, i as u32, true)));
             }
-            if s.read_pages > 0 {
+            if s.read_pages > 0 && runs {
                 releases.push(Reverse(((s.read_start_us * 1e3) as u64, i as u32, false)));
             }
         }
-        if base > logical_pages {
+        let used = base - space.first_page;
+        if used > space.pages {
             return Err(SimError::Config(format!(
-                "the task set keeps {base} pages of live data but the FTL exports {logical_pages} logical pages; \
-                 shorten lifetimes, drop tasks or use a larger device"
+                "the task set keeps {used} pages of live data but the FTL has {} logical pages for it; \
+                 shorten lifetimes, drop tasks or use a larger device",
+                space.pages
             )));
         }
         Ok(TaskSource { tasks, releases, duration_ns, page_size: u64::from(page_size) })

@@ -238,3 +238,26 @@ fn rber_free_order_evens_out_wear() {
     assert!(rber.rber.max < fifo.rber.max, "max {} vs {}", rber.rber.max, fifo.rber.max);
     assert!(rber.rber.p99 < fifo.rber.p99, "p99 {} vs {}", rber.rber.p99, fifo.rber.p99);
 }
+
+/// Telomere admits the workload's task set itself: a refused task issues nothing
+/// and is reported with the reason; the admitted ones run with no copy and no miss.
+#[test]
+fn telomere_runs_only_the_tasks_it_admits() {
+    let set = "[workload]\nduration_ms = 3000\n\
+         [[workload.task]]\nname = \"camera\"\nwrite_period_us = 10000\nwrite_pages = 4\nlifetime_us = 200000\n\
+         read_period_us = 20000\nread_pages = 4\nread_start_us = 1000000\ngranularity = 2\n\
+         [[workload.task]]\nname = \"lidar\"\nwrite_period_us = 20000\nwrite_pages = 2\nlifetime_us = 400000\n\
+         [[workload.task]]\nname = \"hoard\"\nwrite_period_us = 10000\nwrite_pages = 64\nlifetime_us = 2e7\n";
+    let r = run(&config(&format!("[ftl]\nkind = \"telomere-sharp\"\n{set}")), &mut |_| {}).unwrap();
+    let verdicts: Vec<(&str, bool, u64)> = r.tasks.iter().map(|t| (t.name.as_str(), t.admitted, t.jobs)).collect();
+    assert_eq!(verdicts, [("camera", true, 300 + 100), ("lidar", true, 150), ("hoard", false, 0)], "{:?}", r.tasks);
+    assert_eq!(r.tasks_refused, 1);
+    assert!(r.tasks[2].refused_by.as_deref().unwrap().starts_with("storage"), "{:?}", r.tasks[2]);
+    assert_eq!(r.deadline_misses, 0);
+    assert_eq!(r.gc_page_copies, 0, "no valid-page copy");
+    assert!(r.flash_ops.erases.get(ftlab_ftl::Purpose::Gc) > 0, "expired blocks are erased");
+    assert_eq!((r.integrity.as_str(), r.expired_reads), ("ok", 0));
+    // The page-map FTL has no admission control: every task runs.
+    let p = run(&config(&format!("[ftl]\nkind = \"pagemap\"\n{}", set.replace("2e7", "5e4"))), &mut |_| {}).unwrap();
+    assert_eq!((p.tasks_refused, p.tasks[2].jobs), (0, 300));
+}

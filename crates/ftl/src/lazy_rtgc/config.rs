@@ -1,7 +1,8 @@
 //! Lazy-RTGC's configuration and what it comes to on a chip: alpha (Eq. 7), the
 //! valid-page bound U(lambda) and sigma (Theorem 4.3, Eq. 9-11), the threshold
 //! rho_th (Eq. 13) and the service bound of Table I, all from
-//! [`ftlab_bounds::lazy_rtgc`].
+//! [`ftlab_bounds::lazy_rtgc`]. The steps of [`LazyRtgcPlan::new`] are shared with
+//! WAO-GC's plan ([`crate::waogc`]), which runs on the same collector.
 
 use serde::{Deserialize, Serialize};
 
@@ -58,17 +59,36 @@ pub struct LazyRtgcPlan {
     pub lambda_max: u32,
     /// The sigma used (the configured one or the chip's largest).
     pub sigma: f64,
-    /// `rho_th` (Eq. 13): a collection starts when fewer free pages remain.
+    /// `rho_th` (Eq. 13): Lazy-RTGC starts a collection when fewer free pages
+    /// remain. Under WAO-GC's block trigger it is `U(lambda) + N(V_G)`: the free
+    /// pages one collection of a worst victim consumes, counting the write that
+    /// starts it, which the trigger's free blocks always hold.
     pub rho_th: u32,
+    /// When a collection starts.
+    pub trigger: Trigger,
     /// Blocks kept out of the logical space besides `1 - sigma`: the free and
     /// open blocks that may exist when a victim is picked (see
-    /// [`LazyRtgcPlan::logical_pages`]).
+    /// [`LazyRtgcPlan::logical_pages`]): `floor((rho_th - 1) / pi)` free blocks
+    /// (WAO-GC: `gc_free_blocks`) and one open block per die.
     pub reserve_blocks: u32,
     /// Logical pages exported.
     pub logical_pages: u32,
-    /// `U(R_T) = max{t_rdpg, t_er + t_wrpg}` (Table I), the page times including
-    /// the channel transfer the simulator charges.
+    /// `U(R_T) = max{t_rdpg, t_er + t_wrpg}` (Table I; for WAO-GC
+    /// `t_wrpg + max{t_er, t_rdpg + t_wrpg}`, Eq. 25 of 000), the page times
+    /// including the channel transfer the simulator charges.
     pub service_bound: SimTime,
+}
+
+/// When a collection starts: checked after each host write while no collection
+/// is in progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trigger {
+    /// Fewer free pages than this (Lazy-RTGC's `rho_th`, Eq. 13).
+    FreePagesBelow(u32),
+    /// At most this many free blocks, open blocks not counted (WAO-GC's
+    /// `gc_free_blocks`).
+    FreeBlocksAtMost(u32),
 }
 
 /// The chip parameters of the device behind `io`, with or without the channel
@@ -83,6 +103,61 @@ pub(crate) fn chip_params(io: &Io, with_transfer: bool) -> Result<ChipParams, Ft
     };
     ChipParams::from_ns(t.read_ns + page, t.program_ns + page, t.read_oob_ns + oob, t.erase_ns, g.pages_per_block)
         .map_err(|e| FtlError::Config(format!("chip parameters: {e}")))
+}
+
+/// Lazy-RTGC's bounds for the partial tasks on the device behind `io`: with
+/// copyback (one plane per die) a copy costs `t_rd + t_wr` array time, as in 001;
+/// otherwise the channel transfers are added, so alpha copies fit in one erase.
+pub(crate) fn task_bounds(io: &Io, scheme: &str) -> Result<ftlab_bounds::LazyRtgc, FtlError> {
+    let g = io.geometry();
+    let copyback = g.planes_per_die == 1 && io.copyback_enabled();
+    ftlab_bounds::lazy_rtgc(&chip_params(io, !copyback)?).map_err(|e| FtlError::Config(format!("{scheme}: {e}")))
+}
+
+/// The configured logical-to-physical ratio and the most valid pages a greedy
+/// victim may then hold, `ceil(ratio * pi)` (Theorem 4.3). A ratio of 0 takes the
+/// chip's largest, `U(lambda) / pi`; a ratio whose bound exceeds the chip's
+/// `U(lambda)` (Eq. 9-10) is refused with a message naming `key` and the largest.
+pub(crate) fn valid_bound(
+    ratio: f64,
+    key: &str,
+    chip: &ftlab_bounds::LazyRtgc,
+    pi: u32,
+) -> Result<(f64, u32), FtlError> {
+    if ratio == 0.0 {
+        return Ok((chip.sigma_integral, chip.u_lambda));
+    }
+    let l = ceil_pages(ratio, pi);
+    if l > chip.u_lambda {
+        return Err(FtlError::Config(format!(
+            "{key} = {ratio} lets a victim hold {l} valid pages, more than this chip's U(lambda) = {} \
+             (Eq. 9-11); use at most {}",
+            chip.u_lambda, chip.sigma_integral
+        )));
+    }
+    Ok((ratio, l))
+}
+
+/// The logical space, `min(floor(ratio * good * pi), U(lambda) * (good -
+/// reserve))` (see [`LazyRtgcPlan::new`]); refused when it is empty.
+pub(crate) fn logical_space(
+    scheme: &str,
+    ratio: f64,
+    lambda_max: u32,
+    good_blocks: u32,
+    reserve_blocks: u32,
+    pi: u32,
+) -> Result<u32, FtlError> {
+    let by_ratio = (f64::from(good_blocks) * f64::from(pi) * ratio).floor() as u64;
+    let by_bound = u64::from(good_blocks.saturating_sub(reserve_blocks)) * u64::from(lambda_max);
+    let logical_pages = u32::try_from(by_ratio.min(by_bound))
+        .map_err(|_| FtlError::Config(format!("{scheme}: logical space too large")))?;
+    if logical_pages == 0 {
+        return Err(FtlError::Config(format!(
+            "the device is too small for {scheme}: {good_blocks} good blocks, {reserve_blocks} reserved"
+        )));
+    }
+    Ok(logical_pages)
 }
 
 /// `N(V_G)` of Eq. 8: partial tasks for a victim with `lambda` valid pages.
@@ -115,37 +190,24 @@ impl LazyRtgcPlan {
         config.validate()?;
         let g = io.geometry();
         let pi = g.pages_per_block;
-        let copyback = g.planes_per_die == 1 && io.copyback_enabled();
-        let task_chip = chip_params(io, !copyback)?;
-        let chip = ftlab_bounds::lazy_rtgc(&task_chip).map_err(|e| FtlError::Config(format!("lazy-rtgc: {e}")))?;
+        let chip = task_bounds(io, "lazy-rtgc")?;
         let alpha = chip.alpha;
-        let (sigma, lambda_max) = if config.sigma == 0.0 {
-            (chip.sigma_integral, chip.u_lambda)
-        } else {
-            let l = ceil_pages(config.sigma, pi);
-            if l > chip.u_lambda {
-                return Err(FtlError::Config(format!(
-                    "lazy-rtgc.sigma = {} lets a victim hold {l} valid pages, more than this chip's U(lambda) = {} \
-                     (Eq. 9-11); use at most {}",
-                    config.sigma, chip.u_lambda, chip.sigma_integral
-                )));
-            }
-            (config.sigma, l)
-        };
+        let (sigma, lambda_max) = valid_bound(config.sigma, "lazy-rtgc.sigma", &chip, pi)?;
         // Eq. 13, and never below what one collection of a worst victim consumes.
         let rho_th = chip.rho_th.max(lambda_max + gc_tasks(lambda_max, alpha));
         let reserve_blocks = (rho_th - 1) / pi + g.dies();
-        let by_sigma = (f64::from(good_blocks) * f64::from(pi) * sigma).floor() as u64;
-        let by_bound = u64::from(good_blocks.saturating_sub(reserve_blocks)) * u64::from(lambda_max);
-        let logical_pages = u32::try_from(by_sigma.min(by_bound))
-            .map_err(|_| FtlError::Config("lazy-rtgc: logical space too large".into()))?;
-        if logical_pages == 0 {
-            return Err(FtlError::Config(format!(
-                "the device is too small for lazy-rtgc: {good_blocks} good blocks, {reserve_blocks} reserved"
-            )));
-        }
+        let logical_pages = logical_space("lazy-rtgc", sigma, lambda_max, good_blocks, reserve_blocks, pi)?;
         let b = chip_params(io, true)?;
         let service_bound = SimTime(b.t_rdpg_ns().max(b.t_er_ns() + b.t_wrpg_ns()));
-        Ok(LazyRtgcPlan { alpha, lambda_max, sigma, rho_th, reserve_blocks, logical_pages, service_bound })
+        Ok(LazyRtgcPlan {
+            alpha,
+            lambda_max,
+            sigma,
+            rho_th,
+            trigger: Trigger::FreePagesBelow(rho_th),
+            reserve_blocks,
+            logical_pages,
+            service_bound,
+        })
     }
 }

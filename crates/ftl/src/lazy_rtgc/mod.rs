@@ -37,13 +37,17 @@
 //! - The logical space also leaves out the blocks that may be free or open when a
 //!   victim is picked (see [`LazyRtgcPlan::new`]): 0.872 instead of 0.875 on a
 //!   256-block Spansion SLC device.
+//!
+//! The collector also runs WAO-GC ([`crate::waogc`]): the same partial tasks with
+//! its own plan (a logical space `lambda`, a trigger on free blocks, Eq. 25's
+//! bound), given to the collector as a `Setup`.
 
 mod config;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use config::chip_params;
-pub use config::{LazyRtgcConfig, LazyRtgcPlan};
+pub(crate) use config::{chip_params, gc_tasks, logical_space, task_bounds, valid_bound};
+pub use config::{LazyRtgcConfig, LazyRtgcPlan, Trigger};
 
 use ftlab_nand::geometry::Layout;
 use ftlab_nand::{BlockId, DieId, Geometry, PageKind, Payload, Ppa, SimTime};
@@ -91,10 +95,36 @@ pub struct GcStats {
     pub max_tasks_per_collection: u32,
 }
 
+/// What a collector runs as: Lazy-RTGC from a [`LazyRtgcConfig`], or a scheme
+/// built on its partial tasks (WAO-GC) with its own plan.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Setup {
+    /// The scheme's name ([`Ftl::name`]).
+    pub name: &'static str,
+    /// Whether idle time runs pending tasks and erases blocks with no valid page.
+    pub idle_gc: bool,
+    /// What the scheme comes to on the device.
+    pub plan: LazyRtgcPlan,
+}
+
+impl LazyRtgcConfig {
+    fn setup(&self, io: &Io) -> Result<Setup, FtlError> {
+        let plan = LazyRtgcPlan::new(self, io, good_blocks(io))?;
+        let name = if self.idle_gc { "lazy-rtgc-idle" } else { "lazy-rtgc" };
+        Ok(Setup { name, idle_gc: self.idle_gc, plan })
+    }
+}
+
+/// Good (not factory-bad) blocks of the device behind `io`.
+pub(crate) fn good_blocks(io: &Io) -> u32 {
+    (0..io.geometry().total_blocks()).filter(|&b| !io.is_bad(BlockId(b))).count() as u32
+}
+
 /// The Lazy-RTGC FTL.
 #[derive(Debug)]
 pub struct LazyRtgc {
-    config: LazyRtgcConfig,
+    name: &'static str,
+    idle_gc: bool,
     plan: LazyRtgcPlan,
     geometry: Geometry,
     layout: Layout,
@@ -110,12 +140,12 @@ pub struct LazyRtgc {
 }
 
 impl LazyRtgc {
-    fn empty(config: LazyRtgcConfig, io: &Io) -> Result<Self, FtlError> {
+    fn empty(setup: Setup, io: &Io) -> Self {
         let g = *io.geometry();
-        let good = (0..g.total_blocks()).filter(|&b| !io.is_bad(BlockId(b))).count() as u32;
-        let plan = LazyRtgcPlan::new(&config, io, good)?;
-        Ok(LazyRtgc {
-            config,
+        let plan = setup.plan;
+        LazyRtgc {
+            name: setup.name,
+            idle_gc: setup.idle_gc,
             plan,
             geometry: g,
             layout: Layout::new(&g),
@@ -126,21 +156,31 @@ impl LazyRtgc {
             free_pages: 0,
             collection: None,
             stats: GcStats::default(),
-        })
+        }
     }
 
     /// Lazy-RTGC on a freshly formatted medium.
     pub fn format(config: LazyRtgcConfig, io: &mut Io) -> Result<Self, FtlError> {
-        let mut ftl = Self::empty(config, io)?;
-        ftl.alloc = BlockAllocator::formatted(&ftl.geometry, 1, |b| io.is_bad(b));
-        ftl.free_pages = u64::from(ftl.alloc.free_blocks()) * u64::from(ftl.geometry.pages_per_block);
-        Ok(ftl)
+        Self::format_as(config.setup(io)?, io)
     }
 
     /// Lazy-RTGC rebuilt from the medium (see [`recover`]). A collection cut short
     /// is forgotten; the next write below the threshold picks a victim afresh.
     pub fn recover(config: LazyRtgcConfig, io: &mut Io) -> Result<Self, FtlError> {
-        let mut ftl = Self::empty(config, io)?;
+        Self::recover_as(config.setup(io)?, io)
+    }
+
+    /// The collector set up as `setup` on a freshly formatted medium.
+    pub(crate) fn format_as(setup: Setup, io: &mut Io) -> Result<Self, FtlError> {
+        let mut ftl = Self::empty(setup, io);
+        ftl.alloc = BlockAllocator::formatted(&ftl.geometry, 1, |b| io.is_bad(b));
+        ftl.free_pages = u64::from(ftl.alloc.free_blocks()) * u64::from(ftl.geometry.pages_per_block);
+        Ok(ftl)
+    }
+
+    /// The collector set up as `setup`, rebuilt from the medium.
+    pub(crate) fn recover_as(setup: Setup, io: &mut Io) -> Result<Self, FtlError> {
+        let mut ftl = Self::empty(setup, io);
         let scan = crate::scan::scan(io, &mut ftl.table)?;
         let ppb = ftl.geometry.pages_per_block;
         for (_, ppa) in ftl.table.iter() {
@@ -276,10 +316,18 @@ impl LazyRtgc {
         Ok(copied)
     }
 
+    /// Whether the plan's trigger calls for a collection.
+    fn triggered(&self) -> bool {
+        match self.plan.trigger {
+            Trigger::FreePagesBelow(pages) => self.free_pages < u64::from(pages),
+            Trigger::FreeBlocksAtMost(blocks) => self.alloc.free_blocks() <= blocks,
+        }
+    }
+
     /// Algorithm 1 after a write: the next pending task, or, with none pending and
-    /// fewer than rho_th free pages, a new collection's first task.
+    /// the trigger met (fewer than rho_th free pages), a new collection's first task.
     fn after_write(&mut self, io: &mut Io) -> Result<(), FtlError> {
-        if self.collection.is_none() && self.free_pages < u64::from(self.plan.rho_th) {
+        if self.collection.is_none() && self.triggered() {
             match self.greedy_victim() {
                 Some(v) => self.start(v),
                 None => return Ok(()),
@@ -291,11 +339,7 @@ impl LazyRtgc {
 
 impl Ftl for LazyRtgc {
     fn name(&self) -> &'static str {
-        if self.config.idle_gc {
-            "lazy-rtgc-idle"
-        } else {
-            "lazy-rtgc"
-        }
+        self.name
     }
 
     fn logical_pages(&self) -> u32 {
@@ -338,7 +382,7 @@ impl Ftl for LazyRtgc {
     }
 
     fn background(&mut self, io: &mut Io, until: SimTime) -> Result<(), FtlError> {
-        if !self.config.idle_gc {
+        if !self.idle_gc {
             return Ok(());
         }
         // A task started before `until` may run past it by at most one erase: the

@@ -4,10 +4,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use ftlab_bounds::telomere::{admit, sharp_blocks, sharp_partition, sip_blocks, Device, Policy, Task, TaskSet};
+use ftlab_bounds::telomere::{admit, sharp_blocks, sharp_partition, sip_blocks, Device, Policy, Task, TaskSet, Test};
 use ftlab_nand::{BlockId, Geometry};
 
-use crate::{FtlError, Io};
+use crate::alloc::FreeOrder;
+use crate::{FtlError, Io, StreamVerdict};
 
 /// How blocks are shared among tasks (000 Section 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -95,6 +96,10 @@ pub struct TelomereConfig {
     /// a block holds at least one page, so one erase a write keeps up with any
     /// write rate). 0 leaves reclaiming to allocation and idle time.
     pub erases_per_write: u32,
+    /// Which free block a group or the pool opens (000 Section 6.2): `fifo` (the
+    /// default; no wear leveling), `rber` (the lowest RBER) or `health-bin` (by
+    /// the heat of the group: see the module documentation).
+    pub free_order: FreeOrder,
 }
 
 impl Default for TelomereConfig {
@@ -106,6 +111,7 @@ impl Default for TelomereConfig {
             gc_free_blocks: 1,
             strict_admission: true,
             erases_per_write: 1,
+            free_order: FreeOrder::Fifo,
         }
     }
 }
@@ -133,8 +139,14 @@ pub struct Plan {
     /// Per configured task: `T^w` and `l^w` in ns and periods, for expiries the
     /// host does not give (Eq. 3-4).
     pub periods: Vec<(u64, u64)>,
-    /// Logical pages exported.
+    /// Logical pages exported to every writer.
     pub logical_pages: u32,
+    /// Logical pages after those for the admitted tasks' data
+    /// ([`crate::Ftl::stream_pages`]): `sum w (l^w + 1)` over admitted writers (Eq. 24's
+    /// left side), so a task set that fits its reserved blocks fits its addresses.
+    pub stream_pages: u32,
+    /// Admission's verdict on each configured task, in order.
+    pub verdicts: Vec<StreamVerdict>,
 }
 
 impl TelomereConfig {
@@ -206,6 +218,8 @@ impl TelomereConfig {
         }
         let mut groups = Vec::new();
         let mut group_of_task = vec![None; tasks.len()];
+        let mut verdicts = Vec::new();
+        let mut stream_pages = 0u64;
         if !tasks.is_empty() {
             let device = self.device(io, good);
             let set = TaskSet::new(device.clone(), tasks.clone()).map_err(|e| FtlError::Config(e.to_string()))?;
@@ -229,7 +243,32 @@ impl TelomereConfig {
                     device.blocks
                 )));
             }
+            verdicts = a
+                .tasks
+                .iter()
+                .map(|v| StreamVerdict {
+                    name: v.name.clone(),
+                    admitted: v.admitted,
+                    reason: v.refused_by.map(|t| match (t, v.excess) {
+                        (Test::Storage, Some(x)) => format!(
+                            "storage: needs {} blocks with the tasks admitted before it, {x:.0} more than the {} \
+                             for tasks ({})",
+                            v.storage_needed,
+                            device.blocks,
+                            policy.name()
+                        ),
+                        (Test::Throughput, Some(x)) => {
+                            format!("throughput: EDF load {:.4}, {x:.4} over 1 (Eq. 20)", v.throughput_load)
+                        }
+                        (t, _) => format!("{t:?}"),
+                    }),
+                })
+                .collect();
             let admitted: Vec<usize> = (0..tasks.len()).filter(|&i| a.tasks[i].admitted).collect();
+            stream_pages = admitted
+                .iter()
+                .map(|&i| tasks[i].write_pages.saturating_mul(tasks[i].lifetime_periods.saturating_add(1)))
+                .fold(0u64, u64::saturating_add);
             let writers: Vec<usize> = admitted.iter().copied().filter(|&i| tasks[i].write_pages > 0).collect();
             let members: Vec<(Vec<usize>, u64)> = match self.policy {
                 Placement::Sip => writers.iter().map(|&i| (vec![i], sip_blocks(&tasks[i], &device))).collect(),
@@ -277,8 +316,21 @@ impl TelomereConfig {
                 self.pool_slack(&g)
             )));
         }
+        if logical.saturating_add(stream_pages) > u64::from(u32::MAX) {
+            return Err(FtlError::Config(format!(
+                "telomere: {logical} logical pages and {stream_pages} for the tasks' data exceed 2^32 pages: use a \
+                 smaller device or shorter lifetimes"
+            )));
+        }
         let periods = tasks.iter().map(|t| (t.write_period_ns, t.lifetime_periods)).collect();
-        Ok(Plan { groups, group_of_task, periods, logical_pages: u32::try_from(logical).unwrap_or(u32::MAX) })
+        Ok(Plan {
+            groups,
+            group_of_task,
+            periods,
+            logical_pages: logical as u32,
+            stream_pages: stream_pages as u32,
+            verdicts,
+        })
     }
 }
 

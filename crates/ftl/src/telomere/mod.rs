@@ -24,6 +24,28 @@
 //!   for groups: its GC keeps `gc_free_blocks` plus the groups' unused quota free.
 //!   The logical space is what the pool alone can hold (every logical page may be
 //!   written without a hint), so reservations shrink it by their blocks.
+//! - **Task space.** After the logical space come `sum w (l^w + 1)` pages for the
+//!   admitted tasks' data ([`Ftl::stream_pages`]; the simulator places periodic
+//!   tasks there): only a write of an admitted task's stream may use them
+//!   ([`FtlError::Reserved`] otherwise). [`Ftl::admission`] gives each configured
+//!   task's verdict and, if refused, the test and the amount.
+//! - **Wear leveling** (Section 6.2, `free_order`): a group or the pool opens the
+//!   free block of its die that comes first in the free-block queue (`fifo`, no
+//!   wear leveling), the one with the lowest RBER by the wear model of Eq. 27
+//!   (`rber`, RBER balancing), or, with health binning (`health-bin`, Pletka &
+//!   Tomic, SYSTOR '16), the one whose RBER rank matches the heat of the stream:
+//!   the hottest data goes to the healthiest free block, the coldest to the least
+//!   healthy. Telomere knows how hot each group is at format: a group whose
+//!   blocks are filled and expire sooner (shorter data lifetime plus time to fill
+//!   a block) is erased more often, so it gets a healthier block; the pool,
+//!   holding data of every lifetime, takes the middle. Deviations: Pletka & Tomic
+//!   bin blocks into health classes and streams by measured update frequency;
+//!   here a stream's heat is its rank by configured residence, and the bins are
+//!   the `streams` (groups + 1) healthiest free blocks of the die, hottest stream
+//!   in the healthiest ([`BlockAllocator::next_page_binned`]): the other free
+//!   blocks stay idle, because a cold group that always took the least healthy of
+//!   all free blocks would erase that block once per residence, more often than
+//!   the idle blocks rotate.
 //! - **Expired data** is not readable: a read of a page whose expiry has passed is
 //!   [`FtlError::Expired`], whether or not its block was erased yet.
 //!
@@ -37,6 +59,7 @@
 //! newer copy expired and was erased may come back after a power cut.
 
 mod config;
+mod heat;
 mod recover;
 #[cfg(test)]
 mod tests;
@@ -49,7 +72,7 @@ use ftlab_nand::{BlockId, DieId, Geometry, PageKind, Payload, Ppa, SimTime};
 
 pub use config::{Group, Placement, Plan, TaskConfig, TelomereConfig};
 
-use crate::alloc::{Allocation, BlockAllocator};
+use crate::alloc::{Allocation, BlockAllocator, FreeOrder};
 use crate::mapping::{PageTable, ValidMap};
 use crate::victim::GreedyPicker;
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
@@ -104,6 +127,8 @@ pub struct Telomere {
     expiring: BinaryHeap<Reverse<(u64, u32)>>,
     /// Writes of a group sent to the pool because the group had used its quota.
     overflow_writes: u64,
+    /// Heat of each allocator stream for health binning ([`heat::stream_heat`]).
+    heat: Vec<f64>,
 }
 
 impl Telomere {
@@ -112,11 +137,12 @@ impl Telomere {
         let g = *io.geometry();
         let n = plan.groups.len();
         let blocks = g.total_blocks() as usize;
+        let heat = heat::stream_heat(&plan, &config.tasks, g.pages_per_block);
         Ok(Telomere {
-            table: PageTable::new(plan.logical_pages),
+            table: PageTable::new(plan.logical_pages + plan.stream_pages),
             valid: ValidMap::new(g.total_pages()),
             p2l: vec![0; g.total_pages() as usize],
-            expiry: vec![NEVER; plan.logical_pages as usize],
+            expiry: vec![NEVER; (plan.logical_pages + plan.stream_pages) as usize],
             picker: GreedyPicker::new(g.total_blocks(), g.pages_per_block),
             alloc: BlockAllocator::empty(&g, n as u32 + 1),
             state: vec![State::Free; blocks],
@@ -126,6 +152,7 @@ impl Telomere {
             cursor: vec![0; n],
             expiring: BinaryHeap::new(),
             overflow_writes: 0,
+            heat,
             layout: Layout::new(&g),
             geometry: g,
             plan,
@@ -157,6 +184,11 @@ impl Telomere {
     }
 
     /// The allocator stream and the expiry of a write.
+    /// Logical pages a read or trim may reach: the shared space and the tasks'.
+    fn addressable(&self) -> u32 {
+        self.plan.logical_pages + self.plan.stream_pages
+    }
+
     fn route(&self, hint: &Hint, now: SimTime) -> (u32, u64) {
         let task = hint.stream.map(|s| s as usize).filter(|&s| s < self.plan.group_of_task.len());
         let expiry = match (hint.expiry, task) {
@@ -173,11 +205,16 @@ impl Telomere {
     }
 
     /// The next page of `stream` on (or near) `die`, recording a block it opens.
-    fn take_page(&mut self, stream: u32, die: DieId) -> Result<Allocation, FtlError> {
-        let a = self
-            .alloc
-            .next_page(stream, die)
-            .ok_or_else(|| FtlError::DeviceFull("no open block has room and no block is free".into()))?;
+    fn take_page(&mut self, io: &Io, stream: u32, die: DieId) -> Result<Allocation, FtlError> {
+        let next = match self.config.free_order {
+            FreeOrder::Fifo => self.alloc.next_page(stream, die),
+            FreeOrder::Rber => self.alloc.next_page_by(stream, die, |b| io.rber(b)),
+            FreeOrder::HealthBin => {
+                let heat = self.heat.get(stream as usize).copied().unwrap_or(heat::POOL_HEAT);
+                self.alloc.next_page_binned(stream, die, |b| io.rber(b), heat, self.heat.len() as u32)
+            }
+        };
+        let a = next.ok_or_else(|| FtlError::DeviceFull("no open block has room and no block is free".into()))?;
         if self.layout.page_in_block(a.ppa) == 0 {
             let b = self.layout.block_of(a.ppa).0 as usize;
             self.state[b] = State::Open;
@@ -297,7 +334,7 @@ impl Telomere {
                 self.invalidate(src);
                 continue;
             }
-            let moved = self.take_page(POOL, die).and_then(|a| Ok((a, io.copy(src, a.ppa, Purpose::Gc)?)));
+            let moved = self.take_page(io, POOL, die).and_then(|a| Ok((a, io.copy(src, a.ppa, Purpose::Gc)?)));
             let (a, _) = match moved {
                 Ok(m) => m,
                 Err(e) => {
@@ -363,8 +400,16 @@ impl Ftl for Telomere {
         self.plan.logical_pages
     }
 
+    fn stream_pages(&self) -> u32 {
+        self.plan.stream_pages
+    }
+
+    fn admission(&self) -> Option<Vec<crate::StreamVerdict>> {
+        (!self.config.tasks.is_empty()).then(|| self.plan.verdicts.clone())
+    }
+
     fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
-        let l = check_lpn(lpn, self.plan.logical_pages)?;
+        let l = check_lpn(lpn, self.addressable())?;
         let e = self.expiry[l];
         if e <= io.now().0 {
             return Err(FtlError::Expired { lpn: lpn.0, expired_at_us: e as f64 / 1e3 });
@@ -375,8 +420,11 @@ impl Ftl for Telomere {
     }
 
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
-        let l = check_lpn(lpn, self.plan.logical_pages)?;
+        let l = check_lpn(lpn, self.addressable())?;
         let (mut stream, expiry) = self.route(hint, io.now());
+        if l >= self.plan.logical_pages as usize && stream == POOL {
+            return Err(FtlError::Reserved { lpn: lpn.0, logical_pages: self.plan.logical_pages });
+        }
         io.independent(|io| self.collect_pool(io))?;
         let mut die = None;
         if stream != POOL {
@@ -391,7 +439,7 @@ impl Ftl for Telomere {
             None => io.free_die_from(self.alloc.next_die()),
         };
         let old = self.table.get(l);
-        let a = self.take_page(stream, die)?;
+        let a = self.take_page(io, stream, die)?;
         io.program(a.ppa, lpn.0, PageKind::Data, data, Purpose::Host)?;
         if let Some(old) = old {
             io.supersede(old);
@@ -408,7 +456,7 @@ impl Ftl for Telomere {
     }
 
     fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
-        let l = check_lpn(lpn, self.plan.logical_pages)?;
+        let l = check_lpn(lpn, self.addressable())?;
         self.expiry[l] = NEVER;
         if let Some(old) = self.table.unmap(l) {
             self.invalidate(old);

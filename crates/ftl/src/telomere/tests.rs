@@ -297,3 +297,36 @@ fn registry_names_set_the_policy_and_take_a_task_list() {
     let typo: toml::Table = toml::from_str("tasks = [{ name = \"x\", lifetime = 5 }]").unwrap();
     assert!(crate::registry::build("telomere-sip", &typo).is_err());
 }
+
+#[test]
+fn admission_verdicts_and_the_task_space() {
+    // "hog" writes 64 pages every 10 ms kept 1 s: far more than 128 blocks of 16 pages.
+    let mut tasks = three_tasks();
+    tasks.push(task("hog", 64, 10.0, 1000.0, 4));
+    let cfg = TelomereConfig { strict_admission: false, ..config(Placement::Sharp, tasks) };
+    let mut rig = Rig::new(cfg);
+    let v = rig.ftl.admission().unwrap();
+    assert_eq!(
+        v.iter().map(|v| (v.name.as_str(), v.admitted)).collect::<Vec<_>>(),
+        [("cam", true), ("imu", true), ("log", true), ("hog", false)]
+    );
+    let reason = v[3].reason.as_deref().unwrap();
+    assert!(reason.starts_with("storage: needs") && reason.contains("sharp"), "{reason}");
+    // Eq. 24's left side over the admitted writers: 4 (5 + 1) + 2 (5 + 1) + 1 (6 + 1).
+    assert_eq!(rig.ftl.stream_pages(), 24 + 12 + 7);
+    let first = rig.ftl.logical_pages();
+    // The task space takes only admitted streams' writes.
+    let e = rig.write(0, first, 1, Hint::default()).unwrap_err();
+    assert!(matches!(e, FtlError::Reserved { .. }), "{e:?}");
+    assert!(e.to_string().contains("reserved for admitted tasks"), "{e}");
+    let refused = Hint { stream: Some(3), ..Hint::default() };
+    assert!(matches!(rig.write(0, first, 1, refused), Err(FtlError::Reserved { .. })));
+    let cam = Hint { stream: Some(0), ..Hint::default() };
+    rig.write(0, first + 42, 9, cam).unwrap();
+    assert_eq!(rig.read(MS, first + 42).unwrap(), Some(9));
+    assert!(matches!(rig.read(MS, first + 41), Ok(None)));
+    assert!(matches!(rig.read(MS, first + 43), Err(FtlError::LpnOutOfRange { .. })));
+    // Without tasks there is no admission and no task space.
+    let plain = Rig::new(TelomereConfig::default());
+    assert_eq!((plain.ftl.admission(), plain.ftl.stream_pages()), (None, 0));
+}
