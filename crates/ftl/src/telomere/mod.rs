@@ -103,6 +103,8 @@ enum State {
 pub struct Telomere {
     config: TelomereConfig,
     plan: Plan,
+    /// One page command's service bound with a task set ([`Ftl::service_bound`]).
+    bound: SimTime,
     geometry: Geometry,
     layout: Layout,
     table: PageTable,
@@ -154,6 +156,11 @@ impl Telomere {
             overflow_writes: 0,
             heat,
             layout: Layout::new(&g),
+            bound: {
+                let t = io.timing();
+                let x = t.transfer(g.page_size + g.oob_size).0;
+                SimTime(t.erase_ns + (t.read_ns + x).max(t.program_ns + x))
+            },
             geometry: g,
             plan,
             config,
@@ -472,6 +479,16 @@ impl Ftl for Telomere {
             }
         }
         Ok(())
+    }
+
+    /// With a task set: a page command waits for at most one erase it did not
+    /// choose (an expired block's, after the previous write's acknowledgement)
+    /// before its own read or program, `t_e + max(t_r, t_w)` with the channel
+    /// transfer (Section 5's non-preemptive erase of Eq. 20). Holds while the
+    /// tasks stay within their admission (no pool copies) and the host queue
+    /// holds one request at a time per die. Without tasks, no promise.
+    fn service_bound(&self) -> Option<SimTime> {
+        (!self.config.tasks.is_empty()).then_some(self.bound)
     }
 
     fn ram_bytes(&self) -> u64 {

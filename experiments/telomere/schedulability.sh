@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Figures 7-9 of the Telomere paper: the largest storage and throughput
+# utilizations at which all 50 random task sets are schedulable, on the 1 TB SSD
+# of Section 6.1.1. Pure calculation (admission tests), a few minutes in all.
+#   bash experiments/telomere/schedulability.sh            (from the repository root)
+set -euo pipefail
+cd "$(dirname "$0")"
+FTLAB=${FTLAB:-"cargo run --release --quiet -p ftlab-cli --"}
+S="$FTLAB schedulability --chip telomere-1tb-ssd --sets 50 --seed 1"
+
+# Figure 7: granularity g, 500 tasks, lambda = 0.90.
+$S --policy sip,sharp --granularity 1,2,4,8,16,32,64 --tasks 500 --over-provisioning 0.1 \
+   -f csv -o fig7-granularity.csv --plot fig7-granularity.svg --plot-x granularity \
+   --plot-title "Figure 7: largest schedulable utilization vs granularity (500 tasks, lambda 0.90)"
+
+# Figure 8: tasks per set, g = 64, lambda = 0.90.
+$S --policy sip,sharp --tasks 100,250,500,1000 --over-provisioning 0.1 \
+   -f csv -o fig8-tasks.csv --plot fig8-tasks.svg --plot-x tasks \
+   --plot-title "Figure 8: largest schedulable utilization vs task-set size (g 64, lambda 0.90)"
+
+# Figure 9: Telomere SiP / SharP, WAO-GC and MultiLog-Oracle (Table 2's random
+# and Zipf 80/20 WAF) at over-provisioning 0.10, 0.30 and 0.75.
+$S --policy sip,sharp,waogc,multilog --over-provisioning 0.1,0.3,0.75 --multilog-workload random \
+   -f csv -o fig9-random.csv --plot fig9-random.svg --plot-x over-provisioning \
+   --plot-title "Figure 9: largest schedulable utilization vs over-provisioning (MultiLog: random WAF)"
+$S --policy multilog --over-provisioning 0.1,0.3,0.75 --multilog-workload zipf \
+   -f csv -o fig9-multilog-zipf.csv --plot fig9-multilog-zipf.svg --plot-x over-provisioning \
+   --plot-title "Figure 9: MultiLog-Oracle with Table 2's Zipf 80/20 WAF"
