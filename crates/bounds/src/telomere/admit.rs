@@ -104,17 +104,17 @@ pub struct Admission {
 }
 
 /// Loads within this of 1 pass (the sums are floating point).
-const LOAD_TOLERANCE: f64 = 1e-9;
+pub(super) const LOAD_TOLERANCE: f64 = 1e-9;
 
 /// A policy's two tests on a candidate set of tasks.
-struct Tests<'a> {
+pub(super) struct Tests<'a> {
     policy: Policy,
     device: &'a Device,
     waf: f64,
 }
 
 impl Tests<'_> {
-    fn storage(&self, tasks: &[&Task]) -> u64 {
+    pub(super) fn storage(&self, tasks: &[&Task]) -> u64 {
         match self.policy {
             Policy::Sip => tasks.iter().map(|t| sip_blocks(t, self.device)).sum(),
             Policy::Sharp => sharp_partition(tasks, self.device).iter().map(|p| p.blocks).sum(),
@@ -122,7 +122,7 @@ impl Tests<'_> {
         }
     }
 
-    fn load(&self, tasks: &[&Task]) -> f64 {
+    pub(super) fn load(&self, tasks: &[&Task]) -> f64 {
         let d = self.device;
         let jobs: Vec<Job> = match self.policy {
             Policy::Sip | Policy::Sharp => tasks.iter().flat_map(|t| telomere_jobs(t, d)).collect(),
@@ -134,7 +134,7 @@ impl Tests<'_> {
 }
 
 /// A policy's storage limit and tests on `d`: `(lambda, waf, storage unit, tests)`.
-fn setup(d: &Device, policy: Policy) -> Result<(f64, Option<f64>, &'static str, Tests<'_>), TelomereError> {
+pub(super) fn setup(d: &Device, policy: Policy) -> Result<(f64, Option<f64>, &'static str, Tests<'_>), TelomereError> {
     d.validate()?;
     let (lambda, waf) = match policy {
         Policy::Sip | Policy::Sharp => (d.lambda, None),
@@ -156,8 +156,12 @@ fn setup(d: &Device, policy: Policy) -> Result<(f64, Option<f64>, &'static str, 
     Ok((lambda, waf, unit, Tests { policy, device: d, waf: waf.unwrap_or(1.0) }))
 }
 
-impl Tests<'_> {
-    fn capacity(&self) -> u64 {
+impl<'a> Tests<'a> {
+    pub(super) fn new(policy: Policy, device: &'a Device, waf: f64) -> Self {
+        Tests { policy, device, waf }
+    }
+
+    pub(super) fn capacity(&self) -> u64 {
         match self.policy {
             Policy::Sip | Policy::Sharp => self.device.blocks,
             Policy::WaoGc | Policy::MultiLog { .. } => self.device.pages(),
@@ -202,7 +206,7 @@ pub fn check_set(set: &TaskSet, policy: Policy) -> Result<SetVerdict, TelomereEr
 /// Admits `set`'s tasks under `policy`.
 ///
 /// **Order rule.** Tasks are considered in the task set's order, as `open()` calls
-/// arriving one after the other (Section 3.1 of 000). Each task is tested together
+/// ([`super::Admitter::open`]) arriving one after the other (Section 3.1 of 000). Each task is tested together
 /// with the tasks admitted before it: first the storage test, then the throughput
 /// test. A refused task consumes nothing, so a later, smaller task may still be
 /// admitted. Under SharP the partitioning (Algorithm 1) is recomputed over the

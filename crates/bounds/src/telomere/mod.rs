@@ -22,6 +22,10 @@
 //! * **MultiLog-Oracle** (Section 6.1.6): Eq. 24 and bank reservation with Table 2's
 //!   average WAF ([`bank_reservation_load`]): an average, not a real-time, guarantee.
 //!
+//! [`Admitter`] is the same tests at `open()` time, one stream after another: a
+//! [`TaskHandle`] (stream number, expiry of its writes by Eq. 3-4) or a [`Refusal`]
+//! naming the failed test and by how much.
+//!
 //! [`TaskSet::generate`] draws task sets as Section 6.1.2 does (UUniFast, Eq. 21-23);
 //! [`max_schedulable`] finds the utilization up to which all of them pass (Figures 7-9).
 //!
@@ -49,6 +53,7 @@ mod baselines;
 mod device;
 mod error;
 mod generate;
+mod open;
 mod schedulability;
 mod storage;
 mod task;
@@ -61,6 +66,7 @@ pub use baselines::{
 pub use device::Device;
 pub use error::TelomereError;
 pub use generate::{uunifast, GeneratorSpec};
+pub use open::{Admitter, Refusal, TaskHandle};
 pub use schedulability::{max_schedulable, Axis, Limit, SweepSpec};
 pub use storage::{k, k_prime, sharp_blocks, sharp_partition, sip_blocks, Partition};
 pub use task::{Task, TaskSet};
