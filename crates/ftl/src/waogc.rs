@@ -14,25 +14,34 @@
 //!   writes hosting its steps. That largest lambda is Lazy-RTGC's (001 Eq. 7-11),
 //!   as [`ftlab_bounds::telomere::waogc_max_lambda`] computes it: 0.74 on 000's
 //!   1 TB SSD. A larger `lambda` is refused with a message naming the largest.
+//! - **Per chip** (6.1.5, Eq. 25: `C_w = ceil(w / S_chips) (t_w + max(t_e, t_r +
+//!   t_w))`, `C_g = 0`): every chip (die) takes writes in parallel, each followed
+//!   by at most one step on that chip. Each die is collected on its own: its
+//!   free blocks, its trigger, its greedy victim among its closed blocks, its
+//!   steps after the writes it takes, its copies into its open block. Host
+//!   writes are striped over idle dies whether or not collections run.
 //! - **Trigger** (6.1.5, "using over-provisioning to delay GC"): nothing is
-//!   collected while more than `gc_free_blocks` blocks are free, so the
-//!   over-provisioned space is used up before the first copy, and the smaller
+//!   collected on a die while more than `gc_free_blocks` of its blocks are free,
+//!   so the over-provisioned space is used up before the first copy, and the smaller
 //!   `lambda` is, the emptier the victims are and the fewer steps and erases a
 //!   write costs. Default 1, the least that keeps the guarantee: a victim with at
 //!   most `U` valid pages is collected in at most `N = ceil(U / alpha) + 1` steps
 //!   (001 Eq. 8), the first after the write that starts the collection, so while
-//!   it runs the flash programs `U` copies and `N - 1` host pages, `U + N - 1 <=
+//!   it runs the die programs `U` copies and `N - 1` host pages, `U + N - 1 <=
 //!   pi - 1` pages (Eq. 9: `U + N <= pi`, the same argument as Lazy-RTGC's
-//!   `rho_th`, Eq. 13). One free block holds them whatever is left in the open
-//!   block, and the erase returns a block before the next collection starts. 0
-//!   free blocks would leave only the open block's rest, which need not hold them.
+//!   `rho_th`, Eq. 13). One free block of the die holds them whatever is left in
+//!   its open block, and the erase returns a block before the die's next
+//!   collection starts. 0 free blocks would leave only the open block's rest,
+//!   which need not hold them.
 //! - **One stream** (6.2: "valid pages of a victim block \[are\] written to the same
 //!   block as incoming write requests, regardless of data hotness"): copies and
-//!   host writes share one open block (per die).
+//!   host writes share the die's one open block.
 //! - **Service bound** (Eq. 25 of 000 per page): `t_wrpg + max{t_er, t_rdpg +
 //!   t_wrpg}` ([`Ftl::service_bound`]), page times with the channel transfer the
-//!   simulator charges: one host write plus the one step it may be blocked by (a
-//!   read waits for at most one step too, and `t_rdpg < t_wrpg`).
+//!   simulator charges: one host write plus the one step of its die it may be
+//!   blocked by (a read waits for at most one step too, and `t_rdpg < t_wrpg`).
+//!   It holds on every die, provided nothing else is queued before the command on
+//!   its die.
 //!
 //! WAO-GC is a configuration of Lazy-RTGC's collector ([`LazyRtgc`]), not a copy
 //! of it: 000 describes WAO-GC by exactly the properties that collector has
@@ -51,14 +60,13 @@
 //!   continuous `(pi - 1) alpha / ((alpha + 1) pi)`: 95/128 = 0.742 instead of
 //!   381/512 = 0.744 on 000's SSD (both print as 0.74). The continuous value lets a
 //!   victim hold one valid page more than its steps can pay for.
-//! - A block trigger keeps one block more than Lazy-RTGC's page trigger
+//! - A block trigger keeps one block more per die than Lazy-RTGC's page trigger
 //!   (`rho_th = pi` fires only when no free block is left): the logical space
-//!   leaves out `gc_free_blocks` free blocks and one open block per die, those
-//!   that may exist when a victim is picked, so Theorem 4.3's bound holds on every
-//!   device (see [`crate::lazy_rtgc::LazyRtgcPlan::new`]).
-//! - 000 divides the writes of Eq. 25 over `S_chips` chips; the per-page bound is
-//!   guaranteed on one die (on several dies a collection's copies may spill to
-//!   another die when the victim's runs out of room, as in Lazy-RTGC).
+//!   leaves out `gc_free_blocks` free blocks and one open block per die, those a
+//!   die may have when its victim is picked, so Theorem 4.3's bound holds on every
+//!   die; a host write takes only a die it keeps within `U(lambda)` valid pages
+//!   per block beyond them (see [`crate::lazy_rtgc::LazyRtgcPlan::new`]). On 000's
+//!   Cosmos board (16 chips of 22 blocks here) that is 32 blocks, not 17.
 //! - The idle-time option (`idle_gc`) is Lazy-RTGC's (001 Section 3.2), not
 //!   WAO-GC's; off by default.
 
@@ -80,9 +88,10 @@ pub struct WaoGcConfig {
     /// the Spansion SLC chip of 001, 0.742 on 000's SSD). A larger value is
     /// refused with a message naming the largest.
     pub lambda: f64,
-    /// A collection starts after a write that leaves at most this many free
-    /// blocks (open blocks not counted). At least 1 (the default, see the module
-    /// documentation): one free block holds the pages a collection consumes.
+    /// A collection starts on a die after a write on it that leaves the die at
+    /// most this many free blocks (its open block not counted). At least 1 (the
+    /// default, see the module documentation): one free block holds the pages a
+    /// collection consumes. Kept back from the logical space on every die.
     pub gc_free_blocks: u32,
     /// Lazy-RTGC's idle-time optimisation (001 Section 3.2): idle gaps run the
     /// pending steps and erase closed blocks with no valid page. Default false.
@@ -123,7 +132,7 @@ impl WaoGcConfig {
         let pi = g.pages_per_block;
         let chip = task_bounds(io, "waogc")?;
         let (lambda, lambda_max) = valid_bound(self.lambda, "waogc.lambda", &chip, pi)?;
-        let reserve_blocks = self.gc_free_blocks.saturating_add(g.dies());
+        let reserve_blocks = self.gc_free_blocks.saturating_add(1).saturating_mul(g.dies());
         let logical_pages = logical_space("waogc", lambda, lambda_max, good_blocks, reserve_blocks, pi)?;
         let b = chip_params(io, true)?;
         let service_bound = SimTime(b.t_wrpg_ns() + b.t_er_ns().max(b.t_rdpg_ns() + b.t_wrpg_ns()));
@@ -372,6 +381,26 @@ mod tests {
         closed_loop(&mut f, WaoGcConfig::default(), 12_000, &mut check);
         assert_eq!(steps, 200);
         assert!(same_block > 150, "{same_block} of 200 steps copied into the host write's block");
+    }
+
+    #[test]
+    fn on_four_dies_a_write_is_blocked_by_at_most_one_step_of_its_own_die() {
+        use crate::lazy_rtgc::tests::{assert_striped, four_dies, striped_writes};
+        // Requests of one page (queue depth 1) and of eight pages issued together,
+        // as the simulator issues a multi-page request.
+        for burst in [1, 8] {
+            let mut f = four_dies();
+            let mut ftl = fmt(&mut f, WaoGcConfig::default());
+            let p = ftl.plan();
+            // gc_free_blocks and an open block per die: 120 blocks of 54 pages.
+            assert_eq!((p.lambda_max, p.reserve_blocks, p.logical_pages), (54, 8, 120 * 54));
+            let run = striped_writes(&mut f, &mut ftl, 40_000, burst);
+            assert_striped(&run);
+            let s = ftl.stats();
+            assert!(s.collections > 200 && run.steps > 2_000, "{s:?} {run:?}");
+            assert!(s.max_victim_valid <= p.lambda_max, "{s:?}");
+            assert!(s.max_tasks_per_collection <= gc_tasks(p.lambda_max, p.alpha), "{s:?}");
+        }
     }
 
     #[test]

@@ -59,17 +59,17 @@ pub struct LazyRtgcPlan {
     pub lambda_max: u32,
     /// The sigma used (the configured one or the chip's largest).
     pub sigma: f64,
-    /// `rho_th` (Eq. 13): Lazy-RTGC starts a collection when fewer free pages
-    /// remain. Under WAO-GC's block trigger it is `U(lambda) + N(V_G)`: the free
+    /// `rho_th` (Eq. 13): Lazy-RTGC starts a die's collection when fewer free
+    /// pages remain on the die. Under WAO-GC's block trigger it is `U(lambda) + N(V_G)`: the free
     /// pages one collection of a worst victim consumes, counting the write that
     /// starts it, which the trigger's free blocks always hold.
     pub rho_th: u32,
     /// When a collection starts.
     pub trigger: Trigger,
-    /// Blocks kept out of the logical space besides `1 - sigma`: the free and
-    /// open blocks that may exist when a victim is picked (see
-    /// [`LazyRtgcPlan::logical_pages`]): `floor((rho_th - 1) / pi)` free blocks
-    /// (WAO-GC: `gc_free_blocks`) and one open block per die.
+    /// Blocks kept out of the logical space besides `1 - sigma`, on the whole
+    /// device: per die, the free and open blocks it may have when its victim is
+    /// picked (see [`LazyRtgcPlan::new`]), `floor((rho_th - 1) / pi)` free blocks
+    /// (WAO-GC: `gc_free_blocks`) and one open block, times the dies.
     pub reserve_blocks: u32,
     /// Logical pages exported.
     pub logical_pages: u32,
@@ -79,15 +79,15 @@ pub struct LazyRtgcPlan {
     pub service_bound: SimTime,
 }
 
-/// When a collection starts: checked after each host write while no collection
-/// is in progress.
+/// When a die's collection starts: checked after each host write on the die
+/// while the die has no collection in progress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Trigger {
-    /// Fewer free pages than this (Lazy-RTGC's `rho_th`, Eq. 13).
+    /// Fewer free pages on the die than this (Lazy-RTGC's `rho_th`, Eq. 13).
     FreePagesBelow(u32),
-    /// At most this many free blocks, open blocks not counted (WAO-GC's
-    /// `gc_free_blocks`).
+    /// At most this many free blocks on the die, its open block not counted
+    /// (WAO-GC's `gc_free_blocks`).
     FreeBlocksAtMost(u32),
 }
 
@@ -182,10 +182,14 @@ impl LazyRtgcPlan {
     ///
     /// The logical space is `min(floor(sigma * good * pi), U(lambda) * (good -
     /// reserve))`. Theorem 4.3 bounds the greedy victim by the average valid count
-    /// of the closed blocks; when a victim is picked (fewer than rho_th free pages)
-    /// at most `floor((rho_th - 1) / pi)` blocks are free and one block per die is
-    /// open, so keeping that many blocks out makes the bound hold on every device,
-    /// not only in the limit of many blocks.
+    /// of the closed blocks; each die is collected on its own, and when a die's
+    /// victim is picked (fewer than rho_th free pages on the die) at most
+    /// `floor((rho_th - 1) / pi)` of its blocks are free and one is open. Keeping
+    /// that many blocks per die out makes the bound hold on every device, not only
+    /// in the limit of many blocks: the logical space fits in the dies' quotas of
+    /// `U(lambda)` valid pages per block beyond the reserve, which host writes
+    /// respect (the collector's `dies` module). On the paper's chips (`rho_th =
+    /// pi`) the reserve is one open block per die.
     pub fn new(config: &LazyRtgcConfig, io: &Io, good_blocks: u32) -> Result<Self, FtlError> {
         config.validate()?;
         let g = io.geometry();
@@ -195,7 +199,7 @@ impl LazyRtgcPlan {
         let (sigma, lambda_max) = valid_bound(config.sigma, "lazy-rtgc.sigma", &chip, pi)?;
         // Eq. 13, and never below what one collection of a worst victim consumes.
         let rho_th = chip.rho_th.max(lambda_max + gc_tasks(lambda_max, alpha));
-        let reserve_blocks = (rho_th - 1) / pi + g.dies();
+        let reserve_blocks = ((rho_th - 1) / pi + 1).saturating_mul(g.dies());
         let logical_pages = logical_space("lazy-rtgc", sigma, lambda_max, good_blocks, reserve_blocks, pi)?;
         let b = chip_params(io, true)?;
         let service_bound = SimTime(b.t_rdpg_ns().max(b.t_er_ns() + b.t_wrpg_ns()));

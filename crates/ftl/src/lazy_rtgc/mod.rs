@@ -6,9 +6,9 @@
 //!   [`ftlab_bounds::lazy_rtgc`]), so a greedy victim holds at most `U(lambda)`
 //!   valid pages, few enough that the free pages its erase returns pay for the
 //!   writes that host its partial tasks.
-//! - **Trigger** (Algorithm 1, Eq. 13): nothing is collected while at least
-//!   `rho_th` pages are free ("only one free block" on the paper's chips, Section
-//!   6.1). Below it, the greedy victim's collection is split into partial tasks:
+//! - **Trigger** (Algorithm 1, Eq. 13): nothing is collected on a die while at
+//!   least `rho_th` of its pages are free ("only one free block" on the paper's
+//!   chips, Section 6.1). Below it, the greedy victim's collection is split into partial tasks:
 //!   each copies at most alpha valid pages (Eq. 7) or erases the victim (the last
 //!   task), so each fits in one erase time (Property 4.1).
 //! - **Schedule** (Algorithm 1, Theorem 4.2): exactly one partial task runs after
@@ -16,10 +16,10 @@
 //!   A task is not part of its write's response but occupies the die, so the next
 //!   command may wait for it: any page command completes within
 //!   `U(R_T) = max{t_rdpg, t_er + t_wrpg}` ([`Ftl::service_bound`], with channel
-//!   transfer) of its dispatch, provided nothing else is queued before it on the
+//!   transfer) of its dispatch, provided nothing else is queued before it on its
 //!   die (queue depth 1, single-page requests: the paper's task model).
 //! - **Idle time** (Section 3.2, option `idle_gc`): idle gaps run the pending
-//!   partial tasks and erase closed blocks with no valid page.
+//!   partial tasks and erase closed blocks with no valid page, on every die.
 //!
 //! Deviations, and why:
 //! - Tasks are generated lazily, one at a time: a task copies the next at most
@@ -28,23 +28,35 @@
 //!   tasks (Eq. 8), never more.
 //! - alpha counts channel transfers unless copies are copybacks (one plane per
 //!   die), so alpha copies always fit in one erase on ftlab's timelines.
-//! - The paper's model is one chip. On a multi-die device, host writes go to the
-//!   victim's die while a collection runs, so each write waits for the previous
-//!   task as on one chip; otherwise writes are striped over idle dies. Free pages
-//!   are counted device-wide, so a victim's die may run out of room and copies
-//!   spill to another die, where they can add to a pending task: the service
-//!   bound is guaranteed on one die only.
-//! - The logical space also leaves out the blocks that may be free or open when a
-//!   victim is picked (see [`LazyRtgcPlan::new`]): 0.872 instead of 0.875 on a
-//!   256-block Spansion SLC device.
+//! - The paper's model is one chip; ftlab collects each die on its own. Every die
+//!   counts its free pages, and a write on die d is followed by at most one task
+//!   of die d's collection, whose victim is the greedy one among die d's closed
+//!   blocks and whose copies go to die d's open block. Host writes are striped
+//!   over idle dies whether or not collections run, so every die takes writes in
+//!   parallel, as 000 Eq. 25 assumes for WAO-GC. The argument of Algorithm 1 and
+//!   Eq. 13 then holds per die: a collection of die d consumes at most `U + N - 1`
+//!   of die d's pages, which the threshold keeps free, so copies never leave
+//!   the die and a command waits for at most one task of its own die.
+//!   Theorem 4.3's victim bound needs each die's valid pages to be at most
+//!   `U(lambda)` times its closed blocks: a host write takes only a die it keeps
+//!   within that quota (the `dies` module), and the reserve is kept per die (see
+//!   [`LazyRtgcPlan::new`]). While the quotas have room a write takes the first
+//!   idle die; once the logical pages in use fill them (the logical space is
+//!   their sum whenever `sigma pi` is whole), a write goes to the die of its old
+//!   copy, which spreads writes as their pages were first spread. With one die
+//!   this is the paper's algorithm.
+//! - The logical space also leaves out the blocks that may be free or open on a
+//!   die when its victim is picked (see [`LazyRtgcPlan::new`]): 0.872 instead of
+//!   0.875 on a 256-block Spansion SLC device.
 //!
 //! The collector also runs WAO-GC ([`crate::waogc`]): the same partial tasks with
 //! its own plan (a logical space `lambda`, a trigger on free blocks, Eq. 25's
 //! bound), given to the collector as a `Setup`.
 
 mod config;
+mod dies;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub(crate) use config::{chip_params, gc_tasks, logical_space, task_bounds, valid_bound};
 pub use config::{LazyRtgcConfig, LazyRtgcPlan, Trigger};
@@ -53,9 +65,9 @@ use ftlab_nand::geometry::Layout;
 use ftlab_nand::{BlockId, DieId, Geometry, PageKind, Payload, Ppa, SimTime};
 use serde::Serialize;
 
+use self::dies::DieBooks;
 use crate::alloc::{Allocation, BlockAllocator};
 use crate::mapping::{PageTable, ValidMap};
-use crate::victim::GreedyPicker;
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
 impl FtlBuilder for LazyRtgcConfig {
@@ -67,18 +79,18 @@ impl FtlBuilder for LazyRtgcConfig {
     }
 }
 
-/// The collection in progress: the victim and how far its pages were scanned.
+/// A die's collection in progress: the victim and how far its pages were scanned.
 #[derive(Debug, Clone, Copy)]
 struct Collection {
     victim: BlockId,
-    die: DieId,
     /// First page of the victim not yet looked at.
     next: u32,
     /// Partial tasks run so far.
     tasks: u32,
 }
 
-/// Counts of what garbage collection did (for tests and reports).
+/// Counts of what garbage collection did on the whole device (for tests and
+/// reports).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct GcStats {
     /// Victims collected (erased).
@@ -130,12 +142,13 @@ pub struct LazyRtgc {
     layout: Layout,
     table: PageTable,
     valid: ValidMap,
-    picker: GreedyPicker,
+    books: DieBooks,
     alloc: BlockAllocator,
-    /// Phi: pages that can still be programmed (free blocks and the rest of the
-    /// open blocks).
-    free_pages: u64,
-    collection: Option<Collection>,
+    /// Phi per die: pages that can still be programmed (free blocks and the rest
+    /// of the open block).
+    free_pages: Vec<u64>,
+    /// Per die, the collection in progress.
+    collections: Vec<Option<Collection>>,
     stats: GcStats,
 }
 
@@ -143,6 +156,7 @@ impl LazyRtgc {
     fn empty(setup: Setup, io: &Io) -> Self {
         let g = *io.geometry();
         let plan = setup.plan;
+        let dies = g.dies() as usize;
         LazyRtgc {
             name: setup.name,
             idle_gc: setup.idle_gc,
@@ -151,10 +165,10 @@ impl LazyRtgc {
             layout: Layout::new(&g),
             table: PageTable::new(plan.logical_pages),
             valid: ValidMap::new(g.total_pages()),
-            picker: GreedyPicker::new(g.total_blocks(), g.pages_per_block),
+            books: DieBooks::new(&g, |b| !io.is_bad(b), plan.lambda_max, plan.reserve_blocks / g.dies()),
             alloc: BlockAllocator::empty(&g, 1),
-            free_pages: 0,
-            collection: None,
+            free_pages: vec![0; dies],
+            collections: vec![None; dies],
             stats: GcStats::default(),
         }
     }
@@ -164,8 +178,9 @@ impl LazyRtgc {
         Self::format_as(config.setup(io)?, io)
     }
 
-    /// Lazy-RTGC rebuilt from the medium (see [`recover`]). A collection cut short
-    /// is forgotten; the next write below the threshold picks a victim afresh.
+    /// Lazy-RTGC rebuilt from the medium (every programmed page's OOB is scanned).
+    /// A collection cut short is forgotten; the next write on its die below the
+    /// threshold picks a victim afresh.
     pub fn recover(config: LazyRtgcConfig, io: &mut Io) -> Result<Self, FtlError> {
         Self::recover_as(config.setup(io)?, io)
     }
@@ -174,7 +189,10 @@ impl LazyRtgc {
     pub(crate) fn format_as(setup: Setup, io: &mut Io) -> Result<Self, FtlError> {
         let mut ftl = Self::empty(setup, io);
         ftl.alloc = BlockAllocator::formatted(&ftl.geometry, 1, |b| io.is_bad(b));
-        ftl.free_pages = u64::from(ftl.alloc.free_blocks()) * u64::from(ftl.geometry.pages_per_block);
+        let ppb = u64::from(ftl.geometry.pages_per_block);
+        for d in 0..ftl.geometry.dies() {
+            ftl.free_pages[d as usize] = u64::from(ftl.alloc.free_blocks_in(DieId(d))) * ppb;
+        }
         Ok(ftl)
     }
 
@@ -185,18 +203,18 @@ impl LazyRtgc {
         let ppb = ftl.geometry.pages_per_block;
         for (_, ppa) in ftl.table.iter() {
             ftl.valid.set(ppa);
-            ftl.picker.inc(ftl.layout.block_of(ppa));
+            ftl.books.inc(ftl.layout.block_of(ppa));
         }
         for b in scan.free {
             ftl.alloc.release(b);
-            ftl.free_pages += u64::from(ppb);
+            ftl.free_pages[ftl.layout.die_of_block(b).0 as usize] += u64::from(ppb);
         }
         for (b, next) in scan.open {
             ftl.alloc.reopen(0, b, next);
-            ftl.free_pages += u64::from(ppb - next);
+            ftl.free_pages[ftl.layout.die_of_block(b).0 as usize] += u64::from(ppb - next);
         }
         for b in scan.closed {
-            ftl.picker.insert(b);
+            ftl.books.insert(b);
         }
         Ok(ftl)
     }
@@ -211,26 +229,33 @@ impl LazyRtgc {
         self.stats
     }
 
-    /// Phi, the pages that can still be programmed.
+    /// Phi, the pages that can still be programmed on the whole device.
     pub fn free_pages(&self) -> u64 {
-        self.free_pages
+        self.free_pages.iter().sum()
     }
 
-    /// Whether a collection is in progress (partial tasks are pending).
+    /// Whether a collection is in progress on some die (partial tasks are
+    /// pending).
     pub fn collecting(&self) -> bool {
-        self.collection.is_some()
+        self.collections.iter().any(Option::is_some)
     }
 
-    /// The next page on `die` (or another die when it is out of room); a block
-    /// that fills up becomes a victim candidate.
+    /// The victim `die` is collecting, if any.
+    pub fn victim_on(&self, die: DieId) -> Option<BlockId> {
+        self.collections[die.0 as usize].map(|c| c.victim)
+    }
+
+    /// The next page on `die` (or another die when it is out of room, which the
+    /// per-die threshold prevents after a clean run); a block that fills up
+    /// becomes a victim candidate of its die.
     fn next_page(&mut self, die: DieId) -> Result<Ppa, FtlError> {
         let Allocation { ppa, filled } = self
             .alloc
             .next_page(0, die)
-            .ok_or_else(|| FtlError::DeviceFull("no free page left for lazy-rtgc".into()))?;
-        self.free_pages -= 1;
+            .ok_or_else(|| FtlError::DeviceFull(format!("no free page left for {}", self.name)))?;
+        self.free_pages[self.layout.die_of(ppa).0 as usize] -= 1;
         if let Some(b) = filled {
-            self.picker.insert(b);
+            self.books.insert(b);
         }
         Ok(ppa)
     }
@@ -240,63 +265,63 @@ impl LazyRtgc {
     fn mark(&mut self, old: Option<Ppa>, ppa: Ppa) {
         if let Some(old) = old {
             self.valid.clear(old);
-            self.picker.dec(self.layout.block_of(old));
+            self.books.dec(self.layout.block_of(old));
         }
         self.valid.set(ppa);
-        self.picker.inc(self.layout.block_of(ppa));
+        self.books.inc(self.layout.block_of(ppa));
     }
 
-    /// Starts collecting `victim` (lines 8-9 of Algorithm 1).
+    /// Starts collecting `victim` on its die (lines 8-9 of Algorithm 1).
     fn start(&mut self, victim: BlockId) {
-        self.picker.remove(victim);
-        let valid = self.picker.valid(victim);
+        self.books.remove(victim);
+        let valid = self.books.valid(victim);
         self.stats.max_victim_valid = self.stats.max_victim_valid.max(valid);
         let die = self.layout.die_of_block(victim);
-        self.collection = Some(Collection { victim, die, next: 0, tasks: 0 });
+        self.collections[die.0 as usize] = Some(Collection { victim, next: 0, tasks: 0 });
     }
 
-    /// The greedy victim, if it has a page to reclaim.
-    fn greedy_victim(&mut self) -> Option<BlockId> {
-        let v = self.picker.peek_min()?;
-        (self.picker.valid(v) < self.geometry.pages_per_block).then_some(v)
+    /// The greedy victim of `die`, if it has a page to reclaim.
+    fn greedy_victim(&mut self, die: DieId) -> Option<BlockId> {
+        let v = self.books.greedy(die)?;
+        (self.books.valid(v) < self.geometry.pages_per_block).then_some(v)
     }
 
-    /// Runs the next partial task of the collection in progress: copy the next at
-    /// most alpha valid pages of the victim or, when none is left, erase it.
-    fn run_task(&mut self, io: &mut Io) -> Result<(), FtlError> {
-        let Some(mut c) = self.collection.take() else {
+    /// Runs the next partial task of `die`'s collection: copy the next at most
+    /// alpha valid pages of the victim or, when none is left, erase it.
+    fn run_task(&mut self, io: &mut Io, die: DieId) -> Result<(), FtlError> {
+        let Some(mut c) = self.collections[die.0 as usize].take() else {
             return Ok(());
         };
-        let result = self.copy_pages(io, &mut c);
+        let result = self.copy_pages(io, die, &mut c);
         c.tasks += 1;
         self.stats.tasks += 1;
         let copied = match result {
             Ok(copied) => copied,
             Err(e) => {
-                self.collection = Some(c);
+                self.collections[die.0 as usize] = Some(c);
                 return Err(e);
             }
         };
         self.stats.max_task_copies = self.stats.max_task_copies.max(copied);
         if copied > 0 {
-            self.collection = Some(c);
+            self.collections[die.0 as usize] = Some(c);
             return Ok(());
         }
-        debug_assert_eq!(self.picker.valid(c.victim), 0, "erasing a victim with valid pages");
+        debug_assert_eq!(self.books.valid(c.victim), 0, "erasing a victim with valid pages");
         if let Err(e) = io.erase(c.victim, Purpose::Gc) {
-            self.collection = Some(c);
+            self.collections[die.0 as usize] = Some(c);
             return Err(e.into());
         }
         self.alloc.release(c.victim);
-        self.free_pages += u64::from(self.geometry.pages_per_block);
+        self.free_pages[die.0 as usize] += u64::from(self.geometry.pages_per_block);
         self.stats.collections += 1;
         self.stats.max_tasks_per_collection = self.stats.max_tasks_per_collection.max(c.tasks);
         Ok(())
     }
 
     /// Copies up to alpha still-valid pages of the victim from `c.next` on, to the
-    /// victim's die (copyback where the plane allows); returns how many.
-    fn copy_pages(&mut self, io: &mut Io, c: &mut Collection) -> Result<u32, FtlError> {
+    /// open block of its die (copyback where the plane allows); returns how many.
+    fn copy_pages(&mut self, io: &mut Io, die: DieId, c: &mut Collection) -> Result<u32, FtlError> {
         let ppb = self.geometry.pages_per_block;
         let mut copied = 0;
         while copied < self.plan.alpha && c.next < ppb {
@@ -305,7 +330,7 @@ impl LazyRtgc {
                 c.next += 1;
                 continue;
             }
-            let dst = self.next_page(c.die)?;
+            let dst = self.next_page(die)?;
             let oob = io.copy(src, dst, Purpose::Gc)?;
             c.next += 1;
             let moved = self.table.relocate(oob.lpn as usize, src, dst);
@@ -316,24 +341,43 @@ impl LazyRtgc {
         Ok(copied)
     }
 
-    /// Whether the plan's trigger calls for a collection.
-    fn triggered(&self) -> bool {
+    /// Whether the plan's trigger calls for a collection on `die`.
+    fn triggered(&self, die: DieId) -> bool {
         match self.plan.trigger {
-            Trigger::FreePagesBelow(pages) => self.free_pages < u64::from(pages),
-            Trigger::FreeBlocksAtMost(blocks) => self.alloc.free_blocks() <= blocks,
+            Trigger::FreePagesBelow(pages) => self.free_pages[die.0 as usize] < u64::from(pages),
+            Trigger::FreeBlocksAtMost(blocks) => self.alloc.free_blocks_in(die) <= blocks,
         }
     }
 
-    /// Algorithm 1 after a write: the next pending task, or, with none pending and
-    /// the trigger met (fewer than rho_th free pages), a new collection's first task.
-    fn after_write(&mut self, io: &mut Io) -> Result<(), FtlError> {
-        if self.collection.is_none() && self.triggered() {
-            match self.greedy_victim() {
+    /// Algorithm 1 after a write on `die`: the next pending task of `die`'s
+    /// collection, or, with none pending and the trigger met on `die` (fewer than
+    /// rho_th free pages), a new collection's first task.
+    fn after_write(&mut self, io: &mut Io, die: DieId) -> Result<(), FtlError> {
+        if self.collections[die.0 as usize].is_none() && self.triggered(die) {
+            match self.greedy_victim(die) {
                 Some(v) => self.start(v),
                 None => return Ok(()),
             }
         }
-        self.run_task(io)
+        self.run_task(io, die)
+    }
+
+    /// Idle time on `die` until `until`: its pending tasks, then collections of
+    /// its closed blocks without valid pages. A task started before `until` may
+    /// run past it by at most one erase: the next command on the die then waits
+    /// for one partial task, as after a write.
+    fn idle(&mut self, io: &mut Io, die: DieId, until: SimTime) -> Result<(), FtlError> {
+        while io.die_free_at(die) < until {
+            if self.collections[die.0 as usize].is_none() {
+                match self.books.greedy(die) {
+                    Some(v) if self.books.valid(v) == 0 => self.start(v),
+                    _ => break,
+                }
+            }
+            self.run_task(io, die)?;
+            self.stats.idle_tasks += 1;
+        }
+        Ok(())
     }
 }
 
@@ -357,10 +401,10 @@ impl Ftl for LazyRtgc {
 
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
         let l = check_lpn(lpn, self.plan.logical_pages)?;
-        let die = match self.collection {
-            Some(c) => c.die,
-            None => io.free_die_from(self.alloc.next_die()),
-        };
+        // Striped over idle dies, within the dies' quotas (see `dies`).
+        let start = self.alloc.next_die();
+        let old_die = self.table.get(l).map(|p| self.layout.die_of(p));
+        let die = self.books.host_die(io, start, old_die).unwrap_or_else(|| io.free_die_from(start));
         let ppa = self.next_page(die)?;
         io.program(ppa, lpn.0, PageKind::Data, data, Purpose::Host)?;
         let old = self.table.set(l, ppa);
@@ -369,14 +413,14 @@ impl Ftl for LazyRtgc {
         }
         self.mark(old, ppa);
         io.ack();
-        self.after_write(io)
+        self.after_write(io, self.layout.die_of(ppa))
     }
 
     fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
         let l = check_lpn(lpn, self.plan.logical_pages)?;
         if let Some(old) = self.table.unmap(l) {
             self.valid.clear(old);
-            self.picker.dec(self.layout.block_of(old));
+            self.books.dec(self.layout.block_of(old));
         }
         Ok(())
     }
@@ -385,17 +429,10 @@ impl Ftl for LazyRtgc {
         if !self.idle_gc {
             return Ok(());
         }
-        // A task started before `until` may run past it by at most one erase: the
-        // next command then waits for one partial task, as after a write.
-        while io.last_finish() < until {
-            if self.collection.is_none() {
-                match self.picker.peek_min() {
-                    Some(v) if self.picker.valid(v) == 0 => self.start(v),
-                    _ => break,
-                }
-            }
-            self.run_task(io)?;
-            self.stats.idle_tasks += 1;
+        // Each die's tasks are a chain of their own: one die's reads do not hold
+        // back another die's tasks.
+        for d in 0..self.geometry.dies() {
+            io.independent(|io| self.idle(io, DieId(d), until))?;
         }
         Ok(())
     }
@@ -403,10 +440,9 @@ impl Ftl for LazyRtgc {
     fn ram_bytes(&self) -> u64 {
         self.table.ram_bytes()
             + self.valid.ram_bytes()
-            + self.picker.ram_bytes()
+            + self.books.ram_bytes()
             + self.alloc.ram_bytes()
-            + std::mem::size_of::<Collection>() as u64
-            + 8
+            + self.collections.len() as u64 * (std::mem::size_of::<Option<Collection>>() as u64 + 8)
     }
 
     fn service_bound(&self) -> Option<SimTime> {
@@ -415,18 +451,23 @@ impl Ftl for LazyRtgc {
 
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
         let g = &self.geometry;
-        crate::mapping::check_page_map(g, &self.table, &self.valid, &self.picker, flash)?;
-        let programmable: u64 = (0..g.total_blocks())
-            .map(BlockId)
-            .filter(|&b| !flash.nand().is_bad(b))
-            .map(|b| u64::from(g.pages_per_block - flash.nand().programmed_pages(b)))
-            .sum();
-        if self.free_pages > programmable {
-            return Err(format!("{} free pages counted, only {programmable} erased on the medium", self.free_pages));
-        }
-        if let Some(c) = self.collection {
-            if self.picker.contains(c.victim) {
-                return Err(format!("victim {:?} is still a candidate", c.victim));
+        let picker = self.books.device_picker(g);
+        crate::mapping::check_page_map(g, &self.table, &self.valid, &picker, flash)?;
+        self.books.check()?;
+        for d in (0..g.dies()).map(DieId) {
+            let programmable: u64 = (d.0 * g.blocks_per_die()..(d.0 + 1) * g.blocks_per_die())
+                .map(BlockId)
+                .filter(|&b| !flash.nand().is_bad(b))
+                .map(|b| u64::from(g.pages_per_block - flash.nand().programmed_pages(b)))
+                .sum();
+            let free = self.free_pages[d.0 as usize];
+            if free > programmable {
+                return Err(format!("die {}: {free} free pages counted, only {programmable} erased", d.0));
+            }
+            if let Some(c) = self.collections[d.0 as usize] {
+                if self.books.contains(c.victim) || self.layout.die_of_block(c.victim) != d {
+                    return Err(format!("victim {:?} of die {} is a candidate or on another die", c.victim, d.0));
+                }
             }
         }
         Ok(())

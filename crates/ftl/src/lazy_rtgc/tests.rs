@@ -158,8 +158,8 @@ fn no_collection_while_free_pages_last() {
 
 #[test]
 fn multi_die_device_collects_in_bounded_tasks() {
-    // The service bound is the paper's single-chip model: here copies may spill to
-    // another die when the victim's die is out of room, so it is not asserted.
+    // Each die collects on its own, so the one-chip bound holds on every die, bad
+    // blocks and copies across planes (no copyback) included.
     let g = Geometry {
         channels: 2,
         ways_per_channel: 1,
@@ -171,7 +171,7 @@ fn multi_die_device_collects_in_bounded_tasks() {
         oob_size: 64,
     };
     let mut f = flash_with(g, "spansion-slc-512mb", 0.03);
-    let ftl = closed_loop(&mut f, LazyRtgcConfig::default(), 30_000, None, false);
+    let ftl = closed_loop(&mut f, LazyRtgcConfig::default(), 30_000, None, true);
     assert!(ftl.stats().collections > 50);
     assert!(ftl.stats().max_victim_valid <= ftl.plan().lambda_max);
 }
@@ -224,4 +224,145 @@ fn registry_names_and_keys() {
     let e = crate::registry::build("lazy-rtgc", &p).unwrap_err().to_string();
     assert!(e.contains("alpha") && e.contains("idle_gc"), "{e}");
     assert!(crate::registry::build("fsr", &toml::Table::new()).is_ok());
+}
+
+/// Four dies (two channels of two), one plane each (copies are copybacks), 32
+/// blocks of 64 pages per die, the unit tests' SLC timing.
+pub(crate) fn four_dies() -> Flash {
+    let g = Geometry {
+        channels: 2,
+        ways_per_channel: 1,
+        dies_per_way: 2,
+        planes_per_die: 1,
+        blocks_per_plane: 32,
+        pages_per_block: 64,
+        page_size: 2048,
+        oob_size: 64,
+    };
+    crate::testing::flash(g, 11)
+}
+
+/// Writes per window of [`DieRun::gc_windows`].
+const WINDOW: u32 = 16;
+
+/// What [`striped_writes`] saw.
+#[derive(Debug, Default)]
+pub(crate) struct DieRun {
+    /// Host pages written to each die while some die was collecting.
+    pub during_gc: Vec<u64>,
+    /// Windows of [`WINDOW`] consecutive writes, each issued while some die was
+    /// collecting.
+    pub gc_windows: u64,
+    /// Those of them in which every die took a write.
+    pub gc_windows_all_dies: u64,
+    /// Most dies collecting at once.
+    pub max_collecting: usize,
+    /// Writes followed by a step.
+    pub steps: u64,
+}
+
+/// Fills the logical space of `ftl`, then overwrites uniformly random logical
+/// pages, `writes` writes in all, in requests of `burst` pages issued together,
+/// each request dispatched when the previous one completes. A page's service
+/// runs, as in the simulator, from the later of its request's dispatch and the
+/// completion of the request's earlier pages. Checks every write: its service is
+/// within [`Ftl::service_bound`]; at most one step follows it, a step is alpha
+/// copies at most or one erase and takes at most one erase time; the write and
+/// its step touch one die (the write's: no other die's timeline moves) and no
+/// other die's collection changes; every die's valid pages stay within its quota.
+pub(crate) fn striped_writes(f: &mut Flash, ftl: &mut LazyRtgc, writes: u32, burst: u32) -> DieRun {
+    let dies = f.nand().geometry().dies();
+    let n = ftl.logical_pages();
+    let bound = ftl.service_bound().unwrap();
+    let erase = SimTime(f.nand().timing().erase_ns);
+    let alpha = u64::from(ftl.plan().alpha);
+    let mut rng = Lcg(7);
+    let mut run = DieRun { during_gc: vec![0; dies as usize], ..DieRun::default() };
+    let (mut dispatch, mut completion) = (SimTime::ZERO, SimTime::ZERO);
+    let (mut window, mut window_in_gc) = (vec![false; dies as usize], true);
+    for i in 0..writes {
+        if i % burst == 0 {
+            dispatch = completion;
+        }
+        let lpn = if i < n { i } else { rng.below(n) };
+        let busy: Vec<SimTime> = (0..dies).map(|d| f.nand().die_free_at(DieId(d))).collect();
+        let victims: Vec<Option<BlockId>> = (0..dies).map(|d| ftl.victim_on(DieId(d))).collect();
+        let collecting = victims.iter().filter(|v| v.is_some()).count();
+        run.max_collecting = run.max_collecting.max(collecting);
+        let (before, steps) = (*f.counters(), ftl.stats().tasks);
+        let mut io = f.io(dispatch);
+        ftl.write(&mut io, Lpn(lpn), Payload::Token(u64::from(i) + 1), &Hint::default()).unwrap();
+        let (done, last) = (io.completion(), io.last_finish());
+        let start = if i % burst == 0 { dispatch } else { completion.max(dispatch) };
+        assert!(done - start <= bound, "write {i} took {} > {bound}", done - start);
+        completion = completion.max(done);
+        let moved: Vec<u32> = (0..dies).filter(|&d| f.nand().die_free_at(DieId(d)) != busy[d as usize]).collect();
+        assert_eq!(moved.len(), 1, "write {i} and its step ran on dies {moved:?}");
+        let die = moved[0];
+        for d in (0..dies).filter(|&d| d != die) {
+            assert_eq!(
+                ftl.victim_on(DieId(d)),
+                victims[d as usize],
+                "write {i} on die {die} moved die {d}'s collection"
+            );
+        }
+        let c = f.counters();
+        let copies = c.programs.get(Purpose::Gc) - before.programs.get(Purpose::Gc);
+        let erases = c.erases.get(Purpose::Gc) - before.erases.get(Purpose::Gc);
+        let ran = ftl.stats().tasks - steps;
+        assert!(ran <= 1, "write {i} was followed by {ran} steps");
+        if ran == 0 {
+            assert_eq!((copies, erases), (0, 0), "write {i}: GC work outside a step");
+        } else {
+            assert!(last - done <= erase, "write {i}: a step of {} > t_e", last - done);
+        }
+        assert!(copies <= alpha && erases <= 1 && (copies == 0 || erases == 0), "{copies} copies, {erases} erases");
+        for d in (0..dies).map(DieId) {
+            let (valid, cap) = (ftl.books.valid_on(d), ftl.books.cap(d));
+            assert!(valid <= cap, "write {i}: die {} holds {valid} valid pages, over its quota of {cap}", d.0);
+        }
+        run.steps += ran;
+        if collecting > 0 {
+            run.during_gc[die as usize] += 1;
+        }
+        window[die as usize] = true;
+        window_in_gc &= collecting > 0;
+        if i % WINDOW == WINDOW - 1 {
+            if window_in_gc {
+                run.gc_windows += 1;
+                run.gc_windows_all_dies += u64::from(window.iter().all(|&w| w));
+            }
+            (window, window_in_gc) = (vec![false; dies as usize], true);
+        }
+    }
+    ftl.check_invariants(f).unwrap();
+    run
+}
+
+/// Writes went to every die while collections ran: each die took at least four
+/// fifths of its even share, in nine of ten windows of [`WINDOW`] writes issued
+/// during collections every die took a write, and several dies collected at once.
+pub(crate) fn assert_striped(run: &DieRun) {
+    let total: u64 = run.during_gc.iter().sum();
+    let dies = run.during_gc.len() as u64;
+    assert!(total > 10_000 && run.gc_windows > 500, "{run:?}");
+    assert!(run.during_gc.iter().all(|&w| w * dies * 5 > total * 4), "writes during collections per die: {run:?}");
+    assert!(run.gc_windows_all_dies * 10 >= run.gc_windows * 9, "{run:?}");
+    assert!(run.max_collecting >= 2, "{run:?}");
+}
+
+#[test]
+fn on_four_dies_each_die_collects_its_own_victims_while_writes_stripe() {
+    for burst in [1, 8] {
+        let mut f = four_dies();
+        let mut ftl = format(&mut f, LazyRtgcConfig::default());
+        let p = ftl.plan();
+        assert_eq!((p.rho_th, p.reserve_blocks), (64, 4), "one open block per die");
+        let run = striped_writes(&mut f, &mut ftl, 40_000, burst);
+        assert_striped(&run);
+        let s = ftl.stats();
+        assert!(s.collections > 200, "{s:?}");
+        assert!(s.max_victim_valid <= p.lambda_max, "{s:?}");
+        assert!(s.max_tasks_per_collection <= gc_tasks(p.lambda_max, p.alpha), "{s:?}");
+    }
 }
