@@ -35,3 +35,10 @@ conformance!(
     telomere_sharp_rber,
     TelomereConfig { free_order: ftlab_ftl::alloc::FreeOrder::Rber, ..with_tasks(Placement::Sharp) }
 );
+// The pool on die 0 only: it spills to the other dies when die 0 has no free
+// block, never holding more than one open block (its slack counts one).
+conformance!(telomere_sharp_tasks_one_pool_die, TelomereConfig { pool_dies: 1, ..with_tasks(Placement::Sharp) });
+conformance!(
+    telomere_sip_two_pool_dies,
+    TelomereConfig { pool_dies: 2, policy: Placement::Sip, ..TelomereConfig::default() }
+);

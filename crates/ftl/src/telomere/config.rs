@@ -94,12 +94,22 @@ pub struct TelomereConfig {
     pub strict_admission: bool,
     /// Expired blocks erased after each write command's acknowledgement (default 1;
     /// a block holds at least one page, so one erase a write keeps up with any
-    /// write rate). 0 leaves reclaiming to allocation and idle time.
+    /// write rate). 0 leaves reclaiming to allocation and idle time. A write that
+    /// programs a block summary erases one less: the `P - 2` writes of a group
+    /// block still erase `P - 4` blocks, and a group at its quota erases what it
+    /// needs before it writes.
     pub erases_per_write: u32,
     /// Which free block a group or the pool opens (000 Section 6.2): `fifo` (the
     /// default; no wear leveling), `rber` (the lowest RBER) or `health-bin` (by
     /// the heat of the group: see the module documentation).
     pub free_order: FreeOrder,
+    /// Dies the default pool writes and copies on: dies `0 .. pool_dies` (default
+    /// 0: every die). The pool then keeps at most this many open blocks, so its
+    /// slack ([`TelomereConfig::pool_slack`]) shrinks and the tasks get the
+    /// blocks. It opens its blocks on its dies while they have free blocks, else
+    /// on the next die with one (see the module documentation). At most the
+    /// device's dies.
+    pub pool_dies: u32,
 }
 
 impl Default for TelomereConfig {
@@ -112,6 +122,7 @@ impl Default for TelomereConfig {
             strict_admission: true,
             erases_per_write: 1,
             free_order: FreeOrder::Fifo,
+            pool_dies: 0,
         }
     }
 }
@@ -127,6 +138,11 @@ pub struct Group {
     pub first_die: u32,
     /// `g` of the group: its widest task's granularity.
     pub width: u32,
+    /// The longest a page of the group lives, ns: `max (l^w + 1) T^w` over its
+    /// tasks (Eq. 3-4). A write of the group's tasks whose expiry is further away
+    /// goes to the pool; so after a power cut, data in a group block without a
+    /// summary expires within this long.
+    pub lifetime_ns: u64,
 }
 
 /// What [`TelomereConfig::plan`] decides for a device.
@@ -173,28 +189,43 @@ impl TelomereConfig {
         Ok(())
     }
 
-    /// Blocks the pool keeps outside any reservation: its GC threshold, one open
-    /// block per die and one block of slack (as [`crate::pagemap`]).
-    fn pool_slack(&self, g: &Geometry) -> u32 {
-        self.gc_free_blocks + g.dies() + 1
+    /// Dies the pool uses: `pool_dies`, or every die when it is 0.
+    pub(super) fn pool_die_count(&self, g: &Geometry) -> u32 {
+        if self.pool_dies == 0 {
+            g.dies()
+        } else {
+            self.pool_dies.min(g.dies())
+        }
     }
 
-    /// The admission device for this medium: its shape, `t_r` and `t_w` with the
-    /// channel transfer of a page (the simulator charges it), `t_e`, and as blocks
-    /// the good blocks less the pool's slack and one pool block.
+    /// Blocks the pool keeps outside any reservation: its GC threshold, one open
+    /// block per pool die and one block of slack (as [`crate::pagemap`]).
+    pub fn pool_slack(&self, g: &Geometry) -> u32 {
+        self.gc_free_blocks + self.pool_die_count(g) + 1
+    }
+
+    /// The admission device for this medium: its shape, with `P - 2` pages per
+    /// block (a group block keeps two pages for its summary, module `summary`),
+    /// `t_r` and `t_w` with the channel transfer of a page (the simulator charges
+    /// it), `t_w` times `P / (P - 2)` (the summary's two programs shared by the
+    /// block's data pages), `t_e`, and as blocks the good blocks less the pool's
+    /// slack and one pool block.
     fn device(&self, io: &Io, good: u32) -> Device {
         let g = io.geometry();
         let t = io.timing();
         let xfer = t.transfer(g.page_size).0;
         let bus = f64::from(g.channels) * f64::from(t.channel_mb_per_s.max(1));
+        let data_pages = g.pages_per_block.saturating_sub(super::summary::PAGES).max(1);
+        // Each data page carries its share of its block's summary programs.
+        let t_w = (t.program_ns + xfer).saturating_mul(u64::from(g.pages_per_block)).div_ceil(u64::from(data_pages));
         Device {
             name: "telomere FTL device".into(),
-            pages_per_block: g.pages_per_block,
+            pages_per_block: data_pages,
             blocks: u64::from(good.saturating_sub(self.pool_slack(g) + 1)),
             parallel_units: g.dies(),
             page_size: g.page_size,
             t_r_ns: t.read_ns + xfer,
-            t_w_ns: t.program_ns + xfer,
+            t_w_ns: t_w,
             t_e_ns: t.erase_ns,
             lambda: 1.0,
             read_bandwidth_mb_s: bus,
@@ -208,6 +239,23 @@ impl TelomereConfig {
         let g = *io.geometry();
         let good = (0..g.total_blocks()).filter(|&b| !io.is_bad(BlockId(b))).count() as u32;
         let tasks: Vec<Task> = self.tasks.iter().enumerate().map(|(i, t)| t.task(i)).collect();
+        if self.pool_dies > g.dies() {
+            return Err(FtlError::Config(format!(
+                "telomere.pool_dies is {} but the device has {} dies: use 0 (every die) up to {}",
+                self.pool_dies,
+                g.dies(),
+                g.dies()
+            )));
+        }
+        if !tasks.is_empty() && g.pages_per_block < super::summary::PAGES + 2 {
+            return Err(FtlError::Config(format!(
+                "telomere with tasks needs at least {} pages per block (a task block keeps {} for its summary), \
+                 the device has {}",
+                super::summary::PAGES + 2,
+                super::summary::PAGES,
+                g.pages_per_block
+            )));
+        }
         if let Some(t) = tasks.iter().find(|t| t.granularity > g.dies()) {
             return Err(FtlError::Config(format!(
                 "telomere task `{}`: granularity {} exceeds the device's {} dies",
@@ -297,11 +345,17 @@ impl TelomereConfig {
                 for &i in &idx {
                     group_of_task[i] = Some(k as u32);
                 }
+                let lifetime_ns = idx
+                    .iter()
+                    .map(|&i| tasks[i].lifetime_periods.saturating_add(1).saturating_mul(tasks[i].write_period_ns))
+                    .max()
+                    .unwrap_or(0);
                 groups.push(Group {
                     names: idx.iter().map(|&i| tasks[i].name.clone()).collect(),
                     quota: u32::try_from(blocks).unwrap_or(u32::MAX),
                     first_die: next_die,
                     width,
+                    lifetime_ns,
                 });
                 next_die = (next_die + width) % g.dies();
             }

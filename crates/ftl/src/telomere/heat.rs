@@ -135,7 +135,8 @@ mod tests {
             let mut blocks = Vec::new();
             for (lpn, task) in [(0u32, 2u32), (1, 1)] {
                 let mut io = flash.io(now);
-                let hint = Hint { stream: Some(task), expiry: Some(SimTime(now.0 + 1_000_000_000)), deadline: None };
+                // 20 ms: within both tasks' admitted lifetimes, so the writes go to their groups.
+                let hint = Hint { stream: Some(task), expiry: Some(SimTime(now.0 + 20_000_000)), deadline: None };
                 ftl.write(&mut io, Lpn(lpn), Payload::Token(u64::from(lpn) + 1), &hint).unwrap();
                 blocks.push(g.block_of(ftl.table.get(lpn as usize).unwrap()));
             }

@@ -17,13 +17,26 @@
 //!   acknowledgement (`erases_per_write`, the GC job of Eq. 19), in idle time, and
 //!   when a group at its quota needs a block. Task blocks are never copied.
 //! - **Default pool.** Writes without a stream (the conformance suite, traces), of
-//!   an unknown or refused stream, or of a group that has used its whole quota
-//!   (the workload wrote faster or kept data longer than admitted) go to a shared
-//!   pool with greedy GC, like [`crate::pagemap`]. Its copies count as GC; expired
-//!   pages are dropped rather than copied. The pool never uses the blocks reserved
-//!   for groups: its GC keeps `gc_free_blocks` plus the groups' unused quota free.
-//!   The logical space is what the pool alone can hold (every logical page may be
-//!   written without a hint), so reservations shrink it by their blocks.
+//!   an unknown or refused stream, of a group that has used its whole quota (the
+//!   workload wrote faster than admitted), or whose expiry is further away than
+//!   its group's longest lifetime `max (l^w + 1) T^w` (it kept data longer than
+//!   admitted) go to a shared pool with greedy GC, like [`crate::pagemap`]. Its
+//!   copies count as GC; expired pages are dropped rather than copied. The pool
+//!   never uses the blocks reserved for groups: its GC keeps `gc_free_blocks` plus
+//!   the groups' unused quota free. The logical space is what the pool alone can
+//!   hold (every logical page may be written without a hint), so reservations
+//!   shrink it by their blocks. With `pool_dies = n` (0: every die) the pool
+//!   writes and copies on dies `0 .. n` and keeps at most `n` open blocks, so its
+//!   slack is `gc_free_blocks + n + 1` blocks and the groups get the rest. Groups
+//!   take free blocks on those dies too; when none of them has one, the pool
+//!   opens its block on the other die with the most free blocks, still never
+//!   holding more than `n` open blocks: the slack counts open blocks, not where
+//!   they are, and the free-block count its GC keeps is device-wide, so the
+//!   accounting holds wherever the blocks are.
+//! - **Block summaries** (module `summary`): two pages of each group block hold its
+//!   group (a header after its first data page) and its stamp (a trailer, its
+//!   last page), programmed after the write's acknowledgement. Admission sizes
+//!   the groups with `P - 2` data pages a block.
 //! - **Task space.** After the logical space come `sum w (l^w + 1)` pages for the
 //!   admitted tasks' data ([`Ftl::stream_pages`]; the simulator places periodic
 //!   tasks there): only a write of an admitted task's stream may use them
@@ -51,16 +64,27 @@
 //!
 //! Deviations, and why: the paper assumes every write belongs to an admitted task;
 //! the pool makes this a general FTL. Admission charges `t_r` and `t_w` with the
-//! channel transfer of a page (the simulator does). The OOB holds no expiry, so
-//! recovery ([`Telomere::recover`]) cannot rebuild stamps: recovered data is
-//! treated as never expiring until it is overwritten, and every recovered block
-//! joins the pool (whose GC may then copy it); groups restart with their whole
-//! quota, which the pool's GC frees first. An older copy of a logical page whose
-//! newer copy expired and was erased may come back after a power cut.
+//! channel transfer of a page (the simulator does). The paper does not say how
+//! Telomere survives a power cut; here the medium's OOB holds no expiry (nor the
+//! writer's stream), so recovery ([`Telomere::recover`]) knows expiry per block,
+//! from the summaries, not per page: a recovered page expires at its block's
+//! stamp, never earlier than its own expiry but possibly later (a page that
+//! expired before the cut reads as [`FtlError::Expired`] if its block's stamp
+//! passed too, else its last value until the stamp). A group block left open by
+//! the cut (no trailer) is stamped with the time of recovery plus its group's
+//! longest lifetime, an upper bound of every expiry in it. A block whose header
+//! the cut lost (cut between a block's first page and its header) and every pool
+//! block come back to the pool with data that never expires until overwritten;
+//! so does pool data written with an expiry. A logical page whose block was
+//! erased before the cut reads as never written, and an older copy of a logical
+//! page whose newer copy expired and was erased may come back, expiring with its
+//! own block. The summaries cost two pages of each group block and one program
+//! each (purpose `checkpoint`).
 
 mod config;
 mod heat;
 mod recover;
+mod summary;
 #[cfg(test)]
 mod tests;
 
@@ -131,6 +155,10 @@ pub struct Telomere {
     overflow_writes: u64,
     /// Heat of each allocator stream for health binning ([`heat::stream_heat`]).
     heat: Vec<f64>,
+    /// Dies the pool writes on (`TelomereConfig::pool_dies`, 0 resolved).
+    pool_dies: u32,
+    /// Where the pool's choice among its dies starts next, when they are not all.
+    pool_cursor: u32,
 }
 
 impl Telomere {
@@ -139,7 +167,7 @@ impl Telomere {
         let g = *io.geometry();
         let n = plan.groups.len();
         let blocks = g.total_blocks() as usize;
-        let heat = heat::stream_heat(&plan, &config.tasks, g.pages_per_block);
+        let heat = heat::stream_heat(&plan, &config.tasks, g.pages_per_block.saturating_sub(summary::PAGES));
         Ok(Telomere {
             table: PageTable::new(plan.logical_pages + plan.stream_pages),
             valid: ValidMap::new(g.total_pages()),
@@ -155,6 +183,8 @@ impl Telomere {
             expiring: BinaryHeap::new(),
             overflow_writes: 0,
             heat,
+            pool_dies: config.pool_die_count(&g),
+            pool_cursor: 0,
             layout: Layout::new(&g),
             bound: {
                 let t = io.timing();
@@ -283,27 +313,38 @@ impl Telomere {
             }
             self.expiring.pop();
             let block = BlockId(b);
-            let i = b as usize;
-            if self.state[i] != State::Closed || (self.picker.valid(block) > 0 && self.stamp[i] > now) {
+            if !self.erasable(block, now) {
                 continue; // stale entry: reused, or rewritten since
             }
-            io.erase(block, Purpose::Gc)?;
-            if self.picker.contains(block) {
-                self.picker.remove(block);
-            }
-            let first = self.geometry.ppa(block, 0);
-            let expired: Vec<Ppa> = self.valid.iter_set(first, self.geometry.pages_per_block).collect();
-            for ppa in expired {
-                let lpn = self.p2l[ppa.0 as usize] as usize;
-                debug_assert!(self.expiry[lpn] <= now, "erasing unexpired lpn {lpn}");
-                self.table.unmap(lpn);
-            }
-            self.valid.clear_range(first, self.geometry.pages_per_block);
-            self.picker.set_valid(block, 0);
-            self.release(block);
+            self.erase_expired(io, block, Purpose::Gc)?;
             n += 1;
         }
         Ok(n)
+    }
+
+    /// Whether `block` is closed and its stamp has passed or it holds no valid page.
+    fn erasable(&self, block: BlockId, now: u64) -> bool {
+        let i = block.0 as usize;
+        self.state[i] == State::Closed && (self.picker.valid(block) == 0 || self.stamp[i] <= now)
+    }
+
+    /// Erases an erasable block, unmapping its (expired) pages.
+    fn erase_expired(&mut self, io: &mut Io, block: BlockId, purpose: Purpose) -> Result<(), FtlError> {
+        io.erase(block, purpose)?;
+        if self.picker.contains(block) {
+            self.picker.remove(block);
+        }
+        let first = self.geometry.ppa(block, 0);
+        let expired: Vec<Ppa> = self.valid.iter_set(first, self.geometry.pages_per_block).collect();
+        for ppa in expired {
+            let lpn = self.p2l[ppa.0 as usize] as usize;
+            debug_assert!(self.expiry[lpn] <= io.now().0, "erasing unexpired lpn {lpn}");
+            self.table.unmap(lpn);
+        }
+        self.valid.clear_range(first, self.geometry.pages_per_block);
+        self.picker.set_valid(block, 0);
+        self.release(block);
+        Ok(())
     }
 
     /// Returns an erased block to the free lists.
@@ -331,7 +372,7 @@ impl Telomere {
         }
         self.picker.remove(victim);
         let now = io.now().0;
-        let die = self.layout.die_of_block(victim);
+        let victim_die = self.layout.die_of_block(victim);
         let first = self.geometry.ppa(victim, 0);
         let sources: Vec<Ppa> = self.valid.iter_set(first, ppb).collect();
         for src in sources {
@@ -341,6 +382,7 @@ impl Telomere {
                 self.invalidate(src);
                 continue;
             }
+            let die = self.pool_die(io, Some(victim_die));
             let moved = self.take_page(io, POOL, die).and_then(|a| Ok((a, io.copy(src, a.ppa, Purpose::Gc)?)));
             let (a, _) = match moved {
                 Ok(m) => m,
@@ -357,6 +399,52 @@ impl Telomere {
         io.erase(victim, Purpose::Gc)?;
         self.release(victim);
         Ok(true)
+    }
+
+    /// The die of the pool's next page; `near` (a GC victim's die, for copyback) if
+    /// the pool may use it. With every die a pool die: `near`, else the first die
+    /// idle now from the round-robin cursor. Otherwise among the pool's dies that
+    /// have room in the pool's open block or, while the pool has fewer open blocks
+    /// than dies, a free block: `near`, else the first idle one from a rotating
+    /// start, else the one free soonest; if none has, the pool spills: its open
+    /// block on another die, else the other die with the most free blocks. So the
+    /// pool never has more than `pool_dies` open blocks, which is what its slack
+    /// counts ([`TelomereConfig::pool_slack`]).
+    fn pool_die(&mut self, io: &Io, near: Option<DieId>) -> DieId {
+        let dies = self.geometry.dies();
+        if self.pool_dies >= dies {
+            return near.unwrap_or_else(|| io.free_die_from(self.alloc.next_die()));
+        }
+        let open = (0..dies).filter(|&d| self.alloc.open_room(POOL, DieId(d)) > 0).count() as u32;
+        let usable = |s: &Self, d: DieId| {
+            s.alloc.open_room(POOL, d) > 0 || (open < s.pool_dies && s.alloc.free_blocks_in(d) > 0)
+        };
+        if let Some(d) = near.filter(|&d| d.0 < self.pool_dies && usable(self, d)) {
+            return d;
+        }
+        let start = self.pool_cursor;
+        self.pool_cursor = (start + 1) % self.pool_dies;
+        let mut soonest: Option<DieId> = None;
+        for i in 0..self.pool_dies {
+            let d = DieId((start + i) % self.pool_dies);
+            if !usable(self, d) {
+                continue;
+            }
+            if io.die_free_at(d) <= io.now() {
+                return d;
+            }
+            if soonest.is_none_or(|b| io.die_free_at(d) < io.die_free_at(b)) {
+                soonest = Some(d);
+            }
+        }
+        soonest
+            .or_else(|| {
+                (self.pool_dies..dies)
+                    .map(DieId)
+                    .filter(|&d| usable(self, d))
+                    .max_by_key(|&d| (self.alloc.open_room(POOL, d) > 0, self.alloc.free_blocks_in(d)))
+            })
+            .unwrap_or(DieId(0))
     }
 
     /// Pool GC before a write: while the free blocks not reserved for groups are at
@@ -432,6 +520,13 @@ impl Ftl for Telomere {
         if l >= self.plan.logical_pages as usize && stream == POOL {
             return Err(FtlError::Reserved { lpn: lpn.0, logical_pages: self.plan.logical_pages });
         }
+        if stream != POOL && expiry > io.now().0.saturating_add(self.plan.groups[stream as usize - 1].lifetime_ns) {
+            // Kept longer than its task was admitted for: it would hold the
+            // group's blocks past their reservation (and past the lifetime
+            // recovery assumes for data in a block without a summary).
+            stream = POOL;
+            self.overflow_writes += 1;
+        }
         io.independent(|io| self.collect_pool(io))?;
         let mut die = None;
         if stream != POOL {
@@ -443,10 +538,11 @@ impl Ftl for Telomere {
         }
         let die = match die {
             Some(d) => d,
-            None => io.free_die_from(self.alloc.next_die()),
+            None => self.pool_die(io, None),
         };
         let old = self.table.get(l);
         let a = self.take_page(io, stream, die)?;
+        let page_size = matches!(data, Payload::Bytes(_)).then_some(self.geometry.page_size);
         io.program(a.ppa, lpn.0, PageKind::Data, data, Purpose::Host)?;
         if let Some(old) = old {
             io.supersede(old);
@@ -457,8 +553,12 @@ impl Ftl for Telomere {
         self.expiry[l] = expiry;
         self.note_written(a, expiry);
         io.ack();
+        let mut erases = self.config.erases_per_write;
+        if self.write_summary(io, a, stream, page_size)? {
+            erases = erases.saturating_sub(1);
+        }
         let now = io.now().0;
-        self.reclaim_expired(io, now, self.config.erases_per_write)?;
+        self.reclaim_expired(io, now, erases)?;
         Ok(())
     }
 
@@ -482,9 +582,11 @@ impl Ftl for Telomere {
     }
 
     /// With a task set: a page command waits for at most one erase it did not
-    /// choose (an expired block's, after the previous write's acknowledgement)
-    /// before its own read or program, `t_e + max(t_r, t_w)` with the channel
-    /// transfer (Section 5's non-preemptive erase of Eq. 20). Holds while the
+    /// choose (an expired block's, after the previous write's acknowledgement;
+    /// a write that programs a block summary then erases nothing, and the
+    /// summary's program is shorter than an erase) before its own read or
+    /// program, `t_e + max(t_r, t_w)` with the channel transfer (Section 5's
+    /// non-preemptive erase of Eq. 20). Holds while the
     /// tasks stay within their admission (no pool copies) and the host queue
     /// holds one request at a time per die. Without tasks, no promise.
     fn service_bound(&self) -> Option<SimTime> {
@@ -542,7 +644,12 @@ impl Ftl for Telomere {
             }
             if self.state[i] != State::Free && self.owner[i] != POOL {
                 held[self.owner[i] as usize - 1] += 1;
+                self.check_summary(flash, block)?;
             }
+        }
+        let pool_open = (0..g.dies()).filter(|&d| self.alloc.open_room(POOL, DieId(d)) > 0).count() as u32;
+        if pool_open > self.pool_dies {
+            return Err(format!("the pool has {pool_open} open blocks, more than its {} dies", self.pool_dies));
         }
         for (k, grp) in self.plan.groups.iter().enumerate() {
             if held[k] != self.held[k] || held[k] > grp.quota {
