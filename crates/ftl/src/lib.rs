@@ -49,7 +49,7 @@
 //! Shared units the schemes compose: [`alloc::BlockAllocator`],
 //! [`victim::GreedyPicker`] and [`victim::cost_benefit`], [`mapping::PageTable`].
 
-use ftlab_nand::{NandError, Payload, SimTime};
+use ftlab_nand::{DieId, NandError, Payload, SimTime};
 use thiserror::Error;
 
 pub mod alloc;
@@ -183,6 +183,14 @@ pub trait Ftl: Send + std::fmt::Debug {
     /// and trims reach them too. 0 (the default) for FTLs without reservations.
     fn stream_pages(&self) -> u32 {
         0
+    }
+    /// The die a read of `lpn` would touch now, if the FTL can tell without doing
+    /// any flash operation (e.g. from a mapping table in RAM); `None` (the
+    /// default) when it cannot, or when the page is not on the flash. The
+    /// simulator's per-die dispatch uses it to hold a read until its die is free;
+    /// it is a hint, asked again before the read is issued.
+    fn die_of(&self, _lpn: Lpn) -> Option<DieId> {
+        None
     }
     /// Checks the FTL's internal invariants against the medium (used by tests):
     /// e.g. valid pages equal mapped logical pages.

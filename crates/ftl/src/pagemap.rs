@@ -415,6 +415,11 @@ impl Ftl for PageMap {
             + self.modified.len() as u64 * 8
     }
 
+    fn die_of(&self, lpn: Lpn) -> Option<ftlab_nand::DieId> {
+        let l = check_lpn(lpn, self.logical_pages).ok()?;
+        self.table.get(l).map(|ppa| self.layout.die_of(ppa))
+    }
+
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
         crate::mapping::check_page_map(&self.geometry, &self.table, &self.valid, &self.picker, flash)
     }

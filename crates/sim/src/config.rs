@@ -253,12 +253,37 @@ pub struct HostSpec {
     pub idle_threshold_us: f64,
     /// Unsorted traces are sorted within a window of this many requests (default 4096).
     pub reorder_window: usize,
+    /// How requests reach the flash (default `request`; see [`Dispatch`]).
+    pub dispatch: Option<Dispatch>,
 }
 
 impl Default for HostSpec {
     fn default() -> Self {
-        HostSpec { queue_depth: None, mode: None, time_scale: 1.0, idle_threshold_us: 1000.0, reorder_window: 4096 }
+        HostSpec {
+            queue_depth: None,
+            mode: None,
+            time_scale: 1.0,
+            idle_threshold_us: 1000.0,
+            reorder_window: 4096,
+            dispatch: None,
+        }
     }
+}
+
+/// How the requests the host queue lets through reach the flash.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Dispatch {
+    /// A dispatched request hands all its pages to the FTL at once; each die
+    /// serves the operations reserved on it in dispatch order.
+    #[default]
+    Request,
+    /// Requests are split into page commands carrying their request's deadline
+    /// (its arrival when it has none, the host queue's key); each die takes,
+    /// when it is free, the waiting command with the earliest deadline (ties:
+    /// arrival), and a command is handed to the FTL only then (see
+    /// [`crate::engine`]'s per-die dispatch).
+    PerDieEdf,
 }
 
 /// Open or closed loop.

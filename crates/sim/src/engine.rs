@@ -9,6 +9,11 @@
 //! last page is acknowledged. Its response time is completion minus arrival (in
 //! closed loop, minus dispatch). Idle gaps of at least the idle threshold are
 //! offered to the FTL's background work.
+//!
+//! That is dispatch by request ([`Dispatch::Request`], the default). With
+//! [`Dispatch::PerDieEdf`] the dispatched requests' page commands are instead
+//! handed to the FTL one at a time, when a die can start them, earliest
+//! deadline first per die (see `per_die.rs`).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -17,10 +22,12 @@ use ftlab_ftl::{Flash, Ftl, FtlError, Hint, Lpn, Purpose};
 use ftlab_nand::{Payload, SimTime, StoreKind};
 use ftlab_workload::Op;
 
-use crate::config::Host;
+use crate::config::{Dispatch, Host};
 use crate::metrics::{Latency, RetirementWatch, TaskReport, Throughput};
 use crate::source::Request;
 use crate::SimError;
+
+mod per_die;
 
 /// Progress of a run, for progress bars.
 #[derive(Debug, Clone, Copy)]
@@ -54,6 +61,10 @@ pub struct Measured {
     pub max_service_ns: u64,
     /// Page commands whose service time exceeded the FTL's bound.
     pub bound_violations: u64,
+    /// Per-die dispatch only: the longest time a host read page command whose
+    /// die the FTL names waited, from when it became ready, for flash work
+    /// already on its die then, ns; `None` before the first such read.
+    pub max_read_block_ns: Option<u64>,
 }
 
 impl Measured {
@@ -81,6 +92,7 @@ impl Measured {
             expired_reads: 0,
             max_service_ns: 0,
             bound_violations: 0,
+            max_read_block_ns: None,
         }
     }
 }
@@ -120,6 +132,8 @@ pub struct Engine {
     pub retirement: Option<RetirementWatch>,
     /// Whether measurement ended because the retirement target was reached.
     pub stopped_at_retired_fraction: bool,
+    /// How measured requests reach the flash ([`Engine::drive`]).
+    dispatch: Dispatch,
 }
 
 impl std::fmt::Debug for Engine {
@@ -161,6 +175,36 @@ impl Ord for Queued {
     }
 }
 
+/// The host queue's key of `r`: its deadline (its arrival if it has none) with
+/// `edf`, else its arrival.
+#[inline]
+fn queue_key(r: &Request, edf: bool) -> u64 {
+    if edf {
+        r.deadline.unwrap_or(r.arrival)
+    } else {
+        r.arrival
+    }
+}
+
+/// The next request of `requests`, its times shifted by `offset` ns.
+#[inline]
+fn next_request(
+    requests: &mut dyn Iterator<Item = Result<Request, SimError>>,
+    offset: u64,
+) -> Result<Option<Request>, SimError> {
+    requests
+        .next()
+        .map(|r| {
+            r.map(|mut r| {
+                r.arrival += offset;
+                r.deadline = r.deadline.map(|d| d + offset);
+                r.expiry = r.expiry.map(|e| e + offset);
+                r
+            })
+        })
+        .transpose()
+}
+
 impl Engine {
     /// An engine over a formatted device.
     pub fn new(flash: Flash, ftl: Box<dyn Ftl>, host: Host, store: StoreKind, interval_ns: Option<u64>) -> Self {
@@ -192,6 +236,7 @@ impl Engine {
             measured: Measured::new(interval_ns, &[]),
             retirement: None,
             stopped_at_retired_fraction: false,
+            dispatch: Dispatch::Request,
         }
     }
 
@@ -209,6 +254,12 @@ impl Engine {
             }
         }
         self.stopped_at_retired_fraction
+    }
+
+    /// Chooses how [`Engine::drive`] hands requests to the FTL (default
+    /// [`Dispatch::Request`]).
+    pub fn set_dispatch(&mut self, dispatch: Dispatch) {
+        self.dispatch = dispatch;
     }
 
     /// Names the periodic tasks whose deadline misses are reported.
@@ -266,8 +317,8 @@ impl Engine {
         }
     }
 
-    /// Serves one request dispatched at `d`; returns its completion time.
-    fn serve(&mut self, req: &Request, d: u64) -> Result<u64, SimError> {
+    /// The first and last logical page of `req`, checked against the logical space.
+    fn pages_of(&self, req: &Request) -> Result<(u64, u64), SimError> {
         let ps = self.page_size;
         let first = req.offset / ps;
         let last = (req.offset + u64::from(req.len) - 1) / ps;
@@ -277,121 +328,170 @@ impl Engine {
                 req.offset, req.len, self.addressable
             )));
         }
-        let hint = Hint { stream: req.task, expiry: req.expiry.map(SimTime), deadline: req.deadline.map(SimTime) };
+        Ok((first, last))
+    }
+
+    /// Whether page `lpn` of `req` is only partly covered by it.
+    #[inline]
+    fn partial(&self, req: &Request, lpn: u64, first: u64, last: u64) -> bool {
+        let ps = self.page_size;
+        (lpn == first && req.offset % ps != 0) || (lpn == last && (req.offset + u64::from(req.len)) % ps != 0)
+    }
+
+    /// Serves one request dispatched at `d`; returns its completion time.
+    fn serve(&mut self, req: &Request, d: u64) -> Result<u64, SimError> {
+        let (first, last) = self.pages_of(req)?;
         let mut completion = d;
         let mut rmw = 0;
-        let dispatched = self.dispatched;
-        let fail = |e: FtlError, lpn: u64| SimError::Ftl {
-            request: dispatched,
-            op: req.op.to_string(),
-            lpn,
-            at_us: d as f64 / 1e3,
-            source: e,
-        };
         for lpn in first..=last {
-            let partial =
-                (lpn == first && req.offset % ps != 0) || (lpn == last && (req.offset + u64::from(req.len)) % ps != 0);
-            let mut io = self.flash.io(SimTime(d));
-            let mut read_back = None;
-            let mut trimmed = false;
-            match req.op {
-                Op::Read => match self.ftl.read(&mut io, Lpn(lpn as u32)) {
-                    Ok(got) => read_back = Some(got),
-                    // A late read of data past its lifetime: the FTL's contract,
-                    // counted (a real-time task missed its data), not a failure.
-                    Err(FtlError::Expired { .. })
-                        if self.expiry.get(lpn as usize).is_some_and(|&e| e != 0 && e <= d) =>
-                    {
-                        self.measured.expired_reads += 1;
-                    }
-                    Err(e) => return Err(fail(e, lpn)),
-                },
-                Op::Write => {
-                    if partial {
-                        // Read-modify-write: the untouched part of the page must survive.
-                        read_back = Some(self.ftl.read(&mut io, Lpn(lpn as u32)).map_err(|e| fail(e, lpn))?);
-                        rmw += 1;
-                    }
-                    self.writes += 1;
-                    if self.writes as u32 == 0 {
-                        self.writes += 1;
-                    }
-                    let v = self.writes as u32;
-                    let data = payload(self.store, self.page_size, lpn, v);
-                    self.ftl.write(&mut io, Lpn(lpn as u32), data, &hint).map_err(|e| fail(e, lpn))?;
-                }
-                Op::Trim if !partial => match self.ftl.trim(&mut io, Lpn(lpn as u32)) {
-                    Ok(()) => trimmed = true,
-                    // The data stays; the model keeps expecting it.
-                    Err(FtlError::Unsupported(_)) => {}
-                    Err(e) => return Err(fail(e, lpn)),
-                },
-                Op::Trim => {}
-            }
-            let page_done = io.completion().0;
+            let partial = self.partial(req, lpn, first, last);
             // A page command's service time runs from when it could start: the
             // request's dispatch, or the completion of the request's earlier pages
-            // (on one die they are served one after another). Read-modify-writes
-            // are two commands and are not held to a one-command bound.
-            if self.measuring && !(partial && req.op == Op::Write) {
-                let service = page_done.saturating_sub(completion);
-                self.measured.max_service_ns = self.measured.max_service_ns.max(service);
-                if self.bound_ns.is_some_and(|b| service > b) {
-                    self.measured.bound_violations += 1;
-                }
-            }
+            // (on one die they are served one after another).
+            let page_done = self.serve_page(req, lpn, partial, d, completion, self.dispatched)?;
+            rmw += u64::from(partial && req.op == Op::Write);
             completion = completion.max(page_done);
-            if let Some(got) = read_back {
-                self.verify(lpn, got, d);
-            }
-            if req.op == Op::Write {
-                self.note_expiry(lpn, req.expiry);
-            }
-            match req.op {
-                Op::Write => self.versions[lpn as usize] = self.writes as u32,
-                Op::Trim if trimmed => self.versions[lpn as usize] = 0,
-                _ => {}
-            }
         }
-        if self.measuring {
-            let pages = last - first + 1;
-            let m = &mut self.measured;
-            m.requests += 1;
-            m.rmw_pages += rmw;
-            let response = completion - req.arrival.min(d);
-            match req.op {
-                Op::Read => {
-                    m.read.record(response);
-                    m.pages_read += pages;
-                }
-                Op::Write => {
-                    m.write.record(response);
-                    m.pages_written += pages;
-                }
-                Op::Trim => {
-                    m.trim.record(response);
-                    m.pages_trimmed += pages;
-                }
-            }
-            if req.op != Op::Trim {
-                m.throughput.add(SimTime(completion.saturating_sub(self.measure_start)), req.op == Op::Read, pages);
-            }
-            if let (Some(t), Some(deadline)) = (req.task, req.deadline) {
-                if let Some(task) = m.tasks.get_mut(t as usize) {
-                    task.jobs += 1;
-                    task.worst_response_us = task.worst_response_us.max(response as f64 / 1e3);
-                    if completion > deadline {
-                        task.deadline_misses += 1;
-                    }
-                }
-            }
-        }
+        self.record_request(req, last - first + 1, rmw, d, completion);
         Ok(completion)
     }
 
-    /// Runs `requests` (arrivals relative to `offset` ns) to the end. `edf`
-    /// orders the host queue by deadline instead of arrival.
+    /// Issues page `lpn` of `req` (request number `number`) to the FTL at `at`
+    /// and checks what a read returns; returns the page's completion. Its service
+    /// time, for the bound, counts from `service_from`.
+    #[inline]
+    fn serve_page(
+        &mut self,
+        req: &Request,
+        lpn: u64,
+        partial: bool,
+        at: u64,
+        service_from: u64,
+        number: u64,
+    ) -> Result<u64, SimError> {
+        let fail = |e: FtlError| SimError::Ftl {
+            request: number,
+            op: req.op.to_string(),
+            lpn,
+            at_us: at as f64 / 1e3,
+            source: e,
+        };
+        let mut io = self.flash.io(SimTime(at));
+        let mut read_back = None;
+        let mut trimmed = false;
+        match req.op {
+            Op::Read => match self.ftl.read(&mut io, Lpn(lpn as u32)) {
+                Ok(got) => read_back = Some(got),
+                // A late read of data past its lifetime: the FTL's contract,
+                // counted (a real-time task missed its data), not a failure.
+                Err(FtlError::Expired { .. }) if self.expiry.get(lpn as usize).is_some_and(|&e| e != 0 && e <= at) => {
+                    self.measured.expired_reads += 1;
+                }
+                Err(e) => return Err(fail(e)),
+            },
+            Op::Write => {
+                if partial {
+                    // Read-modify-write: the untouched part of the page must survive.
+                    read_back = Some(self.ftl.read(&mut io, Lpn(lpn as u32)).map_err(fail)?);
+                }
+                self.writes += 1;
+                if self.writes as u32 == 0 {
+                    self.writes += 1;
+                }
+                let v = self.writes as u32;
+                let data = payload(self.store, self.page_size, lpn, v);
+                let hint =
+                    Hint { stream: req.task, expiry: req.expiry.map(SimTime), deadline: req.deadline.map(SimTime) };
+                self.ftl.write(&mut io, Lpn(lpn as u32), data, &hint).map_err(fail)?;
+            }
+            Op::Trim if !partial => match self.ftl.trim(&mut io, Lpn(lpn as u32)) {
+                Ok(()) => trimmed = true,
+                // The data stays; the model keeps expecting it.
+                Err(FtlError::Unsupported(_)) => {}
+                Err(e) => return Err(fail(e)),
+            },
+            Op::Trim => {}
+        }
+        let page_done = io.completion().0;
+        // Read-modify-writes are two commands and are not held to a one-command
+        // bound.
+        if self.measuring && !(partial && req.op == Op::Write) {
+            let service = page_done.saturating_sub(service_from);
+            self.measured.max_service_ns = self.measured.max_service_ns.max(service);
+            if self.bound_ns.is_some_and(|b| service > b) {
+                self.measured.bound_violations += 1;
+            }
+        }
+        if let Some(got) = read_back {
+            self.verify(lpn, got, at);
+        }
+        if req.op == Op::Write {
+            self.note_expiry(lpn, req.expiry);
+        }
+        match req.op {
+            Op::Write => self.versions[lpn as usize] = self.writes as u32,
+            Op::Trim if trimmed => self.versions[lpn as usize] = 0,
+            _ => {}
+        }
+        Ok(page_done)
+    }
+
+    /// Records a request of `pages` pages (`rmw` of them read-modify-writes),
+    /// dispatched at `d` and completed at `completion`, if measuring.
+    fn record_request(&mut self, req: &Request, pages: u64, rmw: u64, d: u64, completion: u64) {
+        if !self.measuring {
+            return;
+        }
+        let m = &mut self.measured;
+        m.requests += 1;
+        m.rmw_pages += rmw;
+        let response = completion - req.arrival.min(d);
+        match req.op {
+            Op::Read => {
+                m.read.record(response);
+                m.pages_read += pages;
+            }
+            Op::Write => {
+                m.write.record(response);
+                m.pages_written += pages;
+            }
+            Op::Trim => {
+                m.trim.record(response);
+                m.pages_trimmed += pages;
+            }
+        }
+        if req.op != Op::Trim {
+            m.throughput.add(SimTime(completion.saturating_sub(self.measure_start)), req.op == Op::Read, pages);
+        }
+        if let (Some(t), Some(deadline)) = (req.task, req.deadline) {
+            if let Some(task) = m.tasks.get_mut(t as usize) {
+                task.jobs += 1;
+                task.worst_response_us = task.worst_response_us.max(response as f64 / 1e3);
+                if completion > deadline {
+                    task.deadline_misses += 1;
+                }
+            }
+        }
+    }
+
+    /// Runs `requests` (arrivals relative to `offset` ns) to the end, dispatched
+    /// as [`Engine::set_dispatch`] chose. `edf` orders the host queue by deadline
+    /// instead of arrival.
     pub fn drive(
+        &mut self,
+        requests: &mut dyn Iterator<Item = Result<Request, SimError>>,
+        offset: u64,
+        edf: bool,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(), SimError> {
+        match self.dispatch {
+            Dispatch::Request => self.drive_requests(requests, offset, edf, progress),
+            Dispatch::PerDieEdf => self.drive_per_die(requests, offset, edf, progress),
+        }
+    }
+
+    /// [`Engine::drive`] by whole requests ([`Dispatch::Request`]).
+    fn drive_requests(
         &mut self,
         requests: &mut dyn Iterator<Item = Result<Request, SimError>>,
         offset: u64,
@@ -400,18 +500,7 @@ impl Engine {
     ) -> Result<(), SimError> {
         let closed = self.host.closed;
         let qd = self.host.queue_depth as usize;
-        let next = |r: Option<Result<Request, SimError>>| -> Result<Option<Request>, SimError> {
-            r.map(|r| {
-                r.map(|mut r| {
-                    r.arrival += offset;
-                    r.deadline = r.deadline.map(|d| d + offset);
-                    r.expiry = r.expiry.map(|e| e + offset);
-                    r
-                })
-            })
-            .transpose()
-        };
-        let mut peeked = next(requests.next())?;
+        let mut peeked = next_request(requests, offset)?;
         let mut ready: BinaryHeap<Reverse<Queued>> = BinaryHeap::new();
         let mut seq = 0u64;
         loop {
@@ -437,10 +526,9 @@ impl Engine {
                 if !closed && r.arrival > t {
                     break;
                 }
-                let key = if edf { r.deadline.unwrap_or(r.arrival) } else { r.arrival };
-                ready.push(Reverse(Queued { key, seq, req: r }));
+                ready.push(Reverse(Queued { key: queue_key(&r, edf), seq, req: r }));
                 seq += 1;
-                peeked = next(requests.next())?;
+                peeked = next_request(requests, offset)?;
                 if closed {
                     break;
                 }
@@ -457,10 +545,7 @@ impl Engine {
             self.clock = t;
             self.busy_until = self.busy_until.max(completion);
             self.dispatched += 1;
-            if self.start_at_first_gc && !self.measuring && self.flash.counters().erases.get(Purpose::Gc) > 0 {
-                self.start_at_first_gc = false;
-                self.start_measuring(false);
-            }
+            self.check_first_gc();
             if self.dispatched % 4096 == 0 {
                 progress(Progress { requests: self.dispatched, sim_ns: t, measuring: self.measuring });
             }
@@ -468,8 +553,18 @@ impl Engine {
         Ok(())
     }
 
+    /// Starts measuring at the first GC erase, if asked to.
+    #[inline]
+    fn check_first_gc(&mut self) {
+        if self.start_at_first_gc && !self.measuring && self.flash.counters().erases.get(Purpose::Gc) > 0 {
+            self.start_at_first_gc = false;
+            self.start_measuring(false);
+        }
+    }
+
     /// Runs `requests` closed loop with `host`'s queue depth, unmeasured
-    /// (preconditioning).
+    /// (preconditioning), dispatched by request whatever [`Engine::set_dispatch`]
+    /// chose, so that every dispatch mode measures from the same device state.
     pub fn drive_closed(
         &mut self,
         requests: &mut dyn Iterator<Item = Result<Request, SimError>>,
@@ -478,7 +573,7 @@ impl Engine {
     ) -> Result<(), SimError> {
         let saved = self.host;
         self.host = Host { closed: true, ..host };
-        let r = self.drive(requests, self.busy_until(), false, progress);
+        let r = self.drive_requests(requests, self.busy_until(), false, progress);
         self.host = saved;
         r
     }

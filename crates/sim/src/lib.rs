@@ -67,6 +67,7 @@ struct Prepared {
     builder: registry::Builder,
     source: Source,
     host: config::Host,
+    dispatch: config::Dispatch,
 }
 
 fn prepare(config: &RunConfig) -> Result<Prepared, SimError> {
@@ -103,7 +104,8 @@ fn prepare(config: &RunConfig) -> Result<Prepared, SimError> {
             return Err(SimError::Config(format!("metrics.interval_ms must be positive, got {ms}")));
         }
     }
-    Ok(Prepared { nand, builder, source, host })
+    let dispatch = config.host.dispatch.unwrap_or_default();
+    Ok(Prepared { nand, builder, source, host, dispatch })
 }
 
 /// The FTL's `tasks` key for the workload's periodic tasks (periods in ms).
@@ -257,6 +259,7 @@ impl Simulation {
             p.host.time_scale,
             p.host.reorder_window,
         )?;
+        engine.set_dispatch(p.dispatch);
         engine.set_tasks(requests.task_names());
         engine.start_measuring(config.precondition.start_at_first_gc);
         if let Some(f) = config.workload.stop_at_retired_fraction {
@@ -314,6 +317,7 @@ fn report(config: &RunConfig, p: &Prepared, engine: &mut Engine, requests: &Requ
         bound_us: engine.ftl.service_bound().map(|b| b.0 as f64 / 1e3),
         bound_violations: m.bound_violations,
         max_service_us: m.max_service_ns as f64 / 1e3,
+        max_read_block_us: m.max_read_block_ns.map(|ns| ns as f64 / 1e3),
         deadline_misses: m.tasks.iter().map(|t| t.deadline_misses).sum(),
         tasks: m.tasks.clone(),
         sim_seconds: if engine.measuring { end.saturating_sub(engine.measure_start) as f64 / 1e9 } else { 0.0 },

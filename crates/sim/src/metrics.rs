@@ -396,6 +396,12 @@ pub struct Report {
     /// The longest service time of a page command (as for `bound_violations`),
     /// microseconds.
     pub max_service_us: f64,
+    /// With `host.dispatch = "per-die-edf"`: the longest time a host read page
+    /// command whose die the FTL names waited, after it became ready, for flash
+    /// work already on its die then, microseconds. Left out of the report
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_read_block_us: Option<f64>,
     pub deadline_misses: u64,
     pub tasks_refused: u64,
     pub tasks: Vec<TaskReport>,
