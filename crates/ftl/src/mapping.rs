@@ -2,7 +2,8 @@
 //! validity bitmap over physical pages (1 bit a page). The reverse direction is
 //! the OOB of each page, which garbage collection reads with the data it moves.
 
-use ftlab_nand::{BlockId, Geometry, PageKind, Ppa};
+use ftlab_nand::geometry::Layout;
+use ftlab_nand::{BlockId, DieId, Geometry, PageKind, Ppa};
 
 use crate::victim::GreedyPicker;
 use crate::Flash;
@@ -26,6 +27,13 @@ impl PageTable {
     pub fn get(&self, lpn: usize) -> Option<Ppa> {
         let p = self.l2p[lpn];
         (p != UNMAPPED).then_some(Ppa(p))
+    }
+    /// The die holding logical page `lpn`, if it is in range and mapped (what
+    /// [`crate::Ftl::die_of`] answers for a page-mapped scheme).
+    #[inline]
+    pub fn die_of(&self, lpn: crate::Lpn, layout: &Layout) -> Option<DieId> {
+        let p = *self.l2p.get(lpn.0 as usize)?;
+        (p != UNMAPPED).then(|| layout.die_of(Ppa(p)))
     }
     /// Maps `lpn` to `ppa`; returns the previous location.
     #[inline]

@@ -416,8 +416,7 @@ impl Ftl for PageMap {
     }
 
     fn die_of(&self, lpn: Lpn) -> Option<ftlab_nand::DieId> {
-        let l = check_lpn(lpn, self.logical_pages).ok()?;
-        self.table.get(l).map(|ppa| self.layout.die_of(ppa))
+        self.table.die_of(lpn, &self.layout)
     }
 
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {

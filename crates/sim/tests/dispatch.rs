@@ -2,7 +2,7 @@
 //! against dispatch by request.
 #![allow(clippy::unwrap_used)]
 
-use ftlab_ftl::pagemap::{PageMap, PageMapConfig};
+use ftlab_ftl::pagemap::PageMapConfig;
 use ftlab_ftl::{Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 use ftlab_nand::{DieId, Nand, Payload, SimTime};
 use ftlab_sim::config::{Dispatch, Host, RunConfig};
@@ -95,31 +95,36 @@ fn request_is_the_default_dispatch() {
     assert!(e.contains("per-die-edf"), "{e}");
 }
 
-/// Pagemap names the die a read will touch: the die its page was programmed on.
+/// The page-mapped schemes name the die a read will touch: the die its page was
+/// programmed on, and nothing for a page never written or out of range.
 #[test]
-fn pagemap_names_the_die_of_a_mapped_page() {
+fn page_mapped_schemes_name_the_die_of_a_mapped_page() {
     let c = config("[device]\nblocks_per_plane = 16\n");
-    let mut flash = Flash::new(Nand::new(&c.device.nand_config(1).unwrap()).unwrap());
-    let mut ftl = PageMap::format(PageMapConfig::default(), &mut flash.io(SimTime::ZERO)).unwrap();
-    assert_eq!(ftl.die_of(Lpn(3)), None, "never written");
-    for (i, lpn) in [3u32, 4, 5, 6, 7].into_iter().enumerate() {
-        ftl.write(&mut flash.io(SimTime(i as u64)), Lpn(lpn), Payload::Token(1), &Hint::default()).unwrap();
+    for kind in ["pagemap", "lazy-rtgc", "waogc", "multilog", "telomere-sharp"] {
+        let mut flash = Flash::new(Nand::new(&c.device.nand_config(1).unwrap()).unwrap());
+        let builder = ftlab_ftl::registry::build(kind, &toml::Table::new()).unwrap();
+        let mut ftl = builder.format(&mut flash.io(SimTime::ZERO)).unwrap();
+        assert_eq!(ftl.die_of(Lpn(3)), None, "{kind}: never written");
+        for (i, lpn) in [3u32, 4, 5, 6, 7].into_iter().enumerate() {
+            ftl.write(&mut flash.io(SimTime(i as u64)), Lpn(lpn), Payload::Token(1), &Hint::default()).unwrap();
+        }
+        let mut dies_seen = Vec::new();
+        for (i, lpn) in [3u32, 4, 5, 6, 7].into_iter().enumerate() {
+            // Each read at a time when every die is idle.
+            let at = SimTime(1_000_000_000 + i as u64 * 1_000_000);
+            let die = ftl.die_of(Lpn(lpn)).unwrap();
+            ftl.read(&mut flash.io(at), Lpn(lpn)).unwrap();
+            let dies = flash.nand().geometry().dies();
+            let busy: Vec<u32> = (0..dies).filter(|&d| flash.nand().die_free_at(DieId(d)) > at).collect();
+            assert_eq!(busy, [die.0], "{kind}: lpn {lpn}");
+            dies_seen.push(die.0);
+        }
+        dies_seen.sort_unstable();
+        dies_seen.dedup();
+        assert!(dies_seen.len() > 1, "{kind}: writes are striped over the dies: {dies_seen:?}");
+        assert_eq!(ftl.die_of(Lpn(ftl.logical_pages())), None, "{kind}: out of range");
+        assert_eq!(ftl.die_of(Lpn(u32::MAX)), None, "{kind}: out of range");
     }
-    let mut dies_seen = Vec::new();
-    for (i, lpn) in [3u32, 4, 5, 6, 7].into_iter().enumerate() {
-        // Each read at a time when every die is idle.
-        let at = SimTime(1_000_000_000 + i as u64 * 1_000_000);
-        let die = ftl.die_of(Lpn(lpn)).unwrap();
-        ftl.read(&mut flash.io(at), Lpn(lpn)).unwrap();
-        let dies = flash.nand().geometry().dies();
-        let busy: Vec<u32> = (0..dies).filter(|&d| flash.nand().die_free_at(DieId(d)) > at).collect();
-        assert_eq!(busy, [die.0], "lpn {lpn}");
-        dies_seen.push(die.0);
-    }
-    dies_seen.sort_unstable();
-    dies_seen.dedup();
-    assert!(dies_seen.len() > 1, "writes are striped over the dies: {dies_seen:?}");
-    assert_eq!(ftl.die_of(Lpn(ftl.logical_pages())), None, "out of range");
 }
 
 /// Hides the die of every read from the dispatcher (the trait's default).

@@ -387,6 +387,10 @@ impl Ftl for MultiLog {
         Ok(())
     }
 
+    fn die_of(&self, lpn: Lpn) -> Option<ftlab_nand::DieId> {
+        self.table.die_of(lpn, &self.layout)
+    }
+
     fn ram_bytes(&self) -> u64 {
         self.table.ram_bytes()
             + self.valid.ram_bytes()

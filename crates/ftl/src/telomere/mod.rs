@@ -593,6 +593,10 @@ impl Ftl for Telomere {
         (!self.config.tasks.is_empty()).then_some(self.bound)
     }
 
+    fn die_of(&self, lpn: Lpn) -> Option<ftlab_nand::DieId> {
+        self.table.die_of(lpn, &self.layout)
+    }
+
     fn ram_bytes(&self) -> u64 {
         let blocks = self.state.len() as u64;
         self.table.ram_bytes()
