@@ -24,28 +24,36 @@ def ftlab(args):
     return subprocess.run(FTLAB + args, check=True, capture_output=True, text=True).stdout
 
 
-def waogc_config():
-    """table3.toml without the tasks WAO-GC's admission test (Eq. 24-26, `ftlab
-    admit --policy waogc`) refuses on the same device: the waogc FTL has no
-    admission control of its own, so the host applies it at open time. The FTL
-    keeps its GC reserve and one open block per chip (17 blocks) out of its
-    logical space, so admission sees the other 335 blocks."""
-    verdict = json.loads(ftlab(["admit", os.path.join(HERE, "table3-tasks.toml"), "--chip", "cosmos-openssd",
-                                "--blocks", str(16 * 22 - 17), "--policy", "waogc", "-f", "json"]))
-    refused = {t["name"]: t["refused_by"] for t in verdict["tasks"] if not t["admitted"]}
+def config(kind, refused=()):
+    """table3.toml for the FTL `kind`, without the tasks in `refused`. Only
+    Telomere has a default pool to keep to one chip (`pool_dies`)."""
     text = open(os.path.join(HERE, "table3.toml")).read()
+    if not kind.startswith("telomere"):
+        text = text.replace('kind = "telomere-sharp"\npool_dies = 1', 'kind = "telomere-sharp"')
     head, *tasks = text.split("[[workload.task]]")
     kept = [t for t in tasks if not any(f'name = "{n}"' in t for n in refused)]
-    path = os.path.join(HERE, "out", "table3-waogc.toml")
+    path = os.path.join(HERE, "out", f"table3-{kind}.toml")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
         f.write(head + "".join("[[workload.task]]" + t for t in kept))
-    return path, refused
+    return path
+
+
+def waogc_refusals():
+    """The tasks WAO-GC's admission test (Eq. 24-26, `ftlab admit --policy
+    waogc`) refuses on the same device: the waogc FTL has no admission control of
+    its own, so the host applies it at open time. The FTL keeps its GC reserve
+    and an open block per chip (32 blocks) out of its logical space, so admission
+    sees the other 304 blocks."""
+    verdict = json.loads(ftlab(["admit", os.path.join(HERE, "table3-tasks.toml"), "--chip", "cosmos-openssd",
+                                "--blocks", str(16 * 21 - 32), "--policy", "waogc", "-f", "json"]))
+    return {t["name"]: t["refused_by"] for t in verdict["tasks"] if not t["admitted"]}
 
 
 def run(kind):
-    config, refused = (waogc_config() if kind == "waogc" else (os.path.join(HERE, "table3.toml"), {}))
-    report = json.loads(ftlab(["run", config, "--set", f"ftl.kind=\"{kind}\"", "-f", "json"]))
+    refused = waogc_refusals() if kind == "waogc" else {}
+    path = config(kind, refused)
+    report = json.loads(ftlab(["run", path, "--set", f"ftl.kind=\"{kind}\"", "-f", "json"]))
     names = [t["name"] for t in report["tasks"]]
     for name, test in refused.items():
         report["tasks"].insert(int(name[3:]) if name[3:].isdigit() else len(names),
@@ -59,11 +67,12 @@ def main():
     with open(os.path.join(HERE, "table3-admission.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["ftl", "task", "admitted", "refused_by", "jobs", "deadline_misses", "worst_response_us",
-                    "gc_page_copies", "waf", "expired_reads"])
+                    "gc_page_copies", "waf", "expired_reads", "bound_violations", "max_read_block_us"])
         for kind, r in reports.items():
             for t in r["tasks"]:
                 w.writerow([kind, t["name"], t["admitted"], t["refused_by"] or "", t["jobs"], t["deadline_misses"],
-                            t["worst_response_us"], r["gc_page_copies"], r["waf"], r["expired_reads"]])
+                            t["worst_response_us"], r["gc_page_copies"], r["waf"], r["expired_reads"],
+                            r["bound_violations"], r.get("max_read_block_us", "")])
     with open(os.path.join(HERE, "table3-throughput.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["ftl", "t_s", "write_pages_per_s", "read_pages_per_s"])
@@ -75,7 +84,8 @@ def main():
     for kind, r in reports.items():
         admitted = [t["name"] for t in r["tasks"] if t["admitted"]]
         print(f"{kind:15} admits {' '.join(admitted):32} misses {r['deadline_misses']:6} "
-              f"copies {r['gc_page_copies']:8} waf {r['waf']}")
+              f"copies {r['gc_page_copies']:8} waf {r['waf']:.3f} bound violations {r['bound_violations']} "
+              f"max read block {r.get('max_read_block_us')} us")
     try:
         import matplotlib
 

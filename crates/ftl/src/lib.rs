@@ -192,6 +192,14 @@ pub trait Ftl: Send + std::fmt::Debug {
     fn die_of(&self, _lpn: Lpn) -> Option<DieId> {
         None
     }
+    /// The die a write of `lpn` with `hint` would be programmed on if issued now,
+    /// when the FTL places it by a rule of its own rather than on whichever die
+    /// is free (e.g. a task's stripe); `None` (the default) when the FTL takes a
+    /// free die or cannot tell. The simulator's per-die dispatch holds such a
+    /// write until that die is free; it is asked again before each issue.
+    fn write_die(&self, _lpn: Lpn, _hint: &Hint) -> Option<DieId> {
+        None
+    }
     /// Checks the FTL's internal invariants against the medium (used by tests):
     /// e.g. valid pages equal mapped logical pages.
     fn check_invariants(&self, _flash: &Flash) -> Result<(), String> {

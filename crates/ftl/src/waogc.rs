@@ -41,7 +41,7 @@
 //!   simulator charges: one host write plus the one step of its die it may be
 //!   blocked by (a read waits for at most one step too, and `t_rdpg < t_wrpg`).
 //!   It holds on every die, provided nothing else is queued before the command on
-//!   its die.
+//!   its die and no other die's transfer holds its channel.
 //!
 //! WAO-GC is a configuration of Lazy-RTGC's collector ([`LazyRtgc`]), not a copy
 //! of it: 000 describes WAO-GC by exactly the properties that collector has

@@ -295,6 +295,7 @@ impl Nand {
     /// no longer touch them.
     #[inline]
     pub fn retire(&mut self, now: SimTime) {
+        self.timelines.retire(now);
         while let Some(f) = self.in_flight.front() {
             if f.span.finish > now {
                 break;

@@ -5,16 +5,29 @@
 //! (the die's page register stays occupied until the transfer is done); program =
 //! transfer on the channel into the die's register, then array time on the die;
 //! erase = die only; copyback = read and program inside the die, no channel.
+//!
+//! A die is busy until its last operation finishes. A channel is a calendar of
+//! the transfers reserved on it: a transfer takes the earliest gap long enough
+//! for it at or after the time it may start, so a transfer reserved for later
+//! (the second program of a chain, a read's transfer after its array time) does
+//! not hold up another die's transfer that fits before it, as on a real bus.
+//! Transfers that finished by the time of the latest [`Timelines::retire`] are
+//! forgotten; at most [`CALENDAR`] are kept a channel, the oldest dropped first.
 
 use crate::geometry::{DieId, Divisor, Geometry};
 use crate::time::SimTime;
 use crate::timing::Timing;
 
-/// Busy-until per die and per channel.
+/// Transfers kept a channel (see the module documentation): far more than a
+/// channel's dies have in flight at once.
+const CALENDAR: usize = 256;
+
+/// Busy-until per die, reserved transfers per channel.
 #[derive(Debug, Clone)]
 pub struct Timelines {
     die_busy: Vec<SimTime>,
-    channel_busy: Vec<SimTime>,
+    /// Per channel, reserved transfers `[start, finish)`, disjoint, by start.
+    channel: Vec<Vec<(SimTime, SimTime)>>,
     dies_per_channel: Divisor,
     read: SimTime,
     read_oob: SimTime,
@@ -36,7 +49,7 @@ impl Timelines {
     pub fn new(geometry: &Geometry, timing: &Timing) -> Self {
         Timelines {
             die_busy: vec![SimTime::ZERO; geometry.dies() as usize],
-            channel_busy: vec![SimTime::ZERO; geometry.channels as usize],
+            channel: vec![Vec::new(); geometry.channels as usize],
             dies_per_channel: Divisor::new(geometry.ways_per_channel * geometry.dies_per_way),
             read: SimTime(timing.read_ns),
             read_oob: SimTime(timing.read_oob_ns),
@@ -52,14 +65,36 @@ impl Timelines {
         self.dies_per_channel.div(die.0) as usize
     }
 
+    /// Reserves a transfer of `len` on channel `c` in the earliest gap at or
+    /// after `earliest`; returns its start.
+    #[inline]
+    fn transfer(&mut self, c: usize, earliest: SimTime, len: SimTime) -> SimTime {
+        let cal = &mut self.channel[c];
+        let mut t = earliest;
+        // Transfers are reserved mostly in time order: search from the end for
+        // the first one that could collide.
+        let mut i = cal.len();
+        while i > 0 && cal[i - 1].1 > t {
+            i -= 1;
+        }
+        while i < cal.len() && cal[i].0 < t + len {
+            t = t.max(cal[i].1);
+            i += 1;
+        }
+        if cal.len() == CALENDAR {
+            cal.remove(0);
+            i = i.saturating_sub(1);
+        }
+        cal.insert(i, (t, t + len));
+        t
+    }
+
     #[inline]
     fn array_then_transfer(&mut self, die: DieId, at: SimTime, array: SimTime, xfer: SimTime) -> Span {
         let d = die.0 as usize;
         let c = self.channel(die);
         let start = at.max(self.die_busy[d]);
-        let xfer_start = (start + array).max(self.channel_busy[c]);
-        let finish = xfer_start + xfer;
-        self.channel_busy[c] = finish;
+        let finish = self.transfer(c, start + array, xfer) + xfer;
         self.die_busy[d] = finish;
         Span { start, finish }
     }
@@ -81,10 +116,8 @@ impl Timelines {
     pub fn program(&mut self, die: DieId, at: SimTime) -> Span {
         let d = die.0 as usize;
         let c = self.channel(die);
-        let start = at.max(self.die_busy[d]).max(self.channel_busy[c]);
-        let xfer_end = start + self.page_transfer;
-        let finish = xfer_end + self.program;
-        self.channel_busy[c] = xfer_end;
+        let start = self.transfer(c, at.max(self.die_busy[d]), self.page_transfer);
+        let finish = start + self.page_transfer + self.program;
         self.die_busy[d] = finish;
         Span { start, finish }
     }
@@ -145,10 +178,25 @@ impl Timelines {
         DieId(best as u32)
     }
 
+    /// Forgets the transfers finished by `now`: no operation is issued before
+    /// `now` any more.
+    #[inline]
+    pub fn retire(&mut self, now: SimTime) {
+        for cal in &mut self.channel {
+            let done = cal.iter().take_while(|r| r.1 <= now).count();
+            if done > 0 {
+                cal.drain(..done);
+            }
+        }
+    }
+
     /// Every resource free from `t` on (after a power cut).
     pub fn reset(&mut self, t: SimTime) {
         self.die_busy.iter_mut().for_each(|b| *b = t);
-        self.channel_busy.iter_mut().for_each(|b| *b = t);
+        for cal in &mut self.channel {
+            cal.clear();
+            cal.push((SimTime::ZERO, t));
+        }
     }
 }
 
@@ -196,6 +244,35 @@ mod tests {
         // The same die waits for the array.
         let c = tl.program(DieId(0), SimTime(0));
         assert_eq!(c.start, a.finish);
+    }
+
+    #[test]
+    fn a_transfer_reserved_for_later_does_not_hold_the_channel_before_it() {
+        let mut tl = setup();
+        // Die 0: a program, then a second one chained after it (its transfer at
+        // 201-202 us).
+        let a = tl.program(DieId(0), SimTime(0));
+        let b = tl.program(DieId(0), a.finish);
+        assert_eq!(b.start, a.finish);
+        // Die 1's program at 0 fits in the gap before that transfer.
+        let c = tl.program(DieId(1), SimTime(0));
+        assert_eq!(c.start, SimTime(1000));
+        assert_eq!(c.finish, SimTime(202_000));
+        // A read on die 1: array time, then a transfer that would overlap die 0's
+        // second one, so it goes right after it.
+        let r = tl.read(DieId(1), SimTime(176_000));
+        assert_eq!(r.start, c.finish);
+        assert_eq!(r.finish, SimTime(202_000 + 25_000 + 1000));
+        let mut tl = setup();
+        let a = tl.program(DieId(0), SimTime(0));
+        tl.program(DieId(0), a.finish);
+        let r = tl.read(DieId(1), SimTime(176_000));
+        assert_eq!(r.finish, SimTime(202_000 + 1000), "array until 201 us, the channel busy until 202 us");
+        // Nothing overlaps on the channel.
+        let cal = &tl.channel[0];
+        assert!(cal.windows(2).all(|w| w[0].1 <= w[1].0), "{cal:?}");
+        tl.retire(SimTime(202_000));
+        assert_eq!(tl.channel[0], [(SimTime(202_000), SimTime(203_000))]);
     }
 
     #[test]

@@ -186,6 +186,12 @@ fn queue_key(r: &Request, edf: bool) -> u64 {
     }
 }
 
+/// What the FTL is told about a write of `r`.
+#[inline]
+fn hint_of(r: &Request) -> Hint {
+    Hint { stream: r.task, expiry: r.expiry.map(SimTime), deadline: r.deadline.map(SimTime) }
+}
+
 /// The next request of `requests`, its times shifted by `offset` ns.
 #[inline]
 fn next_request(
@@ -400,9 +406,7 @@ impl Engine {
                 }
                 let v = self.writes as u32;
                 let data = payload(self.store, self.page_size, lpn, v);
-                let hint =
-                    Hint { stream: req.task, expiry: req.expiry.map(SimTime), deadline: req.deadline.map(SimTime) };
-                self.ftl.write(&mut io, Lpn(lpn as u32), data, &hint).map_err(fail)?;
+                self.ftl.write(&mut io, Lpn(lpn as u32), data, &hint_of(req)).map_err(fail)?;
             }
             Op::Trim if !partial => match self.ftl.trim(&mut io, Lpn(lpn as u32)) {
                 Ok(()) => trimmed = true,

@@ -17,7 +17,9 @@
 //!   command may wait for it: any page command completes within
 //!   `U(R_T) = max{t_rdpg, t_er + t_wrpg}` ([`Ftl::service_bound`], with channel
 //!   transfer) of its dispatch, provided nothing else is queued before it on its
-//!   die (queue depth 1, single-page requests: the paper's task model).
+//!   die (queue depth 1, single-page requests: the paper's task model) and no
+//!   other die's transfer holds its channel (the paper's one chip; with dies
+//!   sharing a channel, add a transfer per other die of the channel).
 //! - **Idle time** (Section 3.2, option `idle_gc`): idle gaps run the pending
 //!   partial tasks and erase closed blocks with no valid page, on every die.
 //!

@@ -159,11 +159,12 @@ fn no_collection_while_free_pages_last() {
 #[test]
 fn multi_die_device_collects_in_bounded_tasks() {
     // Each die collects on its own, so the one-chip bound holds on every die, bad
-    // blocks and copies across planes (no copyback) included.
+    // blocks and copies across planes (no copyback) included. One die a channel:
+    // the bound does not count another die's transfers on a shared channel.
     let g = Geometry {
-        channels: 2,
+        channels: 4,
         ways_per_channel: 1,
-        dies_per_way: 2,
+        dies_per_way: 1,
         planes_per_die: 2,
         blocks_per_plane: 16,
         pages_per_block: 64,

@@ -149,8 +149,9 @@ pub struct Telomere {
     /// Blocks each group holds (open or closed).
     held: Vec<u32>,
     cursor: Vec<u32>,
-    /// Closed blocks by the time they become erasable (stamp, or 0 when emptied).
-    expiring: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Per die, its closed blocks by the time they become erasable (stamp, or 0
+    /// when emptied).
+    expiring: Vec<BinaryHeap<Reverse<(u64, u32)>>>,
     /// Writes of a group sent to the pool because the group had used its quota.
     overflow_writes: u64,
     /// Heat of each allocator stream for health binning ([`heat::stream_heat`]).
@@ -180,7 +181,7 @@ impl Telomere {
             stamp: vec![NEVER; blocks],
             held: vec![0; n],
             cursor: vec![0; n],
-            expiring: BinaryHeap::new(),
+            expiring: vec![BinaryHeap::new(); g.dies() as usize],
             overflow_writes: 0,
             heat,
             pool_dies: config.pool_die_count(&g),
@@ -220,12 +221,12 @@ impl Telomere {
         self.plan.groups.iter().zip(&self.held).map(|(g, &h)| g.quota.saturating_sub(h)).sum()
     }
 
-    /// The allocator stream and the expiry of a write.
     /// Logical pages a read or trim may reach: the shared space and the tasks'.
     fn addressable(&self) -> u32 {
         self.plan.logical_pages + self.plan.stream_pages
     }
 
+    /// The allocator stream and the expiry of a write.
     fn route(&self, hint: &Hint, now: SimTime) -> (u32, u64) {
         let task = hint.stream.map(|s| s as usize).filter(|&s| s < self.plan.group_of_task.len());
         let expiry = match (hint.expiry, task) {
@@ -276,13 +277,26 @@ impl Telomere {
             if self.owner[i] == POOL {
                 self.picker.insert(b);
             }
-            if self.stamp[i] != NEVER {
-                self.expiring.push(Reverse((self.stamp[i], b.0)));
-            }
-            if self.owner[i] != POOL && self.picker.valid(b) == 0 {
-                self.expiring.push(Reverse((0, b.0)));
-            }
+            self.note_closed(b);
         }
+    }
+
+    /// Queues the closed block `b` to be erased when its stamp passes, or now if
+    /// it is a group's and holds no valid page.
+    pub(super) fn note_closed(&mut self, b: BlockId) {
+        let i = b.0 as usize;
+        if self.stamp[i] != NEVER {
+            self.expire_at(self.stamp[i], b);
+        }
+        if self.owner[i] != POOL && self.picker.valid(b) == 0 {
+            self.expire_at(0, b);
+        }
+    }
+
+    /// Queues `b` to be erasable from `due` on.
+    #[inline]
+    fn expire_at(&mut self, due: u64, b: BlockId) {
+        self.expiring[self.layout.die_of_block(b).0 as usize].push(Reverse((due, b.0)));
     }
 
     /// `lpn` no longer lives at `old`.
@@ -292,7 +306,7 @@ impl Telomere {
         self.picker.dec(b);
         let i = b.0 as usize;
         if self.state[i] == State::Closed && self.owner[i] != POOL && self.picker.valid(b) == 0 {
-            self.expiring.push(Reverse((0, b.0)));
+            self.expire_at(0, b);
         }
     }
 
@@ -303,15 +317,25 @@ impl Telomere {
     }
 
     /// Erases up to `max` closed blocks that are erasable at `now` (stamp passed or
-    /// no valid page): Telomere's whole garbage collection. Returns how many.
-    fn reclaim_expired(&mut self, io: &mut Io, now: u64, max: u32) -> Result<u32, FtlError> {
+    /// no valid page), on `die` or, with `None`, on any die (soonest due first):
+    /// Telomere's whole garbage collection. Returns how many.
+    fn reclaim_expired(&mut self, io: &mut Io, now: u64, max: u32, die: Option<DieId>) -> Result<u32, FtlError> {
         let mut n = 0;
         while n < max {
-            let Some(&Reverse((due, b))) = self.expiring.peek() else { break };
+            let d = match die {
+                Some(d) => d.0 as usize,
+                None => match (0..self.expiring.len())
+                    .min_by_key(|&d| self.expiring[d].peek().map_or(u64::MAX, |r| r.0 .0))
+                {
+                    Some(d) => d,
+                    None => break,
+                },
+            };
+            let Some(&Reverse((due, b))) = self.expiring[d].peek() else { break };
             if due > now {
                 break;
             }
-            self.expiring.pop();
+            self.expiring[d].pop();
             let block = BlockId(b);
             if !self.erasable(block, now) {
                 continue; // stale entry: reused, or rewritten since
@@ -452,7 +476,7 @@ impl Telomere {
     fn collect_pool(&mut self, io: &mut Io) -> Result<(), FtlError> {
         let low = |s: &Self| s.alloc.free_blocks() <= s.config.gc_free_blocks + s.reserved_free();
         if low(self) {
-            self.reclaim_expired(io, io.now().0, u32::MAX)?;
+            self.reclaim_expired(io, io.now().0, u32::MAX, None)?;
         }
         while low(self) {
             if !self.collect_one(io)? {
@@ -466,20 +490,27 @@ impl Telomere {
     /// used its whole quota and none of its blocks has expired.
     fn group_die(&mut self, io: &mut Io, stream: u32) -> Result<Option<DieId>, FtlError> {
         let k = stream as usize - 1;
-        let (first, width, quota) = {
-            let g = &self.plan.groups[k];
-            (g.first_die, g.width, g.quota)
-        };
-        let die = DieId((first + self.cursor[k] % width) % self.geometry.dies());
+        let quota = self.plan.groups[k].quota;
+        let die = self.stripe_die(k);
         self.cursor[k] = self.cursor[k].wrapping_add(1);
         if self.alloc.open_room(stream, die) == 0 && self.held[k] >= quota {
             let now = io.now().0;
-            io.independent(|io| self.reclaim_expired(io, now, u32::MAX))?;
+            io.independent(|io| self.reclaim_expired(io, now, u32::MAX, None))?;
             if self.held[k] >= quota {
                 return Ok(None);
             }
         }
         Ok(Some(die))
+    }
+}
+
+impl Telomere {
+    /// The die of group `k`'s next page: its stripe of `width` dies from
+    /// `first_die`, round robin.
+    #[inline]
+    fn stripe_die(&self, k: usize) -> DieId {
+        let g = &self.plan.groups[k];
+        DieId((g.first_die + self.cursor[k] % g.width) % self.geometry.dies())
     }
 }
 
@@ -557,8 +588,11 @@ impl Ftl for Telomere {
         if self.write_summary(io, a, stream, page_size)? {
             erases = erases.saturating_sub(1);
         }
+        // On the write's own die: the next command there may wait for the erase,
+        // which is the one operation it did not choose; another die's next
+        // command waits for nothing of this write's.
         let now = io.now().0;
-        self.reclaim_expired(io, now, erases)?;
+        self.reclaim_expired(io, now, erases, Some(self.layout.die_of(a.ppa)))?;
         Ok(())
     }
 
@@ -574,7 +608,7 @@ impl Ftl for Telomere {
     fn background(&mut self, io: &mut Io, until: SimTime) -> Result<(), FtlError> {
         let now = io.now().0;
         while io.last_finish() < until {
-            if self.reclaim_expired(io, now, 1)? == 0 {
+            if self.reclaim_expired(io, now, 1, None)? == 0 {
                 break;
             }
         }
@@ -597,6 +631,13 @@ impl Ftl for Telomere {
         self.table.die_of(lpn, &self.layout)
     }
 
+    /// An admitted task's write goes to the next die of its group's stripe (a
+    /// write the group cannot take goes to the pool, on a die the pool picks).
+    fn write_die(&self, _lpn: Lpn, hint: &Hint) -> Option<ftlab_nand::DieId> {
+        let k = (*self.plan.group_of_task.get(hint.stream? as usize)?)?;
+        Some(self.stripe_die(k as usize))
+    }
+
     fn ram_bytes(&self) -> u64 {
         let blocks = self.state.len() as u64;
         self.table.ram_bytes()
@@ -607,7 +648,7 @@ impl Ftl for Telomere {
             + self.alloc.ram_bytes()
             + blocks * (1 + 4 + 8)
             + self.held.len() as u64 * 8
-            + self.expiring.capacity() as u64 * 12
+            + self.expiring.iter().map(|h| h.capacity() as u64 * 12).sum::<u64>()
     }
 
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {

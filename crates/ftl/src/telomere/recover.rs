@@ -1,6 +1,5 @@
 //! Rebuilding Telomere after a power cut.
 
-use std::cmp::Reverse;
 use std::collections::HashSet;
 
 use ftlab_nand::BlockId;
@@ -90,12 +89,7 @@ impl Telomere {
             if ftl.owner[i] == POOL {
                 ftl.picker.insert(b);
             }
-            if ftl.stamp[i] != NEVER {
-                ftl.expiring.push(Reverse((ftl.stamp[i], b.0)));
-            }
-            if ftl.owner[i] != POOL && ftl.picker.valid(b) == 0 {
-                ftl.expiring.push(Reverse((0, b.0)));
-            }
+            ftl.note_closed(b);
         }
         ftl.fit_quotas(io)?;
         Ok(ftl)

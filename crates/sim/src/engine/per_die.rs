@@ -10,8 +10,10 @@
 //!
 //! - a read whose die the FTL names ([`ftlab_ftl::Ftl::die_of`]) waits in that
 //!   die's queue until the die is free (nothing reserved on it beyond now);
-//! - a write may go to any die (the FTL places it), so it waits until some die
-//!   is free;
+//! - a write the FTL places on a die of its own choosing
+//!   ([`ftlab_ftl::Ftl::write_die`], e.g. a Telomere task's stripe) waits until
+//!   that die is free; any other write may go to any die (the FTL places it),
+//!   so it waits until some die is free;
 //! - a read whose die the FTL cannot name, and a trim, is issued as soon as it is
 //!   ready (its operations then wait on the die's timeline, as in dispatch by
 //!   request).
@@ -31,7 +33,7 @@
 //! request is admitted any more, but those admitted are finished.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeSet, BinaryHeap};
 
 use ftlab_ftl::Lpn;
 use ftlab_nand::DieId;
@@ -87,6 +89,8 @@ struct Admitted {
 enum Waiting {
     Asap,
     Die(usize),
+    /// A write the FTL places on an idle die it names.
+    WriteOn,
     AnyDie,
 }
 
@@ -94,7 +98,9 @@ enum Waiting {
 #[derive(Debug)]
 struct Device {
     per_die: Vec<BinaryHeap<Reverse<Cmd>>>,
-    any_die: BinaryHeap<Reverse<Cmd>>,
+    /// Writes, in key order: each waits for the die the FTL names for it, or
+    /// for any die.
+    writes: BTreeSet<Cmd>,
     asap: BinaryHeap<Reverse<Cmd>>,
     admitted: Vec<Admitted>,
     free_slots: Vec<usize>,
@@ -113,7 +119,7 @@ impl Device {
     fn new(dies: usize) -> Self {
         Device {
             per_die: vec![BinaryHeap::new(); dies],
-            any_die: BinaryHeap::new(),
+            writes: BTreeSet::new(),
             asap: BinaryHeap::new(),
             admitted: Vec::new(),
             free_slots: Vec::new(),
@@ -214,9 +220,13 @@ impl Engine {
                     next = next.min(nand.die_free_at(DieId(d as u32)).0);
                 }
             }
-            if !dev.any_die.is_empty() {
+            if !dev.writes.is_empty() {
+                // A write waits for the die the FTL names for it, or for any die.
                 let soonest = (0..dies as u32).map(|d| nand.die_free_at(DieId(d)).0).min().unwrap_or(u64::MAX);
-                next = next.min(soonest);
+                for c in &dev.writes {
+                    let t = self.write_die(&dev, c).map_or(soonest, |d| nand.die_free_at(DieId(d as u32)).0);
+                    next = next.min(t);
+                }
             }
             if next == u64::MAX {
                 break;
@@ -266,7 +276,9 @@ impl Engine {
             dev.seq += 1;
             dev.waiting += 1;
             match req.op {
-                Op::Write => dev.any_die.push(Reverse(cmd)),
+                Op::Write => {
+                    dev.writes.insert(cmd);
+                }
                 Op::Read => match self.die_of(lpn, dev.per_die.len()) {
                     Some(d) => {
                         cmd.die_free_at_ready = Some(self.flash.nand().die_free_at(DieId(d as u32)).0);
@@ -285,6 +297,12 @@ impl Engine {
         self.ftl.die_of(Lpn(lpn as u32)).map(|d| d.0 as usize).filter(|&d| d < dies)
     }
 
+    /// The die the FTL names for the write `cmd`, if it is one of the dies.
+    fn write_die(&self, dev: &Device, cmd: &Cmd) -> Option<usize> {
+        let hint = super::hint_of(&dev.admitted[cmd.slot].req);
+        self.ftl.write_die(Lpn(cmd.lpn as u32), &hint).map(|d| d.0 as usize).filter(|&d| d < dev.per_die.len())
+    }
+
     /// Issues, at `now`, every waiting command that can start, earliest key first.
     fn issue_ready(&mut self, dev: &mut Device, now: u64) -> Result<(), SimError> {
         loop {
@@ -301,10 +319,17 @@ impl Engine {
                             }
                         }
                     }
-                    if let Some(Reverse(c)) = dev.any_die.peek() {
-                        if better(&best, c) {
-                            best = Some((*c, Waiting::AnyDie));
+                    // The first write, in key order, whose die is free.
+                    for c in &dev.writes {
+                        if !better(&best, c) {
+                            break;
                         }
+                        match self.write_die(dev, c) {
+                            Some(d) if dev.idle[d] => best = Some((*c, Waiting::WriteOn)),
+                            Some(_) => continue,
+                            None => best = Some((*c, Waiting::AnyDie)),
+                        }
+                        break;
                     }
                 }
                 let Some((cmd, from)) = best else { break };
@@ -327,8 +352,11 @@ impl Engine {
                             Some(_) => {}
                         }
                     }
+                    Waiting::WriteOn => {
+                        dev.writes.remove(&cmd);
+                    }
                     Waiting::AnyDie => {
-                        dev.any_die.pop();
+                        dev.writes.remove(&cmd);
                         dev.chosen_writes.push(cmd);
                         free -= 1;
                         continue;
