@@ -14,6 +14,8 @@
 //! Transfers that finished by the time of the latest [`Timelines::retire`] are
 //! forgotten; at most [`CALENDAR`] are kept a channel, the oldest dropped first.
 
+use std::collections::VecDeque;
+
 use crate::geometry::{DieId, Divisor, Geometry};
 use crate::time::SimTime;
 use crate::timing::Timing;
@@ -26,8 +28,9 @@ const CALENDAR: usize = 256;
 #[derive(Debug, Clone)]
 pub struct Timelines {
     die_busy: Vec<SimTime>,
-    /// Per channel, reserved transfers `[start, finish)`, disjoint, by start.
-    channel: Vec<Vec<(SimTime, SimTime)>>,
+    /// Per channel, reserved transfers `[start, finish)`, disjoint, by start
+    /// (so by finish too).
+    channel: Vec<VecDeque<(SimTime, SimTime)>>,
     dies_per_channel: Divisor,
     read: SimTime,
     read_oob: SimTime,
@@ -49,7 +52,7 @@ impl Timelines {
     pub fn new(geometry: &Geometry, timing: &Timing) -> Self {
         Timelines {
             die_busy: vec![SimTime::ZERO; geometry.dies() as usize],
-            channel: vec![Vec::new(); geometry.channels as usize],
+            channel: vec![VecDeque::new(); geometry.channels as usize],
             dies_per_channel: Divisor::new(geometry.ways_per_channel * geometry.dies_per_way),
             read: SimTime(timing.read_ns),
             read_oob: SimTime(timing.read_oob_ns),
@@ -70,19 +73,23 @@ impl Timelines {
     #[inline]
     fn transfer(&mut self, c: usize, earliest: SimTime, len: SimTime) -> SimTime {
         let cal = &mut self.channel[c];
-        let mut t = earliest;
-        // Transfers are reserved mostly in time order: search from the end for
-        // the first one that could collide.
-        let mut i = cal.len();
-        while i > 0 && cal[i - 1].1 > t {
-            i -= 1;
+        if cal.back().is_none_or(|r| r.1 <= earliest) {
+            // After everything reserved: the common case.
+            if cal.len() == CALENDAR {
+                cal.pop_front();
+            }
+            cal.push_back((earliest, earliest + len));
+            return earliest;
         }
+        let mut t = earliest;
+        // The first transfer that finishes after `t`, then the first gap.
+        let mut i = cal.partition_point(|r| r.1 <= t);
         while i < cal.len() && cal[i].0 < t + len {
-            t = t.max(cal[i].1);
+            t = cal[i].1;
             i += 1;
         }
         if cal.len() == CALENDAR {
-            cal.remove(0);
+            cal.pop_front();
             i = i.saturating_sub(1);
         }
         cal.insert(i, (t, t + len));
@@ -183,9 +190,8 @@ impl Timelines {
     #[inline]
     pub fn retire(&mut self, now: SimTime) {
         for cal in &mut self.channel {
-            let done = cal.iter().take_while(|r| r.1 <= now).count();
-            if done > 0 {
-                cal.drain(..done);
+            while cal.front().is_some_and(|r| r.1 <= now) {
+                cal.pop_front();
             }
         }
     }
@@ -195,7 +201,7 @@ impl Timelines {
         self.die_busy.iter_mut().for_each(|b| *b = t);
         for cal in &mut self.channel {
             cal.clear();
-            cal.push((SimTime::ZERO, t));
+            cal.push_back((SimTime::ZERO, t));
         }
     }
 }
@@ -270,7 +276,7 @@ mod tests {
         assert_eq!(r.finish, SimTime(202_000 + 1000), "array until 201 us, the channel busy until 202 us");
         // Nothing overlaps on the channel.
         let cal = &tl.channel[0];
-        assert!(cal.windows(2).all(|w| w[0].1 <= w[1].0), "{cal:?}");
+        assert!(cal.iter().zip(cal.iter().skip(1)).all(|(a, b)| a.1 <= b.0), "{cal:?}");
         tl.retire(SimTime(202_000));
         assert_eq!(tl.channel[0], [(SimTime(202_000), SimTime(203_000))]);
     }
