@@ -1,12 +1,14 @@
 //! Telomere on random periodic task sets, dispatched earliest deadline first per
 //! die with every released job in the device: whatever admission control admits
-//! runs with no valid-page copy and no page command over the service bound; what
-//! it refuses issues nothing.
+//! runs with no deadline miss, no valid-page copy and no page command over the
+//! service bound; what it refuses issues nothing.
 //!
-//! Deadline misses are not asserted: on this 4-die device, 5 of these 12 sets
-//! (admitted with Eq. 20 loads near 1) miss 1 to 62 deadlines of about 800 jobs,
-//! a gap between Eq. 20 and per-die EDF over striped tasks that is still open.
-//! Table 3 (`table3.rs`) and the wear runs (`wear.rs`) have none.
+//! With Eq. 20 alone (writes charged `ceil(w / S_chips)`) 5 of the first 12 sets
+//! on the 4-die device missed 1 to 62 of about 800 jobs: a task striped over `g <
+//! S_chips` dies puts `ceil(w / g)` pages on each. The FTL's per-chip check
+//! (`ftlab_ftl::telomere` module `chips`) refuses what would overload a chip, and
+//! its stripes go by address so that a waiting write's die is known. Checked with
+//! 200 seeds per shape (800 runs, no miss); 40 are kept to stay fast.
 #![allow(clippy::unwrap_used)]
 
 use ftlab_sim::{run, RunConfig};
@@ -21,14 +23,15 @@ impl Lcg {
     }
 }
 
-fn task_set(seed: u64) -> String {
+/// 3 to 7 tasks, granularity one of the first `widest` of 1, 2, 4, 8.
+fn task_set(seed: u64, widest: u64) -> String {
     let mut rng = Lcg(seed);
     let mut text = String::new();
     for i in 0..3 + rng.below(5) {
         let write_period_us = 2_000 * (1 + rng.below(10));
         let write_pages = 1 + rng.below(16);
         let lifetime_us = write_period_us * (1 + rng.below(50));
-        let granularity = [1, 2, 4][rng.below(3) as usize];
+        let granularity = [1, 2, 4, 8][rng.below(widest) as usize];
         text += &format!(
             "[[workload.task]]\nname = \"t{i}\"\nwrite_period_us = {write_period_us}\nwrite_pages = {write_pages}\n\
              lifetime_us = {lifetime_us}\ngranularity = {granularity}\n"
@@ -45,29 +48,33 @@ fn task_set(seed: u64) -> String {
 }
 
 #[test]
-fn admitted_random_task_sets_never_copy_and_keep_the_service_bound() {
+fn admitted_random_task_sets_never_miss_never_copy_and_keep_the_service_bound() {
     let mut admitted_runs = 0;
-    for seed in 1..=12u64 {
-        for kind in ["telomere-sip", "telomere-sharp"] {
-            let text = format!(
-                "seed = {seed}\n[device]\nchip = \"small-slc\"\nblocks_per_plane = 64\n[ftl]\nkind = \"{kind}\"\n\
-                     [host]\ndispatch = \"per-die-edf\"\nqueue_depth = 64\n[workload]\nduration_ms = 1500\n{}",
-                task_set(seed)
-            );
-            let r = run(&RunConfig::from_toml(&text, "random set").unwrap(), &mut |_| {}).unwrap();
-            let what = format!("seed {seed} {kind}: {:?}", r.tasks);
-            assert_eq!(r.integrity, "ok", "{what}");
-            assert_eq!((r.gc_page_copies, r.bound_violations), (0, 0), "{what}");
-            assert!(r.bound_us.is_some(), "{what}");
-            for t in &r.tasks {
-                if t.admitted {
-                    assert!(t.jobs > 0, "{what}");
-                } else {
-                    assert!(t.jobs == 0 && t.refused_by.is_some(), "{what}");
+    // 4 dies on 2 channels with granularity up to 4; 8 dies on 2 channels, up to 8.
+    for (ways, widest) in [(2, 3), (4, 4)] {
+        for seed in 1..=40u64 {
+            for kind in ["telomere-sip", "telomere-sharp"] {
+                let text = format!(
+                    "seed = {seed}\n[device]\nchip = \"small-slc\"\nblocks_per_plane = 64\nways = {ways}\n\
+                     [ftl]\nkind = \"{kind}\"\n[host]\ndispatch = \"per-die-edf\"\nqueue_depth = 64\n\
+                     [workload]\nduration_ms = 1500\n{}",
+                    task_set(seed, widest)
+                );
+                let r = run(&RunConfig::from_toml(&text, "random set").unwrap(), &mut |_| {}).unwrap();
+                let what = format!("{ways} ways, seed {seed} {kind}: {:?}", r.tasks);
+                assert_eq!(r.integrity, "ok", "{what}");
+                assert_eq!((r.deadline_misses, r.gc_page_copies, r.bound_violations), (0, 0, 0), "{what}");
+                assert!(r.bound_us.is_some(), "{what}");
+                for t in &r.tasks {
+                    if t.admitted {
+                        assert!(t.jobs > 0, "{what}");
+                    } else {
+                        assert!(t.jobs == 0 && t.refused_by.is_some(), "{what}");
+                    }
                 }
+                admitted_runs += u32::from(r.tasks.iter().any(|t| t.admitted));
             }
-            admitted_runs += u32::from(r.tasks.iter().any(|t| t.admitted));
         }
     }
-    assert!(admitted_runs >= 20, "most sets admit something: {admitted_runs} of 24");
+    assert!(admitted_runs >= 140, "most sets admit something: {admitted_runs} of 160");
 }

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use ftlab_bounds::telomere::{admit, sharp_blocks, sharp_partition, sip_blocks, Device, Policy, Task, TaskSet, Test};
 use ftlab_nand::{BlockId, Geometry};
 
+use super::chips;
 use crate::alloc::FreeOrder;
 use crate::{FtlError, Io, StreamVerdict};
 
@@ -213,7 +214,7 @@ impl TelomereConfig {
     fn device(&self, io: &Io, good: u32) -> Device {
         let g = io.geometry();
         let t = io.timing();
-        let xfer = t.transfer(g.page_size).0;
+        let xfer = t.transfer(g.page_size + g.oob_size).0;
         let bus = f64::from(g.channels) * f64::from(t.channel_mb_per_s.max(1));
         let data_pages = g.pages_per_block.saturating_sub(super::summary::PAGES).max(1);
         // Each data page carries its share of its block's summary programs.
@@ -276,21 +277,6 @@ impl TelomereConfig {
                 Placement::Sharp => Policy::Sharp,
             };
             let a = admit(&set, policy).map_err(|e| FtlError::Config(e.to_string()))?;
-            let refused: Vec<String> = a
-                .tasks
-                .iter()
-                .filter(|v| !v.admitted)
-                .map(|v| format!("`{}` ({:?} test)", v.name, v.refused_by.map_or("?".into(), |t| format!("{t:?}"))))
-                .collect();
-            if self.strict_admission && !refused.is_empty() {
-                return Err(FtlError::Config(format!(
-                    "telomere ({}) refuses task(s) {} on this device ({} blocks for tasks): drop or shrink them, \
-                     use a larger device, or set strict_admission = false to send their writes to the pool",
-                    policy.name(),
-                    refused.join(", "),
-                    device.blocks
-                )));
-            }
             verdicts = a
                 .tasks
                 .iter()
@@ -312,36 +298,42 @@ impl TelomereConfig {
                     }),
                 })
                 .collect();
-            let admitted: Vec<usize> = (0..tasks.len()).filter(|&i| a.tasks[i].admitted).collect();
-            stream_pages = admitted
-                .iter()
-                .map(|&i| tasks[i].write_pages.saturating_mul(tasks[i].lifetime_periods.saturating_add(1)))
-                .fold(0u64, u64::saturating_add);
-            let writers: Vec<usize> = admitted.iter().copied().filter(|&i| tasks[i].write_pages > 0).collect();
-            let members: Vec<(Vec<usize>, u64)> = match self.policy {
-                Placement::Sip => writers.iter().map(|&i| (vec![i], sip_blocks(&tasks[i], &device))).collect(),
-                Placement::Sharp => {
-                    let refs: Vec<&Task> = writers.iter().map(|&i| &tasks[i]).collect();
-                    sharp_partition(&refs, &device)
-                        .into_iter()
-                        .map(|p| {
-                            let idx: Vec<usize> = p.tasks.iter().map(|&k| writers[k]).collect();
-                            (idx.clone(), p.blocks.max(uniform_stripe_blocks(&tasks, &idx, &device)))
-                        })
-                        .collect()
-                }
+            // Eq. 20 passed; now each chip with the stripes placed on it (module
+            // `chips`), refusing the latest admitted task on a chip over 1.
+            let xfer = io.timing().transfer(g.page_size + g.oob_size).0;
+            let channel_wait = u64::from(g.ways_per_channel * g.dies_per_way).saturating_sub(1) * xfer;
+            let placed = loop {
+                let placed = self.place(&tasks, &verdicts, &device, g.dies())?;
+                let Some((die, load, i)) = chips::overloaded(&tasks, &placed, &device, g.dies(), channel_wait) else {
+                    break placed;
+                };
+                verdicts[i].admitted = false;
+                verdicts[i].reason = Some(format!(
+                    "throughput: chip {die} loaded {load:.4}, {:.4} over 1, with the task striped over {} chips \
+                     (per-chip EDF, module telomere::chips)",
+                    load - 1.0,
+                    tasks[i].granularity
+                ));
             };
-            let reserved: u64 = members.iter().map(|m| m.1).sum();
-            if reserved > device.blocks {
+            let refused: Vec<String> = verdicts
+                .iter()
+                .filter(|v| !v.admitted)
+                .map(|v| format!("`{}` ({})", v.name, v.reason.as_deref().unwrap_or("?")))
+                .collect();
+            if self.strict_admission && !refused.is_empty() {
                 return Err(FtlError::Config(format!(
-                    "telomere (sharp): striping each partition over its widest task's granularity needs {reserved} \
-                     blocks, more than the {} for tasks: give the tasks of similar lifetimes one granularity",
+                    "telomere ({}) refuses task(s) {} on this device ({} blocks for tasks): drop or shrink them, \
+                     use a larger device, or set strict_admission = false to send their writes to the pool",
+                    policy.name(),
+                    refused.join(", "),
                     device.blocks
                 )));
             }
-            let mut next_die = 0;
-            for (k, (idx, blocks)) in members.into_iter().enumerate() {
-                let width = idx.iter().map(|&i| tasks[i].granularity).max().unwrap_or(1);
+            stream_pages = (0..tasks.len())
+                .filter(|&i| verdicts[i].admitted)
+                .map(|i| tasks[i].write_pages.saturating_mul(tasks[i].lifetime_periods.saturating_add(1)))
+                .fold(0u64, u64::saturating_add);
+            for (k, chips::Placed { tasks: idx, blocks, first_die, width }) in placed.into_iter().enumerate() {
                 for &i in &idx {
                     group_of_task[i] = Some(k as u32);
                 }
@@ -353,11 +345,10 @@ impl TelomereConfig {
                 groups.push(Group {
                     names: idx.iter().map(|&i| tasks[i].name.clone()).collect(),
                     quota: u32::try_from(blocks).unwrap_or(u32::MAX),
-                    first_die: next_die,
+                    first_die,
                     width,
                     lifetime_ns,
                 });
-                next_die = (next_die + width) % g.dies();
             }
         }
         let reserved: u64 = groups.iter().map(|x| u64::from(x.quota)).sum();
@@ -385,6 +376,53 @@ impl TelomereConfig {
             stream_pages: stream_pages as u32,
             verdicts,
         })
+    }
+}
+
+impl TelomereConfig {
+    /// The groups of the admitted writers (`verdicts`): one per task (SiP) or
+    /// per partition of Algorithm 1 (SharP), each striped over its widest task's
+    /// `g` dies, the stripes laid round robin from die 0.
+    fn place(
+        &self,
+        tasks: &[Task],
+        verdicts: &[StreamVerdict],
+        device: &Device,
+        dies: u32,
+    ) -> Result<Vec<chips::Placed>, FtlError> {
+        let writers: Vec<usize> =
+            (0..tasks.len()).filter(|&i| verdicts[i].admitted && tasks[i].write_pages > 0).collect();
+        let members: Vec<(Vec<usize>, u64)> = match self.policy {
+            Placement::Sip => writers.iter().map(|&i| (vec![i], sip_blocks(&tasks[i], device))).collect(),
+            Placement::Sharp => {
+                let refs: Vec<&Task> = writers.iter().map(|&i| &tasks[i]).collect();
+                sharp_partition(&refs, device)
+                    .into_iter()
+                    .map(|p| {
+                        let idx: Vec<usize> = p.tasks.iter().map(|&k| writers[k]).collect();
+                        (idx.clone(), p.blocks.max(uniform_stripe_blocks(tasks, &idx, device)))
+                    })
+                    .collect()
+            }
+        };
+        let reserved: u64 = members.iter().map(|m| m.1).sum();
+        if reserved > device.blocks {
+            return Err(FtlError::Config(format!(
+                "telomere (sharp): striping each partition over its widest task's granularity needs {reserved} \
+                 blocks, more than the {} for tasks: give the tasks of similar lifetimes one granularity",
+                device.blocks
+            )));
+        }
+        let mut next_die = 0;
+        Ok(members
+            .into_iter()
+            .map(|(idx, blocks)| {
+                let width = idx.iter().map(|&i| tasks[i].granularity).max().unwrap_or(1);
+                let first_die = next_die;
+                next_die = (next_die + width) % dies;
+                chips::Placed { tasks: idx, blocks, first_die, width }
+            })
+            .collect())
     }
 }
 

@@ -5,11 +5,13 @@
 //! - **Page mapping** over the whole logical space; every block carries a *stamp*,
 //!   the latest expiry of the data written into it (Section 3).
 //! - **Task blocks.** At format the configured task set is admitted on this device
-//!   by `ftlab_bounds::telomere::admit` (storage Eq. 5-16, throughput Eq. 17-20);
-//!   each admitted writing task (SiP, Section 4.1) or each SharP partition
+//!   by `ftlab_bounds::telomere::admit` (storage Eq. 5-16, throughput Eq. 17-20),
+//!   then chip by chip with the stripes as placed (module `chips`: Eq. 18 spreads
+//!   a write over every chip, a stripe puts `ceil(w / g)` pages on each of its
+//!   `g`); each admitted writing task (SiP, Section 4.1) or each SharP partition
 //!   (Algorithm 1, Section 4.2) is a *group* that may hold at most its `H_g` blocks.
-//!   A group's pages are striped round-robin over `g` dies (its widest task's
-//!   granularity). Task `i` is the stream `Hint::stream == Some(i)`; a write's
+//!   A group's pages are striped by logical address over `g` dies (its widest
+//!   task's granularity), the groups' stripes laid round robin from die 0. Task `i` is the stream `Hint::stream == Some(i)`; a write's
 //!   expiry is `Hint::expiry`, or, when the host gives none, Eq. 3-4
 //!   (`floor(t / T^w) T^w + (l^w + 1) T^w`).
 //! - **GC is an erase.** A closed group block is erased once its stamp has passed
@@ -81,6 +83,7 @@
 //! own block. The summaries cost two pages of each group block and one program
 //! each (purpose `checkpoint`).
 
+mod chips;
 mod config;
 mod heat;
 mod recover;
@@ -148,7 +151,6 @@ pub struct Telomere {
     stamp: Vec<u64>,
     /// Blocks each group holds (open or closed).
     held: Vec<u32>,
-    cursor: Vec<u32>,
     /// Per die, its closed blocks by the time they become erasable (stamp, or 0
     /// when emptied).
     expiring: Vec<BinaryHeap<Reverse<(u64, u32)>>>,
@@ -180,7 +182,6 @@ impl Telomere {
             owner: vec![POOL; blocks],
             stamp: vec![NEVER; blocks],
             held: vec![0; n],
-            cursor: vec![0; n],
             expiring: vec![BinaryHeap::new(); g.dies() as usize],
             overflow_writes: 0,
             heat,
@@ -486,13 +487,13 @@ impl Telomere {
         Ok(())
     }
 
-    /// The die a group's next page goes to; `None` (the pool) if the group has
-    /// used its whole quota and none of its blocks has expired.
-    fn group_die(&mut self, io: &mut Io, stream: u32) -> Result<Option<DieId>, FtlError> {
+    /// The die logical page `lpn` of group allocator stream `stream` goes to;
+    /// `None` (the pool) if the group has used its whole quota and none of its
+    /// blocks has expired.
+    fn group_die(&mut self, io: &mut Io, stream: u32, lpn: Lpn) -> Result<Option<DieId>, FtlError> {
         let k = stream as usize - 1;
         let quota = self.plan.groups[k].quota;
-        let die = self.stripe_die(k);
-        self.cursor[k] = self.cursor[k].wrapping_add(1);
+        let die = self.stripe_die(k, lpn);
         if self.alloc.open_room(stream, die) == 0 && self.held[k] >= quota {
             let now = io.now().0;
             io.independent(|io| self.reclaim_expired(io, now, u32::MAX, None))?;
@@ -505,12 +506,16 @@ impl Telomere {
 }
 
 impl Telomere {
-    /// The die of group `k`'s next page: its stripe of `width` dies from
-    /// `first_die`, round robin.
+    /// The die of logical page `lpn` of group `k`: striped by address over the
+    /// group's `width` dies from `first_die`. A task writes its pages at
+    /// consecutive addresses, so each job puts at most `ceil(w / width)` pages on
+    /// a die and its freshest `r` pages lie at most `ceil(r / width)` to a die
+    /// (the per-chip loads admission checks, module `chips`); and the die of a
+    /// write waiting to be issued does not change ([`Ftl::write_die`]).
     #[inline]
-    fn stripe_die(&self, k: usize) -> DieId {
+    fn stripe_die(&self, k: usize, lpn: Lpn) -> DieId {
         let g = &self.plan.groups[k];
-        DieId((g.first_die + self.cursor[k] % g.width) % self.geometry.dies())
+        DieId((g.first_die + lpn.0 % g.width) % self.geometry.dies())
     }
 }
 
@@ -561,7 +566,7 @@ impl Ftl for Telomere {
         io.independent(|io| self.collect_pool(io))?;
         let mut die = None;
         if stream != POOL {
-            die = self.group_die(io, stream)?;
+            die = self.group_die(io, stream, lpn)?;
             if die.is_none() {
                 stream = POOL;
                 self.overflow_writes += 1;
@@ -631,11 +636,11 @@ impl Ftl for Telomere {
         self.table.die_of(lpn, &self.layout)
     }
 
-    /// An admitted task's write goes to the next die of its group's stripe (a
-    /// write the group cannot take goes to the pool, on a die the pool picks).
-    fn write_die(&self, _lpn: Lpn, hint: &Hint) -> Option<ftlab_nand::DieId> {
+    /// An admitted task's write goes to its address's die in its group's stripe
+    /// (a write the group cannot take goes to the pool, on a die the pool picks).
+    fn write_die(&self, lpn: Lpn, hint: &Hint) -> Option<ftlab_nand::DieId> {
         let k = (*self.plan.group_of_task.get(hint.stream? as usize)?)?;
-        Some(self.stripe_die(k as usize))
+        Some(self.stripe_die(k as usize, lpn))
     }
 
     fn ram_bytes(&self) -> u64 {
