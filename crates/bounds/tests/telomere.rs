@@ -2,8 +2,8 @@
 #![allow(clippy::unwrap_used)]
 
 use ftlab_bounds::telomere::{
-    admit, multilog_waf, sharp_blocks, sharp_partition, sip_blocks, waogc_max_lambda, Admission, Device,
-    MultiLogWorkload, Policy, Task, TaskSet, Test,
+    admit, admit_with, multilog_waf, sharp_blocks, sharp_partition, sip_blocks, waogc_max_lambda, Admission, Admitter,
+    ChipCheck, Device, MultiLogWorkload, Policy, Task, TaskSet, Test,
 };
 use ftlab_nand::presets::preset;
 
@@ -265,4 +265,51 @@ fn generator_is_deterministic_and_hits_the_targets() {
     assert!(TaskSet::generate(0, 0.5, 0.5, 1, d.clone()).is_err());
     let e = TaskSet::generate(5, f64::NAN, 0.5, 1, d).unwrap_err();
     assert!(e.to_string().contains("storage utilization is NaN"), "{e}");
+}
+
+/// The chip-by-chip test (`admit_with` and a `ChipCheck`): two tasks each
+/// striped over 2 of 4 chips pass Eq. 20, which spreads their writes over all 4,
+/// but SiP lays them round robin on chips 0-1 and 2-3 only while they fit; a third
+/// narrow task lands on chips 0-1 again and overloads them. The paper's `admit`
+/// admits it; with the check it is refused by `Test::Chip`, naming the chip,
+/// and the Admitter refuses it at `open()` the same way.
+#[test]
+fn the_chip_test_refuses_what_eq_20_spreads_over_every_chip() {
+    let d = Device {
+        name: "four chips".into(),
+        pages_per_block: 62,
+        blocks: 4_000,
+        parallel_units: 4,
+        page_size: 4096,
+        t_r_ns: 100_000,
+        t_w_ns: 300_000,
+        t_e_ns: 1_500_000,
+        lambda: 1.0,
+        read_bandwidth_mb_s: 100.0,
+        write_bandwidth_mb_s: 100.0,
+    };
+    let t = |name: &str| Task::from_ms(name, 0, 0.0, 16, 6.0, 10).with_granularity(2);
+    let set = TaskSet::new(d.clone(), vec![t("a"), t("b"), t("c")]).unwrap();
+    // Eq. 20: 0.25 + 3 x (ceil(16 / 4) x 0.3 / 6 + 1.5 / 42) = 0.957.
+    let paper = admit(&set, Policy::Sip).unwrap();
+    assert_eq!(paper.admitted, 3, "{paper:?}");
+    assert_eq!(paper.chip_check, None);
+    // Per chip: a and c share chips 0-1 at 8 pages each: 0.25 + 2 x (0.4 + 1.5 x 8 / (62 x 6)) > 1.
+    let check = ChipCheck { channel_wait_ns: 0 };
+    let placed = admit_with(&set, Policy::Sip, Some(check)).unwrap();
+    assert_eq!(refused(&placed), [("c", Test::Chip)]);
+    let c = &placed.tasks[2];
+    assert_eq!(c.chip, Some(0));
+    let load = 0.25 + 2.0 * (8.0 * 0.3 / 6.0 + 1.5 * 8.0 / (62.0 * 6.0));
+    assert!((c.excess.unwrap() - (load - 1.0)).abs() < 1e-9, "{c:?}");
+    assert_eq!(placed.admitted, 2);
+    // Only SiP and SharP stripe by task: WAO-GC ignores the check.
+    assert_eq!(admit_with(&set, Policy::WaoGc, Some(check)).unwrap().chip_check, None);
+    // open() one by one: the same refusal, with the chip and its load.
+    let mut admitter = Admitter::new(d, Policy::Sip).unwrap().with_chip_check(check);
+    admitter.open(t("a")).unwrap();
+    admitter.open(t("b")).unwrap();
+    let r = admitter.open(t("c")).unwrap_err();
+    assert_eq!((r.test, r.chip), (Test::Chip, Some(0)));
+    assert!(r.to_string().contains("chip 0 loaded"), "{r}");
 }

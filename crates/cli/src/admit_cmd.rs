@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use clap::ValueEnum;
-use ftlab_bounds::telomere::{admit, Admission, Device, MultiLogWorkload, Policy, TaskSet, Test};
+use ftlab_bounds::telomere::{admit_with, Admission, ChipCheck, Device, MultiLogWorkload, Policy, TaskSet, Test};
 use ftlab_nand::presets;
 
 use crate::cli::AdmitArgs;
@@ -59,9 +59,16 @@ JSON fields (stable): policy, device, storage_unit (\"blocks\" for sip/sharp,
 storage_available (lambda x blocks or pages), waf (multilog, else null),
 admitted, refused (counts), storage_needed and throughput_load (of the admitted
 tasks; the load is the left side of Eq. 20, limit 1), partitions (names of
-tasks sharing blocks), tasks: [{name, admitted, refused_by (\"storage\",
-\"throughput\" or null), storage_needed, throughput_load (of the admitted tasks
-plus this one), excess (amount over the failing limit, or null)}].
+tasks sharing blocks), chip_check ({channel_wait_ns} with --per-chip under
+sip/sharp, else null), tasks: [{name, admitted, refused_by (\"storage\",
+\"throughput\", \"chip\" or null), storage_needed, throughput_load (of the
+admitted tasks plus this one), excess (amount over the failing limit: for
+\"chip\" the chip's load over 1, or null), chip (the chip over its limit, or
+null)}].
+
+--per-chip (sip, sharp): after Eq. 20, every chip is tested with Eq. 20's form
+over the work placed on it when each task is striped over its own g chips (Eq.
+18 spreads writes over all chips): the test ftlab's telomere FTLs apply.
 
 Generated sets (--generate N): UUniFast storage and bandwidth utilizations
 summing to --storage-util and --throughput-util, periods and lifetimes from
@@ -95,7 +102,8 @@ pub fn run(args: &AdmitArgs) -> Result<(), CliError> {
         AdmitPolicy::Waogc => Policy::WaoGc,
         AdmitPolicy::Multilog => Policy::MultiLog { workload, waf: args.waf },
     };
-    let admission = admit(&set, policy).map_err(usage)?;
+    let chip_check = args.per_chip.then(|| ChipCheck { channel_wait_ns: channel_wait_ns(&args.chip) });
+    let admission = admit_with(&set, policy, chip_check).map_err(usage)?;
     let text = match args.format {
         AdmitFormat::Table => table(&admission, &set.device),
         AdmitFormat::Json => {
@@ -127,6 +135,14 @@ fn device(args: &AdmitArgs) -> Result<Device, CliError> {
     Ok(d)
 }
 
+/// The transfers of the other dies on a die's channel, for `--per-chip`.
+fn channel_wait_ns(chip: &str) -> u64 {
+    presets::preset(chip).map_or(0, |p| {
+        let g = p.geometry;
+        u64::from(g.ways_per_channel * g.dies_per_way).saturating_sub(1) * p.timing.transfer(g.page_size + g.oob_size).0
+    })
+}
+
 fn table(a: &Admission, d: &Device) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -155,10 +171,12 @@ fn table(a: &Admission, d: &Device) -> String {
             None => ("admitted", "-"),
             Some(Test::Storage) => ("refused", "storage"),
             Some(Test::Throughput) => ("refused", "throughput"),
+            Some(Test::Chip) => ("refused", "chip"),
         };
         let excess = match (t.refused_by, t.excess) {
             (Some(Test::Storage), Some(x)) => format!("+{x:.1}"),
             (Some(Test::Throughput), Some(x)) => format!("+{x:.4}"),
+            (Some(Test::Chip), Some(x)) => format!("+{x:.4} (chip {})", t.chip.unwrap_or(0)),
             _ => "-".into(),
         };
         let _ = writeln!(

@@ -330,6 +330,11 @@ pub struct AdmitArgs {
     /// MultiLog-Oracle's write amplification, instead of Table 2's.
     #[arg(long, value_name = "F")]
     pub waf: Option<f64>,
+    /// SiP and SharP: after Eq. 20, test every chip with the tasks striped over
+    /// their own g chips, as ftlab's telomere FTLs place them (a page also waits
+    /// for the other chips' transfers on its channel).
+    #[arg(long)]
+    pub per_chip: bool,
     /// Admit N generated tasks instead of a file.
     #[arg(long, value_name = "N", help_heading = "Generator")]
     pub generate: Option<usize>,

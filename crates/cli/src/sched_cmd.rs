@@ -87,6 +87,7 @@ fn test_name(t: Test) -> &'static str {
     match t {
         Test::Storage => "storage",
         Test::Throughput => "throughput",
+        Test::Chip => "chip",
     }
 }
 

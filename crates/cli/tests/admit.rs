@@ -196,3 +196,32 @@ fn long_help_documents_the_json_fields() {
         assert!(help.contains(field), "{field} missing from --help");
     }
 }
+
+/// `--per-chip`: three tasks striped over 2 of small-slc's 4 chips pass Eq. 20;
+/// laid round robin, the third shares chips 0-1 with the first and overloads
+/// them, so the chip test refuses it (JSON `refused_by` "chip", `chip` 0), as
+/// the telomere FTLs would.
+#[test]
+fn per_chip_refuses_a_stripe_that_overloads_its_chips() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("narrow.toml");
+    let task = |n: &str| {
+        format!(
+            "[[task]]\nname = \"{n}\"\nwrite_pages = 16\nwrite_period_ms = 6\nlifetime_periods = 10\ngranularity = 2\n"
+        )
+    };
+    std::fs::write(&path, [task("a"), task("b"), task("c")].concat()).unwrap();
+    let path = path.display().to_string();
+    let paper = json(&["admit", &path, "--chip", "small-slc", "--policy", "sip", "-f", "json"]);
+    assert_eq!(paper["admitted"], 3, "{paper}");
+    assert!(paper["chip_check"].is_null());
+    let placed = json(&["admit", &path, "--chip", "small-slc", "--policy", "sip", "--per-chip", "-f", "json"]);
+    assert_eq!(placed["admitted"], 2, "{placed}");
+    let c = &placed["tasks"][2];
+    assert_eq!((c["refused_by"].as_str(), c["chip"].as_u64()), (Some("chip"), Some(0)), "{c}");
+    assert!(c["excess"].as_f64().unwrap() > 0.0);
+    assert!(placed["chip_check"]["channel_wait_ns"].as_u64().unwrap() > 0);
+    let out = ftlab().args(["admit", &path, "--chip", "small-slc", "--policy", "sip", "--per-chip"]).output().unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.lines().any(|l| l.starts_with("c ") && l.contains("chip") && l.contains("(chip 0)")), "{table}");
+}

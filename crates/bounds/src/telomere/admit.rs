@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::baselines::{bank_reservation_load, multilog_waf, valid_pages, waogc_max_lambda, MultiLogWorkload};
+use super::chips::{overloaded, stripes, ChipCheck};
 use super::device::Device;
 use super::error::TelomereError;
 use super::storage::{sharp_partition, sip_blocks};
@@ -51,6 +52,9 @@ pub enum Test {
     Storage,
     /// Not schedulable (Eq. 20) or, for MultiLog, more than the device's average rate.
     Throughput,
+    /// A chip over its limit with the stripes as placed ([`super::chips`]; only
+    /// when a [`ChipCheck`] is asked for).
+    Chip,
 }
 
 /// One task's verdict. Storage and load are those of the admitted tasks plus this one.
@@ -68,8 +72,11 @@ pub struct TaskVerdict {
     /// the limit).
     pub throughput_load: f64,
     /// How far over the failing test's limit: storage units over
-    /// [`Admission::storage_available`], or load over 1. `None` when admitted.
+    /// [`Admission::storage_available`], or load (of Eq. 20, or of the chip) over
+    /// 1. `None` when admitted.
     pub excess: Option<f64>,
+    /// The chip over its limit, when [`Test::Chip`] refused the task.
+    pub chip: Option<u32>,
 }
 
 /// The outcome of [`admit`].
@@ -88,6 +95,8 @@ pub struct Admission {
     pub storage_available: f64,
     /// The WAF MultiLog's bank reservation assumed; `None` for the other policies.
     pub waf: Option<f64>,
+    /// The chip-by-chip test applied after Eq. 20 (SiP and SharP), if any.
+    pub chip_check: Option<ChipCheck>,
     /// One verdict per task, in the task set's order.
     pub tasks: Vec<TaskVerdict>,
     /// How many tasks were admitted.
@@ -216,7 +225,16 @@ pub fn check_set(set: &TaskSet, policy: Policy) -> Result<SetVerdict, TelomereEr
 /// cannot hold a page copy (no Lazy-RTGC `U(sigma)`), MultiLog when Table 2 has no
 /// WAF for the device's over-provisioning and none is given.
 pub fn admit(set: &TaskSet, policy: Policy) -> Result<Admission, TelomereError> {
+    admit_with(set, policy, None)
+}
+
+/// [`admit`], and with `chip_check` under SiP and SharP a third test after Eq.
+/// 20: no chip over its limit with the admitted tasks and the candidate striped
+/// as [`super::chips`] places them. The test an FTL that stripes each task over
+/// its own `g` chips needs (ftlab's `telomere-sip` and `telomere-sharp` apply it).
+pub fn admit_with(set: &TaskSet, policy: Policy, chip_check: Option<ChipCheck>) -> Result<Admission, TelomereError> {
     let d = &set.device;
+    let chip_check = chip_check.filter(|_| matches!(policy, Policy::Sip | Policy::Sharp));
     let (lambda, waf, storage_unit, tests) = setup(d, policy)?;
     let available = lambda * tests.capacity() as f64;
 
@@ -226,10 +244,14 @@ pub fn admit(set: &TaskSet, policy: Policy) -> Result<Admission, TelomereError> 
         admitted.push(task);
         let storage_needed = tests.storage(&admitted);
         let throughput_load = tests.load(&admitted);
+        let mut chip = None;
         let (refused_by, excess) = if storage_needed as f64 > available {
             (Some(Test::Storage), Some(storage_needed as f64 - available))
         } else if throughput_load > 1.0 + LOAD_TOLERANCE {
             (Some(Test::Throughput), Some(throughput_load - 1.0))
+        } else if let Some(o) = chip_check.and_then(|c| overloaded(&admitted, &stripes(&admitted, policy, d), d, c)) {
+            chip = Some(o.chip);
+            (Some(Test::Chip), Some(o.load - 1.0))
         } else {
             (None, None)
         };
@@ -243,6 +265,7 @@ pub fn admit(set: &TaskSet, policy: Policy) -> Result<Admission, TelomereError> 
             storage_needed,
             throughput_load,
             excess,
+            chip,
         });
     }
     let names = |idx: &[usize]| idx.iter().map(|&i| admitted[i].name.clone()).collect::<Vec<_>>();
@@ -258,6 +281,7 @@ pub fn admit(set: &TaskSet, policy: Policy) -> Result<Admission, TelomereError> 
         lambda,
         storage_available: available,
         waf,
+        chip_check,
         admitted: admitted.len(),
         refused: set.tasks.len() - admitted.len(),
         storage_needed: tests.storage(&admitted),

@@ -19,6 +19,9 @@
 //! * **WAO-GC** (Section 6.1.5): page mapping, `sum w (l + 1) <= lambda S_pages`
 //!   (Eq. 24) with `lambda` capped at [`waogc_max_lambda`] (Lazy-RTGC's `U(sigma)`,
 //!   0.74 on the 1 TB SSD); writes pay a partial collection step (Eq. 25-26).
+//! * **Chip by chip** ([`admit_with`] with a [`ChipCheck`]): Eq. 20's form over
+//!   the work each chip gets when every task is striped over its own `g` chips
+//!   (Eq. 18 spreads writes over all chips), which an FTL that stripes so needs.
 //! * **MultiLog-Oracle** (Section 6.1.6): Eq. 24 and bank reservation with Table 2's
 //!   average WAF ([`bank_reservation_load`]): an average, not a real-time, guarantee.
 //!
@@ -50,6 +53,7 @@
 
 mod admit;
 mod baselines;
+mod chips;
 mod device;
 mod error;
 mod generate;
@@ -59,10 +63,11 @@ mod storage;
 mod task;
 mod throughput;
 
-pub use admit::{admit, check_set, Admission, Policy, SetVerdict, TaskVerdict, Test};
+pub use admit::{admit, admit_with, check_set, Admission, Policy, SetVerdict, TaskVerdict, Test};
 pub use baselines::{
     bank_reservation_load, multilog_waf, valid_pages, waogc_max_lambda, MultiLogWorkload, MULTILOG_WAF,
 };
+pub use chips::{overloaded, stripes, ChipCheck, Overload, Stripe};
 pub use device::Device;
 pub use error::TelomereError;
 pub use generate::{uunifast, GeneratorSpec};

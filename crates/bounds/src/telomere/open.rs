@@ -25,6 +25,7 @@ use std::fmt;
 use serde::Serialize;
 
 use super::admit::{setup, Policy, Test, Tests, LOAD_TOLERANCE};
+use super::chips::{overloaded, stripes, ChipCheck};
 use super::device::Device;
 use super::error::TelomereError;
 use super::task::Task;
@@ -70,13 +71,23 @@ pub struct Refusal {
     /// `blocks` or `pages`.
     pub unit: &'static str,
     /// Throughput load with this task (left side of Eq. 20; limit 1), or `None`
-    /// when the storage test failed first.
+    /// when the storage test failed first; for [`Test::Chip`], the chip's load.
     pub throughput_load: Option<f64>,
+    /// The chip over its limit, when [`Test::Chip`] failed.
+    pub chip: Option<u32>,
 }
 
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.test, self.throughput_load) {
+            (Test::Chip, Some(load)) => write!(
+                f,
+                "task `{}` refused by the chip test: chip {} loaded {load:.4} with the open tasks striped as \
+                 placed, {:.4} over 1",
+                self.task,
+                self.chip.unwrap_or(0),
+                load - 1.0
+            ),
             (Test::Throughput, Some(load)) => write!(
                 f,
                 "task `{}` refused by the throughput test: load {load:.4} with the open tasks, {:.4} over 1 (Eq. 20)",
@@ -111,6 +122,7 @@ pub struct Admitter {
     unit: &'static str,
     open: Vec<(u32, Task)>,
     next_stream: u32,
+    chip_check: Option<ChipCheck>,
 }
 
 impl Admitter {
@@ -118,7 +130,23 @@ impl Admitter {
     /// device (see [`super::admit`]).
     pub fn new(device: Device, policy: Policy) -> Result<Self, TelomereError> {
         let (lambda, waf, unit, _) = setup(&device, policy)?;
-        Ok(Admitter { device, policy, lambda, waf: waf.unwrap_or(1.0), unit, open: Vec::new(), next_stream: 0 })
+        Ok(Admitter {
+            device,
+            policy,
+            lambda,
+            waf: waf.unwrap_or(1.0),
+            unit,
+            open: Vec::new(),
+            next_stream: 0,
+            chip_check: None,
+        })
+    }
+
+    /// Adds the chip-by-chip test after Eq. 20 (SiP and SharP; see
+    /// [`super::admit_with`]).
+    pub fn with_chip_check(mut self, check: ChipCheck) -> Self {
+        self.chip_check = Some(check).filter(|_| matches!(self.policy, Policy::Sip | Policy::Sharp));
+        self
     }
 
     /// Runs both tests on the open tasks plus `task`; admits it or says why not. A
@@ -130,20 +158,26 @@ impl Admitter {
         with.push(&task);
         let available = lambda * tests.capacity() as f64;
         let storage_needed = tests.storage(&with);
-        let refusal = |test, load| Refusal {
+        let refusal = |test, load, chip| Refusal {
             task: task.name.clone(),
             test,
             storage_needed,
             storage_available: available,
             unit,
             throughput_load: load,
+            chip,
         };
         if storage_needed as f64 > available {
-            return Err(refusal(Test::Storage, None));
+            return Err(refusal(Test::Storage, None, None));
         }
         let load = tests.load(&with);
         if load > 1.0 + LOAD_TOLERANCE {
-            return Err(refusal(Test::Throughput, Some(load)));
+            return Err(refusal(Test::Throughput, Some(load), None));
+        }
+        if let Some(o) =
+            self.chip_check.and_then(|c| overloaded(&with, &stripes(&with, self.policy, &self.device), &self.device, c))
+        {
+            return Err(refusal(Test::Chip, Some(o.load), Some(o.chip)));
         }
         let stream = self.next_stream;
         self.next_stream += 1;

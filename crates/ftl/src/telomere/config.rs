@@ -4,10 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use ftlab_bounds::telomere::{admit, sharp_blocks, sharp_partition, sip_blocks, Device, Policy, Task, TaskSet, Test};
+use ftlab_bounds::telomere::{admit_with, sharp_blocks, stripes, ChipCheck, Device, Policy, Task, TaskSet, Test};
 use ftlab_nand::{BlockId, Geometry};
 
-use super::chips;
 use crate::alloc::FreeOrder;
 use crate::{FtlError, Io, StreamVerdict};
 
@@ -276,7 +275,13 @@ impl TelomereConfig {
                 Placement::Sip => Policy::Sip,
                 Placement::Sharp => Policy::Sharp,
             };
-            let a = admit(&set, policy).map_err(|e| FtlError::Config(e.to_string()))?;
+            // Eq. 20, then chip by chip with the stripes as this FTL places them
+            // (ftlab_bounds::telomere::chips): a page's time also counts the
+            // transfers of the other dies on its channel.
+            let xfer = io.timing().transfer(g.page_size + g.oob_size).0;
+            let channel_wait_ns = u64::from(g.ways_per_channel * g.dies_per_way).saturating_sub(1) * xfer;
+            let a = admit_with(&set, policy, Some(ChipCheck { channel_wait_ns }))
+                .map_err(|e| FtlError::Config(e.to_string()))?;
             verdicts = a
                 .tasks
                 .iter()
@@ -294,27 +299,16 @@ impl TelomereConfig {
                         (Test::Throughput, Some(x)) => {
                             format!("throughput: EDF load {:.4}, {x:.4} over 1 (Eq. 20)", v.throughput_load)
                         }
+                        (Test::Chip, Some(x)) => format!(
+                            "throughput: die {} loaded {:.4}, {x:.4} over 1, with the tasks striped as placed \
+                             (ftlab_bounds::telomere::chips)",
+                            v.chip.unwrap_or(0),
+                            1.0 + x
+                        ),
                         (t, _) => format!("{t:?}"),
                     }),
                 })
                 .collect();
-            // Eq. 20 passed; now each chip with the stripes placed on it (module
-            // `chips`), refusing the latest admitted task on a chip over 1.
-            let xfer = io.timing().transfer(g.page_size + g.oob_size).0;
-            let channel_wait = u64::from(g.ways_per_channel * g.dies_per_way).saturating_sub(1) * xfer;
-            let placed = loop {
-                let placed = self.place(&tasks, &verdicts, &device, g.dies())?;
-                let Some((die, load, i)) = chips::overloaded(&tasks, &placed, &device, g.dies(), channel_wait) else {
-                    break placed;
-                };
-                verdicts[i].admitted = false;
-                verdicts[i].reason = Some(format!(
-                    "throughput: chip {die} loaded {load:.4}, {:.4} over 1, with the task striped over {} chips \
-                     (per-chip EDF, module telomere::chips)",
-                    load - 1.0,
-                    tasks[i].granularity
-                ));
-            };
             let refused: Vec<String> = verdicts
                 .iter()
                 .filter(|v| !v.admitted)
@@ -333,7 +327,24 @@ impl TelomereConfig {
                 .filter(|&i| verdicts[i].admitted)
                 .map(|i| tasks[i].write_pages.saturating_mul(tasks[i].lifetime_periods.saturating_add(1)))
                 .fold(0u64, u64::saturating_add);
-            for (k, chips::Placed { tasks: idx, blocks, first_die, width }) in placed.into_iter().enumerate() {
+            let admitted: Vec<usize> = (0..tasks.len()).filter(|&i| verdicts[i].admitted).collect();
+            let refs: Vec<&Task> = admitted.iter().map(|&i| &tasks[i]).collect();
+            let mut placed = stripes(&refs, policy, &device);
+            for p in &mut placed {
+                // Indices into the configured tasks; blocks as this FTL stripes them.
+                p.tasks = p.tasks.iter().map(|&k| admitted[k]).collect();
+                p.blocks = p.blocks.max(uniform_stripe_blocks(&tasks, &p.tasks, &device));
+            }
+            let reserved: u64 = placed.iter().map(|p| p.blocks).sum();
+            if reserved > device.blocks {
+                return Err(FtlError::Config(format!(
+                    "telomere (sharp): striping each partition over its widest task's granularity needs {reserved} \
+                     blocks, more than the {} for tasks: give the tasks of similar lifetimes one granularity",
+                    device.blocks
+                )));
+            }
+            for (k, p) in placed.into_iter().enumerate() {
+                let (idx, blocks, first_die, width) = (p.tasks, p.blocks, p.first_chip, p.width);
                 for &i in &idx {
                     group_of_task[i] = Some(k as u32);
                 }
@@ -376,53 +387,6 @@ impl TelomereConfig {
             stream_pages: stream_pages as u32,
             verdicts,
         })
-    }
-}
-
-impl TelomereConfig {
-    /// The groups of the admitted writers (`verdicts`): one per task (SiP) or
-    /// per partition of Algorithm 1 (SharP), each striped over its widest task's
-    /// `g` dies, the stripes laid round robin from die 0.
-    fn place(
-        &self,
-        tasks: &[Task],
-        verdicts: &[StreamVerdict],
-        device: &Device,
-        dies: u32,
-    ) -> Result<Vec<chips::Placed>, FtlError> {
-        let writers: Vec<usize> =
-            (0..tasks.len()).filter(|&i| verdicts[i].admitted && tasks[i].write_pages > 0).collect();
-        let members: Vec<(Vec<usize>, u64)> = match self.policy {
-            Placement::Sip => writers.iter().map(|&i| (vec![i], sip_blocks(&tasks[i], device))).collect(),
-            Placement::Sharp => {
-                let refs: Vec<&Task> = writers.iter().map(|&i| &tasks[i]).collect();
-                sharp_partition(&refs, device)
-                    .into_iter()
-                    .map(|p| {
-                        let idx: Vec<usize> = p.tasks.iter().map(|&k| writers[k]).collect();
-                        (idx.clone(), p.blocks.max(uniform_stripe_blocks(tasks, &idx, device)))
-                    })
-                    .collect()
-            }
-        };
-        let reserved: u64 = members.iter().map(|m| m.1).sum();
-        if reserved > device.blocks {
-            return Err(FtlError::Config(format!(
-                "telomere (sharp): striping each partition over its widest task's granularity needs {reserved} \
-                 blocks, more than the {} for tasks: give the tasks of similar lifetimes one granularity",
-                device.blocks
-            )));
-        }
-        let mut next_die = 0;
-        Ok(members
-            .into_iter()
-            .map(|(idx, blocks)| {
-                let width = idx.iter().map(|&i| tasks[i].granularity).max().unwrap_or(1);
-                let first_die = next_die;
-                next_die = (next_die + width) % dies;
-                chips::Placed { tasks: idx, blocks, first_die, width }
-            })
-            .collect())
     }
 }
 

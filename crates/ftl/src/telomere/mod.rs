@@ -5,10 +5,10 @@
 //! - **Page mapping** over the whole logical space; every block carries a *stamp*,
 //!   the latest expiry of the data written into it (Section 3).
 //! - **Task blocks.** At format the configured task set is admitted on this device
-//!   by `ftlab_bounds::telomere::admit` (storage Eq. 5-16, throughput Eq. 17-20),
-//!   then chip by chip with the stripes as placed (module `chips`: Eq. 18 spreads
-//!   a write over every chip, a stripe puts `ceil(w / g)` pages on each of its
-//!   `g`); each admitted writing task (SiP, Section 4.1) or each SharP partition
+//!   by `ftlab_bounds::telomere::admit_with` (storage Eq. 5-16, throughput Eq.
+//!   17-20, then die by die with the stripes as placed,
+//!   `ftlab_bounds::telomere::stripes`: Eq. 18 spreads a write over every chip, a
+//!   stripe puts `ceil(w / g)` pages on each of its `g`); each admitted writing task (SiP, Section 4.1) or each SharP partition
 //!   (Algorithm 1, Section 4.2) is a *group* that may hold at most its `H_g` blocks.
 //!   A group's pages are striped by logical address over `g` dies (its widest
 //!   task's granularity), the groups' stripes laid round robin from die 0. Task `i` is the stream `Hint::stream == Some(i)`; a write's
@@ -83,7 +83,6 @@
 //! own block. The summaries cost two pages of each group block and one program
 //! each (purpose `checkpoint`).
 
-mod chips;
 mod config;
 mod heat;
 mod recover;
@@ -510,7 +509,7 @@ impl Telomere {
     /// group's `width` dies from `first_die`. A task writes its pages at
     /// consecutive addresses, so each job puts at most `ceil(w / width)` pages on
     /// a die and its freshest `r` pages lie at most `ceil(r / width)` to a die
-    /// (the per-chip loads admission checks, module `chips`); and the die of a
+    /// (the per-chip loads admission checks); and the die of a
     /// write waiting to be issued does not change ([`Ftl::write_die`]).
     #[inline]
     fn stripe_die(&self, k: usize, lpn: Lpn) -> DieId {
