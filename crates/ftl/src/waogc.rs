@@ -177,7 +177,8 @@ impl FtlBuilder for WaoGcConfig {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::{Flash, Hint, Lpn, Purpose};
+    use crate::lazy_rtgc::tests::{check_step, Step};
+    use crate::{Flash, Hint, Lpn};
     use ftlab_nand::{Geometry, Nand, NandConfig, Payload, StoreKind, WearConfig};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
@@ -278,8 +279,6 @@ mod tests {
         let mut ftl = fmt(f, config);
         let n = ftl.logical_pages();
         let bound = ftl.service_bound().unwrap();
-        let erase = SimTime(f.nand().timing().erase_ns);
-        let alpha = u64::from(ftl.plan().alpha);
         let mut rng = ChaCha8Rng::seed_from_u64(9);
         let mut now = SimTime::ZERO;
         let mut run = Run::default();
@@ -290,18 +289,10 @@ mod tests {
             ftl.write(&mut io, Lpn(lpn), Payload::Token(u64::from(i) + 1), &Hint::default()).unwrap();
             let (done, last) = (io.completion(), io.last_finish());
             assert!(done - now <= bound, "write {i} took {} > {bound}", done - now);
-            let c = f.counters();
-            let copies = c.programs.get(Purpose::Gc) - before.programs.get(Purpose::Gc);
-            let erases = c.erases.get(Purpose::Gc) - before.erases.get(Purpose::Gc);
-            let ran = ftl.stats().tasks - steps;
-            assert!(ran <= 1, "write {i} was followed by {ran} steps");
-            if ran == 0 {
-                assert_eq!((copies, erases), (0, 0), "write {i}: GC work outside a step");
-            } else {
+            let Step { ran, copies, erases } = check_step(i, f, &ftl, &before, steps, done, last);
+            if ran > 0 {
                 run.first_gc.get_or_insert(i);
-                assert!(last - done <= erase, "write {i}: a step of {} > t_e", last - done);
             }
-            assert!(copies <= alpha && erases <= 1 && (copies == 0 || erases == 0), "{copies} copies, {erases} erases");
             if copies > 0 {
                 on_copies(f, copies);
             }

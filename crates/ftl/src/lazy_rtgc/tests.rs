@@ -262,6 +262,44 @@ pub(crate) struct DieRun {
     pub steps: u64,
 }
 
+/// The garbage collection that followed write `i` (Algorithm 1 of 001).
+#[derive(Debug)]
+pub(crate) struct Step {
+    /// Partial tasks (steps) that ran: 0 or 1.
+    pub ran: u64,
+    pub copies: u64,
+    pub erases: u64,
+}
+
+/// Checks what followed write `i`, given the counters and the FTL's task count
+/// before it and the write's completion `done` and last finish `last`: at most
+/// one step, no GC work outside it, a step of at most alpha copies or one erase
+/// that lasts at most one erase time.
+pub(crate) fn check_step(
+    i: u32,
+    f: &Flash,
+    ftl: &LazyRtgc,
+    before: &crate::flash::Counters,
+    tasks_before: u64,
+    done: SimTime,
+    last: SimTime,
+) -> Step {
+    let c = f.counters();
+    let copies = c.programs.get(Purpose::Gc) - before.programs.get(Purpose::Gc);
+    let erases = c.erases.get(Purpose::Gc) - before.erases.get(Purpose::Gc);
+    let ran = ftl.stats().tasks - tasks_before;
+    assert!(ran <= 1, "write {i} was followed by {ran} steps");
+    if ran == 0 {
+        assert_eq!((copies, erases), (0, 0), "write {i}: GC work outside a step");
+    } else {
+        let erase = SimTime(f.nand().timing().erase_ns);
+        assert!(last - done <= erase, "write {i}: a step of {} > t_e", last - done);
+    }
+    let alpha = u64::from(ftl.plan().alpha);
+    assert!(copies <= alpha && erases <= 1 && (copies == 0 || erases == 0), "{copies} copies, {erases} erases");
+    Step { ran, copies, erases }
+}
+
 /// Fills the logical space of `ftl`, then overwrites uniformly random logical
 /// pages, `writes` writes in all, in requests of `burst` pages issued together,
 /// each request dispatched when the previous one completes. A page's service
@@ -275,8 +313,6 @@ pub(crate) fn striped_writes(f: &mut Flash, ftl: &mut LazyRtgc, writes: u32, bur
     let dies = f.nand().geometry().dies();
     let n = ftl.logical_pages();
     let bound = ftl.service_bound().unwrap();
-    let erase = SimTime(f.nand().timing().erase_ns);
-    let alpha = u64::from(ftl.plan().alpha);
     let mut rng = Lcg(7);
     let mut run = DieRun { during_gc: vec![0; dies as usize], ..DieRun::default() };
     let (mut dispatch, mut completion) = (SimTime::ZERO, SimTime::ZERO);
@@ -307,17 +343,7 @@ pub(crate) fn striped_writes(f: &mut Flash, ftl: &mut LazyRtgc, writes: u32, bur
                 "write {i} on die {die} moved die {d}'s collection"
             );
         }
-        let c = f.counters();
-        let copies = c.programs.get(Purpose::Gc) - before.programs.get(Purpose::Gc);
-        let erases = c.erases.get(Purpose::Gc) - before.erases.get(Purpose::Gc);
-        let ran = ftl.stats().tasks - steps;
-        assert!(ran <= 1, "write {i} was followed by {ran} steps");
-        if ran == 0 {
-            assert_eq!((copies, erases), (0, 0), "write {i}: GC work outside a step");
-        } else {
-            assert!(last - done <= erase, "write {i}: a step of {} > t_e", last - done);
-        }
-        assert!(copies <= alpha && erases <= 1 && (copies == 0 || erases == 0), "{copies} copies, {erases} erases");
+        let Step { ran, .. } = check_step(i, f, ftl, &before, steps, done, last);
         for d in (0..dies).map(DieId) {
             let (valid, cap) = (ftl.books.valid_on(d), ftl.books.cap(d));
             assert!(valid <= cap, "write {i}: die {} holds {valid} valid pages, over its quota of {cap}", d.0);
