@@ -239,7 +239,9 @@ pub struct TaskSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HostSpec {
-    /// Requests outstanding at once (default 32; task sets default to 1).
+    /// Requests outstanding at once (default 32; task sets default to
+    /// [`TASK_QUEUE_DEPTH`], so that every released job is in the device and EDF
+    /// chooses among them).
     pub queue_depth: Option<u32>,
     /// `open` (requests arrive at their timestamps) or `closed` (issued as fast as
     /// the queue depth allows; response time counts from issue). Default: open for
@@ -253,7 +255,8 @@ pub struct HostSpec {
     pub idle_threshold_us: f64,
     /// Unsorted traces are sorted within a window of this many requests (default 4096).
     pub reorder_window: usize,
-    /// How requests reach the flash (default `request`; see [`Dispatch`]).
+    /// How requests reach the flash (default `request`, `per-die-edf` for task
+    /// sets; see [`Dispatch`]).
     pub dispatch: Option<Dispatch>,
 }
 
@@ -412,6 +415,9 @@ impl TaskSpec {
     }
 }
 
+/// The default queue depth of task sets: more than their released jobs at once.
+pub const TASK_QUEUE_DEPTH: u32 = 4096;
+
 /// How the host issues requests, resolved for a source.
 #[derive(Debug, Clone, Copy)]
 pub struct Host {
@@ -426,7 +432,7 @@ impl HostSpec {
     /// Validated host settings for `source`.
     pub fn resolve(&self, source: &Source) -> Result<Host, SimError> {
         let is_tasks = matches!(source, Source::Tasks { .. });
-        let queue_depth = self.queue_depth.unwrap_or(if is_tasks { 1 } else { 32 });
+        let queue_depth = self.queue_depth.unwrap_or(if is_tasks { TASK_QUEUE_DEPTH } else { 32 });
         if queue_depth == 0 {
             return Err(SimError::Config("host.queue_depth must be at least 1".into()));
         }

@@ -104,7 +104,11 @@ fn prepare(config: &RunConfig) -> Result<Prepared, SimError> {
             return Err(SimError::Config(format!("metrics.interval_ms must be positive, got {ms}")));
         }
     }
-    let dispatch = config.host.dispatch.unwrap_or_default();
+    // Periodic tasks are dispatched earliest deadline first per die (000 Section
+    // 5); everything else by request.
+    let tasks = matches!(source, Source::Tasks { .. });
+    let dispatch =
+        config.host.dispatch.unwrap_or(if tasks { config::Dispatch::PerDieEdf } else { config::Dispatch::Request });
     Ok(Prepared { nand, builder, source, host, dispatch })
 }
 

@@ -12,9 +12,11 @@ fn table3(kind: &str, dispatch: &str) -> Report {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments/telomere/table3.toml");
     let text = std::fs::read_to_string(path).unwrap();
     let pool = if kind.starts_with("telomere") { "pool_dies = 1" } else { "" };
+    // Dispatch by request hands a whole request to the FTL: one at a time.
+    let depth = if dispatch == "request" { "\nqueue_depth = 1" } else { "" };
     let text = text
         .replace("kind = \"telomere-sharp\"\npool_dies = 1", &format!("kind = \"{kind}\"\n{pool}"))
-        .replace("dispatch = \"per-die-edf\"", &format!("dispatch = \"{dispatch}\""));
+        .replace("dispatch = \"per-die-edf\"", &format!("dispatch = \"{dispatch}\"{depth}"));
     let r = run(&RunConfig::from_toml(&text, path).unwrap(), &mut |_| {}).unwrap();
     assert_eq!(r.integrity, "ok", "{kind} {dispatch}");
     r

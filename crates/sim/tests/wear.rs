@@ -88,17 +88,23 @@ fn telomere_wear_leveling_evens_out_rber_until_retirement() {
     assert!(below(&rber) < 0.02 && below(&hb) < 0.02, "{} {}", below(&rber), below(&hb));
 }
 
-/// The run stops before the first request after the target is reached, never
-/// earlier: the same run cut one request short has fewer worn-out blocks, cut
-/// at the same request it reports the same wear. Deterministic.
+/// Dispatched by request, one at a time, the run stops before the first request
+/// after the target is reached, never earlier: the same run cut one request
+/// short has fewer worn-out blocks, cut at the same request it reports the same
+/// wear. Deterministic. (Dispatched per die, the requests already in the device
+/// when the target is reached are finished.)
 #[test]
 fn the_run_stops_at_the_retired_fraction_and_not_before() {
+    const BY_REQUEST: &str = "\n[host]\ndispatch = \"request\"\nqueue_depth = 1\n";
+    let until_retired =
+        |kind: &str, order: &str| run_text(&(text(kind, order, "stop_at_retired_fraction = 0.02") + BY_REQUEST));
+    let run_text = |t: String| run_text(&(t + BY_REQUEST));
     let stopped = until_retired("telomere-sip", "health-bin");
     assert!(stopped.stopped_at_retired_fraction);
     assert!(stopped.retired_fraction >= 0.02);
     let n = stopped.requests;
     let cap = |n: u64| {
-        run_text(&text("telomere-sip", "health-bin", &format!("max_requests = {n}\nstop_at_retired_fraction = 1.0")))
+        run_text(text("telomere-sip", "health-bin", &format!("max_requests = {n}\nstop_at_retired_fraction = 1.0")))
     };
     let short = cap(n - 1);
     assert!(!short.stopped_at_retired_fraction);
@@ -109,7 +115,7 @@ fn the_run_stops_at_the_retired_fraction_and_not_before() {
     let again = until_retired("telomere-sip", "health-bin");
     assert_eq!(serde_json::to_string(&again).unwrap(), serde_json::to_string(&stopped).unwrap());
     // Without the key the same run goes on past the target.
-    let on = run_text(&text("telomere-sip", "health-bin", &format!("max_requests = {}", n + 2000)));
+    let on = run_text(text("telomere-sip", "health-bin", &format!("max_requests = {}", n + 2000)));
     assert!(!on.stopped_at_retired_fraction && on.retired_fraction > stopped.retired_fraction);
 }
 
