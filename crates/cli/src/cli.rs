@@ -214,6 +214,11 @@ pub struct ConfigArgs {
     /// Multiply trace timestamps by this (0.5 replays twice as fast) [host.time_scale].
     #[arg(long, value_name = "F", help_heading = "Host")]
     pub time_scale: Option<f64>,
+    /// Hold every page command to this service time in microseconds instead of the FTL's own
+    /// bound, so any scheme can be checked against a real-time scheme's promise
+    /// [metrics.bound_us].
+    #[arg(long, value_name = "US", help_heading = "Host")]
+    pub bound_us: Option<f64>,
     /// Write the whole logical space sequentially before measuring [precondition.fill].
     #[arg(long, help_heading = "Precondition")]
     pub precondition_fill: bool,

@@ -162,6 +162,9 @@ fn flag_overrides(a: &ConfigArgs, ftl: Option<&str>) -> Result<Vec<Override>, Cl
     if let Some(m) = a.mode {
         ops.push(Set("host.mode", string(m.name())));
     }
+    if let Some(us) = a.bound_us {
+        ops.push(Set("metrics.bound_us", Value::Float(us)));
+    }
     if let Some(f) = a.time_scale {
         ops.push(Set("host.time_scale", Value::Float(f)));
     }

@@ -175,14 +175,23 @@ pub fn summary(r: &Report, config: &RunConfig, capped: bool) -> String {
         ),
     );
     kv("FTL RAM", format!("{} bytes", r.ram_bytes));
-    if let Some(b) = r.bound_us {
+    if let (Some(b), Some(v)) = (r.bound_us, r.bound_violations) {
+        let whose = if r.ftl_bound_us == Some(b) { "the promised" } else { "the given" };
         kv(
             "guarantee",
-            format!(
-                "{} page commands above the promised {b:.1} us (longest {:.1} us)",
-                r.bound_violations, r.max_service_us
-            ),
+            format!("{v} page commands above {whose} {b:.1} us (longest service {:.1} us)", r.max_service_us),
         );
+        if let (Some(rb), Some(rv)) = (r.rmw_bound_us, r.rmw_bound_violations) {
+            if r.rmw_pages > 0 {
+                kv(
+                    "",
+                    format!(
+                        "{rv} read-modify-writes above {rb:.1} us (a read and a write; longest {:.1} us)",
+                        r.max_rmw_service_us
+                    ),
+                );
+            }
+        }
     }
     if !r.tasks.is_empty() {
         kv("deadlines", format!("{} missed", r.deadline_misses));

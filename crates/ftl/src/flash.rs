@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use ftlab_nand::{BlockId, DieId, Geometry, Nand, NandError, Oob, PageKind, Payload, Ppa, SimTime};
+use ftlab_nand::{BlockId, DieId, Geometry, Issue, Nand, NandError, Oob, PageKind, Payload, Ppa, SimTime, Span};
 
 /// Why a flash operation was issued. Every operation is tagged, so write
 /// amplification, valid-page copies and erase counts are computed by the framework
@@ -104,13 +104,24 @@ pub struct Flash {
     /// an old copy is never destroyed before its replacement is durable.
     erase_barrier: Vec<SimTime>,
     use_copyback: bool,
+    /// Per die: the finish of the latest host operation ([`Purpose::Host`]) on
+    /// it. What a command waits for before it is queueing behind other host
+    /// commands, not service ([`Io::queued_behind`]).
+    host_end: Vec<SimTime>,
 }
 
 impl Flash {
     /// Wraps a medium.
     pub fn new(nand: Nand) -> Self {
         let blocks = nand.geometry().total_blocks() as usize;
-        Flash { nand, counters: Counters::default(), erase_barrier: vec![SimTime::ZERO; blocks], use_copyback: true }
+        let dies = nand.geometry().dies() as usize;
+        Flash {
+            nand,
+            counters: Counters::default(),
+            erase_barrier: vec![SimTime::ZERO; blocks],
+            use_copyback: true,
+            host_end: vec![SimTime::ZERO; dies],
+        }
     }
     /// Whether GC moves inside one plane use copyback (default true).
     pub fn set_copyback(&mut self, on: bool) {
@@ -120,7 +131,18 @@ impl Flash {
     #[inline]
     pub fn io(&mut self, now: SimTime) -> Io<'_> {
         self.nand.retire(now);
-        Io { flash: self, now, ready: now, done: now, host_done: None, acked: None, last_program: now }
+        Io {
+            flash: self,
+            now,
+            ready: now,
+            done: now,
+            host_done: None,
+            acked: None,
+            last_program: now,
+            behind: SimTime::ZERO,
+            host_dies: [u32::MAX; HOST_DIES],
+            channel_queued: SimTime::ZERO,
+        }
     }
     /// The medium.
     pub fn nand(&self) -> &Nand {
@@ -129,6 +151,10 @@ impl Flash {
     /// Counters so far.
     pub fn counters(&self) -> &Counters {
         &self.counters
+    }
+    /// The finish of the latest host operation on `die` ([`Io::queued_behind`]).
+    pub fn host_end(&self, die: DieId) -> SimTime {
+        self.host_end[die.0 as usize]
     }
     /// Zeroes the counters (e.g. at the end of preconditioning).
     pub fn reset_counters(&mut self) {
@@ -139,6 +165,7 @@ impl Flash {
     pub fn power_cut(&mut self, t: SimTime) {
         self.nand.power_cut(t);
         self.erase_barrier.iter_mut().for_each(|b| *b = (*b).min(t));
+        self.host_end.iter_mut().for_each(|h| *h = (*h).min(t));
     }
 }
 
@@ -161,7 +188,20 @@ pub struct Io<'a> {
     host_done: Option<SimTime>,
     acked: Option<SimTime>,
     last_program: SimTime,
+    /// The latest finish, before this command, of host operations on the dies
+    /// its own host operations use ([`Io::queued_behind`]).
+    behind: SimTime,
+    /// The dies this command's host operations used so far (`u32::MAX`: none).
+    host_dies: [u32; HOST_DIES],
+    /// How long this command's host transfers waited on their channels behind
+    /// other host transfers ([`Io::queued_on_channel`]).
+    channel_queued: SimTime,
 }
+
+/// Dies whose earlier host work a command's host operations are measured
+/// against ([`Io::queued_behind`]): a page command's host operations touch one
+/// or two (a read-modify-write); beyond this many, later dies are not compared.
+const HOST_DIES: usize = 4;
 
 impl Io<'_> {
     /// The time the command was issued.
@@ -219,22 +259,66 @@ impl Io<'_> {
         self.flash.nand.rber(block)
     }
 
+    /// Where the next operation for `purpose` is issued.
     #[inline]
-    fn finished(&mut self, finish: SimTime, purpose: Purpose) {
-        self.done = self.done.max(finish);
+    fn issue(&self, purpose: Purpose) -> Issue {
+        Issue { at: self.ready, host: purpose == Purpose::Host }
+    }
+    #[inline]
+    fn finished(&mut self, die: DieId, span: Span, purpose: Purpose) {
+        self.done = self.done.max(span.finish);
         if purpose == Purpose::Host {
-            self.host_done = Some(self.host_done.map_or(finish, |h| h.max(finish)));
+            self.host_done = Some(self.host_done.map_or(span.finish, |h| h.max(span.finish)));
+            self.host_on(die, span.finish);
+            self.channel_queued += span.queued;
         }
     }
     #[inline]
-    fn after_read(&mut self, finish: SimTime, purpose: Purpose) {
-        self.ready = self.ready.max(finish);
-        self.finished(finish, purpose);
+    fn after_read(&mut self, die: DieId, span: Span, purpose: Purpose) {
+        self.ready = self.ready.max(span.finish);
+        self.finished(die, span, purpose);
     }
     #[inline]
-    fn after_program(&mut self, finish: SimTime, purpose: Purpose) {
-        self.finished(finish, purpose);
-        self.last_program = finish;
+    fn after_program(&mut self, die: DieId, span: Span, purpose: Purpose) {
+        self.finished(die, span, purpose);
+        self.last_program = span.finish;
+    }
+    /// Records a host operation of this command on `die` finishing at `finish`.
+    #[inline]
+    fn host_on(&mut self, die: DieId, finish: SimTime) {
+        let end = &mut self.flash.host_end[die.0 as usize];
+        if let Some(slot) = self.host_dies.iter_mut().find(|d| **d == die.0 || **d == u32::MAX) {
+            if *slot == u32::MAX {
+                // First host operation of this command on `die`: what the
+                // earlier host commands left there is queueing.
+                self.behind = self.behind.max(*end);
+                *slot = die.0;
+            }
+        }
+        *end = (*end).max(finish);
+    }
+
+    /// The latest finish, before this command, of host operations (of earlier
+    /// commands) on the dies this command's host operations used: until then
+    /// the command was queued behind other host commands; what it waited for
+    /// after that (garbage collection, map or wear-leveling work on its die) is
+    /// part of its service. Zero if it used no die for the host.
+    #[inline]
+    pub fn queued_behind(&self) -> SimTime {
+        self.behind
+    }
+
+    /// How long this command's host operations' channel transfers waited
+    /// behind host transfers of other commands: queueing, not service, like
+    /// [`Io::queued_behind`] on the die.
+    #[inline]
+    pub fn queued_on_channel(&self) -> SimTime {
+        self.channel_queued
+    }
+
+    #[inline]
+    fn die(&self, ppa: Ppa) -> DieId {
+        self.flash.nand.layout().die_of(ppa)
     }
 
     /// Runs `chain` as a chain of operations the rest of the command does not
@@ -252,17 +336,17 @@ impl Io<'_> {
     /// Reads a page and its OOB.
     #[inline]
     pub fn read(&mut self, ppa: Ppa, purpose: Purpose) -> Result<(Payload, Oob), NandError> {
-        let (data, oob, span) = self.flash.nand.read(ppa, self.ready)?;
+        let (data, oob, span) = self.flash.nand.read(ppa, self.issue(purpose))?;
         self.flash.counters.reads.bump(purpose);
-        self.after_read(span.finish, purpose);
+        self.after_read(self.die(ppa), span, purpose);
         Ok((data, oob))
     }
 
     /// Reads a page's OOB only; an erased page gives `None`.
     pub fn read_oob(&mut self, ppa: Ppa, purpose: Purpose) -> Result<Option<Oob>, NandError> {
-        let (oob, span) = self.flash.nand.read_oob(ppa, self.ready)?;
+        let (oob, span) = self.flash.nand.read_oob(ppa, self.issue(purpose))?;
         self.flash.counters.oob_reads.bump(purpose);
-        self.after_read(span.finish, purpose);
+        self.after_read(self.die(ppa), span, purpose);
         Ok(oob)
     }
 
@@ -276,9 +360,9 @@ impl Io<'_> {
         data: Payload,
         purpose: Purpose,
     ) -> Result<u64, NandError> {
-        let (seq, span) = self.flash.nand.program(ppa, lpn, kind, data, self.ready)?;
+        let (seq, span) = self.flash.nand.program(ppa, lpn, kind, data, self.issue(purpose))?;
         self.flash.counters.programs.bump(purpose);
-        self.after_program(span.finish, purpose);
+        self.after_program(self.die(ppa), span, purpose);
         Ok(seq)
     }
 
@@ -289,12 +373,12 @@ impl Io<'_> {
     pub fn copy(&mut self, from: Ppa, to: Ppa, purpose: Purpose) -> Result<Oob, NandError> {
         let l = self.flash.nand.layout();
         if self.flash.use_copyback && l.same_plane(l.block_of(from), l.block_of(to)) {
-            let (oob, _, span) = self.flash.nand.copyback(from, to, self.ready)?;
+            let (oob, _, span) = self.flash.nand.copyback(from, to, self.issue(purpose))?;
             let c = &mut self.flash.counters;
             c.reads.bump(purpose);
             c.programs.bump(purpose);
             c.copybacks.bump(purpose);
-            self.after_program(span.finish, purpose);
+            self.after_program(self.die(to), span, purpose);
             self.supersede(from);
             return Ok(oob);
         }
@@ -319,9 +403,9 @@ impl Io<'_> {
     #[inline]
     pub fn erase(&mut self, block: BlockId, purpose: Purpose) -> Result<(), NandError> {
         let at = self.ready.max(self.flash.erase_barrier[block.0 as usize]);
-        let span = self.flash.nand.erase(block, at)?;
+        let span = self.flash.nand.erase(block, Issue { at, host: purpose == Purpose::Host })?;
         self.flash.counters.erases.bump(purpose);
-        self.finished(span.finish, purpose);
+        self.finished(self.flash.nand.layout().die_of_block(block), span, purpose);
         Ok(())
     }
 

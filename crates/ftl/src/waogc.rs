@@ -75,7 +75,8 @@ use serde::{Deserialize, Serialize};
 use ftlab_nand::SimTime;
 
 use crate::lazy_rtgc::{
-    chip_params, gc_tasks, good_blocks, logical_space, task_bounds, valid_bound, LazyRtgc, LazyRtgcPlan, Setup, Trigger,
+    channel_share_ns, chip_params, gc_tasks, gc_transfers, good_blocks, logical_space, task_bounds, valid_bound,
+    LazyRtgc, LazyRtgcPlan, Setup, Trigger,
 };
 use crate::{Ftl, FtlBuilder, FtlError, Io};
 
@@ -135,7 +136,11 @@ impl WaoGcConfig {
         let reserve_blocks = self.gc_free_blocks.saturating_add(1).saturating_mul(g.dies());
         let logical_pages = logical_space("waogc", lambda, lambda_max, good_blocks, reserve_blocks, pi)?;
         let b = chip_params(io, true)?;
-        let service_bound = SimTime(b.t_wrpg_ns() + b.t_er_ns().max(b.t_rdpg_ns() + b.t_wrpg_ns()));
+        let service_bound = SimTime(
+            b.t_wrpg_ns()
+                + b.t_er_ns().max(b.t_rdpg_ns() + b.t_wrpg_ns())
+                + channel_share_ns(io, gc_transfers(io, chip.alpha)),
+        );
         Ok(LazyRtgcPlan {
             alpha: chip.alpha,
             lambda_max,

@@ -43,7 +43,7 @@ pub use geometry::{BlockId, DieId, Geometry, PageAddr, Ppa};
 pub use medium::{Nand, NandConfig, NandConfigError, Oob, PageKind};
 pub use store::{PageStore, Payload, StoreKind};
 pub use time::SimTime;
-pub use timeline::Span;
+pub use timeline::{Issue, Span};
 pub use timing::Timing;
 pub use wear::{WearConfig, WearModel};
 

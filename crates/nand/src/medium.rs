@@ -23,7 +23,7 @@ use crate::error::NandError;
 use crate::geometry::{BlockId, DieId, Geometry, Layout, Ppa};
 use crate::store::{AnyStore, PageStore, Payload, StoreKind};
 use crate::time::SimTime;
-use crate::timeline::{Span, Timelines};
+use crate::timeline::{Issue, Span, Timelines};
 use crate::timing::Timing;
 use crate::wear::{WearConfig, WearModel};
 
@@ -309,7 +309,7 @@ impl Nand {
 
     /// Reads page `ppa` (data and OOB), issued at `at`.
     #[inline]
-    pub fn read(&mut self, ppa: Ppa, at: SimTime) -> Result<(Payload, Oob, Span), NandError> {
+    pub fn read(&mut self, ppa: Ppa, at: impl Into<Issue>) -> Result<(Payload, Oob, Span), NandError> {
         let block = self.check_readable(ppa)?;
         let span = self.timelines.read(self.layout.die_of_block(block), at);
         Ok((self.store.read(ppa.0), self.oob_at(ppa), span))
@@ -317,7 +317,7 @@ impl Nand {
 
     /// Reads only the OOB of `ppa`, issued at `at`. An erased page's OOB reads as
     /// `None`.
-    pub fn read_oob(&mut self, ppa: Ppa, at: SimTime) -> Result<(Option<Oob>, Span), NandError> {
+    pub fn read_oob(&mut self, ppa: Ppa, at: impl Into<Issue>) -> Result<(Option<Oob>, Span), NandError> {
         let oob = match self.check_readable(ppa) {
             Ok(_) => Some(self.oob_at(ppa)),
             Err(NandError::NotProgrammed(_)) => None,
@@ -376,7 +376,7 @@ impl Nand {
         lpn: u32,
         kind: PageKind,
         data: Payload,
-        at: SimTime,
+        at: impl Into<Issue>,
     ) -> Result<(u64, Span), NandError> {
         let block = self.check_programmable(ppa)?;
         let span = self.timelines.program(self.layout.die_of_block(block), at);
@@ -393,7 +393,7 @@ impl Nand {
     /// sequence number. Returns the source's OOB (the controller sees it in the
     /// page register), the new sequence number and the span.
     #[inline]
-    pub fn copyback(&mut self, from: Ppa, to: Ppa, at: SimTime) -> Result<(Oob, u64, Span), NandError> {
+    pub fn copyback(&mut self, from: Ppa, to: Ppa, at: impl Into<Issue>) -> Result<(Oob, u64, Span), NandError> {
         let fb = self.check_readable(from)?;
         let tb = self.check_programmable(to)?;
         if !self.layout.same_plane(fb, tb) {
@@ -408,7 +408,7 @@ impl Nand {
 
     /// Erases `block`, issued at `at`.
     #[inline]
-    pub fn erase(&mut self, block: BlockId, at: SimTime) -> Result<Span, NandError> {
+    pub fn erase(&mut self, block: BlockId, at: impl Into<Issue>) -> Result<Span, NandError> {
         if block.0 >= self.geometry.total_blocks() {
             return Err(NandError::BlockOutOfRange(block));
         }

@@ -13,6 +13,12 @@
 //! not hold up another die's transfer that fits before it, as on a real bus.
 //! Transfers that finished by the time of the latest [`Timelines::retire`] are
 //! forgotten; at most [`CALENDAR`] are kept a channel, the oldest dropped first.
+//!
+//! An operation is issued for the host or not ([`Issue::host`]); its transfers
+//! carry the tag, and each operation reports how long its own transfer waited
+//! behind host transfers reserved before it ([`Span::queued`]): the share of its
+//! wait for the channel that is queueing behind other host commands rather than
+//! service.
 
 use std::collections::VecDeque;
 
@@ -28,9 +34,9 @@ const CALENDAR: usize = 256;
 #[derive(Debug, Clone)]
 pub struct Timelines {
     die_busy: Vec<SimTime>,
-    /// Per channel, reserved transfers `[start, finish)`, disjoint, by start
-    /// (so by finish too).
-    channel: Vec<VecDeque<(SimTime, SimTime)>>,
+    /// Per channel, reserved transfers `[start, finish)` and whether each is
+    /// the host's, disjoint, by start (so by finish too).
+    channel: Vec<VecDeque<(SimTime, SimTime, bool)>>,
     dies_per_channel: Divisor,
     read: SimTime,
     read_oob: SimTime,
@@ -45,6 +51,26 @@ pub struct Timelines {
 pub struct Span {
     pub start: SimTime,
     pub finish: SimTime,
+    /// How long its channel transfer waited behind host transfers reserved
+    /// before it (zero for operations without a transfer, and for every
+    /// operation when no host transfer was in its way).
+    pub queued: SimTime,
+}
+
+/// When an operation is issued and whether it is the host's (a read or write
+/// the host asked for, as opposed to garbage collection, map or wear-leveling
+/// work). A bare [`SimTime`] is an issue that is not the host's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Issue {
+    pub at: SimTime,
+    pub host: bool,
+}
+
+impl From<SimTime> for Issue {
+    #[inline]
+    fn from(at: SimTime) -> Self {
+        Issue { at, host: false }
+    }
 }
 
 impl Timelines {
@@ -69,22 +95,29 @@ impl Timelines {
     }
 
     /// Reserves a transfer of `len` on channel `c` in the earliest gap at or
-    /// after `earliest`; returns its start.
+    /// after `earliest`, tagged `host`; returns its start and how long it waited
+    /// behind host transfers.
     #[inline]
-    fn transfer(&mut self, c: usize, earliest: SimTime, len: SimTime) -> SimTime {
+    fn transfer(&mut self, c: usize, earliest: SimTime, len: SimTime, host: bool) -> (SimTime, SimTime) {
         let cal = &mut self.channel[c];
         if cal.back().is_none_or(|r| r.1 <= earliest) {
             // After everything reserved: the common case.
             if cal.len() == CALENDAR {
                 cal.pop_front();
             }
-            cal.push_back((earliest, earliest + len));
-            return earliest;
+            cal.push_back((earliest, earliest + len, host));
+            return (earliest, SimTime::ZERO);
         }
         let mut t = earliest;
-        // The first transfer that finishes after `t`, then the first gap.
+        let mut queued = SimTime::ZERO;
+        // The first transfer that finishes after `t`, then the first gap. The
+        // host transfers passed on the way, with the gaps before them too short
+        // to use, are what it queued behind.
         let mut i = cal.partition_point(|r| r.1 <= t);
         while i < cal.len() && cal[i].0 < t + len {
+            if cal[i].2 {
+                queued += cal[i].1 - t;
+            }
             t = cal[i].1;
             i += 1;
         }
@@ -92,61 +125,63 @@ impl Timelines {
             cal.pop_front();
             i = i.saturating_sub(1);
         }
-        cal.insert(i, (t, t + len));
-        t
+        cal.insert(i, (t, t + len, host));
+        (t, queued)
     }
 
     #[inline]
-    fn array_then_transfer(&mut self, die: DieId, at: SimTime, array: SimTime, xfer: SimTime) -> Span {
+    fn array_then_transfer(&mut self, die: DieId, at: Issue, array: SimTime, xfer: SimTime) -> Span {
         let d = die.0 as usize;
         let c = self.channel(die);
-        let start = at.max(self.die_busy[d]);
-        let finish = self.transfer(c, start + array, xfer) + xfer;
+        let start = at.at.max(self.die_busy[d]);
+        let (t, queued) = self.transfer(c, start + array, xfer, at.host);
+        let finish = t + xfer;
         self.die_busy[d] = finish;
-        Span { start, finish }
+        Span { start, finish, queued }
     }
 
     /// A page read on `die` issued at `at`.
     #[inline]
-    pub fn read(&mut self, die: DieId, at: SimTime) -> Span {
-        self.array_then_transfer(die, at, self.read, self.page_transfer)
+    pub fn read(&mut self, die: DieId, at: impl Into<Issue>) -> Span {
+        self.array_then_transfer(die, at.into(), self.read, self.page_transfer)
     }
 
     /// A spare-area read on `die` issued at `at`.
     #[inline]
-    pub fn read_oob(&mut self, die: DieId, at: SimTime) -> Span {
-        self.array_then_transfer(die, at, self.read_oob, self.oob_transfer)
+    pub fn read_oob(&mut self, die: DieId, at: impl Into<Issue>) -> Span {
+        self.array_then_transfer(die, at.into(), self.read_oob, self.oob_transfer)
     }
 
     /// A page program on `die` issued at `at`.
     #[inline]
-    pub fn program(&mut self, die: DieId, at: SimTime) -> Span {
+    pub fn program(&mut self, die: DieId, at: impl Into<Issue>) -> Span {
+        let at = at.into();
         let d = die.0 as usize;
         let c = self.channel(die);
-        let start = self.transfer(c, at.max(self.die_busy[d]), self.page_transfer);
+        let (start, queued) = self.transfer(c, at.at.max(self.die_busy[d]), self.page_transfer, at.host);
         let finish = start + self.page_transfer + self.program;
         self.die_busy[d] = finish;
-        Span { start, finish }
+        Span { start, finish, queued }
     }
 
     /// A block erase on `die` issued at `at`.
     #[inline]
-    pub fn erase(&mut self, die: DieId, at: SimTime) -> Span {
+    pub fn erase(&mut self, die: DieId, at: impl Into<Issue>) -> Span {
         let d = die.0 as usize;
-        let start = at.max(self.die_busy[d]);
+        let start = at.into().at.max(self.die_busy[d]);
         let finish = start + self.erase;
         self.die_busy[d] = finish;
-        Span { start, finish }
+        Span { start, finish, queued: SimTime::ZERO }
     }
 
     /// A copyback (internal read then program) on `die` issued at `at`.
     #[inline]
-    pub fn copyback(&mut self, die: DieId, at: SimTime) -> Span {
+    pub fn copyback(&mut self, die: DieId, at: impl Into<Issue>) -> Span {
         let d = die.0 as usize;
-        let start = at.max(self.die_busy[d]);
+        let start = at.into().at.max(self.die_busy[d]);
         let finish = start + self.read + self.program;
         self.die_busy[d] = finish;
-        Span { start, finish }
+        Span { start, finish, queued: SimTime::ZERO }
     }
 
     /// When `die` is next free.
@@ -201,7 +236,7 @@ impl Timelines {
         self.die_busy.iter_mut().for_each(|b| *b = t);
         for cal in &mut self.channel {
             cal.clear();
-            cal.push_back((SimTime::ZERO, t));
+            cal.push_back((SimTime::ZERO, t, false));
         }
     }
 }
@@ -236,7 +271,7 @@ mod tests {
     fn read_is_array_then_transfer() {
         let mut tl = setup();
         let s = tl.read(DieId(0), SimTime(100));
-        assert_eq!(s, Span { start: SimTime(100), finish: SimTime(100 + 25_000 + 1000) });
+        assert_eq!(s, Span { start: SimTime(100), finish: SimTime(100 + 25_000 + 1000), queued: SimTime::ZERO });
     }
 
     #[test]
@@ -278,7 +313,42 @@ mod tests {
         let cal = &tl.channel[0];
         assert!(cal.iter().zip(cal.iter().skip(1)).all(|(a, b)| a.1 <= b.0), "{cal:?}");
         tl.retire(SimTime(202_000));
-        assert_eq!(tl.channel[0], [(SimTime(202_000), SimTime(203_000))]);
+        assert_eq!(tl.channel[0], [(SimTime(202_000), SimTime(203_000), false)]);
+    }
+
+    #[test]
+    fn a_transfer_reports_its_wait_behind_host_transfers_only() {
+        let host = |at| Issue { at: SimTime(at), host: true };
+        let mut tl = setup();
+        // Die 0: a host program (transfer 0-1 us), then garbage collection's
+        // program chained after it (transfer 201-202 us).
+        let a = tl.program(DieId(0), host(0));
+        assert_eq!(a.queued, SimTime::ZERO);
+        tl.program(DieId(0), a.finish);
+        // A read on die 1 whose transfer would overlap the GC transfer waits
+        // for it, and that is not queueing.
+        let r = tl.read(DieId(1), host(176_000));
+        assert_eq!((r.finish, r.queued), (SimTime(203_000), SimTime::ZERO));
+        // Die 1's host program at 0 waits 1 us behind the host transfer.
+        let mut tl = setup();
+        tl.program(DieId(0), host(0));
+        let b = tl.program(DieId(1), host(0));
+        assert_eq!((b.start, b.queued), (SimTime(1000), SimTime(1000)));
+        // Behind a transfer that is not the host's, it does not count.
+        let mut tl = setup();
+        tl.program(DieId(0), SimTime(0));
+        let b = tl.program(DieId(1), host(0));
+        assert_eq!((b.start, b.queued), (SimTime(1000), SimTime::ZERO));
+        // Behind a host transfer it partly overlaps, it queued for the rest.
+        let mut tl = setup();
+        tl.read(DieId(0), host(0));
+        let r = tl.read(DieId(1), host(0));
+        assert_eq!((r.finish, r.queued), (SimTime(25_000 + 2000), SimTime(1000)));
+        // A gap too short for it before a host transfer is queueing too.
+        let mut tl = setup();
+        tl.program(DieId(0), host(500));
+        let b = tl.program(DieId(1), host(0));
+        assert_eq!((b.start, b.queued), (SimTime(1500), SimTime(1500)));
     }
 
     #[test]

@@ -317,6 +317,26 @@ pub struct MetricsSpec {
     /// Width of the throughput time series buckets in ms (default: adaptive, at
     /// most 4096 buckets).
     pub interval_ms: Option<f64>,
+    /// Holds every page command to this service time, in microseconds, instead
+    /// of the FTL's own bound (default: the FTL's, none for schemes that promise
+    /// none), so any scheme can be compared against a real-time scheme's promise.
+    pub bound_us: Option<f64>,
+}
+
+/// The longest bound `metrics.bound_us` takes: an hour, in microseconds.
+const MAX_BOUND_US: f64 = 3.6e9;
+
+impl MetricsSpec {
+    /// `bound_us` in nanoseconds, validated.
+    pub fn bound_ns(&self) -> Result<Option<u64>, SimError> {
+        match self.bound_us {
+            None => Ok(None),
+            Some(us) if us > 0.0 && us <= MAX_BOUND_US => Ok(Some((us * 1e3).round() as u64)),
+            Some(us) => Err(SimError::Config(format!(
+                "metrics.bound_us (--bound-us) must be a positive service time of at most {MAX_BOUND_US} us, got {us}"
+            ))),
+        }
+    }
 }
 
 /// Where requests come from, validated.

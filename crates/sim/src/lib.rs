@@ -50,6 +50,10 @@ pub enum SimError {
     Config(String),
     #[error(transparent)]
     Trace(TraceError),
+    /// The engine broke one of its own invariants (a defect of ftlab, not of the
+    /// input): the run's numbers cannot be trusted.
+    #[error("engine invariant broken: {0}")]
+    Invariant(String),
     #[error("{op} of logical page {lpn} (request {request}, at {at_us:.3} us) failed: {source}")]
     Ftl {
         request: u64,
@@ -68,6 +72,8 @@ struct Prepared {
     source: Source,
     host: config::Host,
     dispatch: config::Dispatch,
+    /// `metrics.bound_us`, ns.
+    bound_ns: Option<u64>,
 }
 
 fn prepare(config: &RunConfig) -> Result<Prepared, SimError> {
@@ -104,12 +110,13 @@ fn prepare(config: &RunConfig) -> Result<Prepared, SimError> {
             return Err(SimError::Config(format!("metrics.interval_ms must be positive, got {ms}")));
         }
     }
+    let bound_ns = config.metrics.bound_ns()?;
     // Periodic tasks are dispatched earliest deadline first per die (000 Section
     // 5); everything else by request.
     let tasks = matches!(source, Source::Tasks { .. });
     let dispatch =
         config.host.dispatch.unwrap_or(if tasks { config::Dispatch::PerDieEdf } else { config::Dispatch::Request });
-    Ok(Prepared { nand, builder, source, host, dispatch })
+    Ok(Prepared { nand, builder, source, host, dispatch, bound_ns })
 }
 
 /// The FTL's `tasks` key for the workload's periodic tasks (periods in ms).
@@ -213,7 +220,10 @@ impl Simulation {
         };
         let interval_ns = config.metrics.interval_ms.map(|ms| (ms * 1e6) as u64);
         let admission = ftl.admission();
-        let engine = Engine::new(flash, ftl, p.host, p.nand.store, interval_ns);
+        let mut engine = Engine::new(flash, ftl, p.host, p.nand.store, interval_ns);
+        if let Some(b) = p.bound_ns {
+            engine.set_bound(b);
+        }
         Ok(Simulation { config: config.clone(), prepared: p, engine, admission })
     }
 
@@ -318,9 +328,13 @@ fn report(config: &RunConfig, p: &Prepared, engine: &mut Engine, requests: &Requ
         logical_pages,
         physical_pages: u64::from(geometry.total_pages()),
         ram_bytes,
-        bound_us: engine.ftl.service_bound().map(|b| b.0 as f64 / 1e3),
-        bound_violations: m.bound_violations,
+        ftl_bound_us: engine.ftl.service_bound().map(|b| b.0 as f64 / 1e3),
+        bound_us: engine.bound_ns().map(|b| b as f64 / 1e3),
+        bound_violations: engine.bound_ns().map(|_| m.bound_violations),
         max_service_us: m.max_service_ns as f64 / 1e3,
+        rmw_bound_us: engine.bound_ns().map(|b| b.saturating_mul(2) as f64 / 1e3),
+        rmw_bound_violations: engine.bound_ns().map(|_| m.rmw_bound_violations),
+        max_rmw_service_us: m.max_rmw_service_ns as f64 / 1e3,
         max_read_block_us: m.max_read_block_ns.map(|ns| ns as f64 / 1e3),
         deadline_misses: m.tasks.iter().map(|t| t.deadline_misses).sum(),
         tasks: m.tasks.clone(),

@@ -54,6 +54,16 @@ impl Latency {
         }
     }
 
+    /// The exact sum of the responses recorded, ns.
+    pub fn sum_ns(&self) -> u128 {
+        self.sum_ns
+    }
+
+    /// The exact largest response recorded, ns.
+    pub fn max_ns(&self) -> u64 {
+        self.max_ns
+    }
+
     /// Responses recorded above `bound_ns`.
     pub fn count_above(&self, bound_ns: u64) -> u64 {
         self.hist.count_between(bound_ns.saturating_add(1), u64::MAX)
@@ -386,16 +396,29 @@ pub struct Report {
     pub ram_bytes: u64,
     /// The FTL's promised worst-case service time of one page command, in
     /// microseconds (null for schemes that promise none).
+    pub ftl_bound_us: Option<f64>,
+    /// The bound page commands were checked against, microseconds: `metrics.bound_us`
+    /// if set, else `ftl_bound_us`; null when there is none.
     pub bound_us: Option<f64>,
-    /// Page commands whose service time exceeded `bound_us`. A page command's
-    /// service time runs from when it could start — its request's dispatch, or the
-    /// completion of the request's earlier pages, whichever is later — to its
-    /// completion; host queueing is excluded, and read-modify-writes of partial
-    /// pages (two commands) are not counted.
-    pub bound_violations: u64,
+    /// Page commands (read-modify-writes apart) whose service time exceeded
+    /// `bound_us`; null when there is no bound. A page command's service time runs
+    /// from the later of its readiness (its request's dispatch, or the end of the
+    /// request's earlier pages) and the end of the last host operation of another
+    /// command on its die, to its completion: waiting behind other host commands
+    /// is queueing, waiting behind garbage-collection, map or wear-leveling work
+    /// is service.
+    pub bound_violations: Option<u64>,
     /// The longest service time of a page command (as for `bound_violations`),
     /// microseconds.
     pub max_service_us: f64,
+    /// The bound read-modify-write page commands (a partial-page write: a read,
+    /// then a write) were checked against: twice `bound_us`, microseconds.
+    pub rmw_bound_us: Option<f64>,
+    /// Read-modify-write page commands whose service time exceeded `rmw_bound_us`;
+    /// null when there is no bound.
+    pub rmw_bound_violations: Option<u64>,
+    /// The longest service time of a read-modify-write page command, microseconds.
+    pub max_rmw_service_us: f64,
     /// With `host.dispatch = "per-die-edf"`: the longest time a host read page
     /// command whose die the FTL names waited, after it became ready, for flash
     /// work already on its die then, microseconds. Left out of the report

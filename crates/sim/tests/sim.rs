@@ -256,7 +256,7 @@ fn telomere_runs_only_the_tasks_it_admits() {
     assert_eq!(r.deadline_misses, 0);
     // No command waited behind more than one erase it did not choose.
     assert!(r.bound_us.is_some());
-    assert_eq!(r.bound_violations, 0);
+    assert_eq!(r.bound_violations, Some(0));
     assert_eq!(r.gc_page_copies, 0, "no valid-page copy");
     assert!(r.flash_ops.erases.get(ftlab_ftl::Purpose::Gc) > 0, "expired blocks are erased");
     assert_eq!((r.integrity.as_str(), r.expired_reads), ("ok", 0));

@@ -105,6 +105,34 @@ pub(crate) fn chip_params(io: &Io, with_transfer: bool) -> Result<ChipParams, Ft
         .map_err(|e| FtlError::Config(format!("chip parameters: {e}")))
 }
 
+/// How long flash work of the other dies on a page command's channel can hold
+/// its transfer back, ns, when each of them may have `transfers` page transfers
+/// back to back in the way (a copy through the controller: a read transfer, then
+/// a program transfer; a metadata program: one). Waiting for other dies' host
+/// transfers is queueing and not part of a command's service; their garbage
+/// collection, map or metadata transfers are, and a bound on a multi-die channel
+/// must carry them. Zero with one die per channel.
+pub(crate) fn channel_share_ns(io: &Io, transfers: u64) -> u64 {
+    let g = io.geometry();
+    let others = u64::from((g.ways_per_channel * g.dies_per_way).saturating_sub(1));
+    others * transfers * io.timing().transfer(g.page_size + g.oob_size).as_ns()
+}
+
+/// Page transfers a collection step of Lazy-RTGC or WAO-GC puts on its channel:
+/// none when copies are copybacks inside the die (one plane per die, copyback
+/// on), else the read and program transfers of each of its at most `alpha`
+/// copies. With one request at a time a die has at most one step reserved
+/// ahead, and the steps of several dies interleave on the channel so that a
+/// transfer may find no gap until they are done (seen with four dies on a
+/// channel: two transfers a die were not enough).
+pub(crate) fn gc_transfers(io: &Io, alpha: u32) -> u64 {
+    if io.geometry().planes_per_die == 1 && io.copyback_enabled() {
+        0
+    } else {
+        2 * u64::from(alpha)
+    }
+}
+
 /// Lazy-RTGC's bounds for the partial tasks on the device behind `io`: with
 /// copyback (one plane per die) a copy costs `t_rd + t_wr` array time, as in 001;
 /// otherwise the channel transfers are added, so alpha copies fit in one erase.
@@ -202,7 +230,9 @@ impl LazyRtgcPlan {
         let reserve_blocks = ((rho_th - 1) / pi + 1).saturating_mul(g.dies());
         let logical_pages = logical_space("lazy-rtgc", sigma, lambda_max, good_blocks, reserve_blocks, pi)?;
         let b = chip_params(io, true)?;
-        let service_bound = SimTime(b.t_rdpg_ns().max(b.t_er_ns() + b.t_wrpg_ns()));
+        // Eq. 14's U(R_T), and the other dies' collection steps on the channel.
+        let service_bound =
+            SimTime(b.t_rdpg_ns().max(b.t_er_ns() + b.t_wrpg_ns()) + channel_share_ns(io, gc_transfers(io, alpha)));
         Ok(LazyRtgcPlan {
             alpha,
             lambda_max,

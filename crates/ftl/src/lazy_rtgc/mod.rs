@@ -60,7 +60,9 @@ mod dies;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub(crate) use config::{chip_params, gc_tasks, logical_space, task_bounds, valid_bound};
+pub(crate) use config::{
+    channel_share_ns, chip_params, gc_tasks, gc_transfers, logical_space, task_bounds, valid_bound,
+};
 pub use config::{LazyRtgcConfig, LazyRtgcPlan, Trigger};
 
 use ftlab_nand::geometry::Layout;

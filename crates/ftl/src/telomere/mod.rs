@@ -190,7 +190,9 @@ impl Telomere {
             bound: {
                 let t = io.timing();
                 let x = t.transfer(g.page_size + g.oob_size).0;
-                SimTime(t.erase_ns + (t.read_ns + x).max(t.program_ns + x))
+                // A block summary program of each other die on the channel.
+                let share = crate::lazy_rtgc::channel_share_ns(io, 1);
+                SimTime(t.erase_ns + (t.read_ns + x).max(t.program_ns + x) + share)
             },
             geometry: g,
             plan,

@@ -28,9 +28,13 @@
 //! `max_read_block_ns`.
 //!
 //! A request completes when its last page does; its response time is that minus
-//! its arrival (closed loop: minus its admission). A page command's service time
-//! for the FTL's bound runs from its issue. When a retirement stop is reached no
-//! request is admitted any more, but those admitted are finished.
+//! its arrival (closed loop: minus its admission). A page command is ready when
+//! its request is admitted; its service time for the bound runs from the later
+//! of that and the end of the last host operation on its die, so the flash work
+//! a command waits for on its die after the host work before it (garbage
+//! collection an earlier command left there) is service, whenever it was
+//! reserved. When a retirement stop is reached no request is admitted any more,
+//! but those admitted are finished.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
@@ -39,7 +43,7 @@ use ftlab_ftl::Lpn;
 use ftlab_nand::DieId;
 use ftlab_workload::Op;
 
-use super::{next_request, queue_key, Engine, Progress, Queued};
+use super::{next_request, queue_key, Engine, PageCmd, Progress, Queued};
 use crate::source::Request;
 use crate::SimError;
 
@@ -75,7 +79,6 @@ struct Admitted {
     req: Request,
     /// Its dispatch number (for error messages).
     number: u64,
-    admitted: u64,
     first: u64,
     last: u64,
     /// Page commands not issued yet.
@@ -250,16 +253,8 @@ impl Engine {
     /// Splits `req` into page commands ready at `now` and queues them.
     fn admit(&mut self, dev: &mut Device, req: Request, now: u64, edf: bool) -> Result<(), SimError> {
         let (first, last) = self.pages_of(&req)?;
-        let entry = Admitted {
-            req,
-            number: self.dispatched,
-            admitted: now,
-            first,
-            last,
-            left: last - first + 1,
-            completion: now,
-            rmw: 0,
-        };
+        let entry =
+            Admitted { req, number: self.dispatched, first, last, left: last - first + 1, completion: now, rmw: 0 };
         let slot = match dev.free_slots.pop() {
             Some(s) => {
                 dev.admitted[s] = entry;
@@ -333,11 +328,14 @@ impl Engine {
                     }
                 }
                 let Some((cmd, from)) = best else { break };
+                // The die the command was held for, if any.
+                let mut held = None;
                 match from {
                     Waiting::Asap => {
                         dev.asap.pop();
                     }
                     Waiting::Die(d) => {
+                        held = Some(d);
                         dev.per_die[d].pop();
                         // The FTL may have moved the page since the read was queued.
                         match self.die_of(cmd.lpn, dev.per_die.len()) {
@@ -353,6 +351,7 @@ impl Engine {
                         }
                     }
                     Waiting::WriteOn => {
+                        held = self.write_die(dev, &cmd);
                         dev.writes.remove(&cmd);
                     }
                     Waiting::AnyDie => {
@@ -362,13 +361,13 @@ impl Engine {
                         continue;
                     }
                 }
-                self.issue(dev, cmd, now)?;
+                self.issue(dev, cmd, now, held)?;
                 issued = true;
                 free = self.mark_idle(dev, now).saturating_sub(dev.chosen_writes.len());
             }
             let writes = std::mem::take(&mut dev.chosen_writes);
             for &cmd in &writes {
-                self.issue(dev, cmd, now)?;
+                self.issue(dev, cmd, now, None)?;
                 issued = true;
             }
             dev.chosen_writes = writes;
@@ -390,11 +389,13 @@ impl Engine {
         free
     }
 
-    /// Hands `cmd` to the FTL at `now`; completes its request after its last page.
-    fn issue(&mut self, dev: &mut Device, cmd: Cmd, now: u64) -> Result<(), SimError> {
+    /// Hands `cmd`, held for die `held` if any, to the FTL at `now`; completes
+    /// its request after its last page.
+    fn issue(&mut self, dev: &mut Device, cmd: Cmd, now: u64, held: Option<usize>) -> Result<(), SimError> {
         let a = dev.admitted[cmd.slot];
         let partial = self.partial(&a.req, cmd.lpn, a.first, a.last);
-        let done = self.serve_page(&a.req, cmd.lpn, partial, now, now, a.number)?;
+        let page = PageCmd { lpn: cmd.lpn, partial, at: now, ready: cmd.ready, held };
+        let done = self.serve_page(&a.req, page, a.number)?;
         dev.waiting -= 1;
         if let (true, Some(busy)) = (self.measuring, cmd.die_free_at_ready) {
             let block = busy.min(now).saturating_sub(cmd.ready);
@@ -410,7 +411,7 @@ impl Engine {
             dev.free_slots.push(cmd.slot);
             dev.completing.push(Reverse(a.completion));
             self.busy_until = self.busy_until.max(a.completion);
-            self.record_request(&a.req, a.last - a.first + 1, a.rmw, a.admitted, a.completion);
+            self.record_request(&a.req, a.last - a.first + 1, a.rmw, a.completion);
         }
         Ok(())
     }
