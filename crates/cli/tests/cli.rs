@@ -326,6 +326,32 @@ fn a_malformed_trace_line_is_named() {
 }
 
 #[test]
+fn a_trace_that_yields_no_request_is_an_error_not_an_empty_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("hm0.csv");
+    std::fs::write(&csv, "1000,hm,0,Write,0,4096,1\n1010,hm,0,Read,0,4096,1\n").unwrap();
+    let e = failure(&["run", "--trace", csv.to_str().unwrap(), "--trace-format", "blkparse"], 1);
+    assert!(e.contains("hm0.csv: no request in 2 lines read as blkparse") && e.contains("--trace-format"), "{e}");
+    let empty = dir.path().join("empty.trace");
+    std::fs::write(&empty, "").unwrap();
+    let e = failure(&["run", "--trace", empty.to_str().unwrap(), "--trace-format", "mqsim"], 1);
+    assert!(e.contains("empty.trace: no request in 0 lines"), "{e}");
+    let e = failure(&["trace", "stats", empty.to_str().unwrap(), "--format", "mqsim"], 1);
+    assert!(e.contains("empty.trace: no request"), "{e}");
+}
+
+#[test]
+fn a_gz_trace_that_is_not_compressed_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let gz = dir.path().join("plain.trace.gz");
+    std::fs::write(&gz, "0 0 0 8 0\n1000 0 8 8 1\n").unwrap();
+    for format in ["mqsim", "blkparse"] {
+        let e = failure(&["run", "--trace", gz.to_str().unwrap(), "--trace-format", format], 1);
+        assert!(e.contains("plain.trace.gz: the name says gzip but the content is not compressed"), "{e}");
+    }
+}
+
+#[test]
 fn an_unknown_config_key_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("c.toml");
