@@ -192,7 +192,8 @@ fn hint_of(r: &Request) -> Hint {
     Hint { stream: r.task, expiry: r.expiry.map(SimTime), deadline: r.deadline.map(SimTime) }
 }
 
-/// The next request of `requests`, its times shifted by `offset` ns.
+/// The next request of `requests`, its times shifted by `offset` ns; a time the
+/// shift takes beyond the 64-bit ns clock is [`SimError::TimeOverflow`].
 #[inline]
 fn next_request(
     requests: &mut dyn Iterator<Item = Result<Request, SimError>>,

@@ -71,7 +71,7 @@ struct TraceSource {
 /// The latest arrival a trace may ask for, in ns after its first request: half the
 /// 64-bit ns clock (292 years), leaving the other half for the time the device
 /// takes to serve what arrived.
-pub const MAX_TRACE_ARRIVAL_NS: u64 = u64::MAX / 2;
+const MAX_TRACE_ARRIVAL_NS: u64 = u64::MAX / 2;
 
 /// `t` times `factor`, rounded; `None` if it does not fit the 64-bit ns clock.
 fn scale(t: u64, factor: f64) -> Option<u64> {

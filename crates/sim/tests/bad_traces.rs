@@ -1,5 +1,6 @@
-//! Trace input that cannot give a trustworthy run is an error naming the input, never
-//! a silent number: a source that yields nothing, times beyond the 64-bit ns clock.
+//! Workload input that cannot give a trustworthy run is an error naming the input,
+//! never a silent number: a trace that yields nothing, times beyond the 64-bit ns
+//! clock (in the trace, after time_scale, or after the start offset).
 #![allow(clippy::unwrap_used)]
 
 use std::path::PathBuf;
@@ -60,6 +61,21 @@ fn an_arrival_beyond_the_clock_is_an_error_naming_file_and_line() {
     assert!(matches!(e, SimError::TimeOverflow { .. }), "{e}");
     assert!(e.to_string().contains("scaled.trace:2: ") && e.to_string().contains("time_scale"), "{e}");
     assert_eq!(run_trace(&t, "mqsim", "[host]\ntime_scale = 1e-9\n").unwrap().requests, 2);
+}
+
+#[test]
+fn a_time_scale_that_pushes_generated_arrivals_beyond_the_clock_is_an_error() {
+    let text = |scale: &str| {
+        format!(
+            "[host]\ntime_scale = {scale}\n[workload.generator]\nkind = \"uniform\"\nrequests = 3\n\
+             arrival = {{ kind = \"fixed\", interval_ns = 1000000 }}\n"
+        )
+    };
+    let e = run(&RunConfig::from_toml(&text("1e14"), "test").unwrap(), &mut |_| {}).unwrap_err();
+    assert!(matches!(e, SimError::TimeOverflow { .. }), "{e}");
+    assert!(e.to_string().starts_with("generated request: time 1000000 ns x time_scale"), "{e}");
+    let r = run(&RunConfig::from_toml(&text("1e3"), "test").unwrap(), &mut |_| {}).unwrap();
+    assert_eq!(r.requests, 3);
 }
 
 #[test]
