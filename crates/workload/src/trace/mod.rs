@@ -124,7 +124,9 @@ impl fmt::Debug for TraceReader {
 }
 
 impl TraceReader {
-    /// Opens `path` (plain or gzip/bzip2/zstd-compressed) as a trace in `format`.
+    /// Opens `path` (plain or gzip/bzip2/zstd-compressed, recognised by content) as a
+    /// trace in `format`; a name ending `.gz`, `.bz2` or `.zst` whose content is not
+    /// so compressed is [`TraceError::CompressionMismatch`].
     pub fn open(path: impl AsRef<Path>, format: TraceFormat, opts: &ReadOptions) -> Result<Self, TraceError> {
         let path = path.as_ref();
         let file = File::open(path).map_err(|source| TraceError::Io { path: path.to_owned(), source })?;
@@ -132,7 +134,8 @@ impl TraceReader {
     }
 
     /// Reads a trace from any byte source (a pipe, memory); `name` is used in
-    /// error messages. Compression is detected as for [`open`](Self::open).
+    /// error messages. Compression is detected as for [`open`](Self::open), and a
+    /// `name` that promises another ([`Compression::named`]) is an error.
     pub fn from_reader(
         name: impl Into<PathBuf>,
         reader: impl Read + Send + 'static,
