@@ -11,9 +11,14 @@ fn ftlab() -> Command {
     Command::cargo_bin("ftlab").unwrap()
 }
 
-fn traces() -> PathBuf {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces")).to_path_buf()
+/// A trace fixture the repository carries (see their README).
+fn fixture(name: &str) -> PathBuf {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../workload/tests/fixtures")).join(name)
 }
+
+#[cfg(feature = "real-traces")]
+#[path = "../../workload/tests/support/real_traces_dir.rs"]
+mod real_traces_dir;
 
 fn stdout_of(args: &[&str]) -> String {
     let out = ftlab().args(args).output().unwrap();
@@ -242,19 +247,57 @@ fn presets_list_every_group() {
 }
 
 #[test]
-fn trace_stats_summarise_a_shared_trace() {
-    let trace = traces().join("msr_cambridge_hm0_sample.csv");
+fn trace_stats_summarise_a_trace() {
+    let trace = fixture("msr.csv");
     let json = json_of(&["trace", "stats", trace.to_str().unwrap(), "--format", "msr", "--output-format", "json"]);
-    assert_eq!(json["requests"], 1000);
-    assert_eq!(json["reads"], 508);
+    assert_eq!(
+        (json["requests"].as_u64(), json["reads"].as_u64(), json["writes"].as_u64()),
+        (Some(4), Some(2), Some(2))
+    );
+    assert_eq!(json["total_bytes"], 4096 + 16_384 + 512 + 65_536);
     let table = stdout_of(&["trace", "stats", trace.to_str().unwrap(), "--format", "msr"]);
-    assert!(table.contains("1000"), "{table}");
+    assert!(table.contains("requests       4\n") && table.contains("arrivals       0 .. 1002393000 ns"), "{table}");
 }
 
-/// Every trace in shared/traces, in its format (see its README), replays with
-/// every read returning the data last written.
+/// Runs `trace` in `format` (at most `limit` requests) and checks every read
+/// returned the data last written; returns the JSON report.
+fn replay_with_integrity_ok(trace: &Path, format: &str, limit: Option<&str>) -> Value {
+    let name = trace.display();
+    let mut args = vec!["run", "--quiet", "--trace", trace.to_str().unwrap(), "--trace-format", format];
+    args.extend(["--address", "modulo", "--format", "json"]);
+    if let Some(n) = limit {
+        args.extend(["--requests", n]);
+    }
+    let r = json_of(&args);
+    assert_eq!(r["integrity"], "ok", "{name}");
+    assert_eq!(r["skipped_lines"], 0, "{name}");
+    assert!(r["workload"].as_str().unwrap().contains(format), "{name}");
+    r
+}
+
+/// Every fixture, in its format, replays every request it holds.
 #[test]
-fn every_shared_trace_replays_with_integrity_ok() {
+fn every_trace_format_replays_with_integrity_ok() {
+    let cases = [
+        ("umass_header.csv", "umass", 4),
+        ("msr.csv", "msr", 4),
+        ("systor.csv", "systor", 3),
+        ("blkparse.txt", "blkparse", 3),
+        ("disksim.trace", "disksim", 4),
+        ("mqsim.trace.gz", "mqsim", 3),
+        ("ssdsim.ascii", "ssdsim", 3),
+    ];
+    for (file, format, requests) in cases {
+        let r = replay_with_integrity_ok(&fixture(file), format, None);
+        assert_eq!(r["requests"], requests, "{file}");
+    }
+}
+
+/// Every real trace (see `real_traces_dir`), in its format, replays with every
+/// read returning the data last written.
+#[cfg(feature = "real-traces")]
+#[test]
+fn every_real_trace_replays_with_integrity_ok() {
     let cases: [(&str, &str, Option<&str>); 8] = [
         ("umass_financial1_head.ssdsim.ascii", "ssdsim", None),
         ("umass_websearch_wsrch-small.mqsim.trace", "mqsim", None),
@@ -265,19 +308,10 @@ fn every_shared_trace_replays_with_integrity_ok() {
         ("disksim_ssd-postmark-aligned2.trace", "disksim", None),
         ("disksim_ssd-iozone-aligned2-100K.trace", "disksim", Some("20000")),
     ];
-    for (file, format, requests) in cases {
-        let path = traces().join(file);
-        let mut args = vec!["run", "--quiet", "--trace", path.to_str().unwrap(), "--trace-format", format];
-        args.extend(["--address", "modulo", "--format", "json"]);
-        if let Some(n) = requests {
-            args.extend(["--requests", n]);
-        }
-        let r = json_of(&args);
-        assert_eq!(r["integrity"], "ok", "{file}");
-        assert_eq!(r["skipped_lines"], 0, "{file}");
+    for (file, format, limit) in cases {
+        let r = replay_with_integrity_ok(&real_traces_dir::real_traces_dir().join(file), format, limit);
         assert!(r["requests"].as_u64().unwrap() > 0, "{file}");
-        assert!(r["workload"].as_str().unwrap().contains(format), "{file}");
-        if let Some(n) = requests {
+        if let Some(n) = limit {
             assert_eq!(r["requests"].as_u64().unwrap(), n.parse::<u64>().unwrap(), "{file}");
         }
     }
@@ -285,13 +319,13 @@ fn every_shared_trace_replays_with_integrity_ok() {
 
 #[test]
 fn compact_addressing_replays_a_trace() {
-    let path = traces().join("ms_tpcc-small.mqsim.trace");
+    let path = fixture("msr.csv");
     let r = json_of(&[
         "run",
         "--trace",
         path.to_str().unwrap(),
         "--trace-format",
-        "mqsim",
+        "msr",
         "--address",
         "compact",
         "-f",
@@ -299,9 +333,9 @@ fn compact_addressing_replays_a_trace() {
     ]);
     assert_eq!(r["integrity"], "ok");
     // Compaction may split a request whose pages are not contiguous once compacted.
-    assert!(r["requests"].as_u64().unwrap() >= 6999, "{}", r["requests"]);
+    assert!(r["requests"].as_u64().unwrap() >= 4, "{}", r["requests"]);
     let address = r["address"].as_str().unwrap();
-    assert!(address.contains("compact") && address.contains("requests in 6999"), "{address}");
+    assert!(address.contains("compact") && address.contains("requests in 4"), "{address}");
 }
 
 fn bad_trace(dir: &Path) -> PathBuf {
@@ -323,6 +357,32 @@ fn a_malformed_trace_line_is_named() {
         json_of(&["run", "--trace", p.to_str().unwrap(), "--trace-format", "mqsim", "--skip-bad-lines", "-f", "json"]);
     assert_eq!(r["skipped_lines"], 1);
     assert_eq!(r["requests"], 3);
+}
+
+#[test]
+fn a_trace_that_yields_no_request_is_an_error_not_an_empty_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("hm0.csv");
+    std::fs::write(&csv, "1000,hm,0,Write,0,4096,1\n1010,hm,0,Read,0,4096,1\n").unwrap();
+    let e = failure(&["run", "--trace", csv.to_str().unwrap(), "--trace-format", "blkparse"], 1);
+    assert!(e.contains("hm0.csv: no request in 2 lines read as blkparse") && e.contains("--trace-format"), "{e}");
+    let empty = dir.path().join("empty.trace");
+    std::fs::write(&empty, "").unwrap();
+    let e = failure(&["run", "--trace", empty.to_str().unwrap(), "--trace-format", "mqsim"], 1);
+    assert!(e.contains("empty.trace: no request in 0 lines"), "{e}");
+    let e = failure(&["trace", "stats", empty.to_str().unwrap(), "--format", "mqsim"], 1);
+    assert!(e.contains("empty.trace: no request"), "{e}");
+}
+
+#[test]
+fn a_gz_trace_that_is_not_compressed_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let gz = dir.path().join("plain.trace.gz");
+    std::fs::write(&gz, "0 0 0 8 0\n1000 0 8 8 1\n").unwrap();
+    for format in ["mqsim", "blkparse"] {
+        let e = failure(&["run", "--trace", gz.to_str().unwrap(), "--trace-format", format], 1);
+        assert!(e.contains("plain.trace.gz: the name says gzip but the content is not compressed"), "{e}");
+    }
 }
 
 #[test]
@@ -370,11 +430,11 @@ fn set_overrides_any_key_and_print_config_round_trips() {
 #[test]
 fn a_trace_in_a_config_file_is_relative_to_the_file() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(traces().join("msr_cambridge_hm0_sample.csv"), dir.path().join("hm0.csv")).unwrap();
+    std::fs::copy(fixture("msr.csv"), dir.path().join("hm0.csv")).unwrap();
     let p = dir.path().join("c.toml");
     std::fs::write(&p, "[workload]\ntrace = \"hm0.csv\"\ntrace_format = \"msr\"\n").unwrap();
     let r = json_of(&["run", p.to_str().unwrap(), "-f", "json"]);
-    assert_eq!(r["requests"], 1000);
+    assert_eq!(r["requests"], 4);
     assert_eq!(r["integrity"], "ok");
 }
 

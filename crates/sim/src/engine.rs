@@ -216,23 +216,25 @@ fn hint_of(r: &Request) -> Hint {
     Hint { stream: r.task, expiry: r.expiry.map(SimTime), deadline: r.deadline.map(SimTime) }
 }
 
-/// The next request of `requests`, its times shifted by `offset` ns.
+/// The next request of `requests`, its times shifted by `offset` ns; a time the
+/// shift takes beyond the 64-bit ns clock is [`SimError::TimeOverflow`].
 #[inline]
 fn next_request(
     requests: &mut dyn Iterator<Item = Result<Request, SimError>>,
     offset: u64,
 ) -> Result<Option<Request>, SimError> {
-    requests
-        .next()
-        .map(|r| {
-            r.map(|mut r| {
-                r.arrival += offset;
-                r.deadline = r.deadline.map(|d| d + offset);
-                r.expiry = r.expiry.map(|e| e + offset);
-                r
-            })
+    let Some(mut r) = requests.next().transpose()? else { return Ok(None) };
+    let shift = |t: u64, what: &str| {
+        t.checked_add(offset).ok_or_else(|| SimError::TimeOverflow {
+            input: format!("request at {} ns ({} of {} bytes at byte {})", r.arrival, r.op, r.len, r.offset),
+            problem: format!("its {what} {t} ns plus the start offset {offset} ns does not fit the 64-bit ns clock"),
         })
-        .transpose()
+    };
+    let arrival = shift(r.arrival, "arrival")?;
+    let deadline = r.deadline.map(|d| shift(d, "deadline")).transpose()?;
+    let expiry = r.expiry.map(|e| shift(e, "expiry")).transpose()?;
+    (r.arrival, r.deadline, r.expiry) = (arrival, deadline, expiry);
+    Ok(Some(r))
 }
 
 impl Engine {

@@ -54,6 +54,13 @@ pub enum SimError {
     /// input): the run's numbers cannot be trusted.
     #[error("engine invariant broken: {0}")]
     Invariant(String),
+    /// A time that does not fit the simulator's 64-bit ns clock; `input` names where
+    /// it came from (a trace's file and line, or the request).
+    #[error("{input}: {problem}")]
+    TimeOverflow { input: String, problem: String },
+    /// The workload yielded no request to run.
+    #[error("workload {workload} yields no request: {reason}")]
+    NoRequests { workload: String, reason: String },
     #[error("{op} of logical page {lpn} (request {request}, at {at_us:.3} us) failed: {source}")]
     Ftl {
         request: u64,

@@ -55,31 +55,53 @@ struct TraceSource {
     reader: TraceReader,
     mapper: AddressMapper,
     pending: Vec<HostRequest>,
-    /// Requests read ahead, sorted by time (stable): traces are nearly sorted, so
-    /// an insertion from the back is almost always a push.
-    window: VecDeque<(u64, HostRequest)>,
+    /// Requests read ahead with the trace line each came from, sorted by time
+    /// (stable): traces are nearly sorted, so an insertion from the back is almost
+    /// always a push.
+    window: VecDeque<(u64, u64, HostRequest)>,
     window_size: usize,
     base: Option<u64>,
     last: u64,
     time_scale: f64,
     exhausted: bool,
+    /// The end was reached and reported.
+    ended: bool,
 }
 
-fn scale(t: u64, factor: f64) -> u64 {
+/// The latest arrival a trace may ask for, in ns after its first request: half the
+/// 64-bit ns clock (292 years), leaving the other half for the time the device
+/// takes to serve what arrived.
+const MAX_TRACE_ARRIVAL_NS: u64 = u64::MAX / 2;
+
+/// `t` times `factor`, rounded; `None` if it does not fit the 64-bit ns clock.
+fn scale(t: u64, factor: f64) -> Option<u64> {
     if factor == 1.0 {
-        t
-    } else {
-        (t as f64 * factor).round() as u64
+        return Some(t);
     }
+    let scaled = (t as f64 * factor).round();
+    // `u64::MAX as f64` is 2^64: at or beyond it the cast would saturate silently.
+    (scaled < u64::MAX as f64).then_some(scaled as u64)
+}
+
+fn scale_overflow(t: u64, factor: f64) -> String {
+    format!("time {t} ns x time_scale {factor} does not fit the 64-bit ns clock; use a smaller time_scale")
 }
 
 impl TraceSource {
+    fn time_overflow(&self, line: u64, problem: String) -> SimError {
+        SimError::TimeOverflow { input: format!("{}:{line}", self.reader.path().display()), problem }
+    }
+
     fn fill(&mut self) -> Result<(), SimError> {
         while !self.exhausted && self.window.len() < self.window_size {
             if let Some(r) = self.pending.pop() {
-                let t = scale(r.arrival_ns, self.time_scale);
-                let at = self.window.iter().rposition(|(u, _)| *u <= t).map_or(0, |i| i + 1);
-                self.window.insert(at, (t, r));
+                // `pending` holds the pieces of the line just read.
+                let line = self.reader.lines_read();
+                let Some(t) = scale(r.arrival_ns, self.time_scale) else {
+                    return Err(self.time_overflow(line, scale_overflow(r.arrival_ns, self.time_scale)));
+                };
+                let at = self.window.iter().rposition(|(u, _, _)| *u <= t).map_or(0, |i| i + 1);
+                self.window.insert(at, (t, line, r));
                 continue;
             }
             match self.reader.next() {
@@ -99,15 +121,44 @@ impl TraceSource {
         if let Err(e) = self.fill() {
             return Some(Err(e));
         }
-        let (t, r) = self.window.pop_front()?;
+        let Some((t, line, r)) = self.window.pop_front() else {
+            return self.end();
+        };
         let base = *self.base.get_or_insert(t);
         let mut at = t.saturating_sub(base);
+        if at > MAX_TRACE_ARRIVAL_NS {
+            return Some(Err(self.time_overflow(
+                line,
+                format!(
+                    "arrival {at} ns after the trace's first request is beyond {MAX_TRACE_ARRIVAL_NS} ns (292 years), \
+                     half the simulator's 64-bit ns clock; check the time column's unit (the trace format) \
+                     or use a smaller time_scale"
+                ),
+            )));
+        }
         if at < self.last {
             *late += 1;
             at = self.last;
         }
         self.last = at;
         Some(Ok(Request::from_host(r, at)))
+    }
+
+    /// The end of the trace: an error, once, if the address mapping kept none of its
+    /// requests (a trace that yields none is the reader's error).
+    fn end(&mut self) -> Option<Result<Request, SimError>> {
+        if self.base.is_some() || std::mem::replace(&mut self.ended, true) {
+            return None;
+        }
+        let report = self.mapper.report();
+        Some(Err(SimError::NoRequests {
+            workload: format!("trace {}", self.reader.path().display()),
+            reason: format!(
+                "the address mapping kept none of its {} requests ({} dropped by address mode {}); \
+                 choose a device the trace has (`ftlab trace stats` lists them) or another address mode",
+                report.requests_in, report.dropped, report.mode
+            ),
+        }))
     }
 }
 
@@ -155,6 +206,7 @@ impl Requests {
                     last: 0,
                     time_scale,
                     exhausted: false,
+                    ended: false,
                 }))
             }
             Source::Generator { spec, .. } => {
@@ -196,7 +248,13 @@ impl Iterator for Requests {
             Inner::Trace(t) => t.next(&mut self.late),
             Inner::Generator(g, factor) => {
                 let factor = *factor;
-                g.next().map(|r| Ok(Request::from_host(r, scale(r.arrival_ns, factor))))
+                g.next().map(|r| match scale(r.arrival_ns, factor) {
+                    Some(at) => Ok(Request::from_host(r, at)),
+                    None => Err(SimError::TimeOverflow {
+                        input: "generated request".into(),
+                        problem: scale_overflow(r.arrival_ns, factor),
+                    }),
+                })
             }
             Inner::Tasks(t) => t.next().map(Ok),
         }

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used)]
 
 use std::io::Write;
+use std::path::Path;
 
 use ftlab_ftl::pagemap::PageMapConfig;
 use ftlab_ftl::{Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn};
@@ -11,18 +12,55 @@ use ftlab_sim::source::Request;
 use ftlab_sim::{run, Engine, SimError};
 use ftlab_workload::Op;
 
-const TRACES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/");
+/// The trace fixtures the repository carries (see their README).
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../workload/tests/fixtures/");
 
 fn config(text: &str) -> RunConfig {
     RunConfig::from_toml(text, "test").unwrap()
 }
 
-fn trace_config(file: &str, format: &str, extra: &str) -> RunConfig {
-    config(&format!("[workload]\ntrace = \"{TRACES}{file}\"\ntrace_format = \"{format}\"\n{extra}"))
+/// Replays the first `requests` requests of `trace` on a filled device (so reads
+/// find data) and checks the run: every request served, data intact.
+fn replays_with_integrity(trace: &Path, format: &str, requests: u64) {
+    let name = trace.display();
+    let mut c =
+        config(&format!("[workload]\ntrace = \"{name}\"\ntrace_format = \"{format}\"\nmax_requests = {requests}\n"));
+    c.precondition.fill = true;
+    let r = run(&c, &mut |_| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(r.integrity, "ok", "{name}");
+    assert_eq!(r.requests, requests, "{name}");
+    assert!(r.host_pages_read + r.host_pages_written > 0, "{name}");
+    assert!(r.address.is_some(), "{name}");
+    if r.host_pages_read > 0 {
+        assert!(r.read_us.mean > 0.0, "{name}: reads of filled pages take time");
+    }
 }
 
 #[test]
-fn every_shared_trace_replays_with_integrity() {
+fn every_trace_format_replays_with_integrity() {
+    let fixtures = [
+        ("umass_header.csv", "umass", 4),
+        ("msr.csv", "msr", 4),
+        ("systor.csv", "systor", 3),
+        ("blkparse.txt", "blkparse", 3),
+        ("blkparse.txt", "blkparse-dispatch", 1),
+        ("disksim.trace", "disksim", 4),
+        ("mqsim.trace", "mqsim", 3),
+        ("mqsim.trace.gz", "mqsim", 3),
+        ("ssdsim.ascii", "ssdsim", 3),
+    ];
+    for (file, format, requests) in fixtures {
+        replays_with_integrity(&Path::new(FIXTURES).join(file), format, requests);
+    }
+}
+
+#[cfg(feature = "real-traces")]
+#[path = "../../workload/tests/support/real_traces_dir.rs"]
+mod real_traces_dir;
+
+#[cfg(feature = "real-traces")]
+#[test]
+fn every_real_trace_replays_with_integrity() {
     let traces = [
         ("umass_financial1_head.ssdsim.ascii", "ssdsim", 10_000),
         ("umass_websearch_wsrch-small.mqsim.trace", "mqsim", 24_783),
@@ -34,17 +72,7 @@ fn every_shared_trace_replays_with_integrity() {
         ("disksim_ssd-iozone-aligned2-100K.trace", "disksim", 5_000),
     ];
     for (file, format, requests) in traces {
-        let mut c = trace_config(file, format, &format!("max_requests = {requests}\n"));
-        // Preconditioned so reads find data.
-        c.precondition.fill = true;
-        let r = run(&c, &mut |_| {}).unwrap_or_else(|e| panic!("{file}: {e}"));
-        assert_eq!(r.integrity, "ok", "{file}");
-        assert_eq!(r.requests, requests, "{file}");
-        assert!(r.host_pages_read + r.host_pages_written > 0, "{file}");
-        assert!(r.address.is_some(), "{file}");
-        if r.host_pages_read > 0 {
-            assert!(r.read_us.mean > 0.0, "{file}: reads of filled pages take time");
-        }
+        replays_with_integrity(&real_traces_dir::real_traces_dir().join(file), format, requests);
     }
 }
 

@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use crate::trace::{Compression, TraceFormat};
+
 /// Everything that can go wrong reading, mapping or generating a workload.
 ///
 /// Despite its name it is the crate-wide error: trace I/O and parse errors,
@@ -37,6 +39,38 @@ pub enum TraceError {
         path: PathBuf,
         /// 1-based line number.
         line: u64,
+    },
+    /// The whole trace yielded no request: empty, or read in the wrong format (every
+    /// line ignored or skipped as malformed).
+    #[error(
+        "{}: no request in {lines} lines read as {format} ({skipped} skipped as malformed, the rest blank, \
+         comments, a header or lines that are not {format} requests); check that the trace format \
+         (--trace-format, workload.trace_format) matches the file, and that the file is the trace you meant",
+        path.display()
+    )]
+    NoRequests {
+        /// The trace file.
+        path: PathBuf,
+        /// The format the file was read in.
+        format: TraceFormat,
+        /// Lines read.
+        lines: u64,
+        /// Lines skipped as malformed ([`ReadOptions::skip_bad_lines`](crate::ReadOptions::skip_bad_lines)).
+        skipped: u64,
+    },
+    /// The file name promises a compression (`.gz`, `.bz2`, `.zst`) its content does not have.
+    #[error(
+        "{}: the name says {named} but the content is {found}; \
+         rename the file to match its content, or compress it as its name says",
+        path.display()
+    )]
+    CompressionMismatch {
+        /// The trace file.
+        path: PathBuf,
+        /// The compression the name promises.
+        named: Compression,
+        /// The compression found by the content's magic bytes.
+        found: Compression,
     },
     /// A trace format name that is not known.
     #[error("unknown trace format {name:?}; known formats: {known}")]

@@ -3,6 +3,9 @@
 //! * [`trace`] streams real block traces (UMass/SPC, MSR Cambridge, SYSTOR '17,
 //!   blkparse text, DiskSim, MQSim, SSDsim) as [`HostRequest`]s, with transparent
 //!   gzip / bzip2 / zstd decompression detected by magic bytes, in constant memory.
+//!   A trace that yields no request, a time beyond the 64-bit ns clock or a file
+//!   named `.gz`/`.bz2`/`.zst` that is not so compressed is an error, not a quiet
+//!   empty or saturated result.
 //! * [`address`] folds a trace's huge address space into a simulated device
 //!   (modulo, compaction of the footprint, one device only, devices side by side).
 //! * [`generate`] builds seeded, deterministic synthetic workloads (sequential,

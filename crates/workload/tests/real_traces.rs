@@ -1,25 +1,22 @@
-//! Every trace shipped in `shared/traces` read with its format, checked against the
-//! counts its README gives (and, where the README rounds, against what the files hold).
+//! Every real trace (`FTLAB_TRACES`, by default `../shared/traces` beside the
+//! workspace) read with its format, checked against the counts its README gives
+//! (and, where the README rounds, against what the files hold). Runs with the
+//! `real-traces` feature; the fixtures the repository carries are tested in
+//! `fixtures.rs` without it.
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
+#[path = "support/real_traces_dir.rs"]
+mod real_traces_dir;
 
-use ftlab_workload::trace::Compression;
+use std::path::PathBuf;
+
 use ftlab_workload::{
     trace_stats, AddressMapper, AddressMode, HostRequest, Op, ReadOptions, TraceError, TraceFormat, TraceReader,
     TraceStats,
 };
 
-const TRACES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/");
-
 fn path(name: &str) -> PathBuf {
-    let dir = Path::new(TRACES);
-    assert!(
-        dir.is_dir(),
-        "the shared traces directory {} is missing: these tests need ftlab's shared/ beside the repository",
-        dir.display()
-    );
-    dir.join(name)
+    real_traces_dir::real_traces_dir().join(name)
 }
 
 fn read(name: &str, format: &str) -> Vec<HostRequest> {
@@ -123,95 +120,6 @@ fn units_and_op_conventions_on_the_first_records() {
     assert_eq!(pm[0], req(7_961_833_000, Op::Write, 20_228_336 * 512, 8 * 512, 0));
     let ioz = read("disksim_ssd-iozone-aligned2-100K.trace", "disksim");
     assert_eq!(ioz[0], req(5_265_313_000, Op::Write, 6_357_144 * 512, 8 * 512, 0));
-}
-
-fn compress(kind: Compression, data: &[u8]) -> Vec<u8> {
-    use std::io::Write;
-    match kind {
-        Compression::Gzip => {
-            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-            e.write_all(data).unwrap();
-            e.finish().unwrap()
-        }
-        Compression::Bzip2 => {
-            let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
-            e.write_all(data).unwrap();
-            e.finish().unwrap()
-        }
-        Compression::Zstd => zstd::encode_all(data, 3).unwrap(),
-        _ => data.to_vec(),
-    }
-}
-
-#[test]
-fn compressed_traces_read_identically_whatever_their_name() {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, format) in [("ms_tpcc-small.mqsim.trace", "mqsim"), ("systor17_traces_sample.csv", "systor")] {
-        let plain = std::fs::read(path(name)).unwrap();
-        let expected = read(name, format);
-        for kind in [Compression::Gzip, Compression::Bzip2, Compression::Zstd] {
-            // A misleading extension: detection is by magic bytes.
-            let file = dir.path().join(format!("{name}.{kind:?}.txt"));
-            std::fs::write(&file, compress(kind, &plain)).unwrap();
-            let reader = TraceReader::open(&file, format.parse().unwrap(), &ReadOptions::default()).unwrap();
-            assert_eq!(reader.compression(), kind);
-            let got: Vec<_> = reader.collect::<Result<_, _>>().unwrap();
-            assert_eq!(got, expected, "{name} {kind:?}");
-        }
-    }
-}
-
-#[test]
-fn multi_member_gzip_is_read_to_the_end() {
-    let plain = std::fs::read(path("msr_cambridge_hm0_sample.csv")).unwrap();
-    let (a, b) = plain.split_at(plain.len() / 2 + 7); // mid-line on purpose
-    let mut gz = compress(Compression::Gzip, a);
-    gz.extend(compress(Compression::Gzip, b));
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("hm0");
-    std::fs::write(&file, gz).unwrap();
-    let got: Vec<_> =
-        TraceReader::open(&file, TraceFormat::Msr, &ReadOptions::default()).unwrap().collect::<Result<_, _>>().unwrap();
-    assert_eq!(got, read("msr_cambridge_hm0_sample.csv", "msr"));
-}
-
-#[test]
-fn a_bad_line_is_reported_with_file_and_line_or_counted() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("trace.csv");
-    std::fs::write(&file, "0,100,4096,w,0.0\n0,108,4096,r,0.5\n1,2,3\n0,116,0,w,1.0\n0,124,512,W,1.5\n").unwrap();
-    let mut reader = TraceReader::open(&file, TraceFormat::Umass, &ReadOptions::default()).unwrap();
-    assert_eq!(reader.next().unwrap().unwrap().op, Op::Write);
-    assert_eq!(reader.next().unwrap().unwrap().arrival_ns, 500_000_000);
-    let err = reader.next().unwrap().unwrap_err();
-    let TraceError::Malformed { line, .. } = &err else { panic!("{err}") };
-    assert_eq!(*line, 3);
-    assert_eq!(
-        err.to_string(),
-        format!(
-            "{}:3: expected 5 comma-separated fields (ASU,LBA,Size,Opcode,Timestamp), found \"1,2,3\"",
-            file.display()
-        )
-    );
-    let err = reader.next().unwrap().unwrap_err();
-    assert!(matches!(err, TraceError::ZeroLength { line: 4, .. }), "{err}");
-
-    let opts = ReadOptions { skip_bad_lines: true };
-    let mut reader = TraceReader::open(&file, TraceFormat::Umass, &opts).unwrap();
-    let kept: Vec<_> = reader.by_ref().collect::<Result<_, _>>().unwrap();
-    assert_eq!(kept.len(), 3);
-    assert_eq!((reader.skipped(), reader.skipped_lines()), (2, &[3u64, 4][..]));
-}
-
-#[test]
-fn wrong_format_fails_on_the_first_line() {
-    let err = TraceReader::open(path("msr_cambridge_hm0_sample.csv"), TraceFormat::Mqsim, &ReadOptions::default())
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap_err();
-    assert!(matches!(err, TraceError::Malformed { line: 1, .. }), "{err}");
-    assert!(err.to_string().contains("5 whitespace-separated fields"), "{err}");
 }
 
 #[test]

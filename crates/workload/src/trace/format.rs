@@ -31,7 +31,8 @@ pub enum TraceFormat {
     Umass,
     /// `msr`: MSR Cambridge CSV `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`.
     /// Timestamp in Windows FILETIME 100-ns ticks, returned as ns relative to the
-    /// first record of the file (an earlier record saturates to 0). Type `Read` /
+    /// first record of the file (an earlier record becomes 0; one that does not fit
+    /// the 64-bit ns clock is a malformed line). Type `Read` /
     /// `Write` (any case), Offset and Size in bytes. Device = DiskNumber.
     Msr,
     /// `systor`: SYSTOR '17 CSV `Timestamp,Response,IOType,LUN,Offset,Size` with a

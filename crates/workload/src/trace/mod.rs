@@ -4,10 +4,17 @@
 //! constant whatever the trace length. Compressed traces (gzip, bzip2, zstd) are
 //! recognised by their magic bytes, not their file name, and decompressed on the fly.
 //!
-//! Blank lines, `#` comment lines and a header line (a first line starting with a
-//! letter, such as SYSTOR's `Timestamp,Response,...`) are skipped silently. Every
-//! other line that breaks the format is an error naming the file and line — or, with
-//! [`ReadOptions::skip_bad_lines`], is counted and skipped.
+//! A file whose name promises a compression (`.gz`, `.bz2`, `.zst`) its content does
+//! not have is an error ([`TraceError::CompressionMismatch`]), never read as
+//! something else.
+//!
+//! Blank lines, `#` comment lines and a header line (a first line that is not a
+//! request and holds no number, only column names such as SYSTOR's
+//! `Timestamp,Response,...`) are skipped silently. Every other line that breaks the
+//! format is an error naming the file and line — the first line included — or, with
+//! [`ReadOptions::skip_bad_lines`], is counted and skipped. A trace that yields
+//! nothing at all (empty, or read in the wrong format) ends with
+//! [`TraceError::NoRequests`] instead of a silent end.
 
 mod format;
 mod parse;
@@ -48,6 +55,18 @@ pub enum Compression {
 }
 
 impl Compression {
+    /// The compression a file name promises by its extension (`.gz`, `.bz2`,
+    /// `.zst`/`.zstd`, any case), or `None` if it promises none.
+    pub fn named(path: &Path) -> Option<Compression> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "gz" => Some(Compression::Gzip),
+            "bz2" => Some(Compression::Bzip2),
+            "zst" | "zstd" => Some(Compression::Zstd),
+            _ => None,
+        }
+    }
+
     /// Recognises a compressed stream by its first bytes.
     pub fn detect(head: &[u8]) -> Compression {
         if head.starts_with(&[0x1f, 0x8b]) {
@@ -62,6 +81,17 @@ impl Compression {
     }
 }
 
+impl fmt::Display for Compression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Compression::None => "not compressed (plain text)",
+            Compression::Gzip => "gzip",
+            Compression::Bzip2 => "bzip2",
+            Compression::Zstd => "zstd",
+        })
+    }
+}
+
 /// A streaming iterator of the requests in a trace, in file order.
 pub struct TraceReader {
     path: PathBuf,
@@ -72,6 +102,8 @@ pub struct TraceReader {
     line_no: u64,
     opts: ReadOptions,
     seen_content: bool,
+    /// Requests and line errors returned so far: none at the end is an error.
+    yielded: u64,
     skipped: u64,
     skipped_lines: Vec<u64>,
     /// MSR only: FILETIME ticks of the first record.
@@ -92,7 +124,9 @@ impl fmt::Debug for TraceReader {
 }
 
 impl TraceReader {
-    /// Opens `path` (plain or gzip/bzip2/zstd-compressed) as a trace in `format`.
+    /// Opens `path` (plain or gzip/bzip2/zstd-compressed, recognised by content) as a
+    /// trace in `format`; a name ending `.gz`, `.bz2` or `.zst` whose content is not
+    /// so compressed is [`TraceError::CompressionMismatch`].
     pub fn open(path: impl AsRef<Path>, format: TraceFormat, opts: &ReadOptions) -> Result<Self, TraceError> {
         let path = path.as_ref();
         let file = File::open(path).map_err(|source| TraceError::Io { path: path.to_owned(), source })?;
@@ -100,7 +134,8 @@ impl TraceReader {
     }
 
     /// Reads a trace from any byte source (a pipe, memory); `name` is used in
-    /// error messages. Compression is detected as for [`open`](Self::open).
+    /// error messages. Compression is detected as for [`open`](Self::open), and a
+    /// `name` that promises another ([`Compression::named`]) is an error.
     pub fn from_reader(
         name: impl Into<PathBuf>,
         reader: impl Read + Send + 'static,
@@ -111,6 +146,9 @@ impl TraceReader {
         let io_err = |source| TraceError::Io { path: path.clone(), source };
         let mut raw = BufReader::with_capacity(BUF_CAPACITY, reader);
         let compression = Compression::detect(raw.fill_buf().map_err(io_err)?);
+        if let Some(named) = Compression::named(&path).filter(|&named| named != compression) {
+            return Err(TraceError::CompressionMismatch { path, named, found: compression });
+        }
         let input: Box<dyn BufRead + Send> = match compression {
             Compression::None => Box::new(raw),
             Compression::Gzip => {
@@ -133,6 +171,7 @@ impl TraceReader {
             line_no: 0,
             opts: *opts,
             seen_content: false,
+            yielded: 0,
             skipped: 0,
             skipped_lines: Vec::new(),
             time_base: None,
@@ -204,14 +243,59 @@ impl TraceReader {
         }
         let first_content = !self.seen_content;
         self.seen_content = true;
-        if first_content
-            && text.as_bytes()[0].is_ascii_alphabetic()
-            && !matches!(self.format, TraceFormat::Blkparse { .. })
-        {
-            return Some(Ok(Line::Ignored)); // a header line
+        let line = parse_line(self.format, text);
+        if first_content && matches!(line, Line::Bad { .. }) && is_header(text) {
+            return Some(Ok(Line::Ignored));
         }
-        Some(Ok(parse_line(self.format, text)))
+        Some(Ok(line))
     }
+
+    /// The end of the input: [`TraceError::NoRequests`] once if nothing was
+    /// yielded, then `None`.
+    fn end(&mut self) -> Option<Result<HostRequest, TraceError>> {
+        if self.yielded > 0 {
+            return None;
+        }
+        self.failed = true;
+        Some(Err(TraceError::NoRequests {
+            path: self.path.clone(),
+            format: self.format,
+            lines: self.line_no,
+            skipped: self.skipped,
+        }))
+    }
+
+    /// MSR: FILETIME ticks rebased on the file's first record, in ns (an earlier
+    /// record becomes 0); a time beyond the u64 ns clock is a bad line.
+    fn rebase_msr(&mut self, mut req: HostRequest) -> Line {
+        let ticks = req.arrival_ns;
+        let base = *self.time_base.get_or_insert(ticks);
+        match ticks.saturating_sub(base).checked_mul(100) {
+            Some(ns) => {
+                req.arrival_ns = ns;
+                Line::Request(req)
+            }
+            None => Line::Bad {
+                expected: format!(
+                    "a Timestamp (field 1) less than {} ticks of 100 ns after the first record's {base}, \
+                     so that it fits the simulator's 64-bit ns clock",
+                    u64::MAX / 100 + 1
+                )
+                .into(),
+                found: ticks.to_string(),
+            },
+        }
+    }
+}
+
+/// A header line: column names only, no field that is a number (a data line with a
+/// bad field still holds numbers, and is an error like any other line).
+fn is_header(text: &str) -> bool {
+    let numeric = |field: &str| {
+        let f = field.trim_start_matches(['+', '-', '.']);
+        f.bytes().next().is_some_and(|b| b.is_ascii_digit())
+    };
+    !text.split(|c: char| c == ',' || c.is_ascii_whitespace()).any(numeric)
 }
 
 impl Iterator for TraceReader {
@@ -222,20 +306,19 @@ impl Iterator for TraceReader {
             return None;
         }
         loop {
-            let line = match self.next_line()? {
-                Ok(line) => line,
-                Err(e) => {
+            let line = match self.next_line() {
+                None => return self.end(),
+                Some(Ok(Line::Request(req))) if self.format == TraceFormat::Msr => self.rebase_msr(req),
+                Some(Ok(line)) => line,
+                Some(Err(e)) => {
                     self.failed = true; // an I/O error does not go away on retry
                     return Some(Err(e));
                 }
             };
             match line {
                 Line::Ignored => continue,
-                Line::Request(mut req) => {
-                    if self.format == TraceFormat::Msr {
-                        let base = *self.time_base.get_or_insert(req.arrival_ns);
-                        req.arrival_ns = req.arrival_ns.saturating_sub(base).saturating_mul(100);
-                    }
+                Line::Request(req) => {
+                    self.yielded += 1;
                     return Some(Ok(req));
                 }
                 bad if self.opts.skip_bad_lines => {
@@ -245,7 +328,10 @@ impl Iterator for TraceReader {
                         self.skipped_lines.push(self.line_no);
                     }
                 }
-                bad => return Some(Err(self.error(bad))),
+                bad => {
+                    self.yielded += 1;
+                    return Some(Err(self.error(bad)));
+                }
             }
         }
     }
@@ -338,6 +424,120 @@ mod tests {
     fn missing_file_is_an_io_error_naming_it() {
         let err = TraceReader::open("/nonexistent/t.csv", TraceFormat::Msr, &ReadOptions::default()).unwrap_err();
         assert!(err.to_string().starts_with("/nonexistent/t.csv: "), "{err}");
+    }
+
+    /// Drains `r`, returning the requests read and the error that ended it, if any.
+    fn drain(r: TraceReader) -> (Vec<HostRequest>, Option<TraceError>) {
+        let mut reqs = Vec::new();
+        for item in r {
+            match item {
+                Ok(req) => reqs.push(req),
+                Err(e) => return (reqs, Some(e)),
+            }
+        }
+        (reqs, None)
+    }
+
+    #[test]
+    fn a_trace_with_no_request_is_an_error_naming_file_format_and_lines() {
+        // An MSR CSV read as blkparse: every line is ignored as "not an event".
+        let msr = "1000,hm,0,Write,0,512,1\n1010,hm,0,Read,512,512,1\n1020,hm,0,Read,0,512,1\n";
+        let (reqs, err) = drain(reader(msr, "blkparse", false));
+        assert!(reqs.is_empty());
+        let err = err.expect("no request must be an error");
+        assert!(matches!(err, TraceError::NoRequests { lines: 3, skipped: 0, .. }), "{err}");
+        let msg = err.to_string();
+        assert!(msg.starts_with("mem.trace: no request in 3 lines read as blkparse"), "{msg}");
+        assert!(msg.contains("trace format"), "says what to check: {msg}");
+        let (_, err) = drain(reader("", "mqsim", false));
+        let msg = err.expect("an empty trace is an error").to_string();
+        assert!(msg.starts_with("mem.trace: no request in 0 lines read as mqsim"), "{msg}");
+        // Every line skipped as malformed: still no request, and the count says why.
+        let (_, err) = drain(reader("1 x\n1 2 3\n", "mqsim", true));
+        assert!(matches!(err, Some(TraceError::NoRequests { lines: 2, skipped: 2, .. })), "{err:?}");
+        // The error comes once, then the reader ends.
+        let mut r = reader("# only a comment\n", "mqsim", false);
+        assert!(matches!(r.next(), Some(Err(TraceError::NoRequests { .. }))));
+        assert!(r.next().is_none());
+    }
+
+    #[test]
+    fn a_name_that_promises_compression_must_match_the_content() {
+        let opts = ReadOptions::default();
+        for name in ["plain.gz", "plain.bz2", "plain.zst", "dir/PLAIN.GZ"] {
+            let err = TraceReader::from_reader(name, &b"0 0 0 8 0\n"[..], TraceFormat::Mqsim, &opts).unwrap_err();
+            assert!(matches!(err, TraceError::CompressionMismatch { .. }), "{name}: {err}");
+            let msg = err.to_string();
+            assert!(msg.starts_with(&format!("{name}: ")) && msg.contains("not compressed"), "{msg}");
+        }
+        let zstd_named_gz: &'static [u8] = &[0x28, 0xb5, 0x2f, 0xfd, 0, 0];
+        let err = TraceReader::from_reader("t.gz", zstd_named_gz, TraceFormat::Mqsim, &opts).unwrap_err();
+        assert!(err.to_string().contains("zstd"), "{err}");
+        // Names that promise nothing are read by their content.
+        assert!(TraceReader::from_reader("t.trace", &b"0 0 0 8 0\n"[..], TraceFormat::Mqsim, &opts).is_ok());
+    }
+
+    #[test]
+    fn a_malformed_first_line_is_the_error_it_would_be_on_line_3() {
+        let bad = "x,1,512,r,0";
+        let good = "0,1,512,r,0";
+        let err_at = |text: String, line| {
+            let (_, err) = drain(
+                TraceReader::from_reader(
+                    "mem.trace",
+                    io::Cursor::new(text),
+                    TraceFormat::Umass,
+                    &ReadOptions::default(),
+                )
+                .unwrap(),
+            );
+            let err = err.unwrap();
+            assert!(matches!(err, TraceError::Malformed { line: l, .. } if l == line), "{err}");
+            err.to_string().split_once(": ").unwrap().1.to_owned()
+        };
+        let first = err_at(format!("{bad}\n{good}\n{good}\n"), 1);
+        let third = err_at(format!("{good}\n{good}\n{bad}\n"), 3);
+        assert_eq!(first, third);
+        assert!(first.contains("ASU"), "{first}");
+        for (format, line) in [("mqsim", "abc 0 0 8 0"), ("disksim", "t0 0 0 8 1"), ("msr", "start,hm,0,Read,0,512,1")]
+        {
+            let mut r = reader(Box::leak(format!("{line}\n").into_boxed_str()), format, false);
+            assert!(matches!(r.next(), Some(Err(TraceError::Malformed { line: 1, .. }))), "{format}: {line}");
+        }
+        // A header (column names, no number) is still skipped.
+        for (format, header) in [
+            ("umass", "ASU,LBA,Size,Opcode,Timestamp"),
+            ("msr", "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"),
+            ("mqsim", "time_ns device lba size op"),
+        ] {
+            let row = if format == "msr" {
+                "1,hm,0,Read,0,512,1"
+            } else if format == "umass" {
+                good
+            } else {
+                "0 0 0 8 0"
+            };
+            let text = Box::leak(format!("{header}\n{row}\n").into_boxed_str());
+            let (reqs, err) = drain(reader(text, format, false));
+            assert!(err.is_none() && reqs.len() == 1, "{format}: {err:?}");
+        }
+    }
+
+    #[test]
+    fn an_msr_time_beyond_the_ns_clock_is_an_error_naming_the_line() {
+        // 2^64 / 100 ticks after the first record do not fit in u64 ns.
+        let far = 1000 + u64::MAX / 100 + 1;
+        let text = Box::leak(format!("1000,hm,0,Write,0,512,1\n{far},hm,0,Read,0,512,1\n").into_boxed_str());
+        let mut r = reader(text, "msr", false);
+        assert!(r.next().unwrap().is_ok());
+        let err = r.next().unwrap().unwrap_err();
+        assert!(matches!(err, TraceError::Malformed { line: 2, .. }), "{err}");
+        assert!(err.to_string().contains("Timestamp"), "{err}");
+        // The largest time that fits is kept exactly.
+        let edge = 1000 + u64::MAX / 100;
+        let text = Box::leak(format!("1000,hm,0,Write,0,512,1\n{edge},hm,0,Read,0,512,1\n").into_boxed_str());
+        let t: Vec<_> = reader(text, "msr", false).map(|r| r.unwrap().arrival_ns).collect();
+        assert_eq!(t, vec![0, u64::MAX / 100 * 100]);
     }
 
     #[test]

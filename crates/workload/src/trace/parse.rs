@@ -130,7 +130,14 @@ pub(crate) fn decimal_scaled(s: &str, scale: u32) -> Option<u64> {
 }
 
 fn time(field: &str, scale: u32, unit: &'static str) -> Result<u64, Line> {
-    decimal_scaled(field, scale).ok_or_else(|| bad(format!("a non-negative time in {unit}"), field))
+    decimal_scaled(field, scale).ok_or_else(|| {
+        // A number too large for the ns clock is named as such, not as a bad number.
+        if field.parse::<f64>().is_ok_and(|t| t >= 0.0) {
+            bad(format!("a time in {unit} that fits the simulator's 64-bit ns clock (below 2^64 ns, 584 years)"), field)
+        } else {
+            bad(format!("a non-negative time in {unit}"), field)
+        }
+    })
 }
 
 fn umass(line: &str) -> Result<HostRequest, Line> {
@@ -331,6 +338,10 @@ mod tests {
         assert!(expected("umass", "1,2,3").contains("5 comma-separated fields"));
         assert!(expected("umass", "1,2,3,x,4").contains("Opcode"));
         assert!(expected("umass", "1,2,3,r,-4").contains("seconds"));
+        let overflow = expected("umass", "1,2,3,r,18446744074");
+        assert!(overflow.contains("fits the simulator's 64-bit ns clock"), "{overflow}");
+        assert!(expected("mqsim", "18446744073709551616 0 0 8 0").contains("64-bit ns clock"));
+        assert!(expected("disksim", "1e300 0 0 8 0").contains("64-bit ns clock"));
         assert_eq!(parse_line(TraceFormat::Umass, "1,2,0,r,4"), Line::ZeroLength);
         assert_eq!(req("umass", "1,2,512,r,4,").len, 512, "trailing comma tolerated");
     }
