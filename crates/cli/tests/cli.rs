@@ -483,6 +483,25 @@ fn bounds_reproduce_table_iii_of_001() {
     assert!(table.contains("lazy_rtgc") && table.contains("87.50%"), "{table}");
 }
 
+/// `ftlab bounds` prints, beside the papers' figures, the bound a run checks
+/// and the space the FTL exports, and they are what `ftlab run` reports.
+#[test]
+fn bounds_print_what_a_run_checks() {
+    for chip in ["spansion-slc-512mb", "toshiba-slc-512mb"] {
+        let j = json_of(&["bounds", "--chip", chip, "--format", "json"]);
+        let rows = j["as_run"].as_array().unwrap();
+        for ftl in ["gftl", "lazy-rtgc", "waogc"] {
+            let row = rows.iter().find(|r| r["ftl"] == ftl).unwrap();
+            let r = json_of(&["run", "--ftl", ftl, "--chip", chip, "--requests", "100", "-f", "json"]);
+            assert_eq!(row["bound_us"], r["bound_us"], "{chip} {ftl}");
+            assert_eq!(row["space_utilization"], r["space_utilization"], "{chip} {ftl}");
+        }
+    }
+    let table = stdout_of(&["bounds", "--chip", "spansion-slc-512mb"]);
+    // The paper's 2200 us, and the 2252.8 us with the page transfer a run checks.
+    assert!(table.contains("2200.0") && table.contains("2252.8"), "{table}");
+}
+
 #[test]
 fn bounds_with_explicit_timing_and_bad_input() {
     // GFTL's read bound of 002 Table V: pi t_rdoob + t_rdpg = 64 x 25 + 25.

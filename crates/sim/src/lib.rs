@@ -239,6 +239,17 @@ impl Simulation {
         self.engine.logical_pages()
     }
 
+    /// Physical pages of the device.
+    pub fn physical_pages(&self) -> u64 {
+        u64::from(self.engine.flash.nand().geometry().total_pages())
+    }
+
+    /// The FTL's own service-time bound of one page command on this device
+    /// (what a run checks unless `metrics.bound_us` is set), if it promises one.
+    pub fn ftl_bound(&self) -> Option<SimTime> {
+        self.engine.ftl.service_bound()
+    }
+
     /// Runs the `[precondition]` writes (closed loop, unmeasured).
     pub fn precondition(&mut self, progress: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
         let pre = &self.config.precondition;
