@@ -14,6 +14,17 @@
 //! [`Dispatch::PerDieEdf`] the dispatched requests' page commands are instead
 //! handed to the FTL one at a time, when a die can start them, earliest
 //! deadline first per die (see `per_die.rs`).
+//!
+//! Invariant, checked on every page command in every build: no command starts
+//! before its request's arrival or before the clock (a slot freed in the past
+//! is free now, not then). Breaking it is [`SimError::Invariant`].
+//!
+//! A page command's service time, held against the bound, runs from the later of
+//! its readiness and the end of the last host operation of another command on its
+//! die ([`ftlab_ftl::Io::queued_behind`]), less its wait on the channel behind
+//! other host transfers ([`ftlab_ftl::Io::queued_on_channel`]): queueing behind
+//! host commands is not service; waiting for garbage collection, map or
+//! wear-leveling work is, wherever and whenever it was reserved.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
