@@ -255,7 +255,8 @@ impl Nand {
     /// RAM the medium model uses, in bytes (page contents, OOB, block states).
     pub fn ram_bytes(&self) -> u64 {
         let pages = u64::from(self.geometry.total_pages());
-        pages * (self.store.bytes_per_page() as u64 + 4 + 8)
+        self.store.ram_bytes()
+            + pages * (4 + 8)
             + self.blocks.len() as u64 * std::mem::size_of::<BlockState>() as u64
             + self.geometry.total_blocks() as u64 * 8
     }

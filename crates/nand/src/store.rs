@@ -2,6 +2,7 @@
 //! token per page by default (8 bytes a page, enough to prove data integrity), or
 //! the full page bytes for an emulated device.
 
+use std::collections::HashMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -45,8 +46,10 @@ pub trait PageStore: fmt::Debug + Send {
     fn read(&self, page: u32) -> Payload;
     /// Copies the contents of `from` to `to` (copyback and GC moves).
     fn copy(&mut self, from: u32, to: u32);
-    /// RAM used per page, in bytes.
+    /// Bytes of contents per page.
     fn bytes_per_page(&self) -> usize;
+    /// RAM the contents take now, in bytes.
+    fn ram_bytes(&self) -> u64;
 }
 
 /// One `u64` per page.
@@ -84,38 +87,50 @@ impl PageStore for TokenStore {
     fn bytes_per_page(&self) -> usize {
         8
     }
+    fn ram_bytes(&self) -> u64 {
+        self.tokens.len() as u64 * 8
+    }
 }
 
-/// Full page bytes, one flat buffer.
+/// Full page bytes, sparse: a page's bytes are allocated when it is first
+/// programmed, so memory grows with the physical pages written, not with the
+/// device (a 1 TiB device with 1 GiB written holds about 1 GiB of page bytes). A
+/// page never programmed reads as zeros. Pages are not freed on erase: an erase
+/// in flight can be undone by a power cut, and the block is programmed again.
 pub struct ByteStore {
     page_size: usize,
-    bytes: Vec<u8>,
+    pages: u32,
+    bytes: HashMap<u32, Box<[u8]>>,
 }
 
 impl fmt::Debug for ByteStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ByteStore").field("page_size", &self.page_size).finish_non_exhaustive()
+        f.debug_struct("ByteStore")
+            .field("page_size", &self.page_size)
+            .field("pages", &self.pages)
+            .field("stored", &self.bytes.len())
+            .finish_non_exhaustive()
     }
 }
 
 impl ByteStore {
     /// A store for `pages` pages of `page_size` bytes, all zero.
     pub fn new(pages: u32, page_size: u32) -> Self {
-        let page_size = page_size as usize;
-        ByteStore { page_size, bytes: vec![0; pages as usize * page_size] }
+        ByteStore { page_size: page_size as usize, pages, bytes: HashMap::new() }
     }
-    fn range(&self, page: u32) -> std::ops::Range<usize> {
-        let start = page as usize * self.page_size;
-        start..start + self.page_size
+
+    /// Pages whose bytes are held.
+    pub fn stored_pages(&self) -> u64 {
+        self.bytes.len() as u64
     }
 }
 
 impl PageStore for ByteStore {
     fn write(&mut self, page: u32, data: Payload) -> Result<(), NandError> {
+        debug_assert!(page < self.pages);
         match data {
             Payload::Bytes(b) if b.len() == self.page_size => {
-                let r = self.range(page);
-                self.bytes[r].copy_from_slice(&b);
+                self.bytes.insert(page, b);
                 Ok(())
             }
             Payload::Bytes(_) => Err(NandError::PayloadMismatch("page bytes must be exactly one page long")),
@@ -123,14 +138,28 @@ impl PageStore for ByteStore {
         }
     }
     fn read(&self, page: u32) -> Payload {
-        Payload::Bytes(self.bytes[self.range(page)].into())
+        match self.bytes.get(&page) {
+            Some(b) => Payload::Bytes(b.clone()),
+            None => Payload::Bytes(vec![0; self.page_size].into()),
+        }
     }
     fn copy(&mut self, from: u32, to: u32) {
-        let src = self.range(from);
-        self.bytes.copy_within(src, to as usize * self.page_size);
+        match self.bytes.get(&from) {
+            Some(b) => {
+                let b = b.clone();
+                self.bytes.insert(to, b);
+            }
+            None => {
+                self.bytes.remove(&to);
+            }
+        }
     }
     fn bytes_per_page(&self) -> usize {
         self.page_size
+    }
+    fn ram_bytes(&self) -> u64 {
+        // Each held page: its bytes, the box and the map's key and slot.
+        self.bytes.len() as u64 * (self.page_size as u64 + 32)
     }
 }
 
@@ -179,6 +208,12 @@ impl PageStore for AnyStore {
             AnyStore::Bytes(s) => s.bytes_per_page(),
         }
     }
+    fn ram_bytes(&self) -> u64 {
+        match self {
+            AnyStore::Token(s) => s.ram_bytes(),
+            AnyStore::Bytes(s) => s.ram_bytes(),
+        }
+    }
 }
 
 /// Builds the store of `kind` for `pages` pages of `page_size` bytes.
@@ -211,5 +246,21 @@ mod tests {
         assert_eq!(s.read(0), Payload::Bytes(data));
         assert!(s.write(1, Payload::Bytes(vec![0; 8].into())).is_err());
         assert!(s.write(1, Payload::Token(1)).is_err());
+    }
+
+    #[test]
+    fn byte_store_holds_only_the_pages_written() {
+        // A terabyte's worth of 4 KiB pages, two written.
+        let mut s = ByteStore::new(1 << 28, 4096);
+        assert_eq!((s.stored_pages(), s.ram_bytes()), (0, 0));
+        assert_eq!(s.read(12345), Payload::Bytes(vec![0; 4096].into()), "never written: zeros");
+        s.write(7, Payload::Bytes(vec![7; 4096].into())).unwrap();
+        s.copy(7, (1 << 28) - 1);
+        assert_eq!(s.read((1 << 28) - 1), Payload::Bytes(vec![7; 4096].into()));
+        assert_eq!(s.stored_pages(), 2);
+        assert!(s.ram_bytes() < 3 * 4096, "{}", s.ram_bytes());
+        // Copying a page never written leaves zeros behind.
+        s.copy(12345, 7);
+        assert_eq!(s.read(7), Payload::Bytes(vec![0; 4096].into()));
     }
 }
