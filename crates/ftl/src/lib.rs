@@ -53,6 +53,8 @@ use ftlab_nand::{DieId, NandError, Payload, SimTime};
 use thiserror::Error;
 
 pub mod alloc;
+#[cfg(feature = "testing")]
+pub mod conformance;
 pub mod dftl;
 pub mod flash;
 pub mod fsr;
@@ -65,7 +67,7 @@ pub mod nftl;
 pub mod pagemap;
 pub mod registry;
 pub mod rftl;
-mod scan;
+pub mod scan;
 pub mod telomere;
 #[cfg(test)]
 mod testing;

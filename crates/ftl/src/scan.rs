@@ -11,7 +11,7 @@ use crate::{FtlError, Io, Purpose};
 
 /// What a scan of the medium found, besides the page table.
 #[derive(Debug, Default)]
-pub(crate) struct Scan {
+pub struct Scan {
     /// Erased blocks (including blocks erased again because nothing in them was
     /// readable, e.g. after a torn erase).
     pub free: Vec<BlockId>,
@@ -25,7 +25,7 @@ pub(crate) struct Scan {
 
 /// Scans every good block, filling `table` (entries beyond its length are
 /// ignored).
-pub(crate) fn scan(io: &mut Io, table: &mut PageTable) -> Result<Scan, FtlError> {
+pub fn scan(io: &mut Io, table: &mut PageTable) -> Result<Scan, FtlError> {
     let g = *io.geometry();
     let mut newest = vec![0u64; table.len()];
     let mut partial: Vec<Option<(u64, BlockId, u32)>> = vec![None; g.dies() as usize];

@@ -1,8 +1,8 @@
-//! Every FTL runs the conformance suite (see `suite/mod.rs`). To add a scheme,
+//! Every FTL runs the conformance suite (`ftlab_ftl::conformance`). To add a scheme,
 //! add one `conformance!` line.
 #![allow(clippy::unwrap_used)]
 
-mod suite;
+use ftlab_ftl::conformance;
 
 use ftlab_ftl::alloc::FreeOrder;
 use ftlab_ftl::pagemap::PageMapConfig;

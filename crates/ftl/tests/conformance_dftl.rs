@@ -3,8 +3,7 @@
 //! batched write-backs and translation-block GC happen all the time.
 #![allow(clippy::unwrap_used)]
 
-#[path = "suite/mod.rs"]
-mod suite;
+use ftlab_ftl::conformance;
 
 use ftlab_ftl::dftl::DftlConfig;
 
@@ -14,5 +13,5 @@ conformance!(
     dftl_small_pages,
     DftlConfig { cmt_entries: 16, sigma_t: 0.25, ..DftlConfig::default() },
     // 512-byte pages: 128 entries a translation page, so the map spans many pages.
-    ftlab_nand::Geometry { page_size: 512, oob_size: 16, ..suite::small_geometry() }
+    ftlab_nand::Geometry { page_size: 512, oob_size: 16, ..conformance::small_geometry() }
 );

@@ -1,8 +1,7 @@
 #![allow(clippy::unwrap_used)]
 //! The conformance suite for FSR (001's comparison scheme, a page-map configuration).
 
-#[path = "suite/mod.rs"]
-mod suite;
+use ftlab_ftl::conformance;
 
 use ftlab_ftl::fsr::FsrConfig;
 

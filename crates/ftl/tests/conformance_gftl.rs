@@ -2,8 +2,7 @@
 //! soft-real-time presets, on the suite's device and on a one-die device.
 #![allow(clippy::unwrap_used)]
 
-#[path = "suite/mod.rs"]
-mod suite;
+use ftlab_ftl::conformance;
 
 use ftlab_ftl::gftl::GftlConfig;
 

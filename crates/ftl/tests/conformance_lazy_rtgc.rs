@@ -3,8 +3,7 @@
 //! idle-time optimisation, on the suite's multi-die device and on one chip of the
 //! paper's SLC geometry (64 pages of 2 KiB per block, copyback).
 
-#[path = "suite/mod.rs"]
-mod suite;
+use ftlab_ftl::conformance;
 
 use ftlab_ftl::lazy_rtgc::LazyRtgcConfig;
 

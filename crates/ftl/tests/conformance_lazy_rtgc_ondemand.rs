@@ -3,8 +3,7 @@
 //! with small pages, whose map spans many translation pages.
 #![allow(clippy::unwrap_used)]
 
-#[path = "suite/mod.rs"]
-mod suite;
+use ftlab_ftl::conformance;
 
 use ftlab_ftl::lazy_rtgc_ondemand::LazyRtgcOnDemandConfig;
 
@@ -13,5 +12,5 @@ conformance!(lazy_rtgc_ondemand_small_cmt, LazyRtgcOnDemandConfig { cmt_entries:
 conformance!(
     lazy_rtgc_ondemand_small_pages,
     LazyRtgcOnDemandConfig { cmt_entries: 16, sigma_t: 0.25 },
-    ftlab_nand::Geometry { page_size: 512, oob_size: 16, ..suite::small_geometry() }
+    ftlab_nand::Geometry { page_size: 512, oob_size: 16, ..conformance::small_geometry() }
 );

@@ -4,8 +4,7 @@
 //! one-die device (every collection moves pages into another log).
 #![allow(clippy::unwrap_used)]
 
-#[path = "suite/mod.rs"]
-mod suite;
+use ftlab_ftl::conformance;
 
 use ftlab_ftl::multilog::{Estimator, MultiLogConfig};
 

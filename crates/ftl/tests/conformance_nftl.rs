@@ -2,8 +2,7 @@
 //! one-die device with larger blocks.
 #![allow(clippy::unwrap_used)]
 
-#[path = "suite/mod.rs"]
-mod suite;
+use ftlab_ftl::conformance;
 
 use ftlab_ftl::nftl::NftlConfig;
 

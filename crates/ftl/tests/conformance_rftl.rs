@@ -1,10 +1,9 @@
-//! RFTL runs the conformance suite (see `suite/mod.rs`): on the suite's small device
+//! RFTL runs the conformance suite (`ftlab_ftl::conformance`): on the suite's small device
 //! (16 pages per block, 12 pages per logical block), with two-page steps (10 pages
 //! per logical block, no OOB lookups), and on a one-die device with 64-page blocks.
 #![allow(clippy::unwrap_used)]
 
-#[path = "suite/mod.rs"]
-mod suite;
+use ftlab_ftl::conformance;
 
 use ftlab_ftl::rftl::RftlConfig;
 

@@ -2,8 +2,7 @@
 //! The conformance suite for Telomere (000): without hints every write goes to the
 //! default pool (greedy GC), with and without blocks reserved for a task set.
 
-#[path = "suite/mod.rs"]
-mod suite;
+use ftlab_ftl::conformance;
 
 use ftlab_ftl::telomere::{Placement, TaskConfig, TelomereConfig};
 

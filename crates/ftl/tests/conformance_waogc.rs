@@ -4,8 +4,7 @@
 //! geometry (64 pages of 2 KiB per block, copyback), and with more
 //! over-provisioning, a higher free-block threshold and idle-time collection.
 
-#[path = "suite/mod.rs"]
-mod suite;
+use ftlab_ftl::conformance;
 
 use ftlab_ftl::waogc::WaoGcConfig;
 

@@ -1,7 +1,11 @@
-//! The conformance suite every FTL must pass. An FTL joins with one line in
-//! `tests/conformance.rs`:
+//! The conformance suite every FTL must pass, exported with the `testing`
+//! feature so that an FTL written in another crate joins it the same way. In an
+//! integration test of a crate with `ftlab-ftl = { features = ["testing"] }`
+//! among its dev-dependencies (and `ftlab-nand` beside it), an FTL joins with one
+//! line:
 //!
 //! ```ignore
+//! use ftlab_ftl::conformance;
 //! conformance!(my_scheme, MyConfig::default());
 //! ```
 //!
@@ -12,12 +16,14 @@
 //! then every acknowledged write reads back its latest value (or a later one) and
 //! nothing reads back a value never written; determinism; the FTL's own
 //! invariants against the medium (valid pages equal mapped logical pages).
-#![allow(clippy::unwrap_used, dead_code)]
+#![allow(clippy::unwrap_used, clippy::missing_panics_doc)]
 
 use std::collections::HashMap;
 
-use ftlab_ftl::{Durability, Flash, Ftl, FtlBuilder, FtlError, Hint, Lpn};
-use ftlab_nand::{Geometry, Nand, NandConfig, Payload, SimTime, StoreKind, Timing, WearConfig};
+use crate::{Durability, Flash, Ftl, FtlBuilder, FtlError, Hint, Lpn};
+pub use ftlab_nand::Geometry;
+use ftlab_nand::{Nand, NandConfig, Payload, SimTime, StoreKind, Timing, WearConfig};
+pub use proptest;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -55,6 +61,7 @@ pub fn nand_config(geometry: Geometry, bad_block_rate: f64, seed: u64) -> NandCo
 
 /// A device, an FTL on it, a clock and a reference model of what each logical
 /// page may hold.
+#[allow(missing_debug_implementations)]
 pub struct Harness<'b> {
     pub builder: &'b dyn FtlBuilder,
     pub flash: Flash,
@@ -281,7 +288,7 @@ pub fn full_overwrite(builder: &dyn FtlBuilder, config: &NandConfig, rounds: usi
     h.check_all();
     let c = h.flash.counters();
     assert!(c.erases.total() > 0, "overwriting the device {rounds} times must reclaim blocks");
-    assert_eq!(c.programs.get(ftlab_ftl::Purpose::Host), u64::from(n) * (rounds as u64 + 1));
+    assert_eq!(c.programs.get(crate::Purpose::Host), u64::from(n) * (rounds as u64 + 1));
 }
 
 /// A random workload, a power cut at a random time, recovery, more work, another cut.
@@ -340,19 +347,20 @@ pub fn rejects_bad_lpns(builder: &dyn FtlBuilder, geometry: Geometry) {
 #[macro_export]
 macro_rules! conformance {
     ($name:ident, $builder:expr) => {
-        conformance!($name, $builder, suite::small_geometry());
+        $crate::conformance!($name, $builder, $crate::conformance::small_geometry());
     };
     ($name:ident, $builder:expr, $geometry:expr) => {
         mod $name {
             #[allow(unused_imports)]
             use super::*;
-            use proptest::prelude::*;
+            use $crate::conformance as suite;
+            use $crate::conformance::proptest::prelude::*;
 
-            fn builder() -> Box<dyn ftlab_ftl::FtlBuilder> {
+            fn builder() -> Box<dyn $crate::FtlBuilder> {
                 Box::new($builder)
             }
 
-            fn geometry() -> ftlab_nand::Geometry {
+            fn geometry() -> $crate::conformance::Geometry {
                 $geometry
             }
 
@@ -360,7 +368,7 @@ macro_rules! conformance {
                 suite::Harness::new(&*builder(), &suite::nand_config(geometry(), 0.0, 1)).logical_pages()
             }
 
-            proptest! {
+            $crate::conformance::proptest::proptest! {
                 #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
                 #[test]
                 fn random_ops_match_the_model(ops in suite::ops_strategy(logical_pages())) {
