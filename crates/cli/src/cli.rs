@@ -335,7 +335,7 @@ pub struct AdmitArgs {
     /// for the other chips' transfers on its channel).
     #[arg(long)]
     pub per_chip: bool,
-    /// Admit N generated tasks instead of a file.
+    /// Admit N generated tasks (at most 10000) instead of a file.
     #[arg(long, value_name = "N", help_heading = "Generator")]
     pub generate: Option<usize>,
     /// Total storage utilization of the generated tasks, e.g. 0.5.
