@@ -153,6 +153,8 @@ pub struct Nand {
 pub enum NandConfigError {
     #[error(transparent)]
     Geometry(#[from] crate::error::GeometryError),
+    #[error(transparent)]
+    Timing(#[from] crate::error::TimingError),
     #[error("{0}")]
     Invalid(String),
 }
@@ -169,12 +171,7 @@ impl Nand {
             )));
         }
         config.wear.validate().map_err(NandConfigError::Invalid)?;
-        let t = &config.timing;
-        if t.read_ns == 0 || t.program_ns == 0 || t.erase_ns == 0 || t.channel_mb_per_s == 0 {
-            return Err(NandConfigError::Invalid(
-                "timing: read_ns, program_ns, erase_ns and channel_mb_per_s must all be positive".into(),
-            ));
-        }
+        config.timing.validate()?;
         let pages = g.total_pages();
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
         let mut blocks = vec![BlockState::default(); g.total_blocks() as usize];
@@ -307,10 +304,22 @@ impl Nand {
         }
     }
 
+    /// Refuses an operation on `die` that could end past [`SimTime::LATEST`]: one
+    /// issued, or queued behind a die busy, past it.
+    #[inline]
+    fn check_time(&self, die: DieId, at: SimTime) -> Result<DieId, NandError> {
+        let busy = self.timelines.die_free_at(die);
+        if at.max(busy) > SimTime::LATEST {
+            return Err(NandError::TimeLimit { at, busy });
+        }
+        Ok(die)
+    }
+
     /// Reads page `ppa` (data and OOB), issued at `at`.
     #[inline]
     pub fn read(&mut self, ppa: Ppa, at: SimTime) -> Result<(Payload, Oob, Span), NandError> {
         let block = self.check_readable(ppa)?;
+        self.check_time(self.layout.die_of_block(block), at)?;
         let span = self.timelines.read(self.layout.die_of_block(block), at);
         Ok((self.store.read(ppa.0), self.oob_at(ppa), span))
     }
@@ -323,7 +332,8 @@ impl Nand {
             Err(NandError::NotProgrammed(_)) => None,
             Err(e) => return Err(e),
         };
-        let span = self.timelines.read_oob(self.layout.die_of(ppa), at);
+        let die = self.check_time(self.layout.die_of(ppa), at)?;
+        let span = self.timelines.read_oob(die, at);
         Ok((oob, span))
     }
 
@@ -379,7 +389,8 @@ impl Nand {
         at: SimTime,
     ) -> Result<(u64, Span), NandError> {
         let block = self.check_programmable(ppa)?;
-        let span = self.timelines.program(self.layout.die_of_block(block), at);
+        let die = self.check_time(self.layout.die_of_block(block), at)?;
+        let span = self.timelines.program(die, at);
         let seq = self.commit_program(ppa, block, lpn, kind, span);
         if let Err(e) = self.store.write(ppa.0, data) {
             self.undo_last();
@@ -400,7 +411,8 @@ impl Nand {
             return Err(NandError::CopybackAcrossPlanes { from, to });
         }
         let oob = self.oob_at(from);
-        let span = self.timelines.copyback(self.layout.die_of_block(tb), at);
+        let die = self.check_time(self.layout.die_of_block(tb), at)?;
+        let span = self.timelines.copyback(die, at);
         let seq = self.commit_program(to, tb, oob.lpn, oob.kind, span);
         self.store.copy(from.0, to.0);
         Ok((oob, seq, span))
@@ -412,10 +424,11 @@ impl Nand {
         if block.0 >= self.geometry.total_blocks() {
             return Err(NandError::BlockOutOfRange(block));
         }
-        let b = &mut self.blocks[block.0 as usize];
-        if b.bad {
+        if self.blocks[block.0 as usize].bad {
             return Err(NandError::BadBlock(block));
         }
+        let die = self.check_time(self.layout.die_of_block(block), at)?;
+        let b = &mut self.blocks[block.0 as usize];
         let old = *b;
         b.write_ptr = 0;
         b.erase_count += 1;
@@ -431,7 +444,7 @@ impl Nand {
                 self.torn.remove(p);
             }
         }
-        let span = self.timelines.erase(self.layout.die_of_block(block), at);
+        let span = self.timelines.erase(die, at);
         self.in_flight.push_back(InFlight { span, op: Undo::Erase(Box::new(SavedBlock { block, old, torn_pages })) });
         Ok(span)
     }

@@ -138,9 +138,11 @@ impl DeviceSpec {
             g.blocks_per_plane = blocks as u32;
         }
         g.validate().map_err(|e| SimError::Config(format!("device: {e}")))?;
+        let timing = self.timing.unwrap_or(chip.timing);
+        timing.validate().map_err(|e| SimError::Config(format!("device.{e}")))?;
         Ok(NandConfig {
             geometry: g,
-            timing: self.timing.unwrap_or(chip.timing),
+            timing,
             bad_block_rate: self.bad_block_rate,
             // The chip's rated endurance, unless `[device.wear] endurance_cycles`
             // was set (to anything but the generic default).
@@ -371,6 +373,12 @@ impl WorkloadSpec {
             if !(ms > 0.0 && ms.is_finite()) {
                 return Err(SimError::Config(format!("workload.duration_ms must be positive, got {ms}")));
             }
+            if ms * 1e6 > LATEST_NS {
+                return Err(SimError::Config(format!(
+                    "workload.duration_ms = {ms} is past the latest simulated time (3 x 2^62 ns, about 438 years): \
+                     give a shorter run"
+                )));
+            }
             return Ok(Source::Tasks { tasks: self.tasks.clone(), duration_ns: (ms * 1e6) as u64 });
         }
         if let Some(spec) = &self.generator {
@@ -400,6 +408,11 @@ impl TaskSpec {
                 if !(v > 0.0 && v.is_finite()) {
                     return bad(format!("{field} must be positive, got {v}"));
                 }
+                if v * 1e3 > LATEST_NS {
+                    return bad(format!(
+                        "{field} = {v} is past the latest simulated time (3 x 2^62 ns, about 438 years): give a shorter time"
+                    ));
+                }
             }
         }
         if self.write_pages > 0 && self.write_period_us.is_none() {
@@ -414,6 +427,10 @@ impl TaskSpec {
         Ok(())
     }
 }
+
+/// [`SimTime::LATEST`](ftlab_nand::SimTime::LATEST) in ns, the bound of every
+/// time a configuration gives.
+const LATEST_NS: f64 = ftlab_nand::SimTime::LATEST.0 as f64;
 
 /// The default queue depth of task sets: more than their released jobs at once.
 pub const TASK_QUEUE_DEPTH: u32 = 4096;
