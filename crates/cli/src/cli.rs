@@ -201,7 +201,8 @@ pub struct ConfigArgs {
     #[arg(long, value_name = "N", help_heading = "Workload")]
     #[arg(long_help = format!(
         "Stop after N requests [workload.max_requests]. Without a config file, a generated \
-         workload defaults to {DEFAULT_MAX_REQUESTS} requests."
+         workload defaults to {DEFAULT_MAX_REQUESTS} requests. N above the requests a generator \
+         issues (a million for the presets) is an error; a trace shorter than N replays whole."
     ))]
     pub requests: Option<u64>,
     /// Requests outstanding at once [host.queue_depth].

@@ -60,7 +60,7 @@ pub enum NandError {
     #[error("the device is powered off")]
     PoweredOff,
     #[error(
-        "an operation issued at {at} on a die busy until {busy} would end past the latest simulated time \
+        "an operation issued at {at} on a die busy until {busy} would start past the latest simulated time \
          (3 x 2^62 ns, about 438 years): the workload's times are too large; check its timestamps and host.time_scale"
     )]
     TimeLimit { at: SimTime, busy: SimTime },

@@ -271,7 +271,7 @@ fn timings_beyond_an_hour_are_refused_naming_the_key() {
 }
 
 #[test]
-fn an_operation_that_would_end_past_the_latest_time_is_an_error() {
+fn an_operation_that_would_start_past_the_latest_time_is_an_error() {
     let mut n = nand();
     let g = *n.geometry();
     let late = SimTime(SimTime::LATEST.0 + 1);

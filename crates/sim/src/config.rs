@@ -383,6 +383,7 @@ impl WorkloadSpec {
         }
         if let Some(spec) = &self.generator {
             spec.validate().map_err(|e| SimError::Config(format!("workload.generator: {e}")))?;
+            self.check_max_requests(spec, &format!("the workload.generator ({})", spec.kind()))?;
             return Ok(Source::Generator { name: spec.kind().to_string(), spec: spec.clone() });
         }
         let name = self.preset.clone().unwrap_or_else(|| "skewed-random-write".into());
@@ -392,7 +393,21 @@ impl WorkloadSpec {
                 GeneratorSpec::presets().iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
             ))
         })?;
+        self.check_max_requests(&spec, &format!("workload preset `{name}`"))?;
         Ok(Source::Generator { name, spec })
+    }
+
+    /// `max_requests` above the requests a generator issues would end the run
+    /// early with fewer requests than asked: an error, before time zero.
+    fn check_max_requests(&self, spec: &GeneratorSpec, what: &str) -> Result<(), SimError> {
+        match (self.max_requests, spec.requests()) {
+            (Some(max), Some(n)) if max > n => Err(SimError::Config(format!(
+                "workload.max_requests (--requests) = {max} is more than the {n} requests {what} issues: \
+                 give at most {n}, or a generator table with `requests = {max}` (ftlab presets workloads shows \
+                 each preset's table)"
+            ))),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -484,11 +499,24 @@ impl HostSpec {
 }
 
 impl PreconditionSpec {
+    /// The most logical spaces of random overwrites: steady state is reached
+    /// after a few, and each costs as many page writes as the device exports.
+    pub const MAX_RANDOM_OVERWRITES: f64 = 100.0;
+
     pub(crate) fn validate(&self) -> Result<(), SimError> {
         if !(self.random_overwrites >= 0.0 && self.random_overwrites.is_finite()) {
             return Err(SimError::Config(format!(
                 "precondition.random_overwrites must be >= 0, got {}",
                 self.random_overwrites
+            )));
+        }
+        if self.random_overwrites > Self::MAX_RANDOM_OVERWRITES {
+            return Err(SimError::Config(format!(
+                "precondition.random_overwrites = {} logical spaces is more than the {} allowed: steady state \
+                 needs a few; give at most {}",
+                self.random_overwrites,
+                Self::MAX_RANDOM_OVERWRITES,
+                Self::MAX_RANDOM_OVERWRITES
             )));
         }
         Ok(())
