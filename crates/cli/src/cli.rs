@@ -74,8 +74,9 @@ arrays (tasks, throughput) left out. Every field, its unit and meaning are in
 crates/cli/FIELDS.md.
 
 Exit status: 0 on success, 2 for usage and configuration errors, 1 when a run
-fails (a malformed trace line, an FTL error) or its data-integrity check
-fails (the report is still written, with the first mismatch in `integrity`)."
+fails (a malformed trace line, a flash or FTL error; the report of what it did
+is still written, with the error in `error`) or its data-integrity check fails
+(the report is still written, with the first mismatch in `integrity`)."
     )
 }
 

@@ -60,3 +60,57 @@ fn random_overwrites_are_bounded() {
         "{e}"
     );
 }
+
+/// A trace whose third request, its timestamp scaled by `--time-scale`, arrives
+/// past the latest simulated time: the flash refuses it mid-run.
+fn far_future_trace(dir: &std::path::Path) -> String {
+    let p = dir.join("far.trace");
+    std::fs::write(&p, "0 0 100 8 0\n1000 0 200 8 0\n1500000 0 100 8 0\n").unwrap();
+    p.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_run_stopped_by_a_flash_error_still_writes_its_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = far_future_trace(dir.path());
+    let args = ["run", "-q", "--trace", &trace, "--trace-format", "mqsim", "--time-scale", "1e13"];
+    let out = ftlab().args(args).args(["-f", "json"]).output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with("error: ") && stderr.contains("past the latest simulated time"), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let error = r["error"].as_str().unwrap();
+    assert!(error.contains("past the latest simulated time") && stderr.contains(error), "{error}");
+    assert_eq!(r["requests"], 2, "the two requests before it completed");
+    let out = ftlab().args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        table.lines().any(|l| l.trim_start().starts_with("error") && l.contains("latest simulated time")),
+        "{table}"
+    );
+    // A run that completes says so: `error` is null.
+    let ok = ftlab().args(["run", "-q", "--trace", &trace, "--trace-format", "mqsim", "-f", "json"]).output().unwrap();
+    assert!(ok.status.success());
+    let r: serde_json::Value = serde_json::from_slice(&ok.stdout).unwrap();
+    assert!(r["error"].is_null(), "{}", r["error"]);
+}
+
+#[test]
+fn a_sweep_row_of_a_stopped_run_has_its_numbers_and_its_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = far_future_trace(dir.path());
+    let sweep = dir.path().join("sweep.toml");
+    let text = format!(
+        "[base.workload]\ntrace = {trace:?}\ntrace_format = \"mqsim\"\n[grid]\n\"host.time_scale\" = [1.0, 1e13]\n"
+    );
+    std::fs::write(&sweep, text).unwrap();
+    let out = ftlab().args(["sweep", sweep.to_str().unwrap(), "-q", "--format", "jsonl", "-j", "1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut rows: Vec<serde_json::Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    rows.sort_by_key(|r| r["run"].as_u64());
+    assert!(rows[0]["error"].is_null() && rows[0]["requests"] == 3, "{}", rows[0]);
+    assert!(rows[1]["error"].as_str().unwrap().contains("latest simulated time"), "{}", rows[1]);
+    assert_eq!(rows[1]["requests"], 2, "{}", rows[1]);
+}

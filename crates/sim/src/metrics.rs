@@ -425,6 +425,9 @@ pub struct Report {
     pub skipped_lines: u64,
     /// How trace addresses were folded, if a trace was replayed.
     pub address: Option<String>,
+    /// Why the run stopped before its end (a flash, FTL or trace error); null
+    /// when it ran to the end. The other fields report what it did until then.
+    pub error: Option<String>,
 }
 
 impl Report {
