@@ -114,3 +114,13 @@ fn a_sweep_row_of_a_stopped_run_has_its_numbers_and_its_error() {
     assert!(rows[1]["error"].as_str().unwrap().contains("latest simulated time"), "{}", rows[1]);
     assert_eq!(rows[1]["requests"], 2, "{}", rows[1]);
 }
+
+#[test]
+fn times_past_the_latest_simulated_time_are_refused() {
+    let task = "workload.task=[{name=\"cam\", write_period_us=1e300, write_pages=1}]";
+    let e = failure(&["run", "--set", task], 2);
+    assert!(e.contains("task `cam`: write_period_us = 1e300 is past the latest simulated time"), "{e}");
+    let task = "workload.task=[{name=\"cam\", write_period_us=1000.0, write_pages=1}]";
+    let e = failure(&["run", "--set", task, "--set", "workload.duration_ms=1e300"], 2);
+    assert!(e.contains("workload.duration_ms = 1e300 is past the latest simulated time"), "{e}");
+}

@@ -375,7 +375,7 @@ impl WorkloadSpec {
             }
             if ms * 1e6 > LATEST_NS {
                 return Err(SimError::Config(format!(
-                    "workload.duration_ms = {ms} is past the latest simulated time (3 x 2^62 ns, about 438 years): \
+                    "workload.duration_ms = {ms:e} is past the latest simulated time (3 x 2^62 ns, about 438 years): \
                      give a shorter run"
                 )));
             }
@@ -425,7 +425,7 @@ impl TaskSpec {
                 }
                 if v * 1e3 > LATEST_NS {
                     return bad(format!(
-                        "{field} = {v} is past the latest simulated time (3 x 2^62 ns, about 438 years): give a shorter time"
+                        "{field} = {v:e} is past the latest simulated time (3 x 2^62 ns, about 438 years): give a shorter time"
                     ));
                 }
             }
