@@ -74,7 +74,7 @@ fn waogc_lambda_on_the_1tb_ssd_is_0_74() {
     // The storage test then allows at most 0.744 of the pages even with lambda = 0.9.
     let set = TaskSet::new(
         d.with_over_provisioning(0.1).unwrap(),
-        vec![Task::from_ms("t", 0, 0.0, 64, 100.0, 0).with_granularity(64)],
+        vec![Task::from_ms("t", 0, 0.0, 64, 100.0, 1).with_granularity(64)],
     )
     .unwrap();
     let a = admit(&set, Policy::WaoGc).unwrap();

@@ -74,8 +74,9 @@ arrays (tasks, throughput) left out. Every field, its unit and meaning are in
 crates/cli/FIELDS.md.
 
 Exit status: 0 on success, 2 for usage and configuration errors, 1 when a run
-fails (a malformed trace line, an FTL error) or its data-integrity check
-fails (the report is still written, with the first mismatch in `integrity`)."
+fails (a malformed trace line, a flash or FTL error; the report of what it did
+is still written, with the error in `error`) or its data-integrity check fails
+(the report is still written, with the first mismatch in `integrity`)."
     )
 }
 
@@ -201,7 +202,8 @@ pub struct ConfigArgs {
     #[arg(long, value_name = "N", help_heading = "Workload")]
     #[arg(long_help = format!(
         "Stop after N requests [workload.max_requests]. Without a config file, a generated \
-         workload defaults to {DEFAULT_MAX_REQUESTS} requests."
+         workload defaults to {DEFAULT_MAX_REQUESTS} requests. N above the requests a generator \
+         issues (a million for the presets) is an error; a trace shorter than N replays whole."
     ))]
     pub requests: Option<u64>,
     /// Requests outstanding at once [host.queue_depth].
@@ -340,7 +342,7 @@ pub struct AdmitArgs {
     /// for the other chips' transfers on its channel).
     #[arg(long)]
     pub per_chip: bool,
-    /// Admit N generated tasks instead of a file.
+    /// Admit N generated tasks (at most 10000) instead of a file.
     #[arg(long, value_name = "N", help_heading = "Generator")]
     pub generate: Option<usize>,
     /// Total storage utilization of the generated tasks, e.g. 0.5.

@@ -84,7 +84,9 @@ pub fn from_args(args: &ConfigArgs, ftl: Option<&str>) -> Result<Resolved, CliEr
     };
     let mut config = to_config(table, &origin)?;
     let w = &config.workload;
-    let capped = args.config.is_none() && w.max_requests.is_none() && w.trace.is_none() && w.tasks.is_empty();
+    // Generators of a known length no longer than the cap run whole.
+    let long = crate::progress::generated_requests(&config).is_none_or(|n| n > DEFAULT_MAX_REQUESTS);
+    let capped = args.config.is_none() && w.max_requests.is_none() && w.trace.is_none() && w.tasks.is_empty() && long;
     if capped {
         config.workload.max_requests = Some(DEFAULT_MAX_REQUESTS);
     }

@@ -24,7 +24,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser};
 use rayon::prelude::*;
 
-use ftlab_sim::{Report, RunConfig};
+use ftlab_sim::{Report, RunConfig, SimError};
 
 use crate::cli::{Cli, Command, CompareArgs, Format, OutputArgs, RunArgs};
 use crate::error::CliError;
@@ -76,9 +76,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs `config`, advancing `bar`; `label` names it in errors.
-fn simulate(config: &RunConfig, bar: &Bar, label: &str) -> Result<Report, CliError> {
-    ftlab_sim::run(config, &mut bar.tracker()).map_err(|e| CliError::sim(label, e))
+/// Runs `config`, advancing `bar`; `label` names it in errors. A run that
+/// stopped with an error after it started gives its report and the error, so
+/// the report is written before the error is returned.
+fn simulate(config: &RunConfig, bar: &Bar, label: &str) -> Result<(Report, Option<CliError>), CliError> {
+    match ftlab_sim::run(config, &mut bar.tracker()) {
+        Ok(report) => Ok((report, None)),
+        Err(SimError::Stopped { error, report }) => Ok((*report, Some(CliError::sim(label, *error)))),
+        Err(e) => Err(CliError::sim(label, e)),
+    }
 }
 
 /// An error if any report failed its integrity check (after the reports are written).
@@ -113,12 +119,12 @@ fn run_one(args: &RunArgs) -> Result<(), CliError> {
     }
     ftlab_sim::validate(config).map_err(|e| CliError::sim("", e))?;
     let bar = Bar::new(args.output.quiet, expected_requests(config), "requests");
-    let report = simulate(config, &bar, "");
+    let result = simulate(config, &bar, "");
     bar.finish();
-    let report = report?;
+    let (report, stopped) = result?;
     let reports = [report];
     write_reports(&reports, &args.output, || output::summary(&reports[0], config, resolved.capped))?;
-    check_integrity(&reports)
+    stopped.map_or_else(|| check_integrity(&reports), Err)
 }
 
 /// `ftlab compare`.
@@ -137,10 +143,10 @@ fn compare(args: &CompareArgs) -> Result<(), CliError> {
         .num_threads(args.jobs.unwrap_or(0))
         .build()
         .map_err(|e| CliError::Usage(format!("cannot start worker threads: {e}")))?;
-    let reports: Result<Vec<Report>, CliError> =
+    let runs: Result<Vec<(Report, Option<CliError>)>, CliError> =
         pool.install(|| configs.par_iter().map(|c| simulate(c, &bar, &format!("{}: ", c.ftl.kind))).collect());
     bar.finish();
-    let reports = reports?;
+    let (reports, stopped): (Vec<Report>, Vec<Option<CliError>>) = runs?.into_iter().unzip();
     write_reports(&reports, &args.output, || output::comparison(&reports, resolved.capped))?;
-    check_integrity(&reports)
+    stopped.into_iter().flatten().next().map_or_else(|| check_integrity(&reports), Err)
 }

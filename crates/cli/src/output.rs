@@ -156,6 +156,9 @@ pub fn summary(r: &Report, config: &RunConfig, capped: bool) -> String {
             ),
         );
     }
+    if let Some(e) = &r.error {
+        kv("error", format!("the run stopped early: {e}"));
+    }
     if let Some(a) = &r.address {
         for (i, line) in a.trim_end().lines().enumerate() {
             kv(if i == 0 { "addresses" } else { "" }, line.trim().to_owned());
@@ -252,7 +255,11 @@ pub fn comparison(reports: &[Report], capped: bool) -> String {
             r.erases.to_string(),
             r.gc_page_copies.to_string(),
             format!("{:.1}", r.space_utilization * 100.0),
-            if r.integrity == "ok" { "ok".into() } else { "FAILED".into() },
+            match (&r.error, r.integrity == "ok") {
+                (Some(_), _) => "stopped by an error".into(),
+                (None, true) => "ok".into(),
+                (None, false) => "FAILED".into(),
+            },
         ]);
     }
     s.push_str(&align(&rows));

@@ -94,27 +94,23 @@ pub fn expected_requests(config: &RunConfig) -> Option<u64> {
     if pre.fill || pre.random_overwrites > 0.0 {
         return None;
     }
-    let w = &config.workload;
-    let generated = if w.trace.is_some() || !w.tasks.is_empty() {
-        None
-    } else {
-        let spec = match (&w.generator, &w.preset) {
-            (Some(g), _) => Some(g.clone()),
-            (None, p) => GeneratorSpec::preset(p.as_deref().unwrap_or("skewed-random-write")),
-        };
-        match spec {
-            Some(
-                GeneratorSpec::Sequential { requests, .. }
-                | GeneratorSpec::Uniform { requests, .. }
-                | GeneratorSpec::Zipf { requests, .. }
-                | GeneratorSpec::Hotcold { requests, .. },
-            ) => Some(requests),
-            _ => None,
-        }
-    };
-    match (generated, w.max_requests) {
+    let generated = generated_requests(config);
+    match (generated, config.workload.max_requests) {
         (Some(g), Some(m)) => Some(g.min(m)),
         (Some(g), None) => Some(g),
         _ => None,
     }
+}
+
+/// The requests the workload's generator issues, when a field fixes them.
+pub fn generated_requests(config: &RunConfig) -> Option<u64> {
+    let w = &config.workload;
+    if w.trace.is_some() || !w.tasks.is_empty() {
+        return None;
+    }
+    let spec = match (&w.generator, &w.preset) {
+        (Some(g), _) => Some(g.clone()),
+        (None, p) => GeneratorSpec::preset(p.as_deref().unwrap_or("skewed-random-write")),
+    };
+    spec.and_then(|s| s.requests())
 }

@@ -132,7 +132,10 @@ fn header(points: &[Point]) -> Result<Vec<String>, CliError> {
         points.first().map(|p| p.values.iter().map(|(k, _)| k.clone()).collect()).unwrap_or_default();
     let mut cols = vec!["run".to_owned()];
     cols.extend(grid.iter().cloned());
-    cols.extend(report_scalars(&Report::default())?.into_iter().map(|(n, _)| n).filter(|n| !grid.contains(n)));
+    // The report's own `error` is the last column, with integrity failures too.
+    cols.extend(
+        report_scalars(&Report::default())?.into_iter().map(|(n, _)| n).filter(|n| !grid.contains(n) && n != "error"),
+    );
     cols.push("error".into());
     Ok(cols)
 }
@@ -147,7 +150,7 @@ fn row(point: &Point, result: &Result<Report, String>, columns: &[String]) -> Re
     let mut error = J::Null;
     match result {
         Ok(report) => {
-            for (name, cell) in report_scalars(report)? {
+            for (name, cell) in report_scalars(report)?.into_iter().filter(|(n, _)| n != "error") {
                 let v = match cell {
                     Cell::Null => J::Null,
                     Cell::Bool(b) => J::Bool(b),
@@ -157,7 +160,9 @@ fn row(point: &Point, result: &Result<Report, String>, columns: &[String]) -> Re
                 };
                 cells.push((name, v));
             }
-            if report.integrity != "ok" {
+            if let Some(e) = &report.error {
+                error = J::String(e.clone());
+            } else if report.integrity != "ok" {
                 error = J::String(format!("integrity: {}", report.integrity));
             }
         }
@@ -217,7 +222,11 @@ pub fn run(args: &SweepArgs) -> Result<(), CliError> {
     let start = Instant::now();
     let written = pool.install(|| {
         points.par_iter().try_for_each(|point| -> Result<(), CliError> {
-            let result = ftlab_sim::run(&point.config, &mut |_| {}).map_err(|e| e.to_string());
+            // A run stopped by an error after it started has a report (with `error`).
+            let result = ftlab_sim::run(&point.config, &mut |_| {}).or_else(|e| match e {
+                ftlab_sim::SimError::Stopped { report, .. } => Ok(*report),
+                e => Err(e.to_string()),
+            });
             let values = row(point, &result, &columns)?;
             let line = match args.format {
                 RowFormat::Csv => csv_line(values.iter().map(csv_cell))?,

@@ -188,6 +188,35 @@ fn bad_input_exits_2_with_one_message() {
 }
 
 #[test]
+fn a_writer_whose_data_lives_no_period_is_refused_at_validation() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("zero.toml");
+    std::fs::write(&file, "[[task]]\nname = \"log\"\nwrite_pages = 4\nwrite_period_ms = 10\nlifetime_periods = 0\n")
+        .unwrap();
+    let err = usage_error(&["admit", file.to_str().unwrap(), "--chip", "cosmos-openssd"]);
+    assert!(
+        err.starts_with("error: task `log`: lifetime_periods is 0") && err.contains("lifetime_periods >= 1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_generated_set_too_large_is_refused_before_it_is_drawn() {
+    let err = usage_error(&[
+        "admit",
+        "--generate",
+        "1000000000",
+        "--storage-util",
+        "0.5",
+        "--throughput-util",
+        "0.5",
+        "--chip",
+        "cosmos-openssd",
+    ]);
+    assert!(err.contains("number of tasks is 1000000000: give at most 10000 tasks"), "{err}");
+}
+
+#[test]
 fn long_help_documents_the_json_fields() {
     let out = ftlab().args(["admit", "--help"]).output().unwrap();
     assert!(out.status.success());

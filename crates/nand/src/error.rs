@@ -4,6 +4,7 @@
 use thiserror::Error;
 
 use crate::geometry::{BlockId, Ppa};
+use crate::time::SimTime;
 
 /// An impossible device shape, naming the field and the reason.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -15,6 +16,21 @@ pub enum GeometryError {
     Absurd { field: &'static str, value: u64, why: &'static str },
     #[error("the device has too many pages: at most {max} pages are supported (reduce blocks_per_plane, planes, dies, ways or channels, or use larger pages)")]
     TooManyPages { max: u64 },
+}
+
+/// A chip timing the medium cannot run, naming the key.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum TimingError {
+    #[error(
+        "timing.{field} is 0; give the chip's time in nanoseconds (channel_mb_per_s: its transfer rate), at least 1"
+    )]
+    Zero { field: &'static str },
+    #[error(
+        "timing.{field} = {ns} ns is longer than any flash operation: give at most {max} ns (one hour); \
+         chips take microseconds to milliseconds"
+    )]
+    TooLong { field: &'static str, ns: u64, max: u64 },
 }
 
 /// A flash operation that the medium refused or could not complete.
@@ -43,4 +59,9 @@ pub enum NandError {
     PayloadMismatch(&'static str),
     #[error("the device is powered off")]
     PoweredOff,
+    #[error(
+        "an operation issued at {at} on a die busy until {busy} would start past the latest simulated time \
+         (3 x 2^62 ns, about 438 years): the workload's times are too large; check its timestamps and host.time_scale"
+    )]
+    TimeLimit { at: SimTime, busy: SimTime },
 }

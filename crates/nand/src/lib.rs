@@ -38,7 +38,7 @@ pub mod timeline;
 pub mod timing;
 pub mod wear;
 
-pub use error::{GeometryError, NandError};
+pub use error::{GeometryError, NandError, TimingError};
 pub use geometry::{BlockId, DieId, Geometry, PageAddr, Ppa};
 pub use medium::{Nand, NandConfig, NandConfigError, Oob, PageKind};
 pub use store::{PageStore, Payload, StoreKind};

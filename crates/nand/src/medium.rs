@@ -153,6 +153,8 @@ pub struct Nand {
 pub enum NandConfigError {
     #[error(transparent)]
     Geometry(#[from] crate::error::GeometryError),
+    #[error(transparent)]
+    Timing(#[from] crate::error::TimingError),
     #[error("{0}")]
     Invalid(String),
 }
@@ -169,12 +171,7 @@ impl Nand {
             )));
         }
         config.wear.validate().map_err(NandConfigError::Invalid)?;
-        let t = &config.timing;
-        if t.read_ns == 0 || t.program_ns == 0 || t.erase_ns == 0 || t.channel_mb_per_s == 0 {
-            return Err(NandConfigError::Invalid(
-                "timing: read_ns, program_ns, erase_ns and channel_mb_per_s must all be positive".into(),
-            ));
-        }
+        config.timing.validate()?;
         let pages = g.total_pages();
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
         let mut blocks = vec![BlockState::default(); g.total_blocks() as usize];
@@ -308,10 +305,24 @@ impl Nand {
         }
     }
 
+    /// Refuses an operation on `die` that could end past [`SimTime::LATEST`]: one
+    /// issued, or queued behind a die busy, past it.
+    #[inline]
+    fn check_time(&self, die: DieId, at: Issue) -> Result<DieId, NandError> {
+        let busy = self.timelines.die_free_at(die);
+        let at = at.at;
+        if at.max(busy) > SimTime::LATEST {
+            return Err(NandError::TimeLimit { at, busy });
+        }
+        Ok(die)
+    }
+
     /// Reads page `ppa` (data and OOB), issued at `at`.
     #[inline]
     pub fn read(&mut self, ppa: Ppa, at: impl Into<Issue>) -> Result<(Payload, Oob, Span), NandError> {
+        let at: Issue = at.into();
         let block = self.check_readable(ppa)?;
+        self.check_time(self.layout.die_of_block(block), at)?;
         let span = self.timelines.read(self.layout.die_of_block(block), at);
         Ok((self.store.read(ppa.0), self.oob_at(ppa), span))
     }
@@ -319,12 +330,14 @@ impl Nand {
     /// Reads only the OOB of `ppa`, issued at `at`. An erased page's OOB reads as
     /// `None`.
     pub fn read_oob(&mut self, ppa: Ppa, at: impl Into<Issue>) -> Result<(Option<Oob>, Span), NandError> {
+        let at: Issue = at.into();
         let oob = match self.check_readable(ppa) {
             Ok(_) => Some(self.oob_at(ppa)),
             Err(NandError::NotProgrammed(_)) => None,
             Err(e) => return Err(e),
         };
-        let span = self.timelines.read_oob(self.layout.die_of(ppa), at);
+        let die = self.check_time(self.layout.die_of(ppa), at)?;
+        let span = self.timelines.read_oob(die, at);
         Ok((oob, span))
     }
 
@@ -379,8 +392,10 @@ impl Nand {
         data: Payload,
         at: impl Into<Issue>,
     ) -> Result<(u64, Span), NandError> {
+        let at: Issue = at.into();
         let block = self.check_programmable(ppa)?;
-        let span = self.timelines.program(self.layout.die_of_block(block), at);
+        let die = self.check_time(self.layout.die_of_block(block), at)?;
+        let span = self.timelines.program(die, at);
         let seq = self.commit_program(ppa, block, lpn, kind, span);
         if let Err(e) = self.store.write(ppa.0, data) {
             self.undo_last();
@@ -395,13 +410,15 @@ impl Nand {
     /// page register), the new sequence number and the span.
     #[inline]
     pub fn copyback(&mut self, from: Ppa, to: Ppa, at: impl Into<Issue>) -> Result<(Oob, u64, Span), NandError> {
+        let at: Issue = at.into();
         let fb = self.check_readable(from)?;
         let tb = self.check_programmable(to)?;
         if !self.layout.same_plane(fb, tb) {
             return Err(NandError::CopybackAcrossPlanes { from, to });
         }
         let oob = self.oob_at(from);
-        let span = self.timelines.copyback(self.layout.die_of_block(tb), at);
+        let die = self.check_time(self.layout.die_of_block(tb), at)?;
+        let span = self.timelines.copyback(die, at);
         let seq = self.commit_program(to, tb, oob.lpn, oob.kind, span);
         self.store.copy(from.0, to.0);
         Ok((oob, seq, span))
@@ -410,13 +427,15 @@ impl Nand {
     /// Erases `block`, issued at `at`.
     #[inline]
     pub fn erase(&mut self, block: BlockId, at: impl Into<Issue>) -> Result<Span, NandError> {
+        let at: Issue = at.into();
         if block.0 >= self.geometry.total_blocks() {
             return Err(NandError::BlockOutOfRange(block));
         }
-        let b = &mut self.blocks[block.0 as usize];
-        if b.bad {
+        if self.blocks[block.0 as usize].bad {
             return Err(NandError::BadBlock(block));
         }
+        let die = self.check_time(self.layout.die_of_block(block), at)?;
+        let b = &mut self.blocks[block.0 as usize];
         let old = *b;
         b.write_ptr = 0;
         b.erase_count += 1;
@@ -432,7 +451,7 @@ impl Nand {
                 self.torn.remove(p);
             }
         }
-        let span = self.timelines.erase(self.layout.die_of_block(block), at);
+        let span = self.timelines.erase(die, at);
         self.in_flight.push_back(InFlight { span, op: Undo::Erase(Box::new(SavedBlock { block, old, torn_pages })) });
         Ok(span)
     }

@@ -251,3 +251,39 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn timings_beyond_an_hour_are_refused_naming_the_key() {
+    for (field, set) in [
+        ("timing.read_ns", (|t: &mut Timing| t.read_ns = u64::MAX) as fn(&mut Timing)),
+        ("timing.read_oob_ns", |t| t.read_oob_ns = 1 << 62),
+        ("timing.program_ns", |t| t.program_ns = i64::MAX as u64),
+        ("timing.erase_ns", |t| t.erase_ns = Timing::MAX_OPERATION_NS + 1),
+    ] {
+        let mut c = config(0.0);
+        set(&mut c.timing);
+        let e = Nand::new(&c).unwrap_err().to_string();
+        assert!(e.starts_with(field) && e.contains("at most 3600000000000 ns (one hour)"), "{field}: {e}");
+    }
+    let mut c = config(0.0);
+    c.timing.erase_ns = Timing::MAX_OPERATION_NS;
+    assert!(Nand::new(&c).is_ok(), "an hour itself is accepted");
+}
+
+#[test]
+fn an_operation_that_would_start_past_the_latest_time_is_an_error() {
+    let mut n = nand();
+    let g = *n.geometry();
+    let late = SimTime(SimTime::LATEST.0 + 1);
+    let e = n.program(g.ppa(BlockId(0), 0), 1, PageKind::Data, Payload::Token(1), late).unwrap_err();
+    assert!(matches!(e, NandError::TimeLimit { .. }), "{e}");
+    assert!(n.erase(BlockId(0), SimTime::MAX).is_err());
+    assert_eq!(n.erase_count(BlockId(0)), 0, "a refused erase changes nothing");
+    // Just before the limit the operation runs, and its end is exact (past the limit).
+    let at = SimTime(SimTime::LATEST.0 - 1_000);
+    let (_, span) = n.program(g.ppa(BlockId(0), 0), 1, PageKind::Data, Payload::Token(1), at).unwrap();
+    assert!(span.finish > at && span.finish < SimTime::MAX);
+    // The die is now busy past the limit: the next operation on it is refused.
+    let e = n.read(g.ppa(BlockId(0), 0), SimTime::ZERO).unwrap_err();
+    assert!(e.to_string().contains("latest simulated time"), "{e}");
+}

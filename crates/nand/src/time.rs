@@ -15,6 +15,13 @@ impl SimTime {
     pub const ZERO: SimTime = SimTime(0);
     /// The largest representable time.
     pub const MAX: SimTime = SimTime(u64::MAX);
+    /// The latest time a flash operation may start (3 x 2^62 ns, about 438
+    /// years). The medium refuses an operation issued, or queued behind a die
+    /// busy, past it; no single operation lasts more than
+    /// [`Timing::MAX_OPERATION_NS`](crate::Timing::MAX_OPERATION_NS) (three of
+    /// them in a row at most), so the 2^62 ns left above it absorb any queue
+    /// and the sums the timelines form never saturate.
+    pub const LATEST: SimTime = SimTime(3 << 62);
 
     /// `us` microseconds.
     pub const fn from_us(us: u64) -> SimTime {

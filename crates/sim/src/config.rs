@@ -138,9 +138,11 @@ impl DeviceSpec {
             g.blocks_per_plane = blocks as u32;
         }
         g.validate().map_err(|e| SimError::Config(format!("device: {e}")))?;
+        let timing = self.timing.unwrap_or(chip.timing);
+        timing.validate().map_err(|e| SimError::Config(format!("device.{e}")))?;
         Ok(NandConfig {
             geometry: g,
-            timing: self.timing.unwrap_or(chip.timing),
+            timing,
             bad_block_rate: self.bad_block_rate,
             // The chip's rated endurance, unless `[device.wear] endurance_cycles`
             // was set (to anything but the generic default).
@@ -391,10 +393,17 @@ impl WorkloadSpec {
             if !(ms > 0.0 && ms.is_finite()) {
                 return Err(SimError::Config(format!("workload.duration_ms must be positive, got {ms}")));
             }
+            if ms * 1e6 > LATEST_NS {
+                return Err(SimError::Config(format!(
+                    "workload.duration_ms = {ms:e} is past the latest simulated time (3 x 2^62 ns, about 438 years): \
+                     give a shorter run"
+                )));
+            }
             return Ok(Source::Tasks { tasks: self.tasks.clone(), duration_ns: (ms * 1e6) as u64 });
         }
         if let Some(spec) = &self.generator {
             spec.validate().map_err(|e| SimError::Config(format!("workload.generator: {e}")))?;
+            self.check_max_requests(spec, &format!("the workload.generator ({})", spec.kind()))?;
             return Ok(Source::Generator { name: spec.kind().to_string(), spec: spec.clone() });
         }
         let name = self.preset.clone().unwrap_or_else(|| "skewed-random-write".into());
@@ -404,7 +413,21 @@ impl WorkloadSpec {
                 GeneratorSpec::presets().iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
             ))
         })?;
+        self.check_max_requests(&spec, &format!("workload preset `{name}`"))?;
         Ok(Source::Generator { name, spec })
+    }
+
+    /// `max_requests` above the requests a generator issues would end the run
+    /// early with fewer requests than asked: an error, before time zero.
+    fn check_max_requests(&self, spec: &GeneratorSpec, what: &str) -> Result<(), SimError> {
+        match (self.max_requests, spec.requests()) {
+            (Some(max), Some(n)) if max > n => Err(SimError::Config(format!(
+                "workload.max_requests (--requests) = {max} is more than the {n} requests {what} issues: \
+                 give at most {n}, or a generator table with `requests = {max}` (ftlab presets workloads shows \
+                 each preset's table)"
+            ))),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -420,6 +443,11 @@ impl TaskSpec {
                 if !(v > 0.0 && v.is_finite()) {
                     return bad(format!("{field} must be positive, got {v}"));
                 }
+                if v * 1e3 > LATEST_NS {
+                    return bad(format!(
+                        "{field} = {v:e} is past the latest simulated time (3 x 2^62 ns, about 438 years): give a shorter time"
+                    ));
+                }
             }
         }
         if self.write_pages > 0 && self.write_period_us.is_none() {
@@ -434,6 +462,10 @@ impl TaskSpec {
         Ok(())
     }
 }
+
+/// [`SimTime::LATEST`](ftlab_nand::SimTime::LATEST) in ns, the bound of every
+/// time a configuration gives.
+const LATEST_NS: f64 = ftlab_nand::SimTime::LATEST.0 as f64;
 
 /// The default queue depth of task sets: more than their released jobs at once.
 pub const TASK_QUEUE_DEPTH: u32 = 4096;
@@ -487,11 +519,24 @@ impl HostSpec {
 }
 
 impl PreconditionSpec {
+    /// The most logical spaces of random overwrites: steady state is reached
+    /// after a few, and each costs as many page writes as the device exports.
+    pub const MAX_RANDOM_OVERWRITES: f64 = 100.0;
+
     pub(crate) fn validate(&self) -> Result<(), SimError> {
         if !(self.random_overwrites >= 0.0 && self.random_overwrites.is_finite()) {
             return Err(SimError::Config(format!(
                 "precondition.random_overwrites must be >= 0, got {}",
                 self.random_overwrites
+            )));
+        }
+        if self.random_overwrites > Self::MAX_RANDOM_OVERWRITES {
+            return Err(SimError::Config(format!(
+                "precondition.random_overwrites = {} logical spaces is more than the {} allowed: steady state \
+                 needs a few; give at most {}",
+                self.random_overwrites,
+                Self::MAX_RANDOM_OVERWRITES,
+                Self::MAX_RANDOM_OVERWRITES
             )));
         }
         Ok(())

@@ -70,6 +70,10 @@ pub enum SimError {
         #[source]
         source: FtlError,
     },
+    /// A run that stopped with `error` after it started, and the report of what it
+    /// did until then (its `error` field says why it stopped).
+    #[error("{error}")]
+    Stopped { error: Box<SimError>, report: Box<Report> },
 }
 
 /// A run's validated parts, before time zero.
@@ -193,8 +197,23 @@ fn precondition_requests(
 /// Runs `config` and reports. `progress` is called every few thousand requests.
 pub fn run(config: &RunConfig, progress: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
     let mut sim = Simulation::new(config)?;
-    sim.precondition(progress)?;
+    if let Err(e) = sim.precondition(progress) {
+        let (report, outcome) = report(config, &sim.prepared, &mut sim.engine, None, Err(e));
+        return finish(report, outcome);
+    }
     sim.measure(progress)
+}
+
+/// `report`, or the error that stopped the run carrying the report (its `error`
+/// set).
+fn finish(mut report: Report, outcome: Result<(), SimError>) -> Result<Report, SimError> {
+    match outcome {
+        Ok(()) => Ok(report),
+        Err(error) => {
+            report.error = Some(error.to_string());
+            Err(SimError::Stopped { error: Box::new(error), report: Box::new(report) })
+        }
+    }
 }
 
 /// A run in its phases: [`Simulation::new`] validates and formats the device,
@@ -267,7 +286,8 @@ impl Simulation {
         Ok(())
     }
 
-    /// Replays the workload, measuring, and reports.
+    /// Replays the workload, measuring, and reports. A run that stops with an
+    /// error is [`SimError::Stopped`], with the report of what it did.
     pub fn measure(mut self, progress: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
         let config = &self.config;
         let p = &self.prepared;
@@ -299,21 +319,30 @@ impl Simulation {
         }
         let offset = engine.busy_until();
         let edf = matches!(p.source, Source::Tasks { .. });
-        match config.workload.max_requests {
-            Some(n) => engine.drive(&mut requests.by_ref().take(n as usize), offset, edf, progress)?,
-            None => engine.drive(&mut requests, offset, edf, progress)?,
-        }
-        let mut report = report(config, p, engine, &requests)?;
+        let driven = match config.workload.max_requests {
+            Some(n) => engine.drive(&mut requests.by_ref().take(n as usize), offset, edf, progress),
+            None => engine.drive(&mut requests, offset, edf, progress),
+        };
+        let (mut report, outcome) = report(config, p, engine, Some(&requests), driven);
         for (task, verdict) in report.tasks.iter_mut().zip(self.admission.iter().flatten()) {
             task.admitted = verdict.admitted;
             task.refused_by = verdict.reason.clone();
         }
         report.tasks_refused = report.tasks.iter().filter(|t| !t.admitted).count() as u64;
-        Ok(report)
+        finish(report, outcome)
     }
 }
 
-fn report(config: &RunConfig, p: &Prepared, engine: &mut Engine, requests: &Requests) -> Result<Report, SimError> {
+/// The report of a run whose replay ended with `outcome`, and the run's outcome:
+/// the final read-back of every page (data integrity) runs only after a replay
+/// that succeeded, and its own error is the outcome then.
+fn report(
+    config: &RunConfig,
+    p: &Prepared,
+    engine: &mut Engine,
+    requests: Option<&Requests>,
+    outcome: Result<(), SimError>,
+) -> (Report, Result<(), SimError>) {
     let seed = config.seed();
     let geometry = *engine.flash.nand().geometry();
     let logical_pages = engine.logical_pages();
@@ -322,7 +351,7 @@ fn report(config: &RunConfig, p: &Prepared, engine: &mut Engine, requests: &Requ
     let erase_count = metrics::EraseStats::of(&engine.flash);
     let (rber, retired_fraction) = metrics::RberStats::of(&engine.flash);
     let ram_bytes = engine.ftl.ram_bytes();
-    engine.verify_all()?;
+    let outcome = outcome.and_then(|()| engine.verify_all().map(drop));
     let m = &engine.measured;
     let mut report = Report {
         ftl: config.ftl.kind.clone(),
@@ -361,13 +390,13 @@ fn report(config: &RunConfig, p: &Prepared, engine: &mut Engine, requests: &Requ
         integrity: m.first_mismatch.clone().unwrap_or_else(|| "ok".into()),
         integrity_errors: m.mismatches,
         expired_reads: m.expired_reads,
-        late_requests: requests.late,
+        late_requests: requests.map_or(0, |r| r.late),
         ..Report::default()
     };
     report.set_flash(&counters);
-    if let Some((skipped, address)) = requests.trace_info() {
+    if let Some((skipped, address)) = requests.and_then(Requests::trace_info) {
         report.skipped_lines = skipped;
         report.address = Some(address);
     }
-    Ok(report)
+    (report, outcome)
 }

@@ -43,13 +43,16 @@ impl Latency {
         if n == 0 {
             return LatencySummary::default();
         }
+        // A percentile is its bucket's highest equivalent value, which can lie
+        // above every recorded response: clamped to the exact max.
+        let pct = |q: f64| us(self.hist.value_at_quantile(q).min(self.max_ns));
         LatencySummary {
             count: n,
             mean: (self.sum_ns as f64 / n as f64) / 1000.0,
-            p50: us(self.hist.value_at_quantile(0.5)),
-            p99: us(self.hist.value_at_quantile(0.99)),
-            p999: us(self.hist.value_at_quantile(0.999)),
-            p9999: us(self.hist.value_at_quantile(0.9999)),
+            p50: pct(0.5),
+            p99: pct(0.99),
+            p999: pct(0.999),
+            p9999: pct(0.9999),
             max: us(self.max_ns),
         }
     }
@@ -71,7 +74,7 @@ impl Latency {
 }
 
 /// Response-time summary, microseconds. Percentiles are HDR-histogram values
-/// (three significant digits); mean and max are exact.
+/// (three significant digits), never above `max`; mean and max are exact.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct LatencySummary {
     pub count: u64,
@@ -445,6 +448,9 @@ pub struct Report {
     pub skipped_lines: u64,
     /// How trace addresses were folded, if a trace was replayed.
     pub address: Option<String>,
+    /// Why the run stopped before its end (a flash, FTL or trace error); null
+    /// when it ran to the end. The other fields report what it did until then.
+    pub error: Option<String>,
 }
 
 impl Report {
@@ -475,6 +481,20 @@ mod tests {
         assert_eq!(s.max, 10_000.0);
         assert!((s.p50 - 200.0).abs() / 200.0 < 1e-2, "{}", s.p50);
         assert_eq!(l.count_above(5_000_000), 1);
+    }
+
+    #[test]
+    fn percentiles_never_exceed_the_exact_max() {
+        // 1,234,567 ns sits in an HDR bucket whose upper edge is above it: the raw
+        // percentile would be larger than the max.
+        let mut l = Latency::default();
+        l.record(1_234_567);
+        let s = l.summary();
+        assert_eq!(s.max, 1234.567);
+        for (name, p) in [("p50", s.p50), ("p99", s.p99), ("p999", s.p999), ("p9999", s.p9999)] {
+            assert!(p <= s.max, "{name} {p} > max {}", s.max);
+        }
+        assert_eq!(s.p99, s.max, "a single sample is every percentile");
     }
 
     #[test]

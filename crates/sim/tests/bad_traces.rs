@@ -19,7 +19,18 @@ fn trace(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
 
 fn run_trace(path: &std::path::Path, format: &str, extra: &str) -> Result<ftlab_sim::Report, SimError> {
     let text = format!("[workload]\ntrace = \"{}\"\ntrace_format = \"{format}\"\n{extra}", path.display());
-    run(&RunConfig::from_toml(&text, "test").unwrap(), &mut |_| {})
+    run(&RunConfig::from_toml(&text, "test").unwrap(), &mut |_| {}).map_err(cause)
+}
+
+/// The error that stopped a run (a run stopped mid-way carries its report too).
+fn cause(e: SimError) -> SimError {
+    match e {
+        SimError::Stopped { error, report } => {
+            assert_eq!(report.error.as_deref(), Some(error.to_string().as_str()));
+            *error
+        }
+        e => e,
+    }
 }
 
 #[test]
@@ -71,7 +82,7 @@ fn a_time_scale_that_pushes_generated_arrivals_beyond_the_clock_is_an_error() {
              arrival = {{ kind = \"fixed\", interval_ns = 1000000 }}\n"
         )
     };
-    let e = run(&RunConfig::from_toml(&text("1e14"), "test").unwrap(), &mut |_| {}).unwrap_err();
+    let e = cause(run(&RunConfig::from_toml(&text("1e14"), "test").unwrap(), &mut |_| {}).unwrap_err());
     assert!(matches!(e, SimError::TimeOverflow { .. }), "{e}");
     assert!(e.to_string().starts_with("generated request: time 1000000 ns x time_scale"), "{e}");
     let r = run(&RunConfig::from_toml(&text("1e3"), "test").unwrap(), &mut |_| {}).unwrap();

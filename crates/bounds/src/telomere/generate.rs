@@ -35,6 +35,11 @@ fn period_ns(pages: u64, u: f64, pages_per_ms: f64) -> u64 {
     }
 }
 
+/// The most tasks [`TaskSet::generate_with`] draws: ten times Figure 8's largest
+/// set. Admission is superlinear in the tasks (SharP's partitioning takes about
+/// half a minute at this size), so a larger count is refused, not attempted.
+pub const MAX_GENERATED_TASKS: usize = 10_000;
+
 /// What [`TaskSet::generate_with`] draws: Section 6.1.2 of 000 with its free
 /// choices made explicit.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -94,6 +99,12 @@ impl TaskSet {
         let n = spec.tasks;
         if n == 0 {
             return Err(TelomereError::InvalidGenerator("the number of tasks is 0: give at least 1".into()));
+        }
+        if n > MAX_GENERATED_TASKS {
+            return Err(TelomereError::InvalidGenerator(format!(
+                "the number of tasks is {n}: give at most {MAX_GENERATED_TASKS} tasks (admission time grows \
+                 faster than the set; Figure 8 of the Telomere paper uses up to 1,000)"
+            )));
         }
         for (name, u) in [("storage utilization", spec.storage_util), ("throughput utilization", spec.throughput_util)]
         {

@@ -70,7 +70,7 @@ pub use baselines::{
 pub use chips::{overloaded, stripes, ChipCheck, Overload, Stripe};
 pub use device::Device;
 pub use error::TelomereError;
-pub use generate::{uunifast, GeneratorSpec};
+pub use generate::{uunifast, GeneratorSpec, MAX_GENERATED_TASKS};
 pub use open::{Admitter, Refusal, TaskHandle};
 pub use schedulability::{max_schedulable, Axis, Limit, SweepSpec};
 pub use storage::{k, k_prime, sharp_blocks, sharp_partition, sip_blocks, Partition};

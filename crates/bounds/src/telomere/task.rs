@@ -60,7 +60,8 @@ impl Task {
     }
 
     /// Checks the fields are consistent: positive periods where pages are moved,
-    /// some page moved, granularity at least 1.
+    /// some page moved, granularity at least 1, and a writing task's data alive at
+    /// least one write period.
     pub fn validate(&self) -> Result<(), TelomereError> {
         let n = &self.name;
         if self.read_pages == 0 && self.write_pages == 0 {
@@ -76,6 +77,14 @@ impl Task {
         }
         if self.granularity == 0 {
             return Err(task_err(n, "granularity", "is 0: give the striping width in pages, at least 1"));
+        }
+        if self.write_pages > 0 && self.lifetime_periods == 0 {
+            return Err(task_err(
+                n,
+                "lifetime_periods",
+                "is 0: a written page stays valid at least one write period (l^w >= 1); give lifetime_periods >= 1 \
+                 or a positive lifetime_ms",
+            ));
         }
         Ok(())
     }
@@ -152,6 +161,9 @@ impl RawTask {
                 let ns = ms_to_ns(ms).ok_or_else(|| {
                     task_err(&name, "lifetime_ms", format!("is {ms}: give a finite, non-negative time"))
                 })?;
+                if ns == 0 && self.write_pages > 0 {
+                    return Err(task_err(&name, "lifetime_ms", "is 0: give how long written data stays valid, in ms"));
+                }
                 // Data lives l^w whole write periods; a lifetime between two whole
                 // numbers of periods is rounded up so no page expires early.
                 if write_period_ns == 0 {
@@ -304,6 +316,15 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("write_period_ms is -4"), "{e}");
+        // A writing task whose data lives no period at all (000 Section 3.1: l^w >= 1).
+        let zero = "[[task]]\nname = \"z\"\nwrite_pages = 4\nwrite_period_ms = 10\nlifetime_periods = 0";
+        let e = TaskSet::from_toml(zero, None, dev()).unwrap_err();
+        assert!(e.to_string().starts_with("task `z`: lifetime_periods is 0"), "{e}");
+        let e = TaskSet::from_toml(&zero.replace("lifetime_periods", "lifetime_ms"), None, dev()).unwrap_err();
+        assert!(e.to_string().contains("task `z`: lifetime_ms is 0"), "{e}");
+        let direct = Task::from_ms("d", 0, 0.0, 4, 10.0, 0);
+        assert!(direct.validate().unwrap_err().to_string().contains("lifetime_periods is 0"));
+        assert!(Task::from_ms("r", 4, 10.0, 0, 0.0, 0).validate().is_ok(), "a read-only task keeps no data");
         let e = TaskSet::from_toml("[[task]]\nnmae = \"y\"", Some("s.toml"), dev()).unwrap_err();
         assert!(e.to_string().starts_with("task set s.toml: ") && e.to_string().contains("nmae"), "{e}");
         assert_eq!(TaskSet::from_toml("", None, dev()).unwrap_err(), TelomereError::NoTasks);

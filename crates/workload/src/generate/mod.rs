@@ -232,6 +232,12 @@ impl GeneratorSpec {
         }
     }
 
+    /// Requests the workload issues, where a field fixes them (`None` for
+    /// `postmark` and `iozone`, whose count follows from their files).
+    pub fn requests(&self) -> Option<u64> {
+        self.mix().map(|m| m.requests)
+    }
+
     fn mix(&self) -> Option<Mix<'_>> {
         match self {
             GeneratorSpec::Sequential { requests, read_fraction, size, arrival }

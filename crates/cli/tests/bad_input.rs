@@ -1,0 +1,125 @@
+//! Bad input gets one clear error naming the input and the fix, or a report that
+//! says what went wrong: never a panic, never silent numbers.
+#![allow(clippy::unwrap_used)]
+
+use assert_cmd::Command;
+
+fn ftlab() -> Command {
+    Command::cargo_bin("ftlab").unwrap()
+}
+
+/// Runs and expects failure with `code`; returns stderr, checked to be one clean error.
+fn failure(args: &[&str], code: i32) -> String {
+    let out = ftlab().args(args).output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(code), "ftlab {args:?}: {stderr}");
+    assert!(stderr.starts_with("error: ") && stderr.lines().count() == 1, "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
+}
+
+#[test]
+fn a_timing_beyond_an_hour_is_refused_naming_the_key() {
+    let timing = "device.timing={read_ns=25000, read_oob_ns=25000, program_ns=9223372036854775807, \
+                  erase_ns=1500000, channel_mb_per_s=40}";
+    let e = failure(&["run", "-q", "--requests", "100", "--set", timing], 2);
+    assert!(
+        e.contains("device.timing.program_ns = 9223372036854775807 ns") && e.contains("at most 3600000000000 ns"),
+        "{e}"
+    );
+    let e = failure(
+        &["run", "-q", "--requests", "100", "--set", &timing.replace("program_ns=9223372036854775807", "program_ns=0")],
+        2,
+    );
+    assert!(e.contains("device.timing.program_ns is 0"), "{e}");
+}
+
+#[test]
+fn more_requests_than_a_generator_issues_is_refused_before_time_zero() {
+    let e = failure(&["run", "--workload", "uniform-random-write", "--requests", "4000000"], 2);
+    assert!(
+        e.contains("workload.max_requests (--requests) = 4000000 is more than the 1000000 requests")
+            && e.contains("uniform-random-write"),
+        "{e}"
+    );
+    let generator = "workload.generator={kind=\"uniform\", requests=500}";
+    let e = failure(&["run", "--set", generator, "--requests", "501"], 2);
+    assert!(e.contains("more than the 500 requests the workload.generator (uniform)"), "{e}");
+    // Without --requests, a short generator runs whole (the default cap does not apply).
+    let out = ftlab().args(["run", "-q", "-f", "json", "--set", generator]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["requests"], 500);
+}
+
+#[test]
+fn random_overwrites_are_bounded() {
+    let e = failure(&["run", "--random-overwrites", "1e9"], 2);
+    assert!(
+        e.contains("precondition.random_overwrites = 1000000000 logical spaces") && e.contains("at most 100"),
+        "{e}"
+    );
+}
+
+/// A trace whose third request, its timestamp scaled by `--time-scale`, arrives
+/// beyond the clock: the run stops there, mid-way.
+fn far_future_trace(dir: &std::path::Path) -> String {
+    let p = dir.join("far.trace");
+    std::fs::write(&p, "0 0 100 8 0\n1000 0 200 8 0\n1500000 0 100 8 0\n").unwrap();
+    p.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_run_stopped_mid_way_by_an_error_still_writes_its_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = far_future_trace(dir.path());
+    let args = ["run", "-q", "--trace", &trace, "--trace-format", "mqsim", "--time-scale", "1e13"];
+    let out = ftlab().args(args).args(["-f", "json"]).output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with("error: ") && stderr.contains("far.trace:3: arrival"), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let error = r["error"].as_str().unwrap();
+    assert!(error.contains("beyond") && stderr.contains(error), "{error}");
+    // The engine reads a request ahead of serving the one before it (it needs
+    // the next arrival), so the error stops the run after the first request.
+    assert_eq!(r["requests"], 1, "the request before the bad line's predecessor completed");
+    let out = ftlab().args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.lines().any(|l| l.trim_start().starts_with("error") && l.contains("far.trace:3")), "{table}");
+    // A run that completes says so: `error` is null.
+    let ok = ftlab().args(["run", "-q", "--trace", &trace, "--trace-format", "mqsim", "-f", "json"]).output().unwrap();
+    assert!(ok.status.success());
+    let r: serde_json::Value = serde_json::from_slice(&ok.stdout).unwrap();
+    assert!(r["error"].is_null(), "{}", r["error"]);
+}
+
+#[test]
+fn a_sweep_row_of_a_stopped_run_has_its_numbers_and_its_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = far_future_trace(dir.path());
+    let sweep = dir.path().join("sweep.toml");
+    let text = format!(
+        "[base.workload]\ntrace = {trace:?}\ntrace_format = \"mqsim\"\n[grid]\n\"host.time_scale\" = [1.0, 1e13]\n"
+    );
+    std::fs::write(&sweep, text).unwrap();
+    let out = ftlab().args(["sweep", sweep.to_str().unwrap(), "-q", "--format", "jsonl", "-j", "1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut rows: Vec<serde_json::Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    rows.sort_by_key(|r| r["run"].as_u64());
+    assert!(rows[0]["error"].is_null() && rows[0]["requests"] == 3, "{}", rows[0]);
+    assert!(rows[1]["error"].as_str().unwrap().contains("far.trace:3: arrival"), "{}", rows[1]);
+    assert_eq!(rows[1]["requests"], 1, "{}", rows[1]);
+}
+
+#[test]
+fn times_past_the_latest_simulated_time_are_refused() {
+    let task = "workload.task=[{name=\"cam\", write_period_us=1e300, write_pages=1}]";
+    let e = failure(&["run", "--set", task], 2);
+    assert!(e.contains("task `cam`: write_period_us = 1e300 is past the latest simulated time"), "{e}");
+    let task = "workload.task=[{name=\"cam\", write_period_us=1000.0, write_pages=1}]";
+    let e = failure(&["run", "--set", task, "--set", "workload.duration_ms=1e300"], 2);
+    assert!(e.contains("workload.duration_ms = 1e300 is past the latest simulated time"), "{e}");
+}
