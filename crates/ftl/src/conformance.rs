@@ -329,7 +329,7 @@ pub fn deterministic(builder: &dyn FtlBuilder, geometry: Geometry) {
 pub fn rejects_bad_lpns(builder: &dyn FtlBuilder, geometry: Geometry) {
     let mut h = Harness::new(builder, &nand_config(geometry, 0.0, 1));
     let n = h.logical_pages();
-    let tasks = h.ftl.stream_pages();
+    let tasks = h.ftl.realtime().map_or(0, |r| r.stream_pages());
     h.write(0).unwrap();
     if tasks > 0 {
         // The admitted tasks' pages take no write without a task's stream.

@@ -10,7 +10,7 @@
 //!
 //! It is a configuration of [`PageMap`]: `over_provisioning = 1 - sigma`,
 //! `gc_free_blocks = 1`, greedy victims. The wrapper only gives it its name and
-//! its [`Ftl::service_bound`]: FSR's `U(R_T)` from [`ftlab_bounds::fsr`], the
+//! its [`RealTime::service_bound`]: FSR's `U(R_T)` from [`ftlab_bounds::fsr`], the
 //! unpartitioned worst case of Eq. 5 of 001,
 //! `max{t_rd, t_wr} + (pi - 1)(t_rd + t_wr) + t_er` (page times with channel
 //! transfer). **That is not a guarantee**: 001 stresses that FSR "cannot guarantee
@@ -124,13 +124,20 @@ impl Ftl for Fsr {
     fn ram_bytes(&self) -> u64 {
         self.inner.ram_bytes() + 8
     }
+    fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
+        self.inner.check_invariants(flash)
+    }
+
+    fn realtime(&self) -> Option<&dyn crate::RealTime> {
+        Some(self)
+    }
+}
+
+impl crate::RealTime for Fsr {
     /// FSR's `U(R_T)` of Table I (Eq. 5): nominal, not guaranteed (see the module
     /// documentation).
     fn service_bound(&self) -> Option<SimTime> {
         Some(self.bound)
-    }
-    fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
-        self.inner.check_invariants(flash)
     }
 }
 
@@ -166,7 +173,7 @@ mod tests {
         // 2112 bytes at 40 MB/s: 52.8 us per page transfer.
         let (rd, wr) = (25.0 + 52.8, 200.0 + 52.8);
         let eq5 = f64::max(rd, wr) + 63.0 * (rd + wr) + 2000.0;
-        assert_eq!(ftl.service_bound().unwrap().0, (eq5 * 1000.0f64).round() as u64);
+        assert_eq!(crate::service_bound(&*ftl).unwrap().0, (eq5 * 1000.0f64).round() as u64);
         assert!(FsrConfig { sigma: 1.0 }.validate().is_err());
     }
 

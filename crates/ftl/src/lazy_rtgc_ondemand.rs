@@ -329,12 +329,18 @@ impl Ftl for LazyRtgcOnDemand {
         self.map.ram_bytes()
     }
 
-    fn service_bound(&self) -> Option<SimTime> {
-        Some(self.service_bound)
-    }
-
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
         self.map.check_invariants(flash)
+    }
+
+    fn realtime(&self) -> Option<&dyn crate::RealTime> {
+        Some(self)
+    }
+}
+
+impl crate::RealTime for LazyRtgcOnDemand {
+    fn service_bound(&self) -> Option<SimTime> {
+        Some(self.service_bound)
     }
 }
 
@@ -346,6 +352,7 @@ mod tests {
 
     use super::*;
     use crate::dftl::tests::flash;
+    use crate::RealTime;
 
     fn format(flash: &mut Flash, cmt_entries: u32) -> LazyRtgcOnDemand {
         let config = LazyRtgcOnDemandConfig { cmt_entries, ..Default::default() };

@@ -91,7 +91,7 @@ pub struct Hint {
     pub deadline: Option<SimTime>,
 }
 
-/// Admission control's verdict on one task (stream) ([`Ftl::admission`]).
+/// Admission control's verdict on one task (stream) ([`RealTime::admission`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StreamVerdict {
     /// The task's name.
@@ -166,40 +166,14 @@ pub trait Ftl: Send + std::fmt::Debug {
     }
     /// RAM the FTL uses for mapping and bookkeeping, in bytes.
     fn ram_bytes(&self) -> u64;
-    /// The worst-case service time the scheme promises for one page command
-    /// (from its dispatch to its completion, the device otherwise idle), if it
-    /// promises one. Real-time schemes return their bound for this chip and
-    /// configuration; the simulator counts the commands that exceed it.
-    fn service_bound(&self) -> Option<SimTime> {
+    /// The scheme's real-time guarantees and admission control, if it has any
+    /// ([`RealTime`]).
+    fn realtime(&self) -> Option<&dyn RealTime> {
         None
     }
-    /// The verdict of the FTL's admission control on each task of the set it was
-    /// configured with, in the set's order (real-time schemes that admit tasks, e.g.
-    /// Telomere). `None`: the FTL has no admission control and serves every stream
-    /// as best it can.
-    fn admission(&self) -> Option<Vec<StreamVerdict>> {
-        None
-    }
-    /// Logical pages after [`Ftl::logical_pages`] that hold admitted tasks' data:
-    /// only writes whose [`Hint::stream`] is an admitted task may use them; reads
-    /// and trims reach them too. 0 (the default) for FTLs without reservations.
-    fn stream_pages(&self) -> u32 {
-        0
-    }
-    /// The die a read of `lpn` would touch now, if the FTL can tell without doing
-    /// any flash operation (e.g. from a mapping table in RAM); `None` (the
-    /// default) when it cannot, or when the page is not on the flash. The
-    /// simulator's per-die dispatch uses it to hold a read until its die is free;
-    /// it is a hint, asked again before the read is issued.
-    fn die_of(&self, _lpn: Lpn) -> Option<DieId> {
-        None
-    }
-    /// The die a write of `lpn` with `hint` would be programmed on if issued now,
-    /// when the FTL places it by a rule of its own rather than on whichever die
-    /// is free (e.g. a task's stripe); `None` (the default) when the FTL takes a
-    /// free die or cannot tell. The simulator's per-die dispatch holds such a
-    /// write until that die is free; it is asked again before each issue.
-    fn write_die(&self, _lpn: Lpn, _hint: &Hint) -> Option<DieId> {
+    /// Where the scheme's page commands land, if it can tell ([`Placement`]):
+    /// per-die dispatch uses it.
+    fn placement(&self) -> Option<&dyn Placement> {
         None
     }
     /// Checks the FTL's internal invariants against the medium (used by tests):
@@ -207,6 +181,50 @@ pub trait Ftl: Send + std::fmt::Debug {
     fn check_invariants(&self, _flash: &Flash) -> Result<(), String> {
         Ok(())
     }
+}
+
+/// A capability of the real-time schemes (001, 002, 000): the guarantee they
+/// promise and, for those that admit tasks, the verdicts and the task space.
+/// Reached through [`Ftl::realtime`].
+pub trait RealTime {
+    /// The worst-case service time the scheme promises for one page command
+    /// (see the simulator's definition of service), if it promises one on this
+    /// chip and configuration; the simulator counts the commands that exceed it.
+    fn service_bound(&self) -> Option<SimTime>;
+    /// The verdict of the FTL's admission control on each task of the set it was
+    /// configured with, in the set's order (e.g. Telomere). `None`: no admission
+    /// control; every stream is served as best it can.
+    fn admission(&self) -> Option<Vec<StreamVerdict>> {
+        None
+    }
+    /// Logical pages after [`Ftl::logical_pages`] that hold admitted tasks' data:
+    /// only writes whose [`Hint::stream`] is an admitted task may use them; reads
+    /// and trims reach them too. 0 (the default) without reservations.
+    fn stream_pages(&self) -> u32 {
+        0
+    }
+}
+
+/// A capability of schemes that know where a page command will land without a
+/// flash operation; the simulator's per-die dispatch holds a command until its
+/// die is free. Reached through [`Ftl::placement`]. Both answers are hints, asked
+/// again before the command is issued.
+pub trait Placement {
+    /// The die a read of `lpn` would touch now (e.g. from a mapping table in
+    /// RAM); `None` when the page is not on the flash or the FTL cannot tell.
+    fn die_of(&self, lpn: Lpn) -> Option<DieId>;
+    /// The die a write of `lpn` with `hint` would be programmed on if issued now,
+    /// when the FTL places it by a rule of its own rather than on whichever die
+    /// is free (e.g. a task's stripe); `None` (the default) when it takes a free
+    /// die.
+    fn write_die(&self, _lpn: Lpn, _hint: &Hint) -> Option<DieId> {
+        None
+    }
+}
+
+/// The scheme's bound, if it has the real-time capability and promises one.
+pub fn service_bound(ftl: &dyn Ftl) -> Option<SimTime> {
+    ftl.realtime().and_then(RealTime::service_bound)
 }
 
 /// Builds an FTL on a medium.

@@ -415,11 +415,17 @@ impl Ftl for PageMap {
             + self.modified.len() as u64 * 8
     }
 
-    fn die_of(&self, lpn: Lpn) -> Option<ftlab_nand::DieId> {
-        self.table.die_of(lpn, &self.layout)
-    }
-
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
         crate::mapping::check_page_map(&self.geometry, &self.table, &self.valid, &self.picker, flash)
+    }
+
+    fn placement(&self) -> Option<&dyn crate::Placement> {
+        Some(self)
+    }
+}
+
+impl crate::Placement for PageMap {
+    fn die_of(&self, lpn: Lpn) -> Option<ftlab_nand::DieId> {
+        self.table.die_of(lpn, &self.layout)
     }
 }

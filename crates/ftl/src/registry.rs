@@ -80,7 +80,7 @@ pub fn schemes() -> Vec<Scheme> {
 
 /// Whether the FTL `kind` admits periodic tasks: it takes a `tasks` key (the
 /// simulator passes it a task-set workload's tasks) and reports
-/// [`crate::Ftl::admission`].
+/// [`crate::RealTime::admission`].
 pub fn takes_tasks(kind: &str) -> bool {
     matches!(kind, "telomere-sip" | "telomere-sharp")
 }

@@ -124,7 +124,7 @@ pub struct Engine {
     host: Host,
     page_size: u64,
     logical_pages: u64,
-    /// The logical space and the FTL's task space after it ([`Ftl::stream_pages`]).
+    /// The logical space and the FTL's task space after it ([`RealTime::stream_pages`]).
     addressable: u64,
     store: StoreKind,
     /// Version of each logical page's contents (0 = never written or trimmed);
@@ -253,8 +253,8 @@ impl Engine {
     pub fn new(flash: Flash, ftl: Box<dyn Ftl>, host: Host, store: StoreKind, interval_ns: Option<u64>) -> Self {
         let page_size = u64::from(flash.nand().geometry().page_size);
         let logical_pages = u64::from(ftl.logical_pages());
-        let addressable = logical_pages + u64::from(ftl.stream_pages());
-        let bound_ns = ftl.service_bound().map(|b| b.0);
+        let addressable = logical_pages + u64::from(ftl.realtime().map_or(0, |r| r.stream_pages()));
+        let bound_ns = ftlab_ftl::service_bound(&*ftl).map(|b| b.0);
         Engine {
             flash,
             ftl,

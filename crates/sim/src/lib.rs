@@ -245,7 +245,7 @@ impl Simulation {
             p.builder.format(&mut io).map_err(|e| SimError::Config(format!("ftl `{}`: {e}", config.ftl.kind)))?
         };
         let interval_ns = config.metrics.interval_ms.map(|ms| (ms * 1e6) as u64);
-        let admission = ftl.admission();
+        let admission = ftl.realtime().and_then(|r| r.admission());
         let mut engine = Engine::new(flash, ftl, p.host, p.nand.store, interval_ns);
         if let Some(b) = p.bound_ns {
             engine.set_bound(b);
@@ -266,7 +266,7 @@ impl Simulation {
     /// The FTL's own service-time bound of one page command on this device
     /// (what a run checks unless `metrics.bound_us` is set), if it promises one.
     pub fn ftl_bound(&self) -> Option<SimTime> {
-        self.engine.ftl.service_bound()
+        ftlab_ftl::service_bound(&*self.engine.ftl)
     }
 
     /// Runs the `[precondition]` writes (closed loop, unmeasured).
@@ -375,7 +375,7 @@ fn report(
         logical_pages,
         physical_pages: u64::from(geometry.total_pages()),
         ram_bytes,
-        ftl_bound_us: engine.ftl.service_bound().map(|b| b.0 as f64 / 1e3),
+        ftl_bound_us: ftlab_ftl::service_bound(&*engine.ftl).map(|b| b.0 as f64 / 1e3),
         bound_us: engine.bound_ns().map(|b| b as f64 / 1e3),
         bound_violations: engine.bound_ns().map(|_| m.bound_violations),
         max_service_us: m.max_service_ns as f64 / 1e3,

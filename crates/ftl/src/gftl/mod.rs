@@ -40,7 +40,7 @@
 //! device of several dies a step is skipped when the command completed before
 //! the previous step (see `after_request`).
 //!
-//! The bound ([`Ftl::service_bound`]) is Table III's `L(p) = t_er + max{U(e_r),
+//! The bound ([`RealTime::service_bound`]) is Table III's `L(p) = t_er + max{U(e_r),
 //! U(e_w)}` with transfer times: the cleaning step the previous command left on the
 //! die, then this command's own page operation. It holds for page commands issued
 //! no faster than that period (the paper's task model). When the write queue is
@@ -526,12 +526,18 @@ impl Ftl for Gftl {
             + u64::from(g.pages_per_block) * u64::from(g.page_size)
     }
 
-    fn service_bound(&self) -> Option<SimTime> {
-        Some(SimTime(self.sizing.bound_ns))
-    }
-
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
         recover::check(self, flash)
+    }
+
+    fn realtime(&self) -> Option<&dyn crate::RealTime> {
+        Some(self)
+    }
+}
+
+impl crate::RealTime for Gftl {
+    fn service_bound(&self) -> Option<SimTime> {
+        Some(SimTime(self.sizing.bound_ns))
     }
 }
 

@@ -15,7 +15,7 @@
 //!   each host write, after the write is acknowledged; none after a read or trim.
 //!   A task is not part of its write's response but occupies the die, so the next
 //!   command may wait for it: any page command completes within
-//!   `U(R_T) = max{t_rdpg, t_er + t_wrpg}` ([`Ftl::service_bound`], with channel
+//!   `U(R_T) = max{t_rdpg, t_er + t_wrpg}` ([`RealTime::service_bound`], with channel
 //!   transfer) of its dispatch, provided nothing else is queued before it on its
 //!   die (queue depth 1, single-page requests: the paper's task model) and no
 //!   other die's transfer holds its channel (the paper's one chip; with dies
@@ -441,20 +441,12 @@ impl Ftl for LazyRtgc {
         Ok(())
     }
 
-    fn die_of(&self, lpn: Lpn) -> Option<ftlab_nand::DieId> {
-        self.table.die_of(lpn, &self.layout)
-    }
-
     fn ram_bytes(&self) -> u64 {
         self.table.ram_bytes()
             + self.valid.ram_bytes()
             + self.books.ram_bytes()
             + self.alloc.ram_bytes()
             + self.collections.len() as u64 * (std::mem::size_of::<Option<Collection>>() as u64 + 8)
-    }
-
-    fn service_bound(&self) -> Option<SimTime> {
-        Some(self.plan.service_bound)
     }
 
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
@@ -479,5 +471,25 @@ impl Ftl for LazyRtgc {
             }
         }
         Ok(())
+    }
+
+    fn realtime(&self) -> Option<&dyn crate::RealTime> {
+        Some(self)
+    }
+
+    fn placement(&self) -> Option<&dyn crate::Placement> {
+        Some(self)
+    }
+}
+
+impl crate::RealTime for LazyRtgc {
+    fn service_bound(&self) -> Option<SimTime> {
+        Some(self.plan.service_bound)
+    }
+}
+
+impl crate::Placement for LazyRtgc {
+    fn die_of(&self, lpn: Lpn) -> Option<ftlab_nand::DieId> {
+        self.table.die_of(lpn, &self.layout)
     }
 }

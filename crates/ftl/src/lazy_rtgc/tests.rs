@@ -1,5 +1,6 @@
 #![allow(clippy::unwrap_used)]
 
+use crate::RealTime;
 use ftlab_nand::presets::preset;
 use ftlab_nand::{Geometry, Nand, NandConfig, StoreKind, WearConfig};
 
@@ -305,7 +306,7 @@ pub(crate) fn check_step(
 /// each request dispatched when the previous one completes. A page's service
 /// runs, as in the simulator, from the later of its request's dispatch and the
 /// completion of the request's earlier pages. Checks every write: its service is
-/// within [`Ftl::service_bound`]; at most one step follows it, a step is alpha
+/// within [`RealTime::service_bound`]; at most one step follows it, a step is alpha
 /// copies at most or one erase and takes at most one erase time; the write and
 /// its step touch one die (the write's: no other die's timeline moves) and no
 /// other die's collection changes; every die's valid pages stay within its quota.

@@ -387,10 +387,6 @@ impl Ftl for MultiLog {
         Ok(())
     }
 
-    fn die_of(&self, lpn: Lpn) -> Option<ftlab_nand::DieId> {
-        self.table.die_of(lpn, &self.layout)
-    }
-
     fn ram_bytes(&self) -> u64 {
         self.table.ram_bytes()
             + self.valid.ram_bytes()
@@ -403,5 +399,15 @@ impl Ftl for MultiLog {
         let picker = self.logs.merged();
         crate::mapping::check_page_map(&self.geometry, &self.table, &self.valid, &picker, flash)?;
         self.logs.check()
+    }
+
+    fn placement(&self) -> Option<&dyn crate::Placement> {
+        Some(self)
+    }
+}
+
+impl crate::Placement for MultiLog {
+    fn die_of(&self, lpn: Lpn) -> Option<ftlab_nand::DieId> {
+        self.table.die_of(lpn, &self.layout)
     }
 }

@@ -25,7 +25,7 @@
 //!
 //! Time (001 Table I): reads cost `t_rdpg + t_rdoob` and writes `t_wrpg + t_rdoob`
 //! (RFTL keeps the in-block mapping in the OOB area); a command waits at most for
-//! one earlier step, so [`Ftl::service_bound`] is
+//! one earlier step, so [`RealTime::service_bound`] is
 //! `U(R_T) = max{U(e_r), t_er + U(e_w)}` ([`ftlab_bounds::rftl`], with the channel
 //! transfers the simulator charges).
 //!
@@ -524,10 +524,6 @@ impl Ftl for Rftl {
             + self.lblocks.len() as u64 * std::mem::size_of::<LogicalBlock>() as u64
     }
 
-    fn service_bound(&self) -> Option<SimTime> {
-        Some(self.bound)
-    }
-
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
         let g = &self.geometry;
         let n = self.plan.pages_per_logical_block;
@@ -568,5 +564,15 @@ impl Ftl for Rftl {
             }
         }
         Ok(())
+    }
+
+    fn realtime(&self) -> Option<&dyn crate::RealTime> {
+        Some(self)
+    }
+}
+
+impl crate::RealTime for Rftl {
+    fn service_bound(&self) -> Option<SimTime> {
+        Some(self.bound)
     }
 }

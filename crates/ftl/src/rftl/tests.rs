@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
+use crate::RealTime;
 
 /// One die, one plane, 6 blocks of 16 pages: two logical blocks.
 fn geometry() -> Geometry {

@@ -158,7 +158,7 @@ pub struct Plan {
     /// Logical pages exported to every writer.
     pub logical_pages: u32,
     /// Logical pages after those for the admitted tasks' data
-    /// ([`crate::Ftl::stream_pages`]): `sum w (l^w + 1)` over admitted writers (Eq. 24's
+    /// ([`crate::RealTime::stream_pages`]): `sum w (l^w + 1)` over admitted writers (Eq. 24's
     /// left side), so a task set that fits its reserved blocks fits its addresses.
     pub stream_pages: u32,
     /// Admission's verdict on each configured task, in order.

@@ -40,9 +40,9 @@
 //!   last page), programmed after the write's acknowledgement. Admission sizes
 //!   the groups with `P - 2` data pages a block.
 //! - **Task space.** After the logical space come `sum w (l^w + 1)` pages for the
-//!   admitted tasks' data ([`Ftl::stream_pages`]; the simulator places periodic
+//!   admitted tasks' data ([`RealTime::stream_pages`]; the simulator places periodic
 //!   tasks there): only a write of an admitted task's stream may use them
-//!   ([`FtlError::Reserved`] otherwise). [`Ftl::admission`] gives each configured
+//!   ([`FtlError::Reserved`] otherwise). [`RealTime::admission`] gives each configured
 //!   task's verdict and, if refused, the test and the amount.
 //! - **Wear leveling** (Section 6.2, `free_order`): a group or the pool opens the
 //!   free block of its die that comes first in the free-block queue (`fifo`, no
@@ -129,7 +129,7 @@ enum State {
 pub struct Telomere {
     config: TelomereConfig,
     plan: Plan,
-    /// One page command's service bound with a task set ([`Ftl::service_bound`]).
+    /// One page command's service bound with a task set ([`RealTime::service_bound`]).
     bound: SimTime,
     geometry: Geometry,
     layout: Layout,
@@ -512,7 +512,7 @@ impl Telomere {
     /// consecutive addresses, so each job puts at most `ceil(w / width)` pages on
     /// a die and its freshest `r` pages lie at most `ceil(r / width)` to a die
     /// (the per-chip loads admission checks); and the die of a
-    /// write waiting to be issued does not change ([`Ftl::write_die`]).
+    /// write waiting to be issued does not change ([`Placement::write_die`]).
     #[inline]
     fn stripe_die(&self, k: usize, lpn: Lpn) -> DieId {
         let g = &self.plan.groups[k];
@@ -530,14 +530,6 @@ impl Ftl for Telomere {
 
     fn logical_pages(&self) -> u32 {
         self.plan.logical_pages
-    }
-
-    fn stream_pages(&self) -> u32 {
-        self.plan.stream_pages
-    }
-
-    fn admission(&self) -> Option<Vec<crate::StreamVerdict>> {
-        (!self.config.tasks.is_empty()).then(|| self.plan.verdicts.clone())
     }
 
     fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
@@ -621,29 +613,6 @@ impl Ftl for Telomere {
         Ok(())
     }
 
-    /// With a task set: a page command waits for at most one erase it did not
-    /// choose (an expired block's, after the previous write's acknowledgement;
-    /// a write that programs a block summary then erases nothing, and the
-    /// summary's program is shorter than an erase) before its own read or
-    /// program, `t_e + max(t_r, t_w)` with the channel transfer (Section 5's
-    /// non-preemptive erase of Eq. 20). Holds while the
-    /// tasks stay within their admission (no pool copies) and the host queue
-    /// holds one request at a time per die. Without tasks, no promise.
-    fn service_bound(&self) -> Option<SimTime> {
-        (!self.config.tasks.is_empty()).then_some(self.bound)
-    }
-
-    fn die_of(&self, lpn: Lpn) -> Option<ftlab_nand::DieId> {
-        self.table.die_of(lpn, &self.layout)
-    }
-
-    /// An admitted task's write goes to its address's die in its group's stripe
-    /// (a write the group cannot take goes to the pool, on a die the pool picks).
-    fn write_die(&self, lpn: Lpn, hint: &Hint) -> Option<ftlab_nand::DieId> {
-        let k = (*self.plan.group_of_task.get(hint.stream? as usize)?)?;
-        Some(self.stripe_die(k as usize, lpn))
-    }
-
     fn ram_bytes(&self) -> u64 {
         let blocks = self.state.len() as u64;
         self.table.ram_bytes()
@@ -711,5 +680,49 @@ impl Ftl for Telomere {
             }
         }
         Ok(())
+    }
+
+    fn realtime(&self) -> Option<&dyn crate::RealTime> {
+        Some(self)
+    }
+
+    fn placement(&self) -> Option<&dyn crate::Placement> {
+        Some(self)
+    }
+}
+
+impl crate::RealTime for Telomere {
+    fn stream_pages(&self) -> u32 {
+        self.plan.stream_pages
+    }
+
+    fn admission(&self) -> Option<Vec<crate::StreamVerdict>> {
+        (!self.config.tasks.is_empty()).then(|| self.plan.verdicts.clone())
+    }
+
+    /// With a task set: a page command waits for at most one erase it did not
+    /// choose (an expired block's, after the previous write's acknowledgement;
+    /// a write that programs a block summary then erases nothing, and the
+    /// summary's program is shorter than an erase) before its own read or
+    /// program, `t_e + max(t_r, t_w)` with the channel transfer (Section 5's
+    /// non-preemptive erase of Eq. 20), plus one block-summary transfer of each
+    /// other die on its channel. Holds while the
+    /// tasks stay within their admission (no pool copies) and the host queue
+    /// holds one request at a time per die. Without tasks, no promise.
+    fn service_bound(&self) -> Option<SimTime> {
+        (!self.config.tasks.is_empty()).then_some(self.bound)
+    }
+}
+
+impl crate::Placement for Telomere {
+    fn die_of(&self, lpn: Lpn) -> Option<ftlab_nand::DieId> {
+        self.table.die_of(lpn, &self.layout)
+    }
+
+    /// An admitted task's write goes to its address's die in its group's stripe
+    /// (a write the group cannot take goes to the pool, on a die the pool picks).
+    fn write_die(&self, lpn: Lpn, hint: &Hint) -> Option<ftlab_nand::DieId> {
+        let k = (*self.plan.group_of_task.get(hint.stream? as usize)?)?;
+        Some(self.stripe_die(k as usize, lpn))
     }
 }

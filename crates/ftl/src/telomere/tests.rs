@@ -1,5 +1,6 @@
 #![allow(clippy::unwrap_used)]
 
+use crate::RealTime;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 

@@ -8,10 +8,10 @@
 //! order. A command is handed to the FTL only when it can start, so flash
 //! operations are reserved just in time instead of queueing on a die's timeline:
 //!
-//! - a read whose die the FTL names ([`ftlab_ftl::Ftl::die_of`]) waits in that
+//! - a read whose die the FTL names ([`ftlab_ftl::Placement::die_of`]) waits in that
 //!   die's queue until the die is free (nothing reserved on it beyond now);
 //! - a write the FTL places on a die of its own choosing
-//!   ([`ftlab_ftl::Ftl::write_die`], e.g. a Telomere task's stripe) waits until
+//!   ([`ftlab_ftl::Placement::write_die`], e.g. a Telomere task's stripe) waits until
 //!   that die is free; any other write may go to any die (the FTL places it),
 //!   so it waits until some die is free;
 //! - a read whose die the FTL cannot name, and a trim, is issued as soon as it is
@@ -289,13 +289,17 @@ impl Engine {
 
     /// The die the FTL names for a read of `lpn`, if it is one of the `dies`.
     fn die_of(&self, lpn: u64, dies: usize) -> Option<usize> {
-        self.ftl.die_of(Lpn(lpn as u32)).map(|d| d.0 as usize).filter(|&d| d < dies)
+        self.ftl.placement()?.die_of(Lpn(lpn as u32)).map(|d| d.0 as usize).filter(|&d| d < dies)
     }
 
     /// The die the FTL names for the write `cmd`, if it is one of the dies.
     fn write_die(&self, dev: &Device, cmd: &Cmd) -> Option<usize> {
         let hint = super::hint_of(&dev.admitted[cmd.slot].req);
-        self.ftl.write_die(Lpn(cmd.lpn as u32), &hint).map(|d| d.0 as usize).filter(|&d| d < dev.per_die.len())
+        self.ftl
+            .placement()?
+            .write_die(Lpn(cmd.lpn as u32), &hint)
+            .map(|d| d.0 as usize)
+            .filter(|&d| d < dev.per_die.len())
     }
 
     /// Issues, at `now`, every waiting command that can start, earliest key first.
