@@ -265,22 +265,22 @@ impl Io<'_> {
         Issue { at: self.ready, host: purpose == Purpose::Host }
     }
     #[inline]
-    fn finished(&mut self, die: DieId, span: Span, purpose: Purpose) {
+    fn finished(&mut self, span: Span, purpose: Purpose) {
         self.done = self.done.max(span.finish);
         if purpose == Purpose::Host {
             self.host_done = Some(self.host_done.map_or(span.finish, |h| h.max(span.finish)));
-            self.host_on(die, span.finish);
+            self.host_on(span.die, span.finish);
             self.channel_queued += span.queued;
         }
     }
     #[inline]
-    fn after_read(&mut self, die: DieId, span: Span, purpose: Purpose) {
+    fn after_read(&mut self, span: Span, purpose: Purpose) {
         self.ready = self.ready.max(span.finish);
-        self.finished(die, span, purpose);
+        self.finished(span, purpose);
     }
     #[inline]
-    fn after_program(&mut self, die: DieId, span: Span, purpose: Purpose) {
-        self.finished(die, span, purpose);
+    fn after_program(&mut self, span: Span, purpose: Purpose) {
+        self.finished(span, purpose);
         self.last_program = span.finish;
     }
     /// Records a host operation of this command on `die` finishing at `finish`.
@@ -316,11 +316,6 @@ impl Io<'_> {
         self.channel_queued
     }
 
-    #[inline]
-    fn die(&self, ppa: Ppa) -> DieId {
-        self.flash.nand.layout().die_of(ppa)
-    }
-
     /// Runs `chain` as a chain of operations the rest of the command does not
     /// wait for: reads inside it hold back later operations inside it, but not
     /// the operations issued after it returns (e.g. a GC pass before a host
@@ -338,7 +333,7 @@ impl Io<'_> {
     pub fn read(&mut self, ppa: Ppa, purpose: Purpose) -> Result<(Payload, Oob), NandError> {
         let (data, oob, span) = self.flash.nand.read(ppa, self.issue(purpose))?;
         self.flash.counters.reads.bump(purpose);
-        self.after_read(self.die(ppa), span, purpose);
+        self.after_read(span, purpose);
         Ok((data, oob))
     }
 
@@ -346,7 +341,7 @@ impl Io<'_> {
     pub fn read_oob(&mut self, ppa: Ppa, purpose: Purpose) -> Result<Option<Oob>, NandError> {
         let (oob, span) = self.flash.nand.read_oob(ppa, self.issue(purpose))?;
         self.flash.counters.oob_reads.bump(purpose);
-        self.after_read(self.die(ppa), span, purpose);
+        self.after_read(span, purpose);
         Ok(oob)
     }
 
@@ -362,7 +357,7 @@ impl Io<'_> {
     ) -> Result<u64, NandError> {
         let (seq, span) = self.flash.nand.program(ppa, lpn, kind, data, self.issue(purpose))?;
         self.flash.counters.programs.bump(purpose);
-        self.after_program(self.die(ppa), span, purpose);
+        self.after_program(span, purpose);
         Ok(seq)
     }
 
@@ -378,7 +373,7 @@ impl Io<'_> {
             c.reads.bump(purpose);
             c.programs.bump(purpose);
             c.copybacks.bump(purpose);
-            self.after_program(self.die(to), span, purpose);
+            self.after_program(span, purpose);
             self.supersede(from);
             return Ok(oob);
         }
@@ -405,7 +400,7 @@ impl Io<'_> {
         let at = self.ready.max(self.flash.erase_barrier[block.0 as usize]);
         let span = self.flash.nand.erase(block, Issue { at, host: purpose == Purpose::Host })?;
         self.flash.counters.erases.bump(purpose);
-        self.finished(self.flash.nand.layout().die_of_block(block), span, purpose);
+        self.finished(span, purpose);
         Ok(())
     }
 

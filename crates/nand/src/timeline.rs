@@ -55,6 +55,8 @@ pub struct Span {
     /// before it (zero for operations without a transfer, and for every
     /// operation when no host transfer was in its way).
     pub queued: SimTime,
+    /// The die it ran on.
+    pub die: DieId,
 }
 
 /// When an operation is issued and whether it is the host's (a read or write
@@ -137,7 +139,7 @@ impl Timelines {
         let (t, queued) = self.transfer(c, start + array, xfer, at.host);
         let finish = t + xfer;
         self.die_busy[d] = finish;
-        Span { start, finish, queued }
+        Span { start, finish, queued, die }
     }
 
     /// A page read on `die` issued at `at`.
@@ -161,7 +163,7 @@ impl Timelines {
         let (start, queued) = self.transfer(c, at.at.max(self.die_busy[d]), self.page_transfer, at.host);
         let finish = start + self.page_transfer + self.program;
         self.die_busy[d] = finish;
-        Span { start, finish, queued }
+        Span { start, finish, queued, die }
     }
 
     /// A block erase on `die` issued at `at`.
@@ -171,7 +173,7 @@ impl Timelines {
         let start = at.into().at.max(self.die_busy[d]);
         let finish = start + self.erase;
         self.die_busy[d] = finish;
-        Span { start, finish, queued: SimTime::ZERO }
+        Span { start, finish, queued: SimTime::ZERO, die }
     }
 
     /// A copyback (internal read then program) on `die` issued at `at`.
@@ -181,7 +183,7 @@ impl Timelines {
         let start = at.into().at.max(self.die_busy[d]);
         let finish = start + self.read + self.program;
         self.die_busy[d] = finish;
-        Span { start, finish, queued: SimTime::ZERO }
+        Span { start, finish, queued: SimTime::ZERO, die }
     }
 
     /// When `die` is next free.
@@ -271,7 +273,10 @@ mod tests {
     fn read_is_array_then_transfer() {
         let mut tl = setup();
         let s = tl.read(DieId(0), SimTime(100));
-        assert_eq!(s, Span { start: SimTime(100), finish: SimTime(100 + 25_000 + 1000), queued: SimTime::ZERO });
+        assert_eq!(
+            s,
+            Span { start: SimTime(100), finish: SimTime(100 + 25_000 + 1000), queued: SimTime::ZERO, die: DieId(0) }
+        );
     }
 
     #[test]

@@ -235,17 +235,32 @@ fn next_request(
     offset: u64,
 ) -> Result<Option<Request>, SimError> {
     let Some(mut r) = requests.next().transpose()? else { return Ok(None) };
-    let shift = |t: u64, what: &str| {
-        t.checked_add(offset).ok_or_else(|| SimError::TimeOverflow {
-            input: format!("request at {} ns ({} of {} bytes at byte {})", r.arrival, r.op, r.len, r.offset),
-            problem: format!("its {what} {t} ns plus the start offset {offset} ns does not fit the 64-bit ns clock"),
-        })
+    let arrival = r.arrival.checked_add(offset);
+    let deadline = r.deadline.map(|d| d.checked_add(offset));
+    let expiry = r.expiry.map(|e| e.checked_add(offset));
+    match (arrival, deadline, expiry) {
+        (Some(a), None | Some(Some(_)), None | Some(Some(_))) => {
+            (r.arrival, r.deadline, r.expiry) = (a, deadline.flatten(), expiry.flatten());
+            Ok(Some(r))
+        }
+        _ => Err(shift_overflow(&r, offset)),
+    }
+}
+
+/// The error of a request whose times `offset` takes beyond the clock.
+#[cold]
+fn shift_overflow(r: &Request, offset: u64) -> SimError {
+    let (what, t) = if r.arrival.checked_add(offset).is_none() {
+        ("arrival", r.arrival)
+    } else if let Some(d) = r.deadline.filter(|d| d.checked_add(offset).is_none()) {
+        ("deadline", d)
+    } else {
+        ("expiry", r.expiry.unwrap_or_default())
     };
-    let arrival = shift(r.arrival, "arrival")?;
-    let deadline = r.deadline.map(|d| shift(d, "deadline")).transpose()?;
-    let expiry = r.expiry.map(|e| shift(e, "expiry")).transpose()?;
-    (r.arrival, r.deadline, r.expiry) = (arrival, deadline, expiry);
-    Ok(Some(r))
+    SimError::TimeOverflow {
+        input: format!("request at {} ns ({} of {} bytes at byte {})", r.arrival, r.op, r.len, r.offset),
+        problem: format!("its {what} {t} ns plus the start offset {offset} ns does not fit the 64-bit ns clock"),
+    }
 }
 
 impl Engine {
