@@ -123,3 +123,9 @@ fn times_past_the_latest_simulated_time_are_refused() {
     let e = failure(&["run", "--set", task, "--set", "workload.duration_ms=1e300"], 2);
     assert!(e.contains("workload.duration_ms = 1e300 is past the latest simulated time"), "{e}");
 }
+
+#[test]
+fn zero_requests_is_refused() {
+    let e = failure(&["run", "--requests", "0"], 2);
+    assert!(e.contains("workload.max_requests (--requests) = 0 runs nothing"), "{e}");
+}

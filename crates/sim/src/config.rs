@@ -367,6 +367,12 @@ impl WorkloadSpec {
         if given.iter().filter(|&&g| g).count() > 1 {
             return Err(SimError::Config("workload: give only one of trace, preset, generator or task".into()));
         }
+        if self.max_requests == Some(0) {
+            // A run of nothing would report numbers of nothing.
+            return Err(SimError::Config(
+                "workload.max_requests (--requests) = 0 runs nothing: give at least 1, or leave it out".into(),
+            ));
+        }
         if let Some(path) = &self.trace {
             let format = self.trace_format.as_deref().ok_or_else(|| {
                 SimError::Config(format!(
