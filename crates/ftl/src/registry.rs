@@ -20,6 +20,9 @@ pub struct Scheme {
     pub name: &'static str,
     /// One line of description.
     pub summary: &'static str,
+    /// Whether it admits periodic tasks (a [`crate::RealTime`] scheme with
+    /// admission control): [`build_with_tasks`] hands it a task set.
+    pub admits_tasks: bool,
 }
 
 /// Every FTL name accepted by [`build`].
@@ -27,63 +30,108 @@ pub fn schemes() -> Vec<Scheme> {
     let mut v = vec![Scheme {
         name: "pagemap",
         summary: "pure page mapping, greedy GC, configurable over-provisioning (defaults of the 000 baseline)",
+        admits_tasks: false,
     }];
-    v.extend(
-        PageMapConfig::PRESETS.iter().filter(|(n, _)| *n != "pagemap").map(|&(name, summary)| Scheme { name, summary }),
-    );
+    v.extend(PageMapConfig::PRESETS.iter().filter(|(n, _)| *n != "pagemap").map(|&(name, summary)| Scheme {
+        name,
+        summary,
+        admits_tasks: false,
+    }));
     v.push(Scheme {
         name: "rftl",
         summary: "RFTL (001): primary, buffer and replacement block per logical block, partial GC after writes only",
+        admits_tasks: false,
     });
     v.push(Scheme {
         name: "fsr",
         summary: "FSR (001): page mapping, logical space limited to sigma = 0.75, GC when no free page is left",
+        admits_tasks: false,
     });
     v.push(Scheme {
         name: "lazy-rtgc",
         summary: "Lazy-RTGC (001): page mapping, sigma from the chip, one partial GC task (<= t_er) after each write",
+        admits_tasks: false,
     });
     v.push(Scheme {
         name: "nftl",
         summary: "NFTL (002 Section II): primary and replacement block per logical block, fold when both are full",
+        admits_tasks: false,
     });
-    v.extend(crate::gftl::GftlConfig::PRESETS.iter().map(|&(name, summary)| Scheme { name, summary }));
-    v.push(Scheme { name: "lazy-rtgc-idle", summary: "Lazy-RTGC with the idle-time optimisation (001 Section 3.2)" });
+    v.extend(crate::gftl::GftlConfig::PRESETS.iter().map(|&(name, summary)| Scheme {
+        name,
+        summary,
+        admits_tasks: false,
+    }));
+    v.push(Scheme {
+        name: "lazy-rtgc-idle",
+        summary: "Lazy-RTGC with the idle-time optimisation (001 Section 3.2)",
+        admits_tasks: false,
+    });
     v.push(Scheme {
         name: "dftl",
         summary: "DFTL (Gupta 2009, via 001 Section 5): cached mapping table over translation pages on flash",
+        admits_tasks: false,
     });
     v.push(Scheme {
         name: "lazy-rtgc-ondemand",
         summary: "On-demand Lazy-RTGC (001 Section 5): DFTL with partial DG > TG > TW tasks (<= t_er) after each write",
+        admits_tasks: false,
     });
     v.push(Scheme {
         name: "waogc",
         summary: "WAO-GC (000 Section 6.1.5): Lazy-RTGC's partial steps, lambda <= the chip's max, GC at 1 free block",
+        admits_tasks: false,
     });
     v.push(Scheme {
         name: "telomere-sip",
         summary:
             "Telomere SiP (000): blocks reserved per admitted task, placed by expiry, GC only erases expired blocks",
+        admits_tasks: true,
     });
     v.push(Scheme {
         name: "telomere-sharp",
         summary: "Telomere SharP (000): blocks shared by Algorithm 1's task partitions, GC only erases expired blocks",
+        admits_tasks: true,
     });
     v.push(Scheme {
         name: "multilog",
         summary:
             "MultiLog-Oracle (Stoica 2013, via 000 Section 6.1.4): one log per update-frequency set, by expiry hints",
+        admits_tasks: false,
     });
     v
 }
 
-/// Whether the FTL `kind` admits periodic tasks: it takes a `tasks` key (the
-/// simulator passes it a task-set workload's tasks) and reports
-/// [`crate::RealTime::admission`].
-pub fn takes_tasks(kind: &str) -> bool {
-    matches!(kind, "telomere-sip" | "telomere-sharp")
+/// The scheme named `kind`, with its capability record.
+pub fn scheme(kind: &str) -> Option<Scheme> {
+    schemes().into_iter().find(|s| s.name == kind)
 }
+
+/// Builds the FTL `kind`, which admits tasks ([`Scheme::admits_tasks`]), with
+/// `params` laid over the scheme's defaults and the task set `tasks` (stream `i`
+/// is task `i`); refused tasks are reported, not an error, unless `params` sets
+/// `strict_admission`. A `tasks` key in `params` replaces the set.
+pub fn build_with_tasks(kind: &str, params: &toml::Table, tasks: &[PeriodicTask]) -> Result<Builder, FtlError> {
+    let base =
+        telomere_base(kind).ok_or_else(|| FtlError::Config(format!("FTL `{kind}` does not admit periodic tasks")))?;
+    let base = crate::telomere::TelomereConfig { tasks: tasks.to_vec(), strict_admission: false, ..base };
+    configured(kind, base, params, crate::telomere::TelomereConfig::validate)
+}
+
+/// Telomere's defaults under the name `kind`, if it is one of its policies.
+fn telomere_base(kind: &str) -> Option<crate::telomere::TelomereConfig> {
+    use crate::telomere::{Placement, TelomereConfig};
+    let policy = match kind {
+        "telomere-sip" => Placement::Sip,
+        "telomere-sharp" => Placement::Sharp,
+        _ => return None,
+    };
+    Some(TelomereConfig { policy, ..Default::default() })
+}
+
+/// One periodic task of a task set, as an admitting FTL takes it (periods and
+/// lifetime in ms).
+pub use crate::telomere::TaskConfig as PeriodicTask;
 
 /// Builds the FTL `kind` with `params` laid over the scheme's defaults.
 pub fn build(kind: &str, params: &toml::Table) -> Result<Builder, FtlError> {
@@ -113,9 +161,8 @@ pub fn build(kind: &str, params: &toml::Table) -> Result<Builder, FtlError> {
         }
         "waogc" => configured(kind, waogc::WaoGcConfig::default(), params, waogc::WaoGcConfig::validate),
         "telomere-sip" | "telomere-sharp" => {
-            use telomere::{Placement, TelomereConfig};
-            let policy = if kind == "telomere-sip" { Placement::Sip } else { Placement::Sharp };
-            configured(kind, TelomereConfig { policy, ..Default::default() }, params, TelomereConfig::validate)
+            let base = telomere_base(kind).unwrap_or_default();
+            configured(kind, base, params, telomere::TelomereConfig::validate)
         }
         _ => Err(FtlError::Config(format!(
             "unknown FTL `{kind}`; known FTLs: {}",

@@ -98,15 +98,18 @@ fn prepare(config: &RunConfig) -> Result<Prepared, SimError> {
         params.insert("over_provisioning".into(), toml::Value::Float(op));
     }
     let source = config.workload.source()?;
-    if let Source::Tasks { tasks, duration_ns } = &source {
+    let kind = &config.ftl.kind;
+    let builder = match &source {
         // FTLs with admission control get the workload's task set unless the
         // configuration gives one; refused tasks then simply do not run.
-        if registry::takes_tasks(&config.ftl.kind) && !params.contains_key("tasks") {
-            params.insert("tasks".into(), tasks_param(tasks, *duration_ns));
-            params.entry("strict_admission").or_insert(toml::Value::Boolean(false));
+        Source::Tasks { tasks, duration_ns }
+            if registry::scheme(kind).is_some_and(|s| s.admits_tasks) && !params.contains_key("tasks") =>
+        {
+            registry::build_with_tasks(kind, &params, &periodic_tasks(tasks, *duration_ns))
         }
+        _ => registry::build(kind, &params),
     }
-    let builder = registry::build(&config.ftl.kind, &params).map_err(|e| SimError::Config(e.to_string()))?;
+    .map_err(|e| SimError::Config(e.to_string()))?;
     let host = config.host.resolve(&source)?;
     config.precondition.validate()?;
     if let Some(f) = config.workload.stop_at_retired_fraction {
@@ -130,26 +133,22 @@ fn prepare(config: &RunConfig) -> Result<Prepared, SimError> {
     Ok(Prepared { nand, builder, source, host, dispatch, bound_ns })
 }
 
-/// The FTL's `tasks` key for the workload's periodic tasks (periods in ms).
-fn tasks_param(tasks: &[config::TaskSpec], duration_ns: u64) -> toml::Value {
+/// The workload's periodic tasks as an admitting FTL takes them (periods in ms;
+/// a task without a lifetime keeps its data for the whole run).
+fn periodic_tasks(tasks: &[config::TaskSpec], duration_ns: u64) -> Vec<registry::PeriodicTask> {
     let ms = |us: Option<f64>| us.map_or(0.0, |u| u / 1e3);
-    toml::Value::Array(
-        tasks
-            .iter()
-            .map(|t| {
-                let mut m = toml::Table::new();
-                m.insert("name".into(), t.name.clone().into());
-                m.insert("read_period_ms".into(), ms(t.read_period_us).into());
-                m.insert("write_period_ms".into(), ms(t.write_period_us).into());
-                m.insert("read_pages".into(), i64::from(t.read_pages).into());
-                m.insert("write_pages".into(), i64::from(t.write_pages).into());
-                let lifetime = t.lifetime_us.map_or(duration_ns as f64 / 1e6, |l| l / 1e3);
-                m.insert("lifetime_ms".into(), lifetime.into());
-                m.insert("granularity".into(), i64::from(t.granularity.unwrap_or(1)).into());
-                toml::Value::Table(m)
-            })
-            .collect(),
-    )
+    tasks
+        .iter()
+        .map(|t| registry::PeriodicTask {
+            name: t.name.clone(),
+            read_period_ms: ms(t.read_period_us),
+            write_period_ms: ms(t.write_period_us),
+            read_pages: u64::from(t.read_pages),
+            write_pages: u64::from(t.write_pages),
+            lifetime_ms: t.lifetime_us.map_or(duration_ns as f64 / 1e6, |l| l / 1e3),
+            granularity: t.granularity.unwrap_or(1),
+        })
+        .collect()
 }
 
 /// Checks a configuration without running it: every error a run would hit
