@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use ftlab_lab::LabError;
 use ftlab_sim::SimError;
 use ftlab_workload::TraceError;
 
@@ -37,6 +38,20 @@ pub enum CliError {
 impl From<TraceError> for CliError {
     fn from(e: TraceError) -> Self {
         CliError::Trace(e)
+    }
+}
+
+/// The library's errors as the command's: bad files and keys are usage errors
+/// (exit 2), with the same messages.
+impl From<LabError> for CliError {
+    fn from(e: LabError) -> Self {
+        match e {
+            LabError::Read { path, error } => CliError::Read { path, error },
+            LabError::Config(message) => CliError::Usage(message),
+            e @ LabError::Threads { .. } => CliError::Usage(e.to_string()),
+            LabError::Run(error) => CliError::sim("", error),
+            e => CliError::Failed(e.to_string()),
+        }
     }
 }
 

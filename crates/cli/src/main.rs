@@ -3,21 +3,20 @@
 //! `run() -> anyhow::Result` does the work; `main` prints any error as one line
 //! and maps it to the exit code: 2 for usage and configuration errors, 1 for
 //! failed runs. Options are parsed ([`cli`]), turned into a validated run
-//! configuration ([`config`]), run, and written by one exporter per format
-//! ([`output`]).
+//! configuration ([`config`], over [`ftlab_lab`]'s overlays), run, and written by
+//! one exporter per format ([`output`]).
 
 mod admit_cmd;
 mod bounds_cmd;
 mod cli;
 mod config;
 mod error;
-mod flatten;
 mod listing;
 mod output;
 mod plot;
 mod progress;
 mod sched_cmd;
-mod sweep;
+mod sweep_cmd;
 
 use std::process::ExitCode;
 
@@ -56,7 +55,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Run(args) => run_one(&args)?,
         Command::Compare(args) => compare(&args)?,
-        Command::Sweep(args) => sweep::run(&args)?,
+        Command::Sweep(args) => sweep_cmd::run(&args)?,
         Command::Bounds(args) => bounds_cmd::run(&args)?,
         Command::Admit(args) => admit_cmd::run(&args)?,
         Command::Schedulability(args) => sched_cmd::run(&args)?,

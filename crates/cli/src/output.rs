@@ -8,8 +8,9 @@ use std::path::Path;
 use ftlab_sim::metrics::LatencySummary;
 use ftlab_sim::{Report, RunConfig};
 
+use ftlab_lab::flatten::report_scalars;
+
 use crate::error::{write_err, CliError};
-use crate::flatten::{scalars, Cell};
 
 /// Standard output or a file, buffered.
 pub struct Sink {
@@ -34,14 +35,6 @@ impl Sink {
     pub fn write(&mut self, text: &str) -> Result<(), CliError> {
         self.inner.write_all(text.as_bytes()).and_then(|()| self.inner.flush()).map_err(write_err(&self.name))
     }
-}
-
-/// The scalar fields of a report, named as in its JSON (`read_us.p99`). The time
-/// series (`throughput`) and the per-task list (`tasks`) are not scalars: left out.
-pub fn report_scalars(report: &Report) -> Result<Vec<(String, Cell)>, CliError> {
-    let mut cells = scalars(report).map_err(|e| CliError::Failed(format!("cannot serialize the report: {e}")))?;
-    cells.retain(|(name, _)| !name.starts_with("throughput."));
-    Ok(cells)
 }
 
 /// Pretty JSON of anything serializable (a report, or a list of them), with a final newline.

@@ -1,6 +1,7 @@
 //! Plots of a sweep's results: grouped bar charts written as SVG (plotters).
 //!
-//! A sweep file may hold `[[plot]]` tables:
+//! A sweep file may hold `[[plot]]` tables ([`PlotSpec`], read and validated by
+//! [`ftlab_lab::sweep::load_sweep`]):
 //!
 //! ```toml
 //! [[plot]]
@@ -18,49 +19,10 @@
 use std::path::Path;
 
 use plotters::prelude::*;
-use serde::Deserialize;
+
+pub use ftlab_lab::sweep::PlotSpec;
 
 use crate::error::CliError;
-
-/// One `[[plot]]` of a sweep file.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PlotSpec {
-    /// Output SVG, relative to the sweep file's folder.
-    pub file: String,
-    pub title: Option<String>,
-    /// Grid key whose values are the groups on the x axis.
-    pub x: String,
-    /// Grid key whose values are the bars of a group (one bar per group if absent).
-    pub series: Option<String>,
-    /// Report field plotted (e.g. `waf`, `write_us.max`).
-    pub y: String,
-    pub y_label: Option<String>,
-}
-
-impl PlotSpec {
-    /// Checks that `x`, `series` and `y` name columns of the sweep's output.
-    pub fn validate(&self, grid: &[String], columns: &[String], origin: &str) -> Result<(), CliError> {
-        for (what, key) in [("x", Some(&self.x)), ("series", self.series.as_ref())] {
-            if let Some(k) = key {
-                if !grid.contains(k) {
-                    return Err(CliError::Usage(format!(
-                        "{origin}: plot `{}`: {what} = \"{k}\" is not a grid key; grid keys: {}",
-                        self.file,
-                        grid.join(", ")
-                    )));
-                }
-            }
-        }
-        if !columns.contains(&self.y) {
-            return Err(CliError::Usage(format!(
-                "{origin}: plot `{}`: y = \"{}\" is not a report field (see crates/cli/FIELDS.md)",
-                self.file, self.y
-            )));
-        }
-        Ok(())
-    }
-}
 
 fn label(v: &serde_json::Value) -> String {
     match v {

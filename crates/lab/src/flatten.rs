@@ -8,6 +8,10 @@ use std::fmt;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Serialize;
 
+use ftlab_sim::Report;
+
+use crate::LabError;
+
 /// One scalar.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell {
@@ -43,6 +47,15 @@ pub fn scalars<T: Serialize>(value: &T) -> Result<Vec<(String, Cell)>, serde_jso
     Flatten { prefix: String::new(), out: &mut out }.deserialize(&mut de)?;
     de.end()?;
     Ok(out)
+}
+
+/// The scalar fields of a report, named as in its JSON (`read_us.p99`): the
+/// columns of CSV and JSON-lines output. The time series (`throughput`) and the
+/// per-task list (`tasks`) are not scalars: left out.
+pub fn report_scalars(report: &Report) -> Result<Vec<(String, Cell)>, LabError> {
+    let mut cells = scalars(report).map_err(LabError::Serialize)?;
+    cells.retain(|(name, _)| !name.starts_with("throughput."));
+    Ok(cells)
 }
 
 struct Flatten<'a> {

@@ -1,24 +1,37 @@
-//! `ftlab sweep`: a `[base]` run configuration and a `[grid]` of dotted config
-//! keys, each with an array of values. Every combination is validated before any
-//! runs, then all run in parallel; each row is written and flushed as its run
-//! finishes, so an interrupted sweep keeps every finished row.
+//! Sweeps: a `[base]` run configuration and a `[grid]` of dotted config keys,
+//! each with an array of values, plus optional `[[plot]]` specs. Every
+//! combination is validated before any runs ([`load_sweep`]), then all run in
+//! parallel ([`run_points`]), each finished row handed to the caller as it
+//! finishes, so a front end can stream it out.
+//!
+//! ```toml
+//! [base]
+//! seed = 1
+//! [base.workload]
+//! max_requests = 10000
+//!
+//! [grid]
+//! "ftl.kind" = ["pagemap", "pure-page-level"]
+//! seed = [1, 2, 3]
+//!
+//! [[plot]]
+//! file = "waf.svg"     # relative to the sweep file's folder
+//! x = "ftl.kind"       # a grid key: one group of bars per value
+//! y = "waf"            # a numeric report field (a column)
+//! ```
 
 use std::path::Path;
 use std::sync::Mutex;
-use std::time::Instant;
 
 use rayon::prelude::*;
+use serde::Deserialize;
 use toml::{Table, Value};
 
-use ftlab_sim::{Report, RunConfig};
+use ftlab_sim::{Report, RunConfig, SimError};
 
-use crate::cli::{RowFormat, SweepArgs};
-use crate::config::{load_table_text, relative_to, set_path, to_config};
-use crate::error::CliError;
-use crate::flatten::Cell;
-use crate::output::{report_scalars, Sink};
-use crate::plot::{self, PlotSpec};
-use crate::progress::Bar;
+use crate::flatten::{report_scalars, Cell};
+use crate::overlay::{load_table_text, relative_to, set_path, to_config};
+use crate::LabError;
 
 /// One combination of grid values.
 #[derive(Debug, Clone)]
@@ -37,6 +50,48 @@ impl Point {
     }
 }
 
+/// One `[[plot]]` of a sweep file: a grouped bar chart of one column over grid
+/// values. Where several runs share an `x` and `series` value (other grid keys
+/// vary, e.g. seeds), a bar is their mean; runs that failed are left out.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlotSpec {
+    /// Output SVG, relative to the sweep file's folder.
+    pub file: String,
+    pub title: Option<String>,
+    /// Grid key whose values are the groups on the x axis.
+    pub x: String,
+    /// Grid key whose values are the bars of a group (one bar per group if absent).
+    pub series: Option<String>,
+    /// Report field plotted (e.g. `waf`, `write_us.max`).
+    pub y: String,
+    pub y_label: Option<String>,
+}
+
+impl PlotSpec {
+    /// Checks that `x`, `series` and `y` name columns of the sweep's output.
+    pub fn validate(&self, grid: &[String], columns: &[String], origin: &str) -> Result<(), LabError> {
+        for (what, key) in [("x", Some(&self.x)), ("series", self.series.as_ref())] {
+            if let Some(k) = key {
+                if !grid.contains(k) {
+                    return Err(LabError::Config(format!(
+                        "{origin}: plot `{}`: {what} = \"{k}\" is not a grid key; grid keys: {}",
+                        self.file,
+                        grid.join(", ")
+                    )));
+                }
+            }
+        }
+        if !columns.contains(&self.y) {
+            return Err(LabError::Config(format!(
+                "{origin}: plot `{}`: y = \"{}\" is not a report field (see crates/cli/FIELDS.md)",
+                self.file, self.y
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// A sweep file: its grid points and its plots.
 #[derive(Debug)]
 pub struct Sweep {
@@ -45,25 +100,25 @@ pub struct Sweep {
 }
 
 /// Reads a sweep file: every point of its grid and every `[[plot]]`, validated.
-pub fn load_sweep(path: &Path) -> Result<Sweep, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|error| CliError::Read { path: path.to_owned(), error })?;
+pub fn load_sweep(path: &Path) -> Result<Sweep, LabError> {
+    let text = std::fs::read_to_string(path).map_err(|error| LabError::Read { path: path.to_owned(), error })?;
     let origin = path.display().to_string();
     let mut file = load_table_text(&text, &origin)?;
     for key in file.keys() {
         if key != "base" && key != "grid" && key != "plot" {
-            return Err(CliError::Usage(format!(
+            return Err(LabError::Config(format!(
                 "{origin}: unknown key `{key}`; a sweep file has a [base] run config, a [grid] table and optional [[plot]] tables"
             )));
         }
     }
     let plots: Vec<PlotSpec> = match file.remove("plot") {
         None => Vec::new(),
-        Some(v) => v.try_into().map_err(|e: toml::de::Error| CliError::Usage(format!("{origin}: [[plot]]: {e}")))?,
+        Some(v) => v.try_into().map_err(|e: toml::de::Error| LabError::Config(format!("{origin}: [[plot]]: {e}")))?,
     };
     let mut base = match file.remove("base") {
         Some(Value::Table(t)) => t,
         None => Table::new(),
-        Some(_) => return Err(CliError::Usage(format!("{origin}: `base` must be a table ([base])"))),
+        Some(_) => return Err(LabError::Config(format!("{origin}: `base` must be a table ([base])"))),
     };
     if let Some(Value::Table(w)) = base.get_mut("workload") {
         if let Some(Value::String(trace)) = w.get_mut("trace") {
@@ -74,7 +129,7 @@ pub fn load_sweep(path: &Path) -> Result<Sweep, CliError> {
     let grid = match file.remove("grid") {
         Some(Value::Table(t)) if !t.is_empty() => t,
         _ => {
-            return Err(CliError::Usage(format!(
+            return Err(LabError::Config(format!(
                 "{origin}: needs a non-empty [grid], e.g. \"ftl.kind\" = [\"pagemap\", \"pure-page-level\"]"
             )))
         }
@@ -93,7 +148,7 @@ pub fn load_sweep(path: &Path) -> Result<Sweep, CliError> {
                 axes.push((key, a));
             }
             _ => {
-                return Err(CliError::Usage(format!("{origin}: grid key `{key}` must be a non-empty array of values")))
+                return Err(LabError::Config(format!("{origin}: grid key `{key}` must be a non-empty array of values")))
             }
         }
     }
@@ -114,7 +169,7 @@ pub fn load_sweep(path: &Path) -> Result<Sweep, CliError> {
         let mut point = Point { run, values, config: RunConfig::default() };
         let name = format!("{origin}: grid point {run} of {total} ({})", point.describe());
         point.config = to_config(table, &name)?;
-        ftlab_sim::validate(&point.config).map_err(|e| CliError::Usage(format!("{name}: {e}")))?;
+        ftlab_sim::validate(&point.config).map_err(|e| LabError::Config(format!("{name}: {e}")))?;
         points.push(point);
     }
     let grid: Vec<String> = axes.iter().map(|(k, _)| k.clone()).collect();
@@ -125,9 +180,9 @@ pub fn load_sweep(path: &Path) -> Result<Sweep, CliError> {
     Ok(Sweep { points, plots })
 }
 
-/// Columns: run, the grid keys, the report's scalars (but those a grid key
-/// already names), error.
-fn header(points: &[Point]) -> Result<Vec<String>, CliError> {
+/// The columns of a sweep's rows: run, the grid keys, the report's scalars (but
+/// those a grid key already names), error.
+pub fn header(points: &[Point]) -> Result<Vec<String>, LabError> {
     let grid: Vec<String> =
         points.first().map(|p| p.values.iter().map(|(k, _)| k.clone()).collect()).unwrap_or_default();
     let mut cols = vec!["run".to_owned()];
@@ -140,8 +195,23 @@ fn header(points: &[Point]) -> Result<Vec<String>, CliError> {
     Ok(cols)
 }
 
-/// A finished run as `(column, JSON value)`, in header order.
-fn row(point: &Point, result: &Result<Report, String>, columns: &[String]) -> Result<Vec<serde_json::Value>, CliError> {
+/// Runs one point. A run stopped by an error after it started gives its report
+/// (with `error`); a run that could not start gives the error's message.
+pub fn run_point(point: &Point) -> Result<Report, String> {
+    ftlab_sim::run(&point.config, &mut |_| {}).or_else(|e| match e {
+        SimError::Stopped { report, .. } => Ok(*report),
+        e => Err(e.to_string()),
+    })
+}
+
+/// A finished run as JSON values, one per column of `columns` (from [`header`]).
+/// The last, `error`, is a string when the run failed: it could not start, it
+/// stopped with an error, or its data integrity check failed.
+pub fn row(
+    point: &Point,
+    result: &Result<Report, String>,
+    columns: &[String],
+) -> Result<Vec<serde_json::Value>, LabError> {
     use serde_json::Value as J;
     let mut cells: Vec<(String, J)> = vec![("run".into(), J::from(point.run))];
     for (k, v) in &point.values {
@@ -172,104 +242,39 @@ fn row(point: &Point, result: &Result<Report, String>, columns: &[String]) -> Re
     Ok(columns.iter().map(|c| cells.iter().find(|(n, _)| n == c).map_or(J::Null, |(_, v)| v.clone())).collect())
 }
 
-/// A CSV cell: strings raw, null empty, anything else as JSON.
-fn csv_cell(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::Null => String::new(),
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
+/// The message in a row's `error` column, if the run failed.
+pub fn row_error(values: &[serde_json::Value]) -> Option<&str> {
+    values.last().and_then(serde_json::Value::as_str)
 }
 
-fn csv_line(cells: impl IntoIterator<Item = String>) -> Result<String, CliError> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(cells).map_err(|e| CliError::Failed(format!("cannot write CSV: {e}")))?;
-    let bytes = w.into_inner().map_err(|e| CliError::Failed(format!("cannot write CSV: {e}")))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
+/// A finished run: its `run` index and its row.
+pub type Row = (usize, Vec<serde_json::Value>);
 
-/// One JSON object per line, keys in column order.
-fn json_line(columns: &[String], values: &[serde_json::Value]) -> String {
-    let fields: Vec<String> =
-        columns.iter().zip(values).map(|(c, v)| format!("{}:{v}", serde_json::Value::String(c.clone()))).collect();
-    format!("{{{}}}\n", fields.join(","))
-}
-
-/// `ftlab sweep`.
-pub fn run(args: &SweepArgs) -> Result<(), CliError> {
-    let Sweep { points, plots } = load_sweep(&args.file)?;
-    let total = points.len();
-    if args.dry_run {
-        let mut out = Sink::open(args.out.as_deref())?;
-        let mut text = format!("{total} runs, all valid:\n");
-        for p in &points {
-            text.push_str(&format!("  run {}: {}\n", p.run, p.describe()));
-        }
-        return out.write(&text);
-    }
-    let columns = header(&points)?;
-    let sink = Mutex::new(Sink::open(args.out.as_deref())?);
-    if args.format == RowFormat::Csv {
-        lock(&sink).write(&csv_line(columns.iter().cloned())?)?;
-    }
+/// Runs `points` on `jobs` worker threads (0: one per core) and calls `on_row`
+/// with each point and its row (see [`row`]) as the run finishes, from the worker
+/// that ran it. The first error `on_row` returns stops the sweep (runs under way
+/// finish) and is returned. Returns every row, by `run` index.
+pub fn run_points<E, F>(points: &[Point], columns: &[String], jobs: usize, on_row: F) -> Result<Vec<Row>, E>
+where
+    E: From<LabError> + Send,
+    F: Fn(&Point, &[serde_json::Value]) -> Result<(), E> + Sync,
+{
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.jobs.unwrap_or(0))
+        .num_threads(jobs)
         .build()
-        .map_err(|e| CliError::Usage(format!("cannot start {} worker threads: {e}", args.jobs.unwrap_or(0))))?;
-    let bar = Bar::new(args.quiet, Some(total as u64), "runs");
-    let failed = Mutex::new(Vec::new());
-    let finished = Mutex::new(Vec::new());
-    let start = Instant::now();
-    let written = pool.install(|| {
-        points.par_iter().try_for_each(|point| -> Result<(), CliError> {
-            // A run stopped by an error after it started has a report (with `error`).
-            let result = ftlab_sim::run(&point.config, &mut |_| {}).or_else(|e| match e {
-                ftlab_sim::SimError::Stopped { report, .. } => Ok(*report),
-                e => Err(e.to_string()),
-            });
-            let values = row(point, &result, &columns)?;
-            let line = match args.format {
-                RowFormat::Csv => csv_line(values.iter().map(csv_cell))?,
-                RowFormat::Jsonl => json_line(&columns, &values),
-            };
-            lock(&sink).write(&line)?;
-            lock(&finished).push((point.run, values.clone()));
-            if let Some(serde_json::Value::String(e)) = values.last() {
-                let msg = format!("run {} ({}): {e}", point.run, point.describe());
-                bar.println(&format!("ftlab sweep: {msg}"));
-                lock(&failed).push(msg);
-            }
-            bar.set_message(format!("last: run {}", point.run));
-            bar.inc(1);
+        .map_err(|e| LabError::Threads { jobs, error: e.to_string() })?;
+    let finished = Mutex::new(Vec::with_capacity(points.len()));
+    pool.install(|| {
+        points.par_iter().try_for_each(|point| -> Result<(), E> {
+            let values = row(point, &run_point(point), columns)?;
+            on_row(point, &values)?;
+            lock(&finished).push((point.run, values));
             Ok(())
         })
-    });
-    bar.finish();
-    written?;
+    })?;
     let mut finished = finished.into_inner().unwrap_or_else(|e| e.into_inner());
     finished.sort_by_key(|(run, _)| *run);
-    let rows: Vec<Vec<serde_json::Value>> = finished.into_iter().map(|(_, v)| v).collect();
-    let dir = args.file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    for plot in &plots {
-        plot::draw(plot, &columns, &rows, dir)?;
-        if !args.quiet {
-            eprintln!("ftlab sweep: plotted {}", dir.join(&plot.file).display());
-        }
-    }
-    let failed = failed.into_inner().unwrap_or_else(|e| e.into_inner());
-    if !args.quiet {
-        let to = args.out.as_ref().map_or_else(|| "stdout".to_owned(), |p| p.display().to_string());
-        eprintln!(
-            "ftlab sweep: {total} runs in {:.1} s, {} failed; rows written to {to}",
-            start.elapsed().as_secs_f64(),
-            failed.len()
-        );
-    }
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        Err(CliError::Failed(format!("{} of {total} runs failed (see their `error` column)", failed.len())))
-    }
+    Ok(finished)
 }
 
 /// The lock, even if another thread panicked holding it (its data is still fine
@@ -277,7 +282,6 @@ pub fn run(args: &SweepArgs) -> Result<(), CliError> {
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -321,5 +325,29 @@ mod tests {
         assert_eq!(cols.iter().filter(|c| *c == "seed").count(), 1);
         assert_eq!(cols[0], "run");
         assert_eq!(cols.last().unwrap(), "error");
+    }
+
+    #[test]
+    fn points_run_in_parallel_and_rows_come_back_by_run_index() {
+        let (_d, p) = write(
+            "[base]\nseed = 3\n[base.device]\nblocks_per_plane = 64\n[base.workload.generator]\nkind = \"uniform\"\nrequests = 500\n[grid]\n\"ftl.kind\" = [\"pagemap\", \"nftl\"]\nseed = [1, 2]\n",
+        );
+        let points = load_sweep(&p).unwrap().points;
+        let columns = header(&points).unwrap();
+        let seen = Mutex::new(Vec::new());
+        let rows = run_points(&points, &columns, 2, |point, values| -> Result<(), LabError> {
+            assert_eq!(values.len(), columns.len());
+            assert_eq!(row_error(values), None);
+            lock(&seen).push(point.run);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(rows.iter().map(|(run, _)| *run).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort_unstable();
+        assert_eq!(seen, [0, 1, 2, 3]);
+        let waf = columns.iter().position(|c| c == "waf").unwrap();
+        assert!(rows.iter().all(|(_, r)| r[waf].as_f64().unwrap() >= 1.0));
+        assert_eq!(rows[1].1[2], serde_json::json!(2));
     }
 }

@@ -1,0 +1,104 @@
+//! `ftlab sweep`: a sweep file's grid ([`ftlab_lab::sweep`]) run on all cores,
+//! each row written and flushed as its run finishes, so an interrupted sweep
+//! keeps every finished row; then its plots.
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use ftlab_lab::sweep::{header, load_sweep, row_error, run_points, Sweep};
+
+use crate::cli::{RowFormat, SweepArgs};
+use crate::error::CliError;
+use crate::output::Sink;
+use crate::plot;
+use crate::progress::Bar;
+
+/// A CSV cell: strings raw, null empty, anything else as JSON.
+fn csv_cell(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => String::new(),
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn csv_line(cells: impl IntoIterator<Item = String>) -> Result<String, CliError> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(cells).map_err(|e| CliError::Failed(format!("cannot write CSV: {e}")))?;
+    let bytes = w.into_inner().map_err(|e| CliError::Failed(format!("cannot write CSV: {e}")))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// One JSON object per line, keys in column order.
+fn json_line(columns: &[String], values: &[serde_json::Value]) -> String {
+    let fields: Vec<String> =
+        columns.iter().zip(values).map(|(c, v)| format!("{}:{v}", serde_json::Value::String(c.clone()))).collect();
+    format!("{{{}}}\n", fields.join(","))
+}
+
+/// `ftlab sweep`.
+pub fn run(args: &SweepArgs) -> Result<(), CliError> {
+    let Sweep { points, plots } = load_sweep(&args.file)?;
+    let total = points.len();
+    if args.dry_run {
+        let mut out = Sink::open(args.out.as_deref())?;
+        let mut text = format!("{total} runs, all valid:\n");
+        for p in &points {
+            text.push_str(&format!("  run {}: {}\n", p.run, p.describe()));
+        }
+        return out.write(&text);
+    }
+    let columns = header(&points)?;
+    let sink = Mutex::new(Sink::open(args.out.as_deref())?);
+    if args.format == RowFormat::Csv {
+        lock(&sink).write(&csv_line(columns.iter().cloned())?)?;
+    }
+    let bar = Bar::new(args.quiet, Some(total as u64), "runs");
+    let failed = Mutex::new(Vec::new());
+    let start = Instant::now();
+    let finished = run_points(&points, &columns, args.jobs.unwrap_or(0), |point, values| -> Result<(), CliError> {
+        let line = match args.format {
+            RowFormat::Csv => csv_line(values.iter().map(csv_cell))?,
+            RowFormat::Jsonl => json_line(&columns, values),
+        };
+        lock(&sink).write(&line)?;
+        if let Some(e) = row_error(values) {
+            let msg = format!("run {} ({}): {e}", point.run, point.describe());
+            bar.println(&format!("ftlab sweep: {msg}"));
+            lock(&failed).push(msg);
+        }
+        bar.set_message(format!("last: run {}", point.run));
+        bar.inc(1);
+        Ok(())
+    });
+    bar.finish();
+    let rows: Vec<Vec<serde_json::Value>> = finished?.into_iter().map(|(_, v)| v).collect();
+    let dir = args.file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    for plot in &plots {
+        plot::draw(plot, &columns, &rows, dir)?;
+        if !args.quiet {
+            eprintln!("ftlab sweep: plotted {}", dir.join(&plot.file).display());
+        }
+    }
+    let failed = failed.into_inner().unwrap_or_else(|e| e.into_inner());
+    if !args.quiet {
+        let to = args.out.as_ref().map_or_else(|| "stdout".to_owned(), |p| p.display().to_string());
+        eprintln!(
+            "ftlab sweep: {total} runs in {:.1} s, {} failed; rows written to {to}",
+            start.elapsed().as_secs_f64(),
+            failed.len()
+        );
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::Failed(format!("{} of {total} runs failed (see their `error` column)", failed.len())))
+    }
+}
+
+/// The lock, even if another thread panicked holding it (its data is still fine
+/// for appending rows).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

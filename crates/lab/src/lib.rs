@@ -1,0 +1,44 @@
+//! ftlab's run library: what every front end (the `ftlab` command, a block-device
+//! server, the Python package) shares to turn files and overrides into runs and
+//! runs into rows.
+//!
+//! - [`overlay`]: a run configuration read as a TOML table, dotted keys set on it
+//!   (`--set KEY=VALUE`), deserialized into an [`ftlab_sim::RunConfig`];
+//! - [`sweep`]: sweep files (`[base]`, `[grid]`, `[[plot]]`), their grid points
+//!   validated before anything runs, run in parallel with each row streamed to the
+//!   caller;
+//! - [`flatten`]: a report's scalar fields as named columns (`read_us.p99`), the
+//!   CSV and JSON-lines output.
+//!
+//! ```
+//! use ftlab_lab::{flatten, overlay, LabError};
+//!
+//! let mut table = overlay::load_table_text(
+//!     r#"
+//!     seed = 7
+//!     [device]
+//!     chip = "small-slc"
+//!     blocks_per_plane = 64
+//!     [workload.generator]
+//!     kind = "uniform"
+//!     requests = 2000
+//!     "#,
+//!     "example",
+//! )?;
+//! let (key, value) = overlay::parse_assignment("ftl.kind=pagemap")?;
+//! overlay::set_path(&mut table, &key, value)?;
+//! let config = overlay::to_config(table, "example")?;
+//! let report = ftlab_sim::run(&config, &mut |_| {})?;
+//! let columns = flatten::report_scalars(&report)?;
+//! let ftl = columns.iter().find(|(name, _)| name == "ftl").map(|(_, cell)| cell.to_string());
+//! assert_eq!(ftl.as_deref(), Some("pagemap"));
+//! assert!(columns.iter().any(|(name, _)| name == "read_us.p99"));
+//! # Ok::<(), LabError>(())
+//! ```
+
+mod error;
+pub mod flatten;
+pub mod overlay;
+pub mod sweep;
+
+pub use error::LabError;
