@@ -138,6 +138,46 @@ pub enum FtlError {
     Expired { lpn: u32, expired_at_us: f64 },
 }
 
+/// What kind of failure an error is, for front ends that must map it: a block
+/// device server to an errno, Python to an exception class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The command or configuration is not valid as given (`EINVAL`).
+    Invalid,
+    /// No space is left to serve it (`ENOSPC`).
+    NoSpace,
+    /// The scheme does not support it (`ENOTSUP`).
+    Unsupported,
+    /// The medium or the FTL's state failed it (`EIO`).
+    Io,
+}
+
+impl ErrorKind {
+    /// The Linux errno a block device reports for it.
+    pub fn errno(self) -> i32 {
+        match self {
+            ErrorKind::Invalid => 22,
+            ErrorKind::NoSpace => 28,
+            ErrorKind::Unsupported => 95,
+            ErrorKind::Io => 5,
+        }
+    }
+}
+
+impl FtlError {
+    /// The kind of failure ([`ErrorKind`]).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            FtlError::LpnOutOfRange { .. } | FtlError::Config(_) | FtlError::Reserved { .. } => ErrorKind::Invalid,
+            FtlError::DeviceFull(_) => ErrorKind::NoSpace,
+            FtlError::Unsupported(_) => ErrorKind::Unsupported,
+            FtlError::Nand(NandError::PayloadMismatch(_) | NandError::TimeLimit { .. }) => ErrorKind::Invalid,
+            FtlError::Nand(_) | FtlError::Recovery(_) | FtlError::Expired { .. } => ErrorKind::Io,
+        }
+    }
+}
+
 /// A flash translation layer.
 pub trait Ftl: Send + std::fmt::Debug {
     /// The scheme's name, e.g. `"pagemap"`.
@@ -241,5 +281,26 @@ pub(crate) fn check_lpn(lpn: Lpn, logical_pages: u32) -> Result<usize, FtlError>
         Ok(lpn.0 as usize)
     } else {
         Err(FtlError::LpnOutOfRange { lpn: lpn.0, logical_pages })
+    }
+}
+
+#[cfg(test)]
+mod error_kinds {
+    use super::*;
+
+    #[test]
+    fn errors_map_to_the_errno_a_block_device_reports() {
+        let cases = [
+            (FtlError::LpnOutOfRange { lpn: 9, logical_pages: 8 }, 22),
+            (FtlError::DeviceFull("no victim".into()), 28),
+            (FtlError::Unsupported("trim"), 95),
+            (FtlError::Nand(NandError::Uncorrectable(ftlab_nand::Ppa(3))), 5),
+            (FtlError::Nand(NandError::PayloadMismatch("bytes, not tokens")), 22),
+            (FtlError::Recovery("no summary".into()), 5),
+            (FtlError::Reserved { lpn: 9, logical_pages: 8 }, 22),
+        ];
+        for (e, errno) in cases {
+            assert_eq!(e.kind().errno(), errno, "{e}");
+        }
     }
 }

@@ -32,7 +32,7 @@ pub mod source;
 
 use thiserror::Error;
 
-use ftlab_ftl::{registry, Flash, FtlError};
+use ftlab_ftl::{registry, ErrorKind, Flash, FtlError};
 use ftlab_nand::{Nand, SimTime};
 use ftlab_workload::TraceError;
 
@@ -74,6 +74,21 @@ pub enum SimError {
     /// did until then (its `error` field says why it stopped).
     #[error("{error}")]
     Stopped { error: Box<SimError>, report: Box<Report> },
+}
+
+impl SimError {
+    /// The kind of failure, for front ends that map it to an errno or an
+    /// exception class: a flash or FTL failure keeps the FTL's kind; bad input
+    /// (configuration, trace, times) is [`ErrorKind::Invalid`]; a broken engine
+    /// invariant is [`ErrorKind::Io`].
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            SimError::Ftl { source, .. } => source.kind(),
+            SimError::Stopped { error, .. } => error.kind(),
+            SimError::Invariant(_) => ErrorKind::Io,
+            _ => ErrorKind::Invalid,
+        }
+    }
 }
 
 /// A run's validated parts, before time zero.

@@ -38,6 +38,7 @@ fn a_trace_read_in_the_wrong_format_is_an_error_not_an_empty_run() {
     let dir = tempfile::tempdir().unwrap();
     let csv = trace(&dir, "hm0.csv", "1000,hm,0,Write,0,4096,1\n1010,hm,0,Read,0,4096,1\n");
     let e = run_trace(&csv, "blkparse", "").unwrap_err();
+    assert_eq!(e.kind(), ftlab_ftl::ErrorKind::Invalid, "bad input, not a device failure");
     assert!(matches!(e, SimError::Trace(ftlab_workload::TraceError::NoRequests { lines: 2, .. })), "{e}");
     let msg = e.to_string();
     assert!(msg.contains("hm0.csv") && msg.contains("blkparse") && msg.contains("2 lines"), "{msg}");
