@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 
 use ftlab_ftl::alloc::{Allocation, BlockAllocator};
 use ftlab_ftl::mapping::{PageTable, ValidMap};
-use ftlab_ftl::{Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
+use ftlab_ftl::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 use ftlab_nand::geometry::Layout;
 use ftlab_nand::{BlockId, DieId, Geometry, PageKind, Payload, Ppa};
 
@@ -115,14 +115,6 @@ impl FifoFtl {
         Ok(false)
     }
 
-    fn check_lpn(&self, lpn: Lpn) -> Result<usize, FtlError> {
-        if lpn.0 < self.logical_pages {
-            Ok(lpn.0 as usize)
-        } else {
-            Err(FtlError::LpnOutOfRange { lpn: lpn.0, logical_pages: self.logical_pages })
-        }
-    }
-
     fn invalidate(&mut self, old: Option<Ppa>) {
         if let Some(old) = old {
             self.valid.clear(old);
@@ -167,13 +159,13 @@ impl Ftl for FifoFtl {
     }
 
     fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
-        let l = self.check_lpn(lpn)?;
+        let l = check_lpn(lpn, self.logical_pages)?;
         let Some(ppa) = self.table.get(l) else { return Ok(None) };
         Ok(Some(io.read(ppa, Purpose::Host)?.0))
     }
 
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
-        let l = self.check_lpn(lpn)?;
+        let l = check_lpn(lpn, self.logical_pages)?;
         while self.alloc.free_blocks() <= self.geometry.dies() {
             if !io.independent(|io| self.clean_one(io))? {
                 break;
@@ -194,7 +186,7 @@ impl Ftl for FifoFtl {
     }
 
     fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
-        let l = self.check_lpn(lpn)?;
+        let l = check_lpn(lpn, self.logical_pages)?;
         let old = self.table.unmap(l);
         self.invalidate(old);
         Ok(())

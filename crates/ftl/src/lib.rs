@@ -275,8 +275,10 @@ pub trait FtlBuilder: std::fmt::Debug {
     fn recover(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError>;
 }
 
+/// `lpn` as an index into a logical space of `logical_pages` pages, or
+/// [`FtlError::LpnOutOfRange`].
 #[inline]
-pub(crate) fn check_lpn(lpn: Lpn, logical_pages: u32) -> Result<usize, FtlError> {
+pub fn check_lpn(lpn: Lpn, logical_pages: u32) -> Result<usize, FtlError> {
     if lpn.0 < logical_pages {
         Ok(lpn.0 as usize)
     } else {

@@ -93,7 +93,7 @@ enum Waiting {
     Asap,
     Die(usize),
     /// A write the FTL places on an idle die it names.
-    WriteOn,
+    WriteOn(usize),
     AnyDie,
 }
 
@@ -324,7 +324,7 @@ impl Engine {
                             break;
                         }
                         match self.write_die(dev, c) {
-                            Some(d) if dev.idle[d] => best = Some((*c, Waiting::WriteOn)),
+                            Some(d) if dev.idle[d] => best = Some((*c, Waiting::WriteOn(d))),
                             Some(_) => continue,
                             None => best = Some((*c, Waiting::AnyDie)),
                         }
@@ -354,8 +354,8 @@ impl Engine {
                             Some(_) => {}
                         }
                     }
-                    Waiting::WriteOn => {
-                        held = self.write_die(dev, &cmd);
+                    Waiting::WriteOn(d) => {
+                        held = Some(d);
                         dev.writes.remove(&cmd);
                     }
                     Waiting::AnyDie => {
