@@ -413,6 +413,16 @@ impl Io<'_> {
         self.acked = Some(self.host_done.unwrap_or(self.ready));
     }
 
+    /// Makes the command complete no earlier than `t`, as if a host operation
+    /// finished then: e.g. a flush waits for earlier writes still in flight.
+    #[inline]
+    pub fn complete_after(&mut self, t: SimTime) {
+        self.host_done = Some(self.host_done.map_or(t, |h| h.max(t)));
+        if let Some(a) = &mut self.acked {
+            *a = (*a).max(t);
+        }
+    }
+
     /// When the host sees the command complete: the acknowledgement if there was
     /// one; otherwise the finish of the command's host operations; otherwise
     /// (a command served without touching the flash for the host, such as a read

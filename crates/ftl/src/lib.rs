@@ -53,6 +53,7 @@ use ftlab_nand::{DieId, NandError, Payload, SimTime};
 use thiserror::Error;
 
 pub mod alloc;
+pub mod buffer;
 #[cfg(feature = "testing")]
 pub mod conformance;
 pub mod dftl;

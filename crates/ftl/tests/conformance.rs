@@ -19,3 +19,14 @@ conformance!(
     pagemap_cost_benefit,
     PageMapConfig { victim: VictimPolicy::CostBenefit, background_gc_free_blocks: 4, ..PageMapConfig::default() }
 );
+
+// A write-back buffer in device RAM over a page-mapped and a block-mapped FTL:
+// durable on flush, and the power-cut check holds it to exactly that.
+conformance!(
+    write_buffer_over_pagemap,
+    ftlab_ftl::buffer::WriteBufferBuilder { inner: Box::new(PageMapConfig::default()), pages: 8 }
+);
+conformance!(
+    write_buffer_over_nftl,
+    ftlab_ftl::buffer::WriteBufferBuilder { inner: Box::new(ftlab_ftl::nftl::NftlConfig::default()), pages: 16 }
+);

@@ -249,6 +249,14 @@ impl Nand {
     pub fn free_die_from(&self, start: DieId, now: SimTime) -> DieId {
         self.timelines.free_die_from(start, now)
     }
+    /// What the page store keeps: tokens or bytes.
+    pub fn store_kind(&self) -> StoreKind {
+        match self.store {
+            AnyStore::Token(_) => StoreKind::Token,
+            AnyStore::Bytes(_) => StoreKind::Bytes,
+        }
+    }
+
     /// RAM the medium model uses, in bytes (page contents, OOB, block states).
     pub fn ram_bytes(&self) -> u64 {
         let pages = u64::from(self.geometry.total_pages());

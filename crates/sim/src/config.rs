@@ -60,6 +60,11 @@ pub struct DeviceSpec {
     /// RBER wear model parameters (000 Eq. 27). `endurance_cycles` defaults to
     /// the chip preset's rated endurance.
     pub wear: WearConfig,
+    /// Pages of write-back buffer in device RAM in front of the FTL (default
+    /// none): writes are acknowledged from it and reach the FTL when it is full,
+    /// on flush and in idle time; durability becomes "on flush"
+    /// (`ftlab_ftl::buffer`).
+    pub write_buffer_pages: Option<u32>,
 }
 
 impl Default for DeviceSpec {
@@ -81,6 +86,7 @@ impl Default for DeviceSpec {
             store: StoreKind::Token,
             copyback: true,
             wear: WearConfig::default(),
+            write_buffer_pages: None,
         }
     }
 }

@@ -30,6 +30,8 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use ftlab_ftl::{Flash, Ftl, FtlError, Hint, Lpn, Purpose};
+
+use crate::device::{Device, PageCommand, PageError, PageOp};
 use ftlab_nand::{Payload, SimTime, StoreKind};
 use ftlab_workload::Op;
 
@@ -119,8 +121,8 @@ impl Measured {
 
 /// The device, the FTL and the host around them.
 pub struct Engine {
-    pub flash: Flash,
-    pub ftl: Box<dyn Ftl>,
+    /// The device the requests are replayed on.
+    pub device: Device,
     host: Host,
     page_size: u64,
     logical_pages: u64,
@@ -137,7 +139,6 @@ pub struct Engine {
     expiry: Vec<u64>,
     writes: u64,
     slots: BinaryHeap<Reverse<u64>>,
-    clock: u64,
     busy_until: u64,
     dispatched: u64,
     pub measuring: bool,
@@ -160,7 +161,7 @@ pub struct Engine {
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine")
-            .field("clock", &self.clock)
+            .field("clock", &self.device.clock)
             .field("dispatched", &self.dispatched)
             .finish_non_exhaustive()
     }
@@ -271,8 +272,7 @@ impl Engine {
         let addressable = logical_pages + u64::from(ftl.realtime().map_or(0, |r| r.stream_pages()));
         let bound_ns = ftlab_ftl::service_bound(&*ftl).map(|b| b.0);
         Engine {
-            flash,
-            ftl,
+            device: Device::new(flash, ftl, None),
             host,
             page_size,
             logical_pages,
@@ -282,7 +282,6 @@ impl Engine {
             expiry: Vec::new(),
             writes: 0,
             slots: BinaryHeap::new(),
-            clock: 0,
             busy_until: 0,
             dispatched: 0,
             measuring: false,
@@ -301,14 +300,14 @@ impl Engine {
     /// Ends [`Engine::drive`] before the next dispatch once `fraction` of the good
     /// blocks are worn out, while measuring.
     pub fn stop_at_retired(&mut self, fraction: f64) {
-        self.retirement = Some(RetirementWatch::new(&self.flash, fraction));
+        self.retirement = Some(RetirementWatch::new(&self.device.flash, fraction));
     }
 
     /// Whether measurement must stop for worn-out blocks (and records it).
     fn retirement_reached(&mut self) -> bool {
         if self.measuring && !self.stopped_at_retired_fraction {
             if let Some(w) = &mut self.retirement {
-                self.stopped_at_retired_fraction = w.reached(&self.flash);
+                self.stopped_at_retired_fraction = w.reached(&self.device.flash);
             }
         }
         self.stopped_at_retired_fraction
@@ -343,7 +342,7 @@ impl Engine {
 
     /// The latest time anything finished.
     pub fn busy_until(&self) -> u64 {
-        self.busy_until.max(self.clock)
+        self.busy_until.max(self.device.clock)
     }
 
     /// Starts measuring now (or at the first GC erase): counters and metrics reset.
@@ -355,7 +354,7 @@ impl Engine {
         }
         self.measuring = true;
         self.measure_start = self.busy_until();
-        self.flash.reset_counters();
+        self.device.flash.reset_counters();
         self.measured = Measured::new(self.interval_ns, &self.task_names);
     }
 
@@ -440,18 +439,6 @@ impl Engine {
     #[inline]
     fn serve_page(&mut self, req: &Request, cmd: PageCmd, number: u64) -> Result<u64, SimError> {
         let PageCmd { lpn, partial, at, ready, held } = cmd;
-        if at < req.arrival || at < self.clock {
-            // The engine's invariant: nothing starts before it arrives or in
-            // the past. Checked on every command, in every build.
-            return Err(SimError::Invariant(format!(
-                "request {number} ({} of logical page {lpn}) would start at {:.3} us, before its arrival at {:.3} us \
-                 or the clock at {:.3} us",
-                req.op,
-                at as f64 / 1e3,
-                req.arrival as f64 / 1e3,
-                self.clock as f64 / 1e3
-            )));
-        }
         let fail = |e: FtlError| SimError::Ftl {
             request: number,
             op: req.op.to_string(),
@@ -459,47 +446,53 @@ impl Engine {
             at_us: at as f64 / 1e3,
             source: e,
         };
-        let held_behind = held.map_or(0, |d| self.flash.host_end(ftlab_nand::DieId(d as u32)).0);
-        let mut io = self.flash.io(SimTime(at));
-        let mut read_back = None;
-        let mut trimmed = false;
-        match req.op {
-            Op::Read => match self.ftl.read(&mut io, Lpn(lpn as u32)) {
-                Ok(got) => read_back = Some(got),
-                // A late read of data past its lifetime: the FTL's contract,
-                // counted (a real-time task missed its data), not a failure.
-                Err(FtlError::Expired { .. }) if self.expiry.get(lpn as usize).is_some_and(|&e| e != 0 && e <= at) => {
-                    self.measured.expired_reads += 1;
-                }
-                Err(e) => return Err(fail(e)),
-            },
+        let rmw = partial && req.op == Op::Write;
+        let op = match req.op {
+            Op::Read => PageOp::Read,
             Op::Write => {
-                if partial {
-                    // Read-modify-write: the untouched part of the page must survive.
-                    read_back = Some(self.ftl.read(&mut io, Lpn(lpn as u32)).map_err(fail)?);
-                }
                 self.writes += 1;
                 if self.writes as u32 == 0 {
                     self.writes += 1;
                 }
-                let v = self.writes as u32;
-                let data = payload(self.store, self.page_size, lpn, v);
-                self.ftl.write(&mut io, Lpn(lpn as u32), data, &hint_of(req)).map_err(fail)?;
+                let data = payload(self.store, self.page_size, lpn, self.writes as u32);
+                PageOp::Write { data, hint: hint_of(req), rmw: partial }
             }
-            Op::Trim if !partial => match self.ftl.trim(&mut io, Lpn(lpn as u32)) {
-                Ok(()) => trimmed = true,
-                // The data stays; the model keeps expecting it.
-                Err(FtlError::Unsupported(_)) => {}
-                Err(e) => return Err(fail(e)),
-            },
-            Op::Trim => {}
-        }
-        let page_done = io.completion().0;
-        if self.measuring {
-            let from = ready.max(io.queued_behind().0).max(held_behind);
-            let service = page_done.saturating_sub(from).saturating_sub(io.queued_on_channel().0);
-            self.check_service(service, partial && req.op == Op::Write);
-        }
+            Op::Trim => PageOp::Trim,
+        };
+        let trim_part = req.op == Op::Trim && partial;
+        let mut read_back = None;
+        let mut trimmed = false;
+        let page_done = if trim_part {
+            // Part of a page is not trimmed: nothing is issued.
+            if at < req.arrival || at < self.device.clock {
+                return Err(self.early(req, lpn, at, number));
+            }
+            at
+        } else {
+            let cmd = PageCommand { lpn, at, ready, arrival: req.arrival, held, op };
+            let done = match self.device.page(cmd) {
+                Ok(d) => d,
+                Err(PageError::Early) => return Err(self.early(req, lpn, at, number)),
+                Err(PageError::Ftl(e)) => return Err(fail(e)),
+            };
+            trimmed = done.trimmed;
+            match done.read {
+                Some(Ok(got)) => read_back = Some(got),
+                // A late read of data past its lifetime: the FTL's contract,
+                // counted (a real-time task missed its data), not a failure.
+                Some(Err(FtlError::Expired { .. }))
+                    if self.expiry.get(lpn as usize).is_some_and(|&e| e != 0 && e <= at) =>
+                {
+                    self.measured.expired_reads += 1;
+                }
+                Some(Err(e)) => return Err(fail(e)),
+                None => {}
+            }
+            if self.measuring {
+                self.check_service(done.service_ns, rmw);
+            }
+            done.done
+        };
         if let Some(got) = read_back {
             self.verify(lpn, got, at);
         }
@@ -512,6 +505,20 @@ impl Engine {
             _ => {}
         }
         Ok(page_done)
+    }
+
+    /// The invariant error of a page command of `req` that would start at `at`,
+    /// before its arrival or the clock.
+    #[cold]
+    fn early(&self, req: &Request, lpn: u64, at: u64, number: u64) -> SimError {
+        SimError::Invariant(format!(
+            "request {number} ({} of logical page {lpn}) would start at {:.3} us, before its arrival at {:.3} us \
+             or the clock at {:.3} us",
+            req.op,
+            at as f64 / 1e3,
+            req.arrival as f64 / 1e3,
+            self.device.clock as f64 / 1e3
+        ))
     }
 
     /// Checks one page command's service time against the bound: a
@@ -604,9 +611,12 @@ impl Engine {
             }
             // A slot frees when a request completes; one that completed in the
             // past is free now, not then.
-            let slot_free =
-                if self.slots.len() < qd { self.clock } else { self.slots.peek().map_or(self.clock, |r| r.0) }
-                    .max(self.clock);
+            let slot_free = if self.slots.len() < qd {
+                self.device.clock
+            } else {
+                self.slots.peek().map_or(self.device.clock, |r| r.0)
+            }
+            .max(self.device.clock);
             let t = if ready.is_empty() {
                 match &peeked {
                     None => break,
@@ -640,7 +650,7 @@ impl Engine {
             }
             let completion = self.serve(&req, t)?;
             self.slots.push(Reverse(completion));
-            self.clock = t;
+            self.device.clock = t;
             self.busy_until = self.busy_until.max(completion);
             self.dispatched += 1;
             self.check_first_gc();
@@ -654,7 +664,7 @@ impl Engine {
     /// Starts measuring at the first GC erase, if asked to.
     #[inline]
     fn check_first_gc(&mut self) {
-        if self.start_at_first_gc && !self.measuring && self.flash.counters().erases.get(Purpose::Gc) > 0 {
+        if self.start_at_first_gc && !self.measuring && self.device.flash.counters().erases.get(Purpose::Gc) > 0 {
             self.start_at_first_gc = false;
             self.start_measuring(false);
         }
@@ -683,8 +693,8 @@ impl Engine {
         if arrival < idle_from.saturating_add(self.host.idle_threshold_ns) || self.host.idle_threshold_ns == u64::MAX {
             return Ok(());
         }
-        let mut io = self.flash.io(SimTime(idle_from));
-        self.ftl.background(&mut io, SimTime(arrival)).map_err(|e| SimError::Ftl {
+        let mut io = self.device.flash.io(SimTime(idle_from));
+        self.device.ftl.background(&mut io, SimTime(arrival)).map_err(|e| SimError::Ftl {
             request: self.dispatched,
             op: "background".into(),
             lpn: 0,
@@ -724,8 +734,8 @@ impl Engine {
         let before = self.measured.mismatches;
         let at = self.busy_until();
         for lpn in 0..self.addressable {
-            let mut io = self.flash.io(SimTime(at));
-            let got = self.ftl.read(&mut io, Lpn(lpn as u32));
+            let mut io = self.device.flash.io(SimTime(at));
+            let got = self.device.ftl.read(&mut io, Lpn(lpn as u32));
             // Data whose lifetime is over may not be readable: that is the contract.
             if matches!(got, Err(FtlError::Expired { .. }))
                 && self.expiry.get(lpn as usize).is_some_and(|&e| e != 0 && e <= at)

@@ -26,6 +26,7 @@
 //! ```
 
 pub mod config;
+pub mod device;
 pub mod engine;
 pub mod metrics;
 pub mod source;
@@ -105,26 +106,8 @@ struct Prepared {
 fn prepare(config: &RunConfig) -> Result<Prepared, SimError> {
     let seed = config.seed();
     let nand = config.device.nand_config(seed)?;
-    let mut params = config.ftl.params.clone();
-    if let Some(op) = config.device.over_provisioning {
-        if params.contains_key("over_provisioning") {
-            return Err(SimError::Config("over_provisioning is set in both [device] and [ftl]; set it once".into()));
-        }
-        params.insert("over_provisioning".into(), toml::Value::Float(op));
-    }
     let source = config.workload.source()?;
-    let kind = &config.ftl.kind;
-    let builder = match &source {
-        // FTLs with admission control get the workload's task set unless the
-        // configuration gives one; refused tasks then simply do not run.
-        Source::Tasks { tasks, duration_ns }
-            if registry::scheme(kind).is_some_and(|s| s.admits_tasks) && !params.contains_key("tasks") =>
-        {
-            registry::build_with_tasks(kind, &params, &periodic_tasks(tasks, *duration_ns))
-        }
-        _ => registry::build(kind, &params),
-    }
-    .map_err(|e| SimError::Config(e.to_string()))?;
+    let builder = ftl_builder(config, Some(&source))?;
     let host = config.host.resolve(&source)?;
     config.precondition.validate()?;
     if let Some(f) = config.workload.stop_at_retired_fraction {
@@ -146,6 +129,40 @@ fn prepare(config: &RunConfig) -> Result<Prepared, SimError> {
     let dispatch =
         config.host.dispatch.unwrap_or(if tasks { config::Dispatch::PerDieEdf } else { config::Dispatch::Request });
     Ok(Prepared { nand, builder, source, host, dispatch, bound_ns })
+}
+
+/// The FTL `config`'s `[ftl]` table (and `device.over_provisioning`) names,
+/// configured; an FTL that admits tasks gets `source`'s task set unless the
+/// table gives one.
+pub(crate) fn ftl_builder(config: &RunConfig, source: Option<&Source>) -> Result<registry::Builder, SimError> {
+    let mut params = config.ftl.params.clone();
+    if let Some(op) = config.device.over_provisioning {
+        if params.contains_key("over_provisioning") {
+            return Err(SimError::Config("over_provisioning is set in both [device] and [ftl]; set it once".into()));
+        }
+        params.insert("over_provisioning".into(), toml::Value::Float(op));
+    }
+    let kind = &config.ftl.kind;
+    let builder = match source {
+        // FTLs with admission control get the workload's task set unless the
+        // configuration gives one; refused tasks then simply do not run.
+        Some(Source::Tasks { tasks, duration_ns })
+            if registry::scheme(kind).is_some_and(|s| s.admits_tasks) && !params.contains_key("tasks") =>
+        {
+            registry::build_with_tasks(kind, &params, &periodic_tasks(tasks, *duration_ns))
+        }
+        _ => registry::build(kind, &params),
+    }
+    .map_err(|e| SimError::Config(e.to_string()))?;
+    Ok(match config.device.write_buffer_pages {
+        None => builder,
+        Some(0) => {
+            return Err(SimError::Config(
+                "device.write_buffer_pages = 0 is no buffer: leave it out, or give it at least 1 page".into(),
+            ))
+        }
+        Some(pages) => Box::new(ftlab_ftl::buffer::WriteBufferBuilder { inner: builder, pages: pages as usize }),
+    })
 }
 
 /// The workload's periodic tasks as an admitting FTL takes them (periods in ms;
@@ -274,20 +291,20 @@ impl Simulation {
 
     /// Physical pages of the device.
     pub fn physical_pages(&self) -> u64 {
-        u64::from(self.engine.flash.nand().geometry().total_pages())
+        u64::from(self.engine.device.flash.nand().geometry().total_pages())
     }
 
     /// The FTL's own service-time bound of one page command on this device
     /// (what a run checks unless `metrics.bound_us` is set), if it promises one.
     pub fn ftl_bound(&self) -> Option<SimTime> {
-        ftlab_ftl::service_bound(&*self.engine.ftl)
+        ftlab_ftl::service_bound(&*self.engine.device.ftl)
     }
 
     /// Runs the `[precondition]` writes (closed loop, unmeasured).
     pub fn precondition(&mut self, progress: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
         let pre = &self.config.precondition;
         if pre.fill || pre.random_overwrites > 0.0 {
-            let page_size = self.engine.flash.nand().geometry().page_size;
+            let page_size = self.engine.device.flash.nand().geometry().page_size;
             let mut reqs = precondition_requests(
                 self.engine.logical_pages(),
                 page_size,
@@ -307,7 +324,7 @@ impl Simulation {
         let p = &self.prepared;
         let seed = config.seed();
         let engine = &mut self.engine;
-        let geometry = *engine.flash.nand().geometry();
+        let geometry = *engine.device.flash.nand().geometry();
         let logical_pages = engine.logical_pages();
         let space = TaskSpace {
             // With a task space the tasks' data lives there; else in the logical space.
@@ -358,13 +375,13 @@ fn report(
     outcome: Result<(), SimError>,
 ) -> (Report, Result<(), SimError>) {
     let seed = config.seed();
-    let geometry = *engine.flash.nand().geometry();
+    let geometry = *engine.device.flash.nand().geometry();
     let logical_pages = engine.logical_pages();
     let end = engine.busy_until();
-    let counters = *engine.flash.counters();
-    let erase_count = metrics::EraseStats::of(&engine.flash);
-    let (rber, retired_fraction) = metrics::RberStats::of(&engine.flash);
-    let ram_bytes = engine.ftl.ram_bytes();
+    let counters = *engine.device.flash.counters();
+    let erase_count = metrics::EraseStats::of(&engine.device.flash);
+    let (rber, retired_fraction) = metrics::RberStats::of(&engine.device.flash);
+    let ram_bytes = engine.device.ftl.ram_bytes();
     let outcome = outcome.and_then(|()| engine.verify_all().map(drop));
     let m = &engine.measured;
     let mut report = Report {
@@ -383,13 +400,13 @@ fn report(
         erase_count,
         rber,
         retired_fraction,
-        rber_cdf: metrics::rber_cdf(&engine.flash),
+        rber_cdf: metrics::rber_cdf(&engine.device.flash),
         stopped_at_retired_fraction: engine.stopped_at_retired_fraction,
         space_utilization: logical_pages as f64 / f64::from(geometry.total_pages()),
         logical_pages,
         physical_pages: u64::from(geometry.total_pages()),
         ram_bytes,
-        ftl_bound_us: ftlab_ftl::service_bound(&*engine.ftl).map(|b| b.0 as f64 / 1e3),
+        ftl_bound_us: ftlab_ftl::service_bound(&*engine.device.ftl).map(|b| b.0 as f64 / 1e3),
         bound_us: engine.bound_ns().map(|b| b as f64 / 1e3),
         bound_violations: engine.bound_ns().map(|_| m.bound_violations),
         max_service_us: m.max_service_ns as f64 / 1e3,

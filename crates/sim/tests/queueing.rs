@@ -70,7 +70,7 @@ fn check(arrivals: &[u64], queue_depth: u32, dispatch: Dispatch) {
     let want = fifo_responses(arrivals, WRITE_NS);
     let w = &engine.measured.write;
     let what = format!("{dispatch:?} at depth {queue_depth}, arrivals {arrivals:?}");
-    assert_eq!(engine.flash.counters().erases.total(), 0, "{what}: no GC in the run");
+    assert_eq!(engine.device.flash().counters().erases.total(), 0, "{what}: no GC in the run");
     assert_eq!(w.max_ns(), want.iter().copied().max().unwrap(), "{what}");
     assert_eq!(w.sum_ns(), want.iter().map(|&r| u128::from(r)).sum::<u128>(), "{what}");
 }

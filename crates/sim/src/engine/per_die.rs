@@ -52,7 +52,7 @@ use crate::SimError;
 struct Cmd {
     key: u64,
     seq: u64,
-    /// Its request's index in [`Device::admitted`].
+    /// Its request's index in [`Dies::admitted`].
     slot: usize,
     lpn: u64,
     /// When it became ready (its request's admission), ns.
@@ -99,7 +99,7 @@ enum Waiting {
 
 /// The device's queues of page commands and the requests they belong to.
 #[derive(Debug)]
-struct Device {
+struct Dies {
     per_die: Vec<BinaryHeap<Reverse<Cmd>>>,
     /// Writes, in key order: each waits for the die the FTL names for it, or
     /// for any die.
@@ -118,9 +118,9 @@ struct Device {
     chosen_writes: Vec<Cmd>,
 }
 
-impl Device {
+impl Dies {
     fn new(dies: usize) -> Self {
-        Device {
+        Dies {
             per_die: vec![BinaryHeap::new(); dies],
             writes: BTreeSet::new(),
             asap: BinaryHeap::new(),
@@ -153,13 +153,13 @@ impl Engine {
     ) -> Result<(), SimError> {
         let closed = self.host.closed;
         let qd = self.host.queue_depth as usize;
-        let dies = self.flash.nand().geometry().dies() as usize;
-        let mut dev = Device::new(dies);
+        let dies = self.device.flash.nand().geometry().dies() as usize;
+        let mut dev = Dies::new(dies);
         let mut peeked = next_request(requests, offset)?;
         let mut host: BinaryHeap<Reverse<Queued>> = BinaryHeap::new();
         let mut host_seq = 0u64;
         let mut stopped = false;
-        let mut now = self.clock;
+        let mut now = self.device.clock;
         loop {
             if !closed {
                 while let Some(r) = peeked {
@@ -198,7 +198,7 @@ impl Engine {
                     progress(Progress { requests: self.dispatched, sim_ns: now, measuring: self.measuring });
                 }
             }
-            self.clock = now;
+            self.device.clock = now;
             self.issue_ready(&mut dev, now)?;
             self.check_first_gc();
 
@@ -217,7 +217,7 @@ impl Engine {
             if let (false, false, Some(r)) = (closed, stopped, &peeked) {
                 next = next.min(r.arrival);
             }
-            let nand = self.flash.nand();
+            let nand = self.device.flash.nand();
             for (d, queue) in dev.per_die.iter().enumerate() {
                 if !queue.is_empty() {
                     next = next.min(nand.die_free_at(DieId(d as u32)).0);
@@ -251,7 +251,7 @@ impl Engine {
     }
 
     /// Splits `req` into page commands ready at `now` and queues them.
-    fn admit(&mut self, dev: &mut Device, req: Request, now: u64, edf: bool) -> Result<(), SimError> {
+    fn admit(&mut self, dev: &mut Dies, req: Request, now: u64, edf: bool) -> Result<(), SimError> {
         let (first, last) = self.pages_of(&req)?;
         let entry =
             Admitted { req, number: self.dispatched, first, last, left: last - first + 1, completion: now, rmw: 0 };
@@ -276,7 +276,7 @@ impl Engine {
                 }
                 Op::Read => match self.die_of(lpn, dev.per_die.len()) {
                     Some(d) => {
-                        cmd.die_free_at_ready = Some(self.flash.nand().die_free_at(DieId(d as u32)).0);
+                        cmd.die_free_at_ready = Some(self.device.flash.nand().die_free_at(DieId(d as u32)).0);
                         dev.per_die[d].push(Reverse(cmd));
                     }
                     None => dev.asap.push(Reverse(cmd)),
@@ -289,13 +289,14 @@ impl Engine {
 
     /// The die the FTL names for a read of `lpn`, if it is one of the `dies`.
     fn die_of(&self, lpn: u64, dies: usize) -> Option<usize> {
-        self.ftl.placement()?.die_of(Lpn(lpn as u32)).map(|d| d.0 as usize).filter(|&d| d < dies)
+        self.device.ftl.placement()?.die_of(Lpn(lpn as u32)).map(|d| d.0 as usize).filter(|&d| d < dies)
     }
 
     /// The die the FTL names for the write `cmd`, if it is one of the dies.
-    fn write_die(&self, dev: &Device, cmd: &Cmd) -> Option<usize> {
+    fn write_die(&self, dev: &Dies, cmd: &Cmd) -> Option<usize> {
         let hint = super::hint_of(&dev.admitted[cmd.slot].req);
-        self.ftl
+        self.device
+            .ftl
             .placement()?
             .write_die(Lpn(cmd.lpn as u32), &hint)
             .map(|d| d.0 as usize)
@@ -303,7 +304,7 @@ impl Engine {
     }
 
     /// Issues, at `now`, every waiting command that can start, earliest key first.
-    fn issue_ready(&mut self, dev: &mut Device, now: u64) -> Result<(), SimError> {
+    fn issue_ready(&mut self, dev: &mut Dies, now: u64) -> Result<(), SimError> {
         loop {
             let mut issued = false;
             let mut free = self.mark_idle(dev, now);
@@ -383,8 +384,8 @@ impl Engine {
     }
 
     /// Marks the dies free at `now` in `dev.idle`; returns how many are.
-    fn mark_idle(&self, dev: &mut Device, now: u64) -> usize {
-        let nand = self.flash.nand();
+    fn mark_idle(&self, dev: &mut Dies, now: u64) -> usize {
+        let nand = self.device.flash.nand();
         let mut free = 0;
         for (d, idle) in dev.idle.iter_mut().enumerate() {
             *idle = nand.die_free_at(DieId(d as u32)).0 <= now;
@@ -395,7 +396,7 @@ impl Engine {
 
     /// Hands `cmd`, held for die `held` if any, to the FTL at `now`; completes
     /// its request after its last page.
-    fn issue(&mut self, dev: &mut Device, cmd: Cmd, now: u64, held: Option<usize>) -> Result<(), SimError> {
+    fn issue(&mut self, dev: &mut Dies, cmd: Cmd, now: u64, held: Option<usize>) -> Result<(), SimError> {
         let a = dev.admitted[cmd.slot];
         let partial = self.partial(&a.req, cmd.lpn, a.first, a.last);
         let page = PageCmd { lpn: cmd.lpn, partial, at: now, ready: cmd.ready, held };

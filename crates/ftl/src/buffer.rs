@@ -1,0 +1,146 @@
+//! A write-back buffer in device RAM in front of any FTL.
+//!
+//! Host writes land in the buffer and are acknowledged at once; the buffer
+//! writes them to the FTL behind it (in logical-page order) when it is full, on
+//! [`Ftl::flush`] and in idle time ([`Ftl::background`]). Reads of buffered pages
+//! are served from RAM. Its durability is [`Durability::OnFlush`]: a power cut
+//! loses what was buffered, and only writes completed before a completed flush
+//! are sure to survive. Copies in RAM take no simulated time (the buffer models
+//! where data is, not DRAM timing).
+//!
+//! Set through the device configuration (`device.write_buffer_pages`), over any
+//! FTL; the FTL behind keeps its own name, counters and recovery.
+
+use std::collections::BTreeMap;
+
+use ftlab_nand::{Payload, SimTime};
+
+use crate::{check_lpn, Durability, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn};
+
+/// Builds a [`WriteBuffer`] of `pages` pages over the FTL `inner` builds.
+#[derive(Debug)]
+pub struct WriteBufferBuilder {
+    /// The FTL behind the buffer.
+    pub inner: Box<dyn FtlBuilder + Send + Sync>,
+    /// Pages the buffer holds (at least 1).
+    pub pages: usize,
+}
+
+impl FtlBuilder for WriteBufferBuilder {
+    fn format(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
+        Ok(Box::new(WriteBuffer::new(self.inner.format(io)?, self.pages, io)?))
+    }
+
+    /// The buffer was in RAM: it comes back empty over the recovered FTL.
+    fn recover(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
+        Ok(Box::new(WriteBuffer::new(self.inner.recover(io)?, self.pages, io)?))
+    }
+}
+
+/// A write-back buffer of whole logical pages over `inner` (see the module
+/// docs).
+#[derive(Debug)]
+pub struct WriteBuffer {
+    inner: Box<dyn Ftl>,
+    pages: BTreeMap<u32, (Payload, Hint)>,
+    capacity: usize,
+    page_size: u64,
+    /// When the pages written out so far are durable (the completion of the
+    /// last drain): a flush completes no earlier.
+    drained_until: SimTime,
+}
+
+impl WriteBuffer {
+    /// A buffer of `capacity` pages over `inner`.
+    pub fn new(inner: Box<dyn Ftl>, capacity: usize, io: &Io) -> Result<Self, FtlError> {
+        if capacity == 0 {
+            return Err(FtlError::Config(
+                "device.write_buffer_pages = 0 is no buffer: leave it out, or give it at least 1 page".into(),
+            ));
+        }
+        let page_size = u64::from(io.geometry().page_size);
+        Ok(WriteBuffer { inner, pages: BTreeMap::new(), capacity, page_size, drained_until: SimTime::ZERO })
+    }
+
+    /// Writes every buffered page to the FTL behind, in logical-page order. On a
+    /// failure the pages not written stay buffered.
+    fn drain(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        if self.pages.is_empty() {
+            return Ok(());
+        }
+        while let Some((lpn, (data, hint))) = self.pages.pop_first() {
+            if let Err(e) = self.inner.write(io, Lpn(lpn), data.clone(), &hint) {
+                self.pages.insert(lpn, (data, hint));
+                return Err(e);
+            }
+        }
+        self.drained_until = self.drained_until.max(io.completion());
+        Ok(())
+    }
+
+    /// Pages buffered now.
+    pub fn buffered(&self) -> usize {
+        self.pages.len()
+    }
+}
+
+impl Ftl for WriteBuffer {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+
+    fn logical_pages(&self) -> u32 {
+        self.inner.logical_pages()
+    }
+
+    fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
+        check_lpn(lpn, self.logical_pages())?;
+        match self.pages.get(&lpn.0) {
+            Some((data, _)) => Ok(Some(data.clone())),
+            None => self.inner.read(io, lpn),
+        }
+    }
+
+    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
+        check_lpn(lpn, self.logical_pages())?;
+        if !self.pages.contains_key(&lpn.0) && self.pages.len() >= self.capacity {
+            self.drain(io)?;
+        }
+        self.pages.insert(lpn.0, (data, *hint));
+        io.ack();
+        Ok(())
+    }
+
+    fn trim(&mut self, io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
+        check_lpn(lpn, self.logical_pages())?;
+        self.pages.remove(&lpn.0);
+        self.inner.trim(io, lpn)
+    }
+
+    /// Writes the buffer out and completes once everything written out so far is
+    /// durable (pages written out earlier may still be in flight).
+    fn flush(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        self.drain(io)?;
+        self.inner.flush(io)?;
+        io.complete_after(self.drained_until);
+        Ok(())
+    }
+
+    /// Writes the buffer out in idle time, then lets the FTL behind work.
+    fn background(&mut self, io: &mut Io, until: SimTime) -> Result<(), FtlError> {
+        self.drain(io)?;
+        self.inner.background(io, until)
+    }
+
+    fn durability(&self) -> Durability {
+        Durability::OnFlush
+    }
+
+    fn ram_bytes(&self) -> u64 {
+        self.inner.ram_bytes() + self.capacity as u64 * (self.page_size + 8)
+    }
+
+    fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
+        self.inner.check_invariants(flash)
+    }
+}
