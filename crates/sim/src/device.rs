@@ -80,11 +80,14 @@ pub enum Command {
     Write { offset: u64, data: Vec<u8>, fua: bool },
     /// Discards `len` bytes at byte `offset`: pages it covers whole read as zeroes
     /// afterwards if the FTL supports trim; a trim is advisory, so an FTL without
-    /// it keeps the data, and parts of pages are left alone.
+    /// it keeps the data, parts of pages are left alone, and after a power cut a
+    /// trimmed page may read back data it held before.
     Trim { offset: u64, len: u64 },
-    /// Writes zeroes over `len` bytes at byte `offset`. With `may_trim`, pages
-    /// covered whole are trimmed when the FTL supports it (they read as zeroes);
-    /// otherwise zero pages are written.
+    /// Writes zeroes over `len` bytes at byte `offset`. `may_trim` says the
+    /// host allows the pages to be trimmed instead (NBD's write-zeroes without
+    /// NO_HOLE); zero pages are written all the same, because a trim is not
+    /// durable in ftlab's FTLs (after a power cut a trimmed page may read back
+    /// older data), and zeroes must stay zeroes.
     WriteZeroes { offset: u64, len: u64, fua: bool, may_trim: bool },
     /// Makes every write completed before it durable.
     Flush,
@@ -690,17 +693,15 @@ impl Device {
                 reply.data = Some(out);
             }
             Command::Write { ref data, fua, .. } => {
-                done = self.write_bytes(at, offset, len, data, None).map_err(|(lpn, e)| (at, fail(lpn, e)))?;
+                done = self.write_bytes(at, offset, len, data, false).map_err(|(lpn, e)| (at, fail(lpn, e)))?;
                 self.stats.bytes_written += len;
                 if fua {
                     done = self.flush(done).map_err(|e| (done, e))?;
                 }
             }
-            Command::WriteZeroes { fua, may_trim, .. } => {
+            Command::WriteZeroes { fua, .. } => {
                 let zeroes = vec![0u8; len.min(ps) as usize];
-                done = self
-                    .write_bytes(at, offset, len, &zeroes, Some(may_trim))
-                    .map_err(|(lpn, e)| (at, fail(lpn, e)))?;
+                done = self.write_bytes(at, offset, len, &zeroes, true).map_err(|(lpn, e)| (at, fail(lpn, e)))?;
                 if fua {
                     done = self.flush(done).map_err(|e| (done, e))?;
                 }
@@ -719,30 +720,23 @@ impl Device {
     }
 
     /// Writes `len` bytes at `offset` page by page from `at` (whole pages as they
-    /// are, parts merged): the bytes of `data`, or with `zeroes = Some(may_trim)`
-    /// zeroes (`data` is then one page of them), whole pages trimmed instead when
-    /// `may_trim` and the FTL supports it. Returns the completion, or the page and
-    /// error that stopped it.
+    /// are, parts merged): the bytes of `data`, or with `zeroes` zeroes (`data`
+    /// is then one page of them). Returns the completion, or the page and error
+    /// that stopped it.
     fn write_bytes(
         &mut self,
         at: u64,
         offset: u64,
         len: u64,
         data: &[u8],
-        zeroes: Option<bool>,
+        zeroes: bool,
     ) -> Result<u64, (u64, PageError)> {
         let ps = self.page_size;
         let mut done = at;
         for (lpn, in_page, src, n) in pieces(offset, len, ps) {
-            let bytes = match zeroes {
-                Some(_) => &data[..n],
-                None => &data[src..src + n],
-            };
+            let bytes = if zeroes { &data[..n] } else { &data[src..src + n] };
             let hint = Hint::default();
             let op = if n as u64 == ps {
-                if zeroes == Some(true) && self.trims_to_zero(lpn, at, done)? {
-                    continue;
-                }
                 PageOp::Write { data: Payload::Bytes(bytes.into()), hint, rmw: false }
             } else {
                 self.stats.rmw_pages += 1;
@@ -753,12 +747,6 @@ impl Device {
             done = done.max(d.done);
         }
         Ok(done)
-    }
-
-    /// Trims `lpn` for a write-zeroes; whether it did (else zeroes are written).
-    fn trims_to_zero(&mut self, lpn: u64, at: u64, ready: u64) -> Result<bool, (u64, PageError)> {
-        let c = PageCommand { lpn, at, ready, arrival: at, held: None, op: PageOp::Trim };
-        Ok(self.page(c).map_err(|e| (lpn, e))?.trimmed)
     }
 
     /// Flushes the FTL at `at`; its completion.

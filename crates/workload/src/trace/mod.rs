@@ -243,7 +243,14 @@ impl TraceReader {
         }
         let first_content = !self.seen_content;
         self.seen_content = true;
-        let line = parse_line(self.format, text);
+        let line = match parse_line(self.format, text) {
+            // Found by fuzzing: a request whose end does not fit 64 bits.
+            Line::Request(r) if r.offset.checked_add(u64::from(r.len)).is_none() => Line::Bad {
+                expected: "a request whose offset plus size fits in 2^64 bytes".into(),
+                found: format!("offset {} bytes + size {} bytes", r.offset, r.len),
+            },
+            line => line,
+        };
         if first_content && matches!(line, Line::Bad { .. }) && is_header(text) {
             return Some(Ok(Line::Ignored));
         }
