@@ -36,7 +36,7 @@ use ftlab_nand::{Payload, SimTime, StoreKind};
 use ftlab_workload::Op;
 
 use crate::config::{Dispatch, Host};
-use crate::metrics::{Latency, RetirementWatch, TaskReport, Throughput};
+use crate::metrics::{Content, Latency, Mismatch, RetirementWatch, TaskReport, Throughput};
 use crate::source::Request;
 use crate::SimError;
 
@@ -66,7 +66,7 @@ pub struct Measured {
     pub rmw_pages: u64,
     pub throughput: Throughput,
     pub tasks: Vec<TaskReport>,
-    pub first_mismatch: Option<String>,
+    pub first_mismatch: Option<Mismatch>,
     pub mismatches: u64,
     /// Host reads refused because the data's lifetime was over when they ran.
     pub expired_reads: u64,
@@ -364,22 +364,20 @@ impl Engine {
         if got != want {
             self.measured.mismatches += 1;
             if self.measured.first_mismatch.is_none() {
-                let show = |p: &Option<Payload>| match p {
-                    None => "nothing".to_string(),
-                    Some(Payload::Token(t)) => format!("version {} of page {}", t & 0xffff_ffff, t >> 32),
-                    Some(Payload::Bytes(b)) => {
-                        let mut w = [0u8; 8];
-                        w.copy_from_slice(&b[..8.min(b.len())]);
-                        let t = u64::from_le_bytes(w);
-                        format!("version {} of page {}", t & 0xffff_ffff, t >> 32)
-                    }
+                let content = |p: &Option<Payload>| {
+                    let token = match p {
+                        None => return Content::Nothing,
+                        Some(Payload::Token(t)) => *t,
+                        Some(Payload::Bytes(b)) => {
+                            let mut w = [0u8; 8];
+                            w.copy_from_slice(&b[..8.min(b.len())]);
+                            u64::from_le_bytes(w)
+                        }
+                    };
+                    Content::Version { page: token >> 32, version: (token & 0xffff_ffff) as u32 }
                 };
-                self.measured.first_mismatch = Some(format!(
-                    "logical page {lpn} read at {:.3} us returned {}, expected {}",
-                    at as f64 / 1e3,
-                    show(&got),
-                    show(&want)
-                ));
+                self.measured.first_mismatch =
+                    Some(Mismatch { lpn, at_ns: at, got: content(&got), expected: content(&want) });
             }
         }
     }

@@ -39,7 +39,7 @@ use ftlab_workload::TraceError;
 
 pub use config::{RunConfig, Source};
 pub use engine::{Engine, Progress};
-pub use metrics::Report;
+pub use metrics::{Integrity, Report};
 
 use crate::source::{Request, Requests, TaskSpace};
 
@@ -384,6 +384,10 @@ fn report(
     let ram_bytes = engine.device.ftl.ram_bytes();
     let outcome = outcome.and_then(|()| engine.verify_all().map(drop));
     let m = &engine.measured;
+    let verdict = match m.first_mismatch {
+        None => metrics::Integrity::Ok,
+        Some(first) => metrics::Integrity::Failed { mismatches: m.mismatches, first },
+    };
     let mut report = Report {
         ftl: config.ftl.kind.clone(),
         chip: config.device.chip.clone(),
@@ -418,7 +422,8 @@ fn report(
         tasks: m.tasks.clone(),
         sim_seconds: if engine.measuring { end.saturating_sub(engine.measure_start) as f64 / 1e9 } else { 0.0 },
         throughput: m.throughput.series(),
-        integrity: m.first_mismatch.clone().unwrap_or_else(|| "ok".into()),
+        integrity: verdict.to_string(),
+        verdict,
         integrity_errors: m.mismatches,
         expired_reads: m.expired_reads,
         late_requests: requests.map_or(0, |r| r.late),

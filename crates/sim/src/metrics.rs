@@ -354,6 +354,79 @@ impl From<&Counters> for FlashOps {
     }
 }
 
+/// What a logical page held, or was expected to hold, in the integrity check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Content {
+    /// Never written, or trimmed.
+    Nothing,
+    /// Version `version` of the contents written to logical page `page`.
+    Version { page: u64, version: u32 },
+}
+
+impl std::fmt::Display for Content {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Content::Nothing => f.write_str("nothing"),
+            Content::Version { page, version } => write!(f, "version {version} of page {page}"),
+        }
+    }
+}
+
+/// The first read that returned other data than the last written.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Mismatch {
+    /// The logical page read.
+    pub lpn: u64,
+    /// When it was read, ns.
+    pub at_ns: u64,
+    /// What it returned.
+    pub got: Content,
+    /// What was written last.
+    pub expected: Content,
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "logical page {} read at {:.3} us returned {}, expected {}",
+            self.lpn,
+            self.at_ns as f64 / 1e3,
+            self.got,
+            self.expected
+        )
+    }
+}
+
+/// A run's data-integrity verdict.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum Integrity {
+    /// Every read returned the last value written.
+    #[default]
+    Ok,
+    /// `mismatches` reads did not; the first is `first`.
+    Failed { mismatches: u64, first: Mismatch },
+}
+
+impl Integrity {
+    /// Whether every read returned the last value written.
+    pub fn is_ok(&self) -> bool {
+        matches!(self, Integrity::Ok)
+    }
+}
+
+impl std::fmt::Display for Integrity {
+    /// `ok`, or the first mismatch (the report's `integrity` field).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Integrity::Ok => f.write_str("ok"),
+            Integrity::Failed { first, .. } => first.fmt(f),
+        }
+    }
+}
+
 /// The result of one run. Field names are stable (JSON and CSV output).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Report {
@@ -436,8 +509,11 @@ pub struct Report {
     pub throughput: ThroughputSeries,
     pub flash_ops: FlashOps,
     /// `"ok"` when every read returned the latest written value, otherwise a
-    /// description of the first mismatch.
+    /// description of the first mismatch (the text of [`Report::verdict`]).
     pub integrity: String,
+    /// The same verdict, typed: the first mismatch's page, time and contents.
+    #[serde(skip)]
+    pub verdict: Integrity,
     /// Read mismatches found.
     pub integrity_errors: u64,
     pub expired_reads: u64,

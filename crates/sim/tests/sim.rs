@@ -8,6 +8,7 @@ use ftlab_ftl::pagemap::PageMapConfig;
 use ftlab_ftl::{Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn};
 use ftlab_nand::{Nand, Payload, SimTime};
 use ftlab_sim::config::{Host, RunConfig};
+use ftlab_sim::metrics::Content;
 use ftlab_sim::source::Request;
 use ftlab_sim::{run, Engine, SimError};
 use ftlab_workload::Op;
@@ -234,7 +235,13 @@ fn lost_writes_are_reported_as_integrity_errors() {
         .collect();
     engine.drive(&mut reqs.into_iter(), 0, false, &mut |_| {}).unwrap();
     assert_eq!(engine.verify_all().unwrap(), 20);
-    assert!(engine.measured.first_mismatch.as_deref().unwrap().contains("logical page 9"));
+    // The verdict is typed: page 9 (the tenth write, dropped) was never written.
+    let first = engine.measured.first_mismatch.unwrap();
+    assert_eq!(first.lpn, 9);
+    assert_eq!(first.got, Content::Nothing);
+    assert_eq!(first.expected, Content::Version { page: 9, version: 10 });
+    assert!(first.to_string().starts_with("logical page 9 read at "), "{first}");
+    assert!(first.to_string().ends_with(" returned nothing, expected version 10 of page 9"), "{first}");
 }
 
 /// RBER balancing (000 Section 6.4, Figure 10): on a small, low-endurance device
