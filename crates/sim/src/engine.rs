@@ -40,7 +40,10 @@ use crate::metrics::{Content, Latency, Mismatch, RetirementWatch, TaskReport, Th
 use crate::source::Request;
 use crate::SimError;
 
+mod host_queue;
 mod per_die;
+
+use host_queue::HostQueue;
 
 /// Progress of a run, for progress bars.
 #[derive(Debug, Clone, Copy)]
@@ -598,11 +601,8 @@ impl Engine {
         edf: bool,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(), SimError> {
-        let closed = self.host.closed;
         let qd = self.host.queue_depth as usize;
-        let mut peeked = next_request(requests, offset)?;
-        let mut ready: BinaryHeap<Reverse<Queued>> = BinaryHeap::new();
-        let mut seq = 0u64;
+        let mut queue = HostQueue::new(requests, offset, edf, self.host.closed)?;
         loop {
             if self.retirement_reached() {
                 break;
@@ -615,34 +615,19 @@ impl Engine {
                 self.slots.peek().map_or(self.device.clock, |r| r.0)
             }
             .max(self.device.clock);
-            let t = if ready.is_empty() {
-                match &peeked {
+            let t = if queue.has_next() {
+                slot_free
+            } else {
+                match queue.next_arrival() {
                     None => break,
-                    Some(_) if closed => slot_free,
-                    Some(r) => {
-                        let t = slot_free.max(r.arrival);
-                        self.offer_idle(r.arrival)?;
-                        t
+                    Some(arrival) => {
+                        self.offer_idle(arrival)?;
+                        slot_free.max(arrival)
                     }
                 }
-            } else {
-                slot_free
             };
-            while let Some(r) = peeked {
-                if !closed && r.arrival > t {
-                    break;
-                }
-                ready.push(Reverse(Queued { key: queue_key(&r, edf), seq, req: r }));
-                seq += 1;
-                peeked = next_request(requests, offset)?;
-                if closed {
-                    break;
-                }
-            }
-            let Some(Reverse(Queued { mut req, .. })) = ready.pop() else { continue };
-            if closed {
-                req.arrival = t;
-            }
+            queue.arrive_until(t)?;
+            let Some(req) = queue.take(t)? else { continue };
             if self.slots.len() >= qd {
                 self.slots.pop();
             }

@@ -43,7 +43,7 @@ use ftlab_ftl::Lpn;
 use ftlab_nand::DieId;
 use ftlab_workload::Op;
 
-use super::{next_request, queue_key, Engine, PageCmd, Progress, Queued};
+use super::{queue_key, Engine, HostQueue, PageCmd, Progress};
 use crate::source::Request;
 use crate::SimError;
 
@@ -155,43 +155,20 @@ impl Engine {
         let qd = self.host.queue_depth as usize;
         let dies = self.device.flash.nand().geometry().dies() as usize;
         let mut dev = Dies::new(dies);
-        let mut peeked = next_request(requests, offset)?;
-        let mut host: BinaryHeap<Reverse<Queued>> = BinaryHeap::new();
-        let mut host_seq = 0u64;
+        let mut queue = HostQueue::new(requests, offset, edf, closed)?;
         let mut stopped = false;
         let mut now = self.device.clock;
         loop {
-            if !closed {
-                while let Some(r) = peeked {
-                    if r.arrival > now {
-                        break;
-                    }
-                    host.push(Reverse(Queued { key: queue_key(&r, edf), seq: host_seq, req: r }));
-                    host_seq += 1;
-                    peeked = next_request(requests, offset)?;
-                }
-            }
+            queue.arrive_until(now)?;
             while dev.completing.peek().is_some_and(|c| c.0 <= now) {
                 dev.completing.pop();
             }
-            while !stopped && dev.outstanding() < qd {
-                let req = if closed {
-                    let Some(mut r) = peeked else { break };
-                    r.arrival = now;
-                    r
-                } else {
-                    let Some(Reverse(q)) = host.peek() else { break };
-                    q.req
-                };
+            while !stopped && dev.outstanding() < qd && queue.has_next() {
                 if self.retirement_reached() {
                     stopped = true;
                     break;
                 }
-                if closed {
-                    peeked = next_request(requests, offset)?;
-                } else {
-                    host.pop();
-                }
+                let Some(req) = queue.take(now)? else { break };
                 self.admit(&mut dev, req, now, edf)?;
                 self.dispatched += 1;
                 if self.dispatched % 4096 == 0 {
@@ -203,7 +180,7 @@ impl Engine {
             self.check_first_gc();
 
             // The next instant anything can change.
-            let more = !stopped && if closed { peeked.is_some() } else { !host.is_empty() };
+            let more = !stopped && queue.has_next();
             let mut next = u64::MAX;
             if more {
                 if let Some(c) = dev.completing.peek() {
@@ -214,8 +191,8 @@ impl Engine {
                     next = c.0;
                 }
             }
-            if let (false, false, Some(r)) = (closed, stopped, &peeked) {
-                next = next.min(r.arrival);
+            if let (false, Some(arrival)) = (stopped, queue.next_arrival()) {
+                next = next.min(arrival);
             }
             let nand = self.device.flash.nand();
             for (d, queue) in dev.per_die.iter().enumerate() {
@@ -241,7 +218,7 @@ impl Engine {
                     dev.waiting
                 )));
             }
-            if dev.waiting == 0 && host.is_empty() && !closed {
+            if dev.waiting == 0 && !queue.has_next() && !closed {
                 // The device has nothing to do until the next arrival.
                 self.offer_idle(next)?;
             }
