@@ -56,6 +56,7 @@ pub fn nand_config(geometry: Geometry, bad_block_rate: f64, seed: u64) -> NandCo
         wear: WearConfig::default(),
         store: StoreKind::Token,
         seed,
+        faults: Default::default(),
     }
 }
 

@@ -20,6 +20,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::error::NandError;
+use crate::faults::{Faults, Injector, Op};
 use crate::geometry::{BlockId, DieId, Geometry, Layout, Ppa};
 use crate::store::{AnyStore, PageStore, Payload, StoreKind};
 use crate::time::SimTime;
@@ -76,9 +77,34 @@ pub struct NandConfig {
     pub wear: WearConfig,
     #[serde(default)]
     pub store: StoreKind,
-    /// Seed of the medium's own draws (bad blocks, wear parameters).
+    /// Seed of the medium's own draws (bad blocks, wear parameters, faults).
     #[serde(default)]
     pub seed: u64,
+    /// Program and erase failures to inject ([`Faults`]). Default: none; left out
+    /// of the serialized config when none.
+    #[serde(default, skip_serializing_if = "Faults::is_none")]
+    pub faults: Faults,
+}
+
+/// Whether a block can be used, and why not.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Health {
+    #[default]
+    Good,
+    /// Marked bad at the factory: never readable, never used.
+    FactoryBad,
+    /// A program failed on it: the page at the write pointer is unreadable, the
+    /// pages below it still read, nothing more is programmed or erased.
+    ProgramFailed,
+    /// An erase failed on it: nothing on it reads, nothing is programmed or erased.
+    EraseFailed,
+}
+
+impl Health {
+    #[inline]
+    fn grown_bad(self) -> bool {
+        matches!(self, Health::ProgramFailed | Health::EraseFailed)
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -86,7 +112,7 @@ struct BlockState {
     /// Next page to program; pages below it are programmed.
     write_ptr: u32,
     erase_count: u32,
-    bad: bool,
+    health: Health,
     /// An erase was cut by a power loss: every page is unreadable until re-erased.
     torn_erase: bool,
     /// Some page of the block is in the torn set.
@@ -145,6 +171,16 @@ pub struct Nand {
     next_seq: u64,
     in_flight: VecDeque<InFlight>,
     wear: WearModel,
+    faults: Injector,
+}
+
+/// A program the medium did not carry out ([`Nand::try_program`]).
+#[derive(Debug)]
+pub struct ProgramFailure {
+    /// Why.
+    pub error: NandError,
+    /// The data, handed back when it did not reach the page.
+    pub data: Option<Payload>,
 }
 
 /// A consistency error in a `NandConfig`.
@@ -171,13 +207,16 @@ impl Nand {
             )));
         }
         config.wear.validate().map_err(NandConfigError::Invalid)?;
+        config.faults.validate().map_err(NandConfigError::Invalid)?;
         config.timing.validate()?;
         let pages = g.total_pages();
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
         let mut blocks = vec![BlockState::default(); g.total_blocks() as usize];
         if config.bad_block_rate > 0.0 {
             for b in &mut blocks {
-                b.bad = rng.gen_bool(config.bad_block_rate);
+                if rng.gen_bool(config.bad_block_rate) {
+                    b.health = Health::FactoryBad;
+                }
             }
         }
         let wear = WearModel::new(&config.wear, g.total_blocks(), &mut rng);
@@ -194,6 +233,7 @@ impl Nand {
             next_seq: 1,
             in_flight: VecDeque::new(),
             wear,
+            faults: Injector::new(&config.faults, config.seed),
         })
     }
 
@@ -211,10 +251,29 @@ impl Nand {
     pub fn timing(&self) -> &Timing {
         &self.timing
     }
-    /// Whether `block` is a (factory) bad block.
+    /// Whether `block` is a factory-bad block (never usable; the capacity an FTL
+    /// exports is counted without them). Blocks that go bad in service are
+    /// [`Nand::is_grown_bad`].
     #[inline]
     pub fn is_bad(&self, block: BlockId) -> bool {
-        self.blocks[block.0 as usize].bad
+        self.blocks[block.0 as usize].health == Health::FactoryBad
+    }
+    /// Whether `block` went bad in service: a program or an erase on it failed.
+    /// It takes no program and no erase; the pages programmed on it before a
+    /// program failure still read.
+    #[inline]
+    pub fn is_grown_bad(&self, block: BlockId) -> bool {
+        self.blocks[block.0 as usize].health.grown_bad()
+    }
+    /// Arms a countdown: the `n`th program (or copyback) from now fails, 1 being
+    /// the next; 0 disarms it. Replaces the countdown of [`Faults::fail_program`].
+    pub fn fail_program_in(&mut self, n: u64) {
+        self.faults.arm(Op::Program, n);
+    }
+    /// Arms a countdown: the `n`th erase from now fails, 1 being the next; 0
+    /// disarms it. Replaces the countdown of [`Faults::fail_erase`].
+    pub fn fail_erase_in(&mut self, n: u64) {
+        self.faults.arm(Op::Erase, n);
     }
     /// Erase count of `block`.
     #[inline]
@@ -264,7 +323,7 @@ impl Nand {
             return Err(NandError::OutOfRange(ppa));
         }
         let block = self.layout.block_of(ppa);
-        if self.blocks[block.0 as usize].bad {
+        if self.blocks[block.0 as usize].health == Health::FactoryBad {
             return Err(NandError::BadBlock(block));
         }
         Ok(block)
@@ -277,7 +336,11 @@ impl Nand {
         if b.torn_erase || (b.has_torn_pages && self.torn.contains(&ppa.0)) {
             return Err(NandError::Uncorrectable(ppa));
         }
-        if ppa.0 - self.layout.ppa(block, 0).0 >= b.write_ptr {
+        let page = ppa.0 - self.layout.ppa(block, 0).0;
+        if page >= b.write_ptr {
+            if page == b.write_ptr && b.health == Health::ProgramFailed {
+                return Err(NandError::Uncorrectable(ppa));
+            }
             return Err(NandError::NotProgrammed(ppa));
         }
         Ok(block)
@@ -345,6 +408,9 @@ impl Nand {
     fn check_programmable(&self, ppa: Ppa) -> Result<BlockId, NandError> {
         let block = self.check_ppa(ppa)?;
         let b = &self.blocks[block.0 as usize];
+        if b.health.grown_bad() {
+            return Err(NandError::GrownBad(block));
+        }
         if b.torn_erase {
             return Err(NandError::TornBlock(block));
         }
@@ -392,14 +458,40 @@ impl Nand {
         data: Payload,
         at: impl Into<Issue>,
     ) -> Result<(u64, Span), NandError> {
+        self.try_program(ppa, lpn, kind, data, at).map_err(|f| f.error)
+    }
+
+    /// As [`Nand::program`], but a program refused or failed before the data
+    /// reached the page hands the data back ([`ProgramFailure::data`]), so the
+    /// caller can program it elsewhere. An injected failure
+    /// ([`NandError::ProgramFailed`]) takes the program's time and leaves the
+    /// block grown-bad (see [`crate::faults`]).
+    #[inline]
+    pub fn try_program(
+        &mut self,
+        ppa: Ppa,
+        lpn: u32,
+        kind: PageKind,
+        data: Payload,
+        at: impl Into<Issue>,
+    ) -> Result<(u64, Span), ProgramFailure> {
         let at: Issue = at.into();
-        let block = self.check_programmable(ppa)?;
-        let die = self.check_time(self.layout.die_of_block(block), at)?;
+        let checked = self
+            .check_programmable(ppa)
+            .and_then(|block| Ok((block, self.check_time(self.layout.die_of_block(block), at)?)));
+        let (block, die) = match checked {
+            Ok(bd) => bd,
+            Err(error) => return Err(ProgramFailure { error, data: Some(data) }),
+        };
         let span = self.timelines.program(die, at);
+        if self.faults.strikes(Op::Program) {
+            self.blocks[block.0 as usize].health = Health::ProgramFailed;
+            return Err(ProgramFailure { error: NandError::ProgramFailed { ppa }, data: Some(data) });
+        }
         let seq = self.commit_program(ppa, block, lpn, kind, span);
-        if let Err(e) = self.store.write(ppa.0, data) {
+        if let Err(error) = self.store.write(ppa.0, data) {
             self.undo_last();
-            return Err(e);
+            return Err(ProgramFailure { error, data: None });
         }
         Ok((seq, span))
     }
@@ -419,6 +511,10 @@ impl Nand {
         let oob = self.oob_at(from);
         let die = self.check_time(self.layout.die_of_block(tb), at)?;
         let span = self.timelines.copyback(die, at);
+        if self.faults.strikes(Op::Program) {
+            self.blocks[tb.0 as usize].health = Health::ProgramFailed;
+            return Err(NandError::ProgramFailed { ppa: to });
+        }
         let seq = self.commit_program(to, tb, oob.lpn, oob.kind, span);
         self.store.copy(from.0, to.0);
         Ok((oob, seq, span))
@@ -431,10 +527,17 @@ impl Nand {
         if block.0 >= self.geometry.total_blocks() {
             return Err(NandError::BlockOutOfRange(block));
         }
-        if self.blocks[block.0 as usize].bad {
-            return Err(NandError::BadBlock(block));
+        match self.blocks[block.0 as usize].health {
+            Health::Good => {}
+            Health::FactoryBad => return Err(NandError::BadBlock(block)),
+            Health::ProgramFailed | Health::EraseFailed => return Err(NandError::GrownBad(block)),
         }
         let die = self.check_time(self.layout.die_of_block(block), at)?;
+        if self.faults.strikes(Op::Erase) {
+            self.timelines.erase(die, at);
+            self.fail_erase(block);
+            return Err(NandError::EraseFailed { block });
+        }
         let b = &mut self.blocks[block.0 as usize];
         let old = *b;
         b.write_ptr = 0;
@@ -456,6 +559,22 @@ impl Nand {
         Ok(span)
     }
 
+    /// A failed erase: the block is grown-bad and nothing on it reads any more. A
+    /// power cut does not undo it.
+    fn fail_erase(&mut self, block: BlockId) {
+        let b = &mut self.blocks[block.0 as usize];
+        b.health = Health::EraseFailed;
+        b.erase_count += 1;
+        b.write_ptr = 0;
+        b.torn_erase = false;
+        if b.has_torn_pages {
+            b.has_torn_pages = false;
+            let first = self.geometry.ppa(block, 0).0;
+            let range = first..first + self.geometry.pages_per_block;
+            self.torn.retain(|p| !range.contains(p));
+        }
+    }
+
     fn undo_last(&mut self) {
         if let Some(f) = self.in_flight.pop_back() {
             self.undo(f.op);
@@ -465,7 +584,9 @@ impl Nand {
     fn undo(&mut self, op: Undo) {
         match op {
             Undo::Program { ppa } => {
-                self.blocks[self.layout.block_of(ppa).0 as usize].write_ptr -= 1;
+                let b = &mut self.blocks[self.layout.block_of(ppa).0 as usize];
+                // A failed erase since left nothing to undo.
+                b.write_ptr = b.write_ptr.saturating_sub(1);
             }
             Undo::ProgramOver(saved) => {
                 let SavedPage { ppa, old, old_lpn, old_seqkind } = *saved;
@@ -474,7 +595,8 @@ impl Nand {
                 self.oob_seqkind[i] = old_seqkind;
                 // The slot held `old` before; it is of the store's own kind.
                 let _ = self.store.write(ppa.0, old);
-                self.blocks[self.layout.block_of(ppa).0 as usize].write_ptr -= 1;
+                let b = &mut self.blocks[self.layout.block_of(ppa).0 as usize];
+                b.write_ptr = b.write_ptr.saturating_sub(1);
             }
             Undo::Erase(saved) => {
                 let SavedBlock { block, old, torn_pages } = *saved;
@@ -482,7 +604,18 @@ impl Nand {
                 // `old` counted the erases in flight before this one; some of them
                 // may have been retired since.
                 let in_flight = b.erases_in_flight - 1;
-                *b = BlockState { erases_in_flight: in_flight, ..old };
+                match b.health {
+                    // A fault is never undone: the block stays bad, and what a
+                    // failed erase destroyed does not come back.
+                    Health::EraseFailed => b.erases_in_flight = in_flight,
+                    Health::ProgramFailed => {
+                        *b = BlockState { erases_in_flight: in_flight, health: Health::ProgramFailed, ..old };
+                    }
+                    Health::Good | Health::FactoryBad => *b = BlockState { erases_in_flight: in_flight, ..old },
+                }
+                if b.health == Health::EraseFailed {
+                    return;
+                }
                 self.torn.extend(torn_pages);
             }
         }
@@ -508,9 +641,11 @@ impl Nand {
                     Undo::ProgramOver(saved) => self.tear_page(saved.ppa),
                     Undo::Erase(saved) => {
                         let b = &mut self.blocks[saved.block.0 as usize];
-                        b.torn_erase = true;
-                        b.write_ptr = self.geometry.pages_per_block;
                         b.erases_in_flight -= 1;
+                        if b.health != Health::EraseFailed {
+                            b.torn_erase = true;
+                            b.write_ptr = self.geometry.pages_per_block;
+                        }
                     }
                 }
             } else if let Undo::Erase(saved) = &f.op {
@@ -564,6 +699,7 @@ mod undo_tests {
             wear: WearConfig::default(),
             store: StoreKind::Token,
             seed: 1,
+            faults: Default::default(),
         };
         Nand::new(&config).unwrap()
     }

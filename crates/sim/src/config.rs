@@ -153,6 +153,7 @@ impl DeviceSpec {
             },
             store: self.store,
             seed,
+            faults: Default::default(),
         })
     }
 }

@@ -578,6 +578,7 @@ pub(crate) mod tests {
             wear: WearConfig::default(),
             store: StoreKind::Token,
             seed: 1,
+            faults: Default::default(),
         };
         let mut flash = Flash::new(Nand::new(&c).unwrap());
         let mut g = {
