@@ -104,7 +104,29 @@ fn a_failed_erase_takes_its_time_and_leaves_the_block_grown_bad_with_nothing_rea
 }
 
 #[test]
-fn a_power_cut_does_not_undo_a_fault() {
+fn a_power_cut_undoes_a_fault_that_had_not_started_and_keeps_one_that_had() {
+    let mut n = nand();
+    let g = *n.geometry();
+    let (p, q) = (g.ppa(BlockId(5), 0), g.ppa(BlockId(6), 0));
+    n.program(p, 1, PageKind::Data, tok(1), SimTime::ZERO).unwrap();
+    let (_, s) = n.program(q, 3, PageKind::Data, tok(3), SimTime::ZERO).unwrap();
+    n.retire(s.finish);
+    // Both faults are issued after the cut's time: they never happened.
+    n.fail_program_in(1);
+    n.program(g.ppa(BlockId(5), 1), 2, PageKind::Data, tok(2), s.finish).unwrap_err();
+    n.fail_erase_in(1);
+    n.erase(BlockId(6), s.finish).unwrap_err();
+    n.power_cut(s.finish);
+    assert!(!n.is_grown_bad(BlockId(5)) && !n.is_grown_bad(BlockId(6)));
+    // The failed erase's block holds what it held.
+    assert_eq!(n.read(q, s.finish).unwrap().0, tok(3));
+    assert_eq!(n.read(p, s.finish).unwrap().0, tok(1));
+    n.program(g.ppa(BlockId(5), 1), 2, PageKind::Data, tok(2), s.finish).unwrap();
+    n.erase(BlockId(6), s.finish).unwrap();
+}
+
+#[test]
+fn a_power_cut_does_not_undo_a_fault_that_had_started() {
     let mut n = nand();
     let g = *n.geometry();
     let (p0, p1) = (g.ppa(BlockId(5), 0), g.ppa(BlockId(5), 1));
@@ -112,10 +134,12 @@ fn a_power_cut_does_not_undo_a_fault() {
     n.retire(s0.finish);
     n.fail_program_in(1);
     n.program(p1, 2, PageKind::Data, tok(2), s0.finish).unwrap_err();
+    // On the other die, so that it starts at once.
     n.fail_erase_in(1);
-    n.erase(BlockId(6), s0.finish).unwrap_err();
-    n.power_cut(s0.finish);
-    assert!(n.is_grown_bad(BlockId(5)) && n.is_grown_bad(BlockId(6)));
+    n.erase(BlockId(9), s0.finish).unwrap_err();
+    // Both are under way 1 ns after they were issued.
+    n.power_cut(SimTime(s0.finish.0 + 1));
+    assert!(n.is_grown_bad(BlockId(5)) && n.is_grown_bad(BlockId(9)));
     assert_eq!(n.read(p0, s0.finish).unwrap().0, tok(1));
     assert_eq!(n.read(p1, s0.finish).unwrap_err(), NandError::Uncorrectable(p1));
 }

@@ -15,7 +15,9 @@
 //! - a failed erase leaves the block grown-bad with nothing readable on it;
 //! - the failed operation still takes its time on the die and channel.
 //!
-//! A power cut does not undo a fault: the block stays bad.
+//! A power cut treats a failed operation like any other: one that had not started
+//! by the cut never happened (the block is as it was), one under way or finished
+//! stays failed.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

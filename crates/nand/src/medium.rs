@@ -136,8 +136,12 @@ enum Undo {
     /// A program into a block whose erase is in flight; restoring puts back what
     /// the slot held before, readable again if that erase is undone too.
     ProgramOver(Box<SavedPage>),
-    /// An erase; restoring puts back the block's state before the erase.
+    /// An erase (failed or not); restoring puts back the block's state before
+    /// the erase.
     Erase(Box<SavedBlock>),
+    /// A program that failed, leaving `block` grown-bad; undone, the block is
+    /// good again.
+    FailedProgram { block: BlockId },
 }
 
 #[derive(Debug)]
@@ -485,7 +489,7 @@ impl Nand {
         };
         let span = self.timelines.program(die, at);
         if self.faults.strikes(Op::Program) {
-            self.blocks[block.0 as usize].health = Health::ProgramFailed;
+            self.fail_program(block, span);
             return Err(ProgramFailure { error: NandError::ProgramFailed { ppa }, data: Some(data) });
         }
         let seq = self.commit_program(ppa, block, lpn, kind, span);
@@ -512,7 +516,7 @@ impl Nand {
         let die = self.check_time(self.layout.die_of_block(tb), at)?;
         let span = self.timelines.copyback(die, at);
         if self.faults.strikes(Op::Program) {
-            self.blocks[tb.0 as usize].health = Health::ProgramFailed;
+            self.fail_program(tb, span);
             return Err(NandError::ProgramFailed { ppa: to });
         }
         let seq = self.commit_program(to, tb, oob.lpn, oob.kind, span);
@@ -533,11 +537,7 @@ impl Nand {
             Health::ProgramFailed | Health::EraseFailed => return Err(NandError::GrownBad(block)),
         }
         let die = self.check_time(self.layout.die_of_block(block), at)?;
-        if self.faults.strikes(Op::Erase) {
-            self.timelines.erase(die, at);
-            self.fail_erase(block);
-            return Err(NandError::EraseFailed { block });
-        }
+        let failed = self.faults.strikes(Op::Erase);
         let b = &mut self.blocks[block.0 as usize];
         let old = *b;
         b.write_ptr = 0;
@@ -556,23 +556,19 @@ impl Nand {
         }
         let span = self.timelines.erase(die, at);
         self.in_flight.push_back(InFlight { span, op: Undo::Erase(Box::new(SavedBlock { block, old, torn_pages })) });
+        if failed {
+            // Erased as far as it went: nothing reads; but the block is bad.
+            self.blocks[block.0 as usize].health = Health::EraseFailed;
+            return Err(NandError::EraseFailed { block });
+        }
         Ok(span)
     }
 
-    /// A failed erase: the block is grown-bad and nothing on it reads any more. A
-    /// power cut does not undo it.
-    fn fail_erase(&mut self, block: BlockId) {
-        let b = &mut self.blocks[block.0 as usize];
-        b.health = Health::EraseFailed;
-        b.erase_count += 1;
-        b.write_ptr = 0;
-        b.torn_erase = false;
-        if b.has_torn_pages {
-            b.has_torn_pages = false;
-            let first = self.geometry.ppa(block, 0).0;
-            let range = first..first + self.geometry.pages_per_block;
-            self.torn.retain(|p| !range.contains(p));
-        }
+    /// A failed program on `block`, with the span it took: the block is
+    /// grown-bad, unless a power cut undoes the program.
+    fn fail_program(&mut self, block: BlockId, span: Span) {
+        self.blocks[block.0 as usize].health = Health::ProgramFailed;
+        self.in_flight.push_back(InFlight { span, op: Undo::FailedProgram { block } });
     }
 
     fn undo_last(&mut self) {
@@ -584,9 +580,10 @@ impl Nand {
     fn undo(&mut self, op: Undo) {
         match op {
             Undo::Program { ppa } => {
-                let b = &mut self.blocks[self.layout.block_of(ppa).0 as usize];
-                // A failed erase since left nothing to undo.
-                b.write_ptr = b.write_ptr.saturating_sub(1);
+                self.blocks[self.layout.block_of(ppa).0 as usize].write_ptr -= 1;
+            }
+            Undo::FailedProgram { block } => {
+                self.blocks[block.0 as usize].health = Health::Good;
             }
             Undo::ProgramOver(saved) => {
                 let SavedPage { ppa, old, old_lpn, old_seqkind } = *saved;
@@ -595,8 +592,7 @@ impl Nand {
                 self.oob_seqkind[i] = old_seqkind;
                 // The slot held `old` before; it is of the store's own kind.
                 let _ = self.store.write(ppa.0, old);
-                let b = &mut self.blocks[self.layout.block_of(ppa).0 as usize];
-                b.write_ptr = b.write_ptr.saturating_sub(1);
+                self.blocks[self.layout.block_of(ppa).0 as usize].write_ptr -= 1;
             }
             Undo::Erase(saved) => {
                 let SavedBlock { block, old, torn_pages } = *saved;
@@ -604,18 +600,8 @@ impl Nand {
                 // `old` counted the erases in flight before this one; some of them
                 // may have been retired since.
                 let in_flight = b.erases_in_flight - 1;
-                match b.health {
-                    // A fault is never undone: the block stays bad, and what a
-                    // failed erase destroyed does not come back.
-                    Health::EraseFailed => b.erases_in_flight = in_flight,
-                    Health::ProgramFailed => {
-                        *b = BlockState { erases_in_flight: in_flight, health: Health::ProgramFailed, ..old };
-                    }
-                    Health::Good | Health::FactoryBad => *b = BlockState { erases_in_flight: in_flight, ..old },
-                }
-                if b.health == Health::EraseFailed {
-                    return;
-                }
+                // A failed erase undone never happened: the block is good again.
+                *b = BlockState { erases_in_flight: in_flight, ..old };
                 self.torn.extend(torn_pages);
             }
         }
@@ -642,11 +628,14 @@ impl Nand {
                     Undo::Erase(saved) => {
                         let b = &mut self.blocks[saved.block.0 as usize];
                         b.erases_in_flight -= 1;
+                        // A failed erase cut in its course stays failed.
                         if b.health != Health::EraseFailed {
                             b.torn_erase = true;
                             b.write_ptr = self.geometry.pages_per_block;
                         }
                     }
+                    // A program failure cut in its course stays one.
+                    Undo::FailedProgram { .. } => {}
                 }
             } else if let Undo::Erase(saved) = &f.op {
                 // Finished before the cut: dropped from the log.
