@@ -453,6 +453,7 @@ pub fn injected_faults(builder: &dyn FtlBuilder, geometry: Geometry, seed: u64) 
     }
     // At least one failure, even on a device that soon runs out of space.
     h.flash.fail_program_in(rng.gen_range(1..20));
+    let mut grown = 0;
     for _ in 0..2 {
         for _ in 0..1500 {
             if rng.gen_ratio(1, 400) {
@@ -470,12 +471,12 @@ pub fn injected_faults(builder: &dyn FtlBuilder, geometry: Geometry, seed: u64) 
             h.advance(rng.gen_range(0..=200_000));
         }
         h.check_all_faulty();
+        let nand = h.flash.nand();
+        grown += (0..nand.geometry().total_blocks()).filter(|&b| nand.is_grown_bad(ftlab_nand::BlockId(b))).count();
         let t = SimTime(h.now.0 + rng.gen_range(0..3_000_000));
         h.cut_and_recover(t);
         h.check_all_faulty();
     }
-    let nand = h.flash.nand();
-    let grown = (0..nand.geometry().total_blocks()).filter(|&b| nand.is_grown_bad(ftlab_nand::BlockId(b))).count();
     assert!(grown > 0, "the workload must have made blocks go bad");
 }
 
@@ -533,6 +534,13 @@ macro_rules! conformance {
             #[test]
             fn deterministic() {
                 suite::deterministic(&*builder(), geometry());
+            }
+
+            #[test]
+            fn injected_faults_lose_nothing_acknowledged() {
+                for seed in 0..4 {
+                    suite::injected_faults(&*builder(), geometry(), seed);
+                }
             }
 
             #[test]
