@@ -521,7 +521,7 @@ impl Ftl for Gftl {
     }
 
     /// Writes `lpn`; when the program fails, the block it went bad in is retired
-    /// ([`Gftl::retire`]) and the write is tried again, up to [`PROGRAM_ATTEMPTS`]
+    /// (`Gftl::retire`) and the write is tried again, up to [`PROGRAM_ATTEMPTS`]
     /// times.
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
         let mut attempts = 0;
