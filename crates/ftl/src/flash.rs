@@ -605,3 +605,92 @@ impl Io<'_> {
         self.ready = self.ready.max(t);
     }
 }
+
+#[cfg(test)]
+mod fault_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn flash() -> Flash {
+        let g = Geometry {
+            channels: 1,
+            ways_per_channel: 1,
+            dies_per_way: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 16,
+            pages_per_block: 4,
+            page_size: 4096,
+            oob_size: 64,
+        };
+        crate::testing::flash(g, 1)
+    }
+
+    #[test]
+    fn a_failed_program_is_retried_on_another_block_after_the_bad_one_is_retired() {
+        let mut f = flash();
+        let g = *f.nand().geometry();
+        f.fail_program_in(1);
+        let mut io = f.io(SimTime::ZERO);
+        let mut retired = Vec::new();
+        let mut next = 0;
+        let (ppa, _) = io
+            .program_placed(7, PageKind::Data, Payload::Token(70), Purpose::Host, |_, bad| {
+                retired.extend(bad);
+                next += 1;
+                Ok(g.ppa(BlockId(next), 0))
+            })
+            .unwrap();
+        assert_eq!((ppa, retired), (g.ppa(BlockId(2), 0), vec![BlockId(1)]));
+        // The failed program took its time before the retry, and both count.
+        assert!(io.completion().0 >= 2 * 200_000);
+        assert!(io.is_grown_bad(BlockId(1)));
+        // The bad block is never erased for reuse.
+        assert!(!io.reclaim(BlockId(1), Purpose::Gc).unwrap());
+        assert_eq!(f.counters().programs.get(Purpose::Host), 2);
+        assert_eq!(f.counters().erases.total(), 0);
+        assert_eq!(f.nand().peek_oob(g.ppa(BlockId(2), 0)).map(|o| o.lpn), Some(7));
+    }
+
+    #[test]
+    fn a_failed_copy_is_retried_and_a_failed_erase_retires_the_block() {
+        let mut f = flash();
+        let g = *f.nand().geometry();
+        let src = g.ppa(BlockId(0), 0);
+        f.io(SimTime::ZERO).program(src, 3, PageKind::Data, Payload::Token(30), Purpose::Host).unwrap();
+        f.fail_program_in(1);
+        let mut io = f.io(SimTime::ZERO);
+        let mut next = 0;
+        let (dst, oob) = io
+            .copy_placed(src, Purpose::Gc, |_, _| {
+                next += 1;
+                Ok(g.ppa(BlockId(next), 0))
+            })
+            .unwrap();
+        assert_eq!((dst, oob.lpn), (g.ppa(BlockId(2), 0), 3));
+        assert_eq!(io.read(dst, Purpose::Gc).unwrap().0, Payload::Token(30));
+        f.fail_erase_in(1);
+        let mut io = f.io(SimTime::ZERO);
+        assert!(!io.reclaim(BlockId(0), Purpose::Gc).unwrap());
+        assert!(io.is_grown_bad(BlockId(0)));
+        assert!(io.reclaim(BlockId(3), Purpose::Gc).unwrap());
+        assert_eq!(f.counters().erases.get(Purpose::Gc), 2);
+    }
+
+    #[test]
+    fn retries_stop_after_program_attempts() {
+        let mut f = flash();
+        let g = *f.nand().geometry();
+        let mut io = f.io(SimTime::ZERO);
+        let mut calls = 0;
+        let err = io
+            .program_placed(1, PageKind::Data, Payload::Token(1), Purpose::Host, |io, _| {
+                calls += 1;
+                // Every program fails.
+                io.flash.nand.fail_program_in(1);
+                Ok(g.ppa(BlockId(calls), 0))
+            })
+            .unwrap_err();
+        assert!(matches!(err, FtlError::Nand(NandError::ProgramFailed { .. })), "{err}");
+        assert_eq!(calls, PROGRAM_ATTEMPTS);
+    }
+}
