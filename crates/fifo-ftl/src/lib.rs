@@ -87,6 +87,19 @@ impl FifoFtl {
         Ok(ppa)
     }
 
+    /// The next page of the log on `die` ([`FifoFtl::next_page`]), after retiring
+    /// `bad`, a block that went bad under a program ([`Io::program_placed`]): it
+    /// leaves the log heads for the cleaning queue, which moves its valid pages
+    /// off.
+    fn place(&mut self, die: DieId, bad: Option<BlockId>) -> Result<Ppa, FtlError> {
+        if let Some(b) = bad {
+            if self.alloc.retire(b).is_some() {
+                self.full.push_back(b);
+            }
+        }
+        self.next_page(die)
+    }
+
     /// Cleans the oldest full block that has an invalid page; returns false if
     /// every full block is wholly valid.
     fn clean_one(&mut self, io: &mut Io) -> Result<bool, FtlError> {
@@ -102,14 +115,23 @@ impl FifoFtl {
             let die = self.layout.die_of_block(victim);
             let sources: Vec<Ppa> = self.valid.iter_set(first, ppb).collect();
             for src in sources {
-                let dst = self.next_page(die)?;
-                let oob = io.copy(src, dst, Purpose::Gc)?;
+                let moved = io.copy_placed(src, Purpose::Gc, |_, bad| self.place(die, bad));
+                let (dst, oob) = match moved {
+                    Ok(m) => m,
+                    Err(e) => {
+                        // The pages not moved stay valid in the victim, cleaned first next time.
+                        self.full.push_front(victim);
+                        return Err(e);
+                    }
+                };
                 self.table.relocate(oob.lpn as usize, src, dst);
                 self.valid.clear(src);
                 self.valid.set(dst);
             }
-            io.erase(victim, Purpose::Gc)?;
-            self.alloc.release(victim);
+            // A block gone bad is retired: never erased, never used again.
+            if io.reclaim(victim, Purpose::Gc)? {
+                self.alloc.release(victim);
+            }
             return Ok(true);
         }
         Ok(false)
@@ -172,8 +194,7 @@ impl Ftl for FifoFtl {
             }
         }
         let die = io.free_die_from(self.alloc.next_die());
-        let ppa = self.next_page(die)?;
-        io.program(ppa, lpn.0, PageKind::Data, data, Purpose::Host)?;
+        let (ppa, _) = io.program_placed(lpn.0, PageKind::Data, data, Purpose::Host, |_, bad| self.place(die, bad))?;
         let old = self.table.get(l);
         if let Some(old) = old {
             io.supersede(old);

@@ -35,6 +35,7 @@ fn device() -> NandConfig {
         wear: WearConfig::default(),
         store: StoreKind::Token,
         seed: 1,
+        faults: Default::default(),
     }
 }
 

@@ -99,6 +99,24 @@ impl BlockAllocator {
         self.open[slot] = Some(OpenBlock { block, next_page });
     }
 
+    /// Retires `block`, which went bad under a program: if it is an open block it
+    /// is closed, so no page of it is handed out again. Returns, if it was open,
+    /// how many of its pages were never handed out (now lost); then the caller
+    /// registers it as it would a block that filled (with its victim picker), so
+    /// garbage collection moves its valid pages off. A block whose last page
+    /// failed was registered when it filled.
+    pub fn retire(&mut self, block: BlockId) -> Option<u32> {
+        let ppb = self.geometry.pages_per_block;
+        let mut left = None;
+        for slot in &mut self.open {
+            if let Some(o) = slot.filter(|o| o.block == block) {
+                left = Some(ppb - o.next_page);
+                *slot = None;
+            }
+        }
+        left
+    }
+
     /// Free blocks on the whole device.
     #[inline]
     pub fn free_blocks(&self) -> u32 {

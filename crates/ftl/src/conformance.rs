@@ -15,14 +15,17 @@
 //! allows; a power cut at a random point of a random workload, then `recover`,
 //! then every acknowledged write reads back its latest value (or a later one) and
 //! nothing reads back a value never written; determinism; the FTL's own
-//! invariants against the medium (valid pages equal mapped logical pages).
+//! invariants against the medium (valid pages equal mapped logical pages);
+//! injected program and erase failures, alone and with power cuts, after which
+//! every acknowledged write still reads back and every failed command failed
+//! with an error of kind I/O or no space ([`injected_faults`]).
 #![allow(clippy::unwrap_used, clippy::missing_panics_doc)]
 
 use std::collections::HashMap;
 
-use crate::{Durability, Flash, Ftl, FtlBuilder, FtlError, Hint, Lpn};
+use crate::{Durability, ErrorKind, Flash, Ftl, FtlBuilder, FtlError, Hint, Lpn};
 pub use ftlab_nand::Geometry;
-use ftlab_nand::{Nand, NandConfig, Payload, SimTime, StoreKind, Timing, WearConfig};
+use ftlab_nand::{Faults, Nand, NandConfig, NandError, Payload, SimTime, StoreKind, Timing, WearConfig};
 pub use proptest;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -56,6 +59,7 @@ pub fn nand_config(geometry: Geometry, bad_block_rate: f64, seed: u64) -> NandCo
         wear: WearConfig::default(),
         store: StoreKind::Token,
         seed,
+        faults: Default::default(),
     }
 }
 
@@ -71,6 +75,9 @@ pub struct Harness<'b> {
     next_token: u64,
     /// Every completion time, in order (for determinism checks).
     pub completions: Vec<u64>,
+    /// The medium injects faults: reads after a power cut may fail from one and
+    /// are retried ([`Harness::read_faulty`]).
+    pub faulty: bool,
 }
 
 /// What was done to one logical page since the last point where its contents
@@ -135,6 +142,7 @@ impl<'b> Harness<'b> {
             model: HashMap::new(),
             next_token: 1,
             completions: Vec::new(),
+            faulty: false,
         }
     }
 
@@ -219,7 +227,7 @@ impl<'b> Harness<'b> {
         };
         self.ftl = ftl;
         for lpn in 0..self.logical_pages() {
-            let got = self.read(lpn).unwrap();
+            let got = if self.faulty { self.read_faulty(lpn) } else { self.read(lpn).unwrap() };
             let history = self.model.remove(&lpn).unwrap_or_default();
             let ok = history.acceptable_after_cut(t, durability);
             assert!(
@@ -378,6 +386,136 @@ pub fn rejects_bad_lpns(builder: &dyn FtlBuilder, geometry: Geometry) {
     h.check(0);
 }
 
+/// Asserts that `e`, the error of a command on a medium that injects faults, is
+/// one a fault may cause: of kind I/O or no space, and not a refusal to touch a
+/// block that went bad (an FTL retires such a block; it never tries it again).
+fn assert_fault_error(e: &FtlError, what: &str) {
+    assert!(
+        matches!(e.kind(), ErrorKind::Io | ErrorKind::NoSpace),
+        "{what}: an injected fault must fail the command with an I/O or no-space error, got {e:?} ({e})"
+    );
+    assert!(
+        !matches!(e, FtlError::Nand(NandError::GrownBad(_) | NandError::BadBlock(_))),
+        "{what}: the FTL used a block that had gone bad instead of retiring it: {e}"
+    );
+}
+
+impl Harness<'_> {
+    /// Reads `lpn` on a medium that injects faults: a read that fails from a
+    /// fault (a read may have to program, e.g. a mapping page) is retried.
+    pub fn read_faulty(&mut self, lpn: u32) -> Option<u64> {
+        let mut last = None;
+        for _ in 0..4 {
+            match self.read(lpn) {
+                Ok(got) => return got,
+                Err(e) => {
+                    assert_fault_error(&e, &format!("read of lpn {lpn}"));
+                    last = Some(e);
+                }
+            }
+        }
+        panic!("lpn {lpn}: reads keep failing: {last:?}");
+    }
+
+    /// Reads `lpn` on a medium that injects faults and checks it against the model.
+    pub fn check_faulty(&mut self, lpn: u32) {
+        let want = self.model.get(&lpn).and_then(History::current);
+        let got = self.read_faulty(lpn);
+        assert_eq!(got, want, "lpn {lpn}: read {got:?}, last written {want:?}");
+    }
+
+    /// Writes `lpn` on a medium that injects faults. A write may fail, with an
+    /// error of kind I/O or no space; then the page holds what it held before or
+    /// the new value (read back at once), never anything else.
+    pub fn write_faulty(&mut self, lpn: u32) {
+        let token = self.next_token;
+        let Err(e) = self.write(lpn) else { return };
+        assert_fault_error(&e, &format!("write of lpn {lpn}"));
+        let before = self.model.get(&lpn).and_then(History::current);
+        let got = self.read_faulty(lpn);
+        assert!(
+            got == before || got == Some(token),
+            "lpn {lpn}: a failed write left {got:?}; it held {before:?} and the write was {token}"
+        );
+        let h = self.model.entry(lpn).or_default();
+        h.ever.push(token);
+        if got != before {
+            // It landed though it failed: never acknowledged, so never durable.
+            h.entries.push((got, SimTime::LATEST));
+        }
+    }
+
+    /// Trims `lpn` on a medium that injects faults; a failed trim leaves the page
+    /// as it was or trimmed.
+    pub fn trim_faulty(&mut self, lpn: u32) {
+        let Err(e) = self.trim(lpn) else { return };
+        assert_fault_error(&e, &format!("trim of lpn {lpn}"));
+        let before = self.model.get(&lpn).and_then(History::current);
+        let got = self.read_faulty(lpn);
+        assert!(got == before || got.is_none(), "lpn {lpn}: a failed trim left {got:?}; it held {before:?}");
+        if got != before {
+            self.model.entry(lpn).or_default().entries.push((None, SimTime::LATEST));
+        }
+    }
+
+    /// Checks every logical page, and the FTL's invariants, on a medium that
+    /// injects faults.
+    pub fn check_all_faulty(&mut self) {
+        for lpn in 0..self.logical_pages() {
+            self.check_faulty(lpn);
+        }
+        self.ftl.check_invariants(&self.flash).unwrap();
+    }
+}
+
+/// A random workload on a medium that fails programs and erases (at a seeded
+/// rate, and by countdowns armed at random points), with power cuts and
+/// recovery between its rounds: every acknowledged write reads back its latest
+/// value, every failed command failed with an error of kind I/O or no space
+/// (never a panic, never a block that had gone bad used again), and a failed
+/// write left the old value or the new one. The workload stays in the first half
+/// of the logical space: the blocks that go bad eat the spare space an FTL keeps,
+/// and a device run at its highest utilization would soon refuse every write.
+pub fn injected_faults(builder: &dyn FtlBuilder, geometry: Geometry, seed: u64) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let faults = Faults { program_fail_rate: 0.001, erase_fail_rate: 0.005, ..Faults::default() };
+    let config = NandConfig { faults, ..nand_config(geometry, if seed % 2 == 0 { 0.0 } else { 0.03 }, seed) };
+    let mut h = Harness::new(builder, &config);
+    h.faulty = true;
+    let used = (h.logical_pages() / 2).max(1);
+    for lpn in 0..used {
+        h.write_faulty(lpn);
+        h.advance(20_000);
+    }
+    // At least one failure, even on a device that soon runs out of space.
+    h.flash.fail_program_in(rng.gen_range(1..20));
+    let mut grown = 0;
+    for _ in 0..2 {
+        for _ in 0..1500 {
+            if rng.gen_ratio(1, 400) {
+                h.flash.fail_program_in(rng.gen_range(1..40));
+            }
+            if rng.gen_ratio(1, 800) {
+                h.flash.fail_erase_in(rng.gen_range(1..6));
+            }
+            let lpn = rng.gen_range(0..used);
+            match rng.gen_range(0..10) {
+                0..=5 => h.write_faulty(lpn),
+                6..=8 => h.check_faulty(lpn),
+                _ => h.trim_faulty(lpn),
+            }
+            h.advance(rng.gen_range(0..=200_000));
+        }
+        h.check_all_faulty();
+        let nand = h.flash.nand();
+        grown += (0..nand.geometry().total_blocks()).filter(|&b| nand.is_grown_bad(ftlab_nand::BlockId(b))).count();
+        let t = SimTime(h.now.0 + rng.gen_range(0..3_000_000));
+        h.cut_and_recover(t);
+        h.check_all_faulty();
+    }
+    assert!(grown > 0, "the workload must have made blocks go bad");
+}
+
 /// Generates the suite's tests for one FTL configuration, on the suite's small
 /// device or on a given geometry.
 #[macro_export]
@@ -432,6 +570,13 @@ macro_rules! conformance {
             #[test]
             fn deterministic() {
                 suite::deterministic(&*builder(), geometry());
+            }
+
+            #[test]
+            fn injected_faults_lose_nothing_acknowledged() {
+                for seed in 0..4 {
+                    suite::injected_faults(&*builder(), geometry(), seed);
+                }
             }
 
             #[test]

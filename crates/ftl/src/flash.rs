@@ -3,7 +3,17 @@
 
 use serde::Serialize;
 
-use ftlab_nand::{BlockId, DieId, Geometry, Issue, Nand, NandError, Oob, PageKind, Payload, Ppa, SimTime, Span};
+use ftlab_nand::{
+    BlockId, DieId, Geometry, Issue, Nand, NandError, Oob, PageKind, Payload, Ppa, ProgramFailure, SimTime, Span,
+};
+
+use crate::FtlError;
+
+/// How many pages [`Io::program_placed`] and [`Io::copy_placed`] try before
+/// they give up on a write whose programs keep failing: each failure retires a
+/// block, so a bound keeps a medium failing every program from draining the
+/// device into grown-bad blocks within one command.
+pub const PROGRAM_ATTEMPTS: u32 = 8;
 
 /// Why a flash operation was issued. Every operation is tagged, so write
 /// amplification, valid-page copies and erase counts are computed by the framework
@@ -142,6 +152,7 @@ impl Flash {
             behind: SimTime::ZERO,
             host_dies: [u32::MAX; HOST_DIES],
             channel_queued: SimTime::ZERO,
+            failures: 0,
         }
     }
     /// The medium.
@@ -159,6 +170,16 @@ impl Flash {
     /// Zeroes the counters (e.g. at the end of preconditioning).
     pub fn reset_counters(&mut self) {
         self.counters = Counters::default();
+    }
+    /// Arms a countdown on the medium: the `n`th program from now fails (see
+    /// [`Nand::fail_program_in`]).
+    pub fn fail_program_in(&mut self, n: u64) {
+        self.nand.fail_program_in(n);
+    }
+    /// Arms a countdown on the medium: the `n`th erase from now fails (see
+    /// [`Nand::fail_erase_in`]).
+    pub fn fail_erase_in(&mut self, n: u64) {
+        self.nand.fail_erase_in(n);
     }
     /// Cuts power at `t`: see [`Nand::power_cut`]. Whatever an FTL kept in RAM is
     /// gone with it; rebuild the FTL with its builder's `recover`.
@@ -196,6 +217,9 @@ pub struct Io<'a> {
     /// How long this command's host transfers waited on their channels behind
     /// other host transfers ([`Io::queued_on_channel`]).
     channel_queued: SimTime,
+    /// Programs that failed in this command and were retried elsewhere
+    /// ([`Io::program_placed`]).
+    failures: u32,
 }
 
 /// Dies whose earlier host work a command's host operations are measured
@@ -228,6 +252,13 @@ impl Io<'_> {
     #[inline]
     pub fn is_bad(&self, block: BlockId) -> bool {
         self.flash.nand.is_bad(block)
+    }
+    /// Whether `block` went bad in service (a program or erase on it failed):
+    /// it takes no program and no erase, and is never used again; its programmed
+    /// pages still read, so they can be moved off.
+    #[inline]
+    pub fn is_grown_bad(&self, block: BlockId) -> bool {
+        self.flash.nand.is_grown_bad(block)
     }
     /// Erase count of `block`.
     #[inline]
@@ -355,10 +386,110 @@ impl Io<'_> {
         data: Payload,
         purpose: Purpose,
     ) -> Result<u64, NandError> {
-        let (seq, span) = self.flash.nand.program(ppa, lpn, kind, data, self.issue(purpose))?;
-        self.flash.counters.programs.bump(purpose);
-        self.after_program(span, purpose);
-        Ok(seq)
+        self.try_program(ppa, lpn, kind, data, purpose).map_err(|f| f.error)
+    }
+
+    /// As [`Io::program`], but a program that did not reach the page hands its
+    /// data back. A failed program ([`NandError::ProgramFailed`]) is counted and
+    /// takes its time like any other.
+    #[inline]
+    pub fn try_program(
+        &mut self,
+        ppa: Ppa,
+        lpn: u32,
+        kind: PageKind,
+        data: Payload,
+        purpose: Purpose,
+    ) -> Result<u64, ProgramFailure> {
+        match self.flash.nand.try_program(ppa, lpn, kind, data, self.issue(purpose)) {
+            Ok((seq, span)) => {
+                self.flash.counters.programs.bump(purpose);
+                self.after_program(span, purpose);
+                Ok(seq)
+            }
+            Err(f) => {
+                if matches!(f.error, NandError::ProgramFailed { .. }) {
+                    self.flash.counters.programs.bump(purpose);
+                    self.failed_on(self.flash.nand.layout().die_of(ppa), purpose);
+                }
+                Err(f)
+            }
+        }
+    }
+
+    /// Accounts for an operation on `die` that failed: it ran until the die is
+    /// next free (it was the last operation issued there).
+    fn failed_on(&mut self, die: DieId, purpose: Purpose) {
+        let finish = self.flash.nand.die_free_at(die);
+        self.done = self.done.max(finish);
+        if purpose == Purpose::Host {
+            self.host_done = Some(self.host_done.map_or(finish, |h| h.max(finish)));
+            self.host_on(die, finish);
+        }
+    }
+
+    /// Programs `data` on a page `place` hands out, and when a program fails
+    /// there, on the next one: the shared way an FTL retires a block that goes
+    /// bad under a write and carries on. `place(io, None)` hands out a page;
+    /// after a failed program, `place(io, Some(block))` is called with the block
+    /// that went bad: the FTL retires it (never hands out its pages again, lets
+    /// garbage collection move its valid pages off, and never erases it, see
+    /// [`Io::reclaim`]) and hands out a page of another block. Returns the page
+    /// programmed and its sequence number; after [`PROGRAM_ATTEMPTS`] failed
+    /// programs, the last failure.
+    pub fn program_placed(
+        &mut self,
+        lpn: u32,
+        kind: PageKind,
+        data: Payload,
+        purpose: Purpose,
+        mut place: impl FnMut(&mut Self, Option<BlockId>) -> Result<Ppa, FtlError>,
+    ) -> Result<(Ppa, u64), FtlError> {
+        let mut data = data;
+        let mut retire = None;
+        loop {
+            let ppa = place(self, retire)?;
+            match self.try_program(ppa, lpn, kind, data, purpose) {
+                Ok(seq) => return Ok((ppa, seq)),
+                Err(ProgramFailure { error: NandError::ProgramFailed { ppa }, data: Some(back) })
+                    if self.remaining_attempt() =>
+                {
+                    data = back;
+                    retire = Some(self.flash.nand.layout().block_of(ppa));
+                    self.failures += 1;
+                }
+                Err(f) => return Err(f.error.into()),
+            }
+        }
+    }
+
+    /// Whether a failed program may still be retried in this command.
+    fn remaining_attempt(&self) -> bool {
+        self.failures + 1 < PROGRAM_ATTEMPTS
+    }
+
+    /// As [`Io::copy`], to a page `place` hands out, and when the program fails
+    /// there, to the next one (see [`Io::program_placed`]; the source is
+    /// untouched by a failed copy). Returns the page copied to and the source's
+    /// OOB.
+    pub fn copy_placed(
+        &mut self,
+        from: Ppa,
+        purpose: Purpose,
+        mut place: impl FnMut(&mut Self, Option<BlockId>) -> Result<Ppa, FtlError>,
+    ) -> Result<(Ppa, Oob), FtlError> {
+        let mut retire = None;
+        loop {
+            let to = place(self, retire)?;
+            match self.copy(from, to, purpose) {
+                Ok(oob) => return Ok((to, oob)),
+                Err(NandError::ProgramFailed { ppa }) if self.remaining_attempt() => {
+                    retire = Some(self.flash.nand.layout().block_of(ppa));
+                    self.failures += 1;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 
     /// Moves the page at `from` to the erased page `to`: a copyback when both are
@@ -368,7 +499,16 @@ impl Io<'_> {
     pub fn copy(&mut self, from: Ppa, to: Ppa, purpose: Purpose) -> Result<Oob, NandError> {
         let l = self.flash.nand.layout();
         if self.flash.use_copyback && l.same_plane(l.block_of(from), l.block_of(to)) {
-            let (oob, _, span) = self.flash.nand.copyback(from, to, self.issue(purpose))?;
+            let (oob, _, span) = match self.flash.nand.copyback(from, to, self.issue(purpose)) {
+                Ok(done) => done,
+                Err(e) => {
+                    if matches!(e, NandError::ProgramFailed { .. }) {
+                        self.flash.counters.programs.bump(purpose);
+                        self.failed_on(self.flash.nand.layout().die_of(to), purpose);
+                    }
+                    return Err(e);
+                }
+            };
             let c = &mut self.flash.counters;
             c.reads.bump(purpose);
             c.programs.bump(purpose);
@@ -394,14 +534,40 @@ impl Io<'_> {
         *barrier = (*barrier).max(self.last_program);
     }
 
-    /// Erases a block.
+    /// Erases a block. A failed erase ([`NandError::EraseFailed`]) is counted and
+    /// takes its time like any other.
     #[inline]
     pub fn erase(&mut self, block: BlockId, purpose: Purpose) -> Result<(), NandError> {
         let at = self.ready.max(self.flash.erase_barrier[block.0 as usize]);
-        let span = self.flash.nand.erase(block, Issue { at, host: purpose == Purpose::Host })?;
+        let span = match self.flash.nand.erase(block, Issue { at, host: purpose == Purpose::Host }) {
+            Ok(span) => span,
+            Err(e) => {
+                if matches!(e, NandError::EraseFailed { .. }) {
+                    self.flash.counters.erases.bump(purpose);
+                    self.failed_on(self.flash.nand.layout().die_of_block(block), purpose);
+                }
+                return Err(e);
+            }
+        };
         self.flash.counters.erases.bump(purpose);
         self.finished(span, purpose);
         Ok(())
+    }
+
+    /// Erases `block` so that it can be used again: `true` when it may go back to
+    /// the free blocks, `false` when it has gone bad (it already was, or this
+    /// erase failed): then it is retired, never released, never used again. The
+    /// shared way an FTL survives erase failures.
+    #[inline]
+    pub fn reclaim(&mut self, block: BlockId, purpose: Purpose) -> Result<bool, NandError> {
+        if self.flash.nand.is_grown_bad(block) {
+            return Ok(false);
+        }
+        match self.erase(block, purpose) {
+            Ok(()) => Ok(true),
+            Err(NandError::EraseFailed { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     /// Acknowledges the host: the command completes when every operation issued
@@ -447,5 +613,94 @@ impl Io<'_> {
     #[inline]
     pub fn start_after(&mut self, t: SimTime) {
         self.ready = self.ready.max(t);
+    }
+}
+
+#[cfg(test)]
+mod fault_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn flash() -> Flash {
+        let g = Geometry {
+            channels: 1,
+            ways_per_channel: 1,
+            dies_per_way: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 16,
+            pages_per_block: 4,
+            page_size: 4096,
+            oob_size: 64,
+        };
+        crate::testing::flash(g, 1)
+    }
+
+    #[test]
+    fn a_failed_program_is_retried_on_another_block_after_the_bad_one_is_retired() {
+        let mut f = flash();
+        let g = *f.nand().geometry();
+        f.fail_program_in(1);
+        let mut io = f.io(SimTime::ZERO);
+        let mut retired = Vec::new();
+        let mut next = 0;
+        let (ppa, _) = io
+            .program_placed(7, PageKind::Data, Payload::Token(70), Purpose::Host, |_, bad| {
+                retired.extend(bad);
+                next += 1;
+                Ok(g.ppa(BlockId(next), 0))
+            })
+            .unwrap();
+        assert_eq!((ppa, retired), (g.ppa(BlockId(2), 0), vec![BlockId(1)]));
+        // The failed program took its time before the retry, and both count.
+        assert!(io.completion().0 >= 2 * 200_000);
+        assert!(io.is_grown_bad(BlockId(1)));
+        // The bad block is never erased for reuse.
+        assert!(!io.reclaim(BlockId(1), Purpose::Gc).unwrap());
+        assert_eq!(f.counters().programs.get(Purpose::Host), 2);
+        assert_eq!(f.counters().erases.total(), 0);
+        assert_eq!(f.nand().peek_oob(g.ppa(BlockId(2), 0)).map(|o| o.lpn), Some(7));
+    }
+
+    #[test]
+    fn a_failed_copy_is_retried_and_a_failed_erase_retires_the_block() {
+        let mut f = flash();
+        let g = *f.nand().geometry();
+        let src = g.ppa(BlockId(0), 0);
+        f.io(SimTime::ZERO).program(src, 3, PageKind::Data, Payload::Token(30), Purpose::Host).unwrap();
+        f.fail_program_in(1);
+        let mut io = f.io(SimTime::ZERO);
+        let mut next = 0;
+        let (dst, oob) = io
+            .copy_placed(src, Purpose::Gc, |_, _| {
+                next += 1;
+                Ok(g.ppa(BlockId(next), 0))
+            })
+            .unwrap();
+        assert_eq!((dst, oob.lpn), (g.ppa(BlockId(2), 0), 3));
+        assert_eq!(io.read(dst, Purpose::Gc).unwrap().0, Payload::Token(30));
+        f.fail_erase_in(1);
+        let mut io = f.io(SimTime::ZERO);
+        assert!(!io.reclaim(BlockId(0), Purpose::Gc).unwrap());
+        assert!(io.is_grown_bad(BlockId(0)));
+        assert!(io.reclaim(BlockId(3), Purpose::Gc).unwrap());
+        assert_eq!(f.counters().erases.get(Purpose::Gc), 2);
+    }
+
+    #[test]
+    fn retries_stop_after_program_attempts() {
+        let mut f = flash();
+        let g = *f.nand().geometry();
+        let mut io = f.io(SimTime::ZERO);
+        let mut calls = 0;
+        let err = io
+            .program_placed(1, PageKind::Data, Payload::Token(1), Purpose::Host, |io, _| {
+                calls += 1;
+                // Every program fails.
+                io.flash.nand.fail_program_in(1);
+                Ok(g.ppa(BlockId(calls), 0))
+            })
+            .unwrap_err();
+        assert!(matches!(err, FtlError::Nand(NandError::ProgramFailed { .. })), "{err}");
+        assert_eq!(calls, PROGRAM_ATTEMPTS);
     }
 }

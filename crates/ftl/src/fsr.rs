@@ -160,6 +160,7 @@ mod tests {
             wear: WearConfig::default(),
             store: StoreKind::Token,
             seed: 3,
+            faults: Default::default(),
         };
         Flash::new(Nand::new(&config).unwrap())
     }

@@ -206,17 +206,33 @@ impl LazyRtgcOnDemand {
     /// After recovery: a collection cut short by the power cut has lost its
     /// progress, so victims are collected whole (recovery is not a real-time
     /// command) until each pool has more than its last free block, the state the
-    /// partial tasks start from.
+    /// partial tasks start from. When blocks gone bad left no room for that, the
+    /// settling stops there: later writes report no space, reads still work.
     fn settle(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        match self.settle_pools(io) {
+            Err(e) if e.kind() == crate::ErrorKind::NoSpace => Ok(()),
+            r => r,
+        }
+    }
+
+    fn settle_pools(&mut self, io: &mut Io) -> Result<(), FtlError> {
         let ppb = self.map.geometry.pages_per_block;
         while self.map.data_free_pages <= u64::from(ppb) {
             let Some(v) = self.map.pick_data_victim() else { break };
-            self.map.copy_data_pages(io, v, ppb, false, &mut Vec::new())?;
+            let collected = self.map.copy_data_pages(io, v, ppb, false, &mut Vec::new());
+            if let Err(e) = collected {
+                // What was not moved stays valid in the victim, a candidate again.
+                self.map.data_picker.insert(v);
+                return Err(e);
+            }
             self.map.erase(io, v)?;
         }
         while self.map.t_free_pages <= u64::from(ppb) {
             let Some(v) = self.map.pick_translation_victim() else { break };
-            self.map.copy_tpages(io, v, ppb)?;
+            if let Err(e) = self.map.copy_tpages(io, v, ppb) {
+                self.map.tpicker.insert(v);
+                return Err(e);
+            }
             self.map.erase(io, v)?;
         }
         Ok(())

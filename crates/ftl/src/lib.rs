@@ -22,6 +22,37 @@
 //! makes everything written before it durable. A trim is advisory: after a power
 //! cut, a trimmed page reads back either nothing or a value written before the trim.
 //!
+//! # Fault contract
+//!
+//! The medium may fail a program or an erase ([`ftlab_nand::faults`]); the block
+//! it happened on has gone bad. On a failed program every FTL either retires the
+//! block and carries on — programs the data on another block, lets garbage
+//! collection move the block's valid pages off, and never programs, erases or
+//! frees it again — or fails the command with an error of kind
+//! [`ErrorKind::Io`] (or [`ErrorKind::NoSpace`] once the blocks gone bad have
+//! eaten the spare space the scheme needs). Either way an acknowledged write is
+//! never lost, and a failed write leaves its logical page holding what it held
+//! before or the new value, nothing else. A failed erase retires the block: it
+//! never returns to the free blocks. The shared units do the work:
+//! [`Io::program_placed`] and [`Io::copy_placed`] retry a failed program on a
+//! page of another block after the FTL retires the bad one
+//! ([`alloc::BlockAllocator::retire`]), [`Io::reclaim`] erases a victim only if
+//! it is still good, and the recovery scans never free or reopen a block gone
+//! bad. What each scheme does:
+//!
+//! - pagemap (and FSR), Lazy-RTGC, WAO-GC, MultiLog, Telomere, DFTL and
+//!   on-demand Lazy-RTGC retire the block and carry on (Telomere retires a group
+//!   block whose summary page failed without its summary, as a power cut would
+//!   leave it; DFTL and on-demand Lazy-RTGC, whose translation blocks are a fixed
+//!   set, report no space once those are used up, and still serve reads);
+//! - NFTL and GFTL count the block as full (later writes go to the replacement
+//!   block or the write queue), retry the write, and retire the block when its
+//!   logical block is folded or cleaned; a fold or cleaning whose target goes bad
+//!   starts over in another free block;
+//! - RFTL counts the block as full and retries the write in the logical block's
+//!   next block; it has no spare block, so once a replacement block has gone bad
+//!   its logical block refuses writes (no space) and keeps its data readable.
+//!
 //! # Schemes
 //!
 //! - [`pagemap`]: pure page mapping (also the Pure-Page-Level scheme of 001, the
@@ -301,6 +332,9 @@ mod error_kinds {
             (FtlError::Nand(NandError::PayloadMismatch("bytes, not tokens")), 22),
             (FtlError::Recovery("no summary".into()), 5),
             (FtlError::Reserved { lpn: 9, logical_pages: 8 }, 22),
+            (FtlError::Nand(NandError::ProgramFailed { ppa: ftlab_nand::Ppa(3) }), 5),
+            (FtlError::Nand(NandError::EraseFailed { block: ftlab_nand::BlockId(3) }), 5),
+            (FtlError::Nand(NandError::GrownBad(ftlab_nand::BlockId(3))), 5),
         ];
         for (e, errno) in cases {
             assert_eq!(e.kind().errno(), errno, "{e}");

@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa};
 
+use crate::flash::PROGRAM_ATTEMPTS;
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
 /// OOB logical-page bits above this mask carry flags (block-mapped schemes).
@@ -169,12 +170,21 @@ impl BlockScan {
 
 /// Reads the OOB of every programmed page of every good block (002 Section VI, the
 /// abrupt-shutdown startup). Blocks with no readable page (e.g. a torn erase) are
-/// erased again and returned in `erased`, with the blocks never written.
+/// erased again and returned in `erased`, with the blocks never written. A block
+/// that went bad in service is never returned as erased; if it holds pages, its
+/// scan counts it fully programmed, so it is never written again.
 pub(crate) fn scan_device(io: &mut Io) -> Result<(Vec<BlockScan>, Vec<BlockId>), FtlError> {
     let blocks: Vec<BlockId> = interleaved_good_blocks(io).collect();
     let (mut used, mut erased) = (Vec::new(), Vec::new());
     for b in blocks {
         let programmed = io.programmed_pages(b);
+        if io.is_grown_bad(b) {
+            let pages = scan_pages(io, b, programmed)?;
+            if !pages.is_empty() {
+                used.push(BlockScan { block: b, programmed: io.geometry().pages_per_block, pages });
+            }
+            continue;
+        }
         let mut pages = Vec::new();
         for page in 0..programmed {
             let ppa = io.geometry().ppa(b, page);
@@ -185,15 +195,38 @@ pub(crate) fn scan_device(io: &mut Io) -> Result<(Vec<BlockScan>, Vec<BlockId>),
             }
         }
         if pages.is_empty() {
-            if programmed > 0 || io.programmed_pages(b) > 0 {
-                io.erase(b, Purpose::Recovery)?;
+            if (programmed == 0 && io.programmed_pages(b) == 0) || io.reclaim(b, Purpose::Recovery)? {
+                erased.push(b);
             }
-            erased.push(b);
         } else {
             used.push(BlockScan { block: b, programmed, pages });
         }
     }
     Ok((used, erased))
+}
+
+/// `(page, raw OOB lpn, seq)` of each readable data page of the first
+/// `programmed` pages of `b`.
+fn scan_pages(io: &mut Io, b: BlockId, programmed: u32) -> Result<Vec<(u32, u32, u64)>, FtlError> {
+    let mut pages = Vec::new();
+    for page in 0..programmed {
+        let ppa = io.geometry().ppa(b, page);
+        match io.read_oob(ppa, Purpose::Recovery) {
+            Ok(Some(oob)) if oob.kind == PageKind::Data => pages.push((page, oob.lpn, oob.seq)),
+            Ok(_) | Err(NandError::Uncorrectable(_)) => {}
+            Err(e) => return Err(FtlError::Recovery(format!("scanning {ppa:?}: {e}"))),
+        }
+    }
+    Ok(pages)
+}
+
+/// Erases `b` and appends it to `free`, unless it has gone bad ([`Io::reclaim`]):
+/// then it is retired.
+pub(crate) fn reclaim_into(io: &mut Io, b: BlockId, free: &mut VecDeque<BlockId>) -> Result<(), FtlError> {
+    if io.reclaim(b, Purpose::Recovery)? {
+        free.push_back(b);
+    }
+    Ok(())
 }
 
 /// The NFTL.
@@ -252,8 +285,7 @@ impl Nftl {
         for s in used {
             let lb = (s.pages[0].1 & LPN_MASK) / ppb;
             if s.incomplete_merge() || lb >= f.logical_blocks || s.pages[0].1 & WQ_FLAG != 0 {
-                io.erase(s.block, Purpose::Recovery)?;
-                f.free.push_back(s.block);
+                reclaim_into(io, s.block, &mut f.free)?;
             } else {
                 per_block[lb as usize].push(s);
             }
@@ -264,8 +296,7 @@ impl Nftl {
             let keep_from = v.iter().rposition(BlockScan::complete_merge).unwrap_or(0);
             let stale = keep_from + v.len().saturating_sub(keep_from).saturating_sub(2);
             for s in v.drain(..stale) {
-                io.erase(s.block, Purpose::Recovery)?;
-                f.free.push_back(s.block);
+                reclaim_into(io, s.block, &mut f.free)?;
             }
             for s in &v {
                 for &(_, raw, _) in &s.pages {
@@ -329,19 +360,8 @@ impl Nftl {
             }
         }
         let sources: Vec<Ppa> = newest.into_iter().flatten().collect();
-        let target = if sources.is_empty() {
-            None
-        } else {
-            Some(self.free.pop_front().ok_or_else(|| FtlError::DeviceFull("no block to fold into".into()))?)
-        };
-        if let Some(t) = target {
-            for (k, &src) in sources.iter().enumerate() {
-                let (data, oob) = io.read(src, Purpose::Gc)?;
-                let end = if k + 1 == sources.len() { END_FLAG } else { 0 };
-                let lpn = (oob.lpn & LPN_MASK) | MERGE_FLAG | end;
-                io.program(self.geometry.ppa(t, k as u32), lpn, PageKind::Data, data, Purpose::Gc)?;
-                io.supersede(src);
-            }
+        let target = if sources.is_empty() { None } else { Some(self.fold_into(io, &sources)?) };
+        if target.is_some() {
             // A fold torn before its last copy is dropped at recovery, so no source
             // block is erased before the last copy is durable.
             for &b in &olds {
@@ -349,8 +369,10 @@ impl Nftl {
             }
         }
         for b in olds {
-            io.erase(b, Purpose::Gc)?;
-            self.free.push_back(b);
+            // A block gone bad is retired: never erased, never used again.
+            if io.reclaim(b, Purpose::Gc)? {
+                self.free.push_back(b);
+            }
         }
         self.primary[i] = target.map_or(NONE, |t| t.0);
         self.primary_next[i] = sources.len() as u16;
@@ -360,6 +382,68 @@ impl Nftl {
         Ok(())
     }
 
+    /// Copies `sources` into a free block, the last copy flagged as the end of the
+    /// fold; returns the block. When a program fails, the block it went bad in is
+    /// retired (a fold without its end is dropped at recovery) and the copies start
+    /// over in another free block, up to [`PROGRAM_ATTEMPTS`] blocks.
+    fn fold_into(&mut self, io: &mut Io, sources: &[Ppa]) -> Result<BlockId, FtlError> {
+        let mut attempts = 0;
+        'target: loop {
+            let t = self.free.pop_front().ok_or_else(|| FtlError::DeviceFull("no block to fold into".into()))?;
+            attempts += 1;
+            for (k, &src) in sources.iter().enumerate() {
+                let (data, oob) = io.read(src, Purpose::Gc)?;
+                let end = if k + 1 == sources.len() { END_FLAG } else { 0 };
+                let lpn = (oob.lpn & LPN_MASK) | MERGE_FLAG | end;
+                match io.program(self.geometry.ppa(t, k as u32), lpn, PageKind::Data, data, Purpose::Gc) {
+                    Ok(_) => io.supersede(src),
+                    Err(NandError::ProgramFailed { .. }) if attempts < PROGRAM_ATTEMPTS => continue 'target,
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            return Ok(t);
+        }
+    }
+
+    /// One try at writing `lpn`: into its primary block, else its replacement
+    /// block (folding first when both are full).
+    fn write_once(&mut self, io: &mut Io, lpn: Lpn, data: Payload) -> Result<(), FtlError> {
+        let l = check_lpn(lpn, self.logical_pages())?;
+        let ppb = self.geometry.pages_per_block as u16;
+        let i = l / ppb as usize;
+        if let Some(page) = self.primary_slot(io, i)? {
+            return self.program(io, self.primary[i], page, lpn.0, data);
+        }
+        if self.replacement[i] != NONE && self.replacement_next[i] == ppb {
+            self.fold(io, i as u32)?;
+            if let Some(page) = self.primary_slot(io, i)? {
+                return self.program(io, self.primary[i], page, lpn.0, data);
+            }
+        }
+        if self.replacement[i] == NONE {
+            self.replacement[i] = self.allocate(io)?.0;
+            self.replacement_next[i] = 0;
+            self.with_replacement.push_back(i as u32);
+        }
+        let page = self.replacement_next[i];
+        self.replacement_next[i] += 1;
+        self.program(io, self.replacement[i], page, lpn.0, data)
+    }
+
+    /// Counts `block`, which went bad under a program, as full in the logical
+    /// block it belongs to: no page of it is written again, and the next fold
+    /// of that logical block moves its pages off and retires it.
+    fn retire(&mut self, block: BlockId) {
+        let ppb = self.geometry.pages_per_block as u16;
+        for i in 0..self.logical_blocks as usize {
+            if self.primary[i] == block.0 {
+                self.primary_next[i] = ppb;
+            }
+            if self.replacement[i] == block.0 {
+                self.replacement_next[i] = ppb;
+            }
+        }
+    }
     /// The next page of logical block `i`'s primary block (opening one if it has
     /// none), or `None` when the primary is full.
     fn primary_slot(&mut self, io: &mut Io, i: usize) -> Result<Option<u16>, FtlError> {
@@ -408,27 +492,21 @@ impl Ftl for Nftl {
         Ok(None)
     }
 
+    /// Writes `lpn`; when the program fails, the block it went bad in counts as
+    /// full (never written again; the next fold of its logical block moves its
+    /// pages off and retires it) and the write is tried again, up to
+    /// [`PROGRAM_ATTEMPTS`] times.
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
-        let l = check_lpn(lpn, self.logical_pages())?;
-        let ppb = self.geometry.pages_per_block as u16;
-        let i = l / ppb as usize;
-        if let Some(page) = self.primary_slot(io, i)? {
-            return self.program(io, self.primary[i], page, lpn.0, data);
-        }
-        if self.replacement[i] != NONE && self.replacement_next[i] == ppb {
-            self.fold(io, i as u32)?;
-            if let Some(page) = self.primary_slot(io, i)? {
-                return self.program(io, self.primary[i], page, lpn.0, data);
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            match self.write_once(io, lpn, data.clone()) {
+                Err(FtlError::Nand(NandError::ProgramFailed { ppa })) if attempts < PROGRAM_ATTEMPTS => {
+                    self.retire(self.geometry.block_of(ppa));
+                }
+                r => return r,
             }
         }
-        if self.replacement[i] == NONE {
-            self.replacement[i] = self.allocate(io)?.0;
-            self.replacement_next[i] = 0;
-            self.with_replacement.push_back(i as u32);
-        }
-        let page = self.replacement_next[i];
-        self.replacement_next[i] += 1;
-        self.program(io, self.replacement[i], page, lpn.0, data)
     }
 
     fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
@@ -461,7 +539,9 @@ impl Ftl for Nftl {
                     return Err(format!("block {blk} belongs to logical blocks {} and {lb}", owner[blk as usize]));
                 }
                 owner[blk as usize] = lb as u32;
-                if nand.programmed_pages(BlockId(blk)) != u32::from(next) {
+                // A block gone bad counts as full.
+                let full = nand.is_grown_bad(BlockId(blk)) && u32::from(next) == g.pages_per_block;
+                if nand.programmed_pages(BlockId(blk)) != u32::from(next) && !full {
                     return Err(format!(
                         "block {blk}: write pointer {next}, medium says {}",
                         nand.programmed_pages(BlockId(blk))

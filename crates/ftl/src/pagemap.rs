@@ -232,6 +232,19 @@ impl PageMap {
         Ok(ppa)
     }
 
+    /// The next page on `die` ([`PageMap::next_page`]), after retiring `bad`, a
+    /// block that went bad under a program ([`Io::program_placed`]): it leaves
+    /// the open blocks for the GC candidates, whose collection moves its valid
+    /// pages off and never erases it.
+    fn place(&mut self, io: &Io, die: ftlab_nand::DieId, bad: Option<BlockId>) -> Result<Ppa, FtlError> {
+        if let Some(b) = bad {
+            if self.alloc.retire(b).is_some() {
+                self.picker.insert(b);
+            }
+        }
+        self.next_page(io, die)
+    }
+
     /// Records that `lpn`, which was at `old`, now lives at `ppa`, invalidating
     /// its previous copy.
     #[inline]
@@ -300,8 +313,9 @@ impl PageMap {
         self.sources = sources;
         self.lpns = lpns;
         result?;
-        io.erase(victim, Purpose::Gc)?;
-        self.alloc.release(victim);
+        if io.reclaim(victim, Purpose::Gc)? {
+            self.alloc.release(victim);
+        }
         Ok(true)
     }
 
@@ -318,8 +332,7 @@ impl PageMap {
         self.dsts.clear();
         let now = io.now();
         for &src in sources {
-            let dst = self.next_page(io, die)?;
-            let oob = io.copy(src, dst, Purpose::Gc)?;
+            let (dst, oob) = io.copy_placed(src, Purpose::Gc, |io, bad| self.place(io, die, bad))?;
             debug_assert_eq!(self.table.get(oob.lpn as usize), Some(src));
             self.valid.set(dst);
             let b = self.layout.block_of(dst);
@@ -379,8 +392,8 @@ impl Ftl for PageMap {
         // Stripe over the dies, skipping dies busy (e.g. with a GC pass) when an
         // idle one exists.
         let die = io.free_die_from(self.alloc.next_die());
-        let ppa = self.next_page(io, die)?;
-        io.program(ppa, lpn.0, PageKind::Data, data, Purpose::Host)?;
+        let (ppa, _) =
+            io.program_placed(lpn.0, PageKind::Data, data, Purpose::Host, |io, bad| self.place(io, die, bad))?;
         if let Some(old) = old {
             io.supersede(old);
         }

@@ -2,7 +2,9 @@
 //! page-mapped schemes: every programmed page's OOB is read, and for each logical
 //! page the copy with the newest sequence number wins (a GC copy of a page is
 //! newer than its source, and the source block is never erased before the copy is
-//! durable).
+//! durable). A block that went bad in service is never free nor reopened: its
+//! readable pages count, and it is closed so that garbage collection moves them
+//! off (and [`Io::reclaim`] then retires it).
 
 use ftlab_nand::{BlockId, NandError, PageKind};
 
@@ -35,8 +37,11 @@ pub fn scan(io: &mut Io, table: &mut PageTable) -> Result<Scan, FtlError> {
             continue;
         }
         let programmed = io.programmed_pages(b);
+        let grown_bad = io.is_grown_bad(b);
         if programmed == 0 {
-            out.free.push(b);
+            if !grown_bad {
+                out.free.push(b);
+            }
             continue;
         }
         let mut readable = 0;
@@ -58,8 +63,11 @@ pub fn scan(io: &mut Io, table: &mut PageTable) -> Result<Scan, FtlError> {
             }
         }
         if readable == 0 {
-            io.erase(b, Purpose::Recovery)?;
-            out.free.push(b);
+            if io.reclaim(b, Purpose::Recovery)? {
+                out.free.push(b);
+            }
+        } else if grown_bad {
+            out.closed.push(b);
         } else if programmed < g.pages_per_block {
             let die = g.die_of_block(b).0 as usize;
             match partial[die] {

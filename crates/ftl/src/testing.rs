@@ -20,6 +20,7 @@ pub(crate) fn flash(geometry: Geometry, seed: u64) -> Flash {
         wear: WearConfig::default(),
         store: StoreKind::Token,
         seed,
+        faults: Default::default(),
     };
     Flash::new(Nand::new(&config).unwrap())
 }

@@ -221,6 +221,7 @@ mod tests {
             wear: WearConfig::default(),
             store: StoreKind::Token,
             seed: 1,
+            faults: Default::default(),
         };
         let mut f = Flash::new(Nand::new(&config).unwrap());
         let plan = fmt(&mut f, WaoGcConfig::default()).plan();

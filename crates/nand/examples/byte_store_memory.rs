@@ -30,6 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         wear: WearConfig::default(),
         store: StoreKind::Bytes,
         seed: 1,
+        faults: Default::default(),
     };
     let before = rss_mib();
     let mut nand = Nand::new(&config)?;

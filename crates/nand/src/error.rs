@@ -49,8 +49,20 @@ pub enum NandError {
     OutOfOrder { ppa: Ppa, expected: u32 },
     #[error("page {0:?} has not been programmed since its block was erased")]
     NotProgrammed(Ppa),
-    #[error("page {0:?} is uncorrectable (torn by a power cut)")]
+    #[error("page {0:?} is uncorrectable (torn by a power cut, or its program failed)")]
     Uncorrectable(Ppa),
+    #[error(
+        "programming page {ppa:?} failed: the page is unusable and its block has gone bad; program the data on \
+         another block and move the block's valid pages off it"
+    )]
+    ProgramFailed { ppa: Ppa },
+    #[error("erasing block {block:?} failed: the block has gone bad; retire it and take another free block")]
+    EraseFailed { block: BlockId },
+    #[error(
+        "block {0:?} has gone bad (a program or erase on it failed): it takes no program and no erase; read its \
+         programmed pages to move them off, and retire it"
+    )]
+    GrownBad(BlockId),
     #[error("block {0:?} was torn by a power cut during erase; erase it again before use")]
     TornBlock(BlockId),
     #[error("copyback from {from:?} to {to:?}: copyback stays within one plane of one die")]

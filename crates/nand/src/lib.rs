@@ -6,7 +6,8 @@
 //! refuses — programming a page that is not erased, programming out of order inside
 //! a block, touching a bad block — keeps OOB metadata with every page, counts
 //! erases, models wear (Eq. 27 of 000_ffe2fafb22bcad8e.txt), turns each operation
-//! into a finish time on per-die and per-channel timelines, and can lose power.
+//! into a finish time on per-die and per-channel timelines, can lose power, and
+//! injects program and erase failures ([`faults`]).
 //!
 //! ```
 //! use ftlab_nand::{presets, Nand, NandConfig, PageKind, Payload, SimTime};
@@ -19,6 +20,7 @@
 //!     wear: Default::default(),
 //!     store: Default::default(),
 //!     seed: 1,
+//!     faults: Default::default(),
 //! };
 //! let mut nand = Nand::new(&config).unwrap();
 //! let ppa = nand.geometry().ppa(ftlab_nand::BlockId(0), 0);
@@ -29,6 +31,7 @@
 //! ```
 
 pub mod error;
+pub mod faults;
 pub mod geometry;
 pub mod medium;
 pub mod presets;
@@ -39,13 +42,16 @@ pub mod timing;
 pub mod wear;
 
 pub use error::{GeometryError, NandError, TimingError};
+pub use faults::Faults;
 pub use geometry::{BlockId, DieId, Geometry, PageAddr, Ppa};
-pub use medium::{Nand, NandConfig, NandConfigError, Oob, PageKind};
+pub use medium::{Nand, NandConfig, NandConfigError, Oob, PageKind, ProgramFailure};
 pub use store::{PageStore, Payload, StoreKind};
 pub use time::SimTime;
 pub use timeline::{Issue, Span};
 pub use timing::Timing;
 pub use wear::{WearConfig, WearModel};
 
+#[cfg(test)]
+mod fault_tests;
 #[cfg(test)]
 mod tests;

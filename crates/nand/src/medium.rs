@@ -20,6 +20,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::error::NandError;
+use crate::faults::{Faults, Injector, Op};
 use crate::geometry::{BlockId, DieId, Geometry, Layout, Ppa};
 use crate::store::{AnyStore, PageStore, Payload, StoreKind};
 use crate::time::SimTime;
@@ -76,9 +77,34 @@ pub struct NandConfig {
     pub wear: WearConfig,
     #[serde(default)]
     pub store: StoreKind,
-    /// Seed of the medium's own draws (bad blocks, wear parameters).
+    /// Seed of the medium's own draws (bad blocks, wear parameters, faults).
     #[serde(default)]
     pub seed: u64,
+    /// Program and erase failures to inject ([`Faults`]). Default: none; left out
+    /// of the serialized config when none.
+    #[serde(default, skip_serializing_if = "Faults::is_none")]
+    pub faults: Faults,
+}
+
+/// Whether a block can be used, and why not.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Health {
+    #[default]
+    Good,
+    /// Marked bad at the factory: never readable, never used.
+    FactoryBad,
+    /// A program failed on it: the page at the write pointer is unreadable, the
+    /// pages below it still read, nothing more is programmed or erased.
+    ProgramFailed,
+    /// An erase failed on it: nothing on it reads, nothing is programmed or erased.
+    EraseFailed,
+}
+
+impl Health {
+    #[inline]
+    fn grown_bad(self) -> bool {
+        matches!(self, Health::ProgramFailed | Health::EraseFailed)
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -86,7 +112,7 @@ struct BlockState {
     /// Next page to program; pages below it are programmed.
     write_ptr: u32,
     erase_count: u32,
-    bad: bool,
+    health: Health,
     /// An erase was cut by a power loss: every page is unreadable until re-erased.
     torn_erase: bool,
     /// Some page of the block is in the torn set.
@@ -110,8 +136,12 @@ enum Undo {
     /// A program into a block whose erase is in flight; restoring puts back what
     /// the slot held before, readable again if that erase is undone too.
     ProgramOver(Box<SavedPage>),
-    /// An erase; restoring puts back the block's state before the erase.
+    /// An erase (failed or not); restoring puts back the block's state before
+    /// the erase.
     Erase(Box<SavedBlock>),
+    /// A program that failed, leaving `block` grown-bad; undone, the block is
+    /// good again.
+    FailedProgram { block: BlockId },
 }
 
 #[derive(Debug)]
@@ -145,6 +175,16 @@ pub struct Nand {
     next_seq: u64,
     in_flight: VecDeque<InFlight>,
     wear: WearModel,
+    faults: Injector,
+}
+
+/// A program the medium did not carry out ([`Nand::try_program`]).
+#[derive(Debug)]
+pub struct ProgramFailure {
+    /// Why.
+    pub error: NandError,
+    /// The data, handed back when it did not reach the page.
+    pub data: Option<Payload>,
 }
 
 /// A consistency error in a `NandConfig`.
@@ -171,13 +211,16 @@ impl Nand {
             )));
         }
         config.wear.validate().map_err(NandConfigError::Invalid)?;
+        config.faults.validate().map_err(NandConfigError::Invalid)?;
         config.timing.validate()?;
         let pages = g.total_pages();
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
         let mut blocks = vec![BlockState::default(); g.total_blocks() as usize];
         if config.bad_block_rate > 0.0 {
             for b in &mut blocks {
-                b.bad = rng.gen_bool(config.bad_block_rate);
+                if rng.gen_bool(config.bad_block_rate) {
+                    b.health = Health::FactoryBad;
+                }
             }
         }
         let wear = WearModel::new(&config.wear, g.total_blocks(), &mut rng);
@@ -194,6 +237,7 @@ impl Nand {
             next_seq: 1,
             in_flight: VecDeque::new(),
             wear,
+            faults: Injector::new(&config.faults, config.seed),
         })
     }
 
@@ -211,10 +255,29 @@ impl Nand {
     pub fn timing(&self) -> &Timing {
         &self.timing
     }
-    /// Whether `block` is a (factory) bad block.
+    /// Whether `block` is a factory-bad block (never usable; the capacity an FTL
+    /// exports is counted without them). Blocks that go bad in service are
+    /// [`Nand::is_grown_bad`].
     #[inline]
     pub fn is_bad(&self, block: BlockId) -> bool {
-        self.blocks[block.0 as usize].bad
+        self.blocks[block.0 as usize].health == Health::FactoryBad
+    }
+    /// Whether `block` went bad in service: a program or an erase on it failed.
+    /// It takes no program and no erase; the pages programmed on it before a
+    /// program failure still read.
+    #[inline]
+    pub fn is_grown_bad(&self, block: BlockId) -> bool {
+        self.blocks[block.0 as usize].health.grown_bad()
+    }
+    /// Arms a countdown: the `n`th program (or copyback) from now fails, 1 being
+    /// the next; 0 disarms it. Replaces the countdown of [`Faults::fail_program`].
+    pub fn fail_program_in(&mut self, n: u64) {
+        self.faults.arm(Op::Program, n);
+    }
+    /// Arms a countdown: the `n`th erase from now fails, 1 being the next; 0
+    /// disarms it. Replaces the countdown of [`Faults::fail_erase`].
+    pub fn fail_erase_in(&mut self, n: u64) {
+        self.faults.arm(Op::Erase, n);
     }
     /// Erase count of `block`.
     #[inline]
@@ -272,7 +335,7 @@ impl Nand {
             return Err(NandError::OutOfRange(ppa));
         }
         let block = self.layout.block_of(ppa);
-        if self.blocks[block.0 as usize].bad {
+        if self.blocks[block.0 as usize].health == Health::FactoryBad {
             return Err(NandError::BadBlock(block));
         }
         Ok(block)
@@ -285,7 +348,11 @@ impl Nand {
         if b.torn_erase || (b.has_torn_pages && self.torn.contains(&ppa.0)) {
             return Err(NandError::Uncorrectable(ppa));
         }
-        if ppa.0 - self.layout.ppa(block, 0).0 >= b.write_ptr {
+        let page = ppa.0 - self.layout.ppa(block, 0).0;
+        if page >= b.write_ptr {
+            if page == b.write_ptr && b.health == Health::ProgramFailed {
+                return Err(NandError::Uncorrectable(ppa));
+            }
             return Err(NandError::NotProgrammed(ppa));
         }
         Ok(block)
@@ -353,6 +420,9 @@ impl Nand {
     fn check_programmable(&self, ppa: Ppa) -> Result<BlockId, NandError> {
         let block = self.check_ppa(ppa)?;
         let b = &self.blocks[block.0 as usize];
+        if b.health.grown_bad() {
+            return Err(NandError::GrownBad(block));
+        }
         if b.torn_erase {
             return Err(NandError::TornBlock(block));
         }
@@ -400,14 +470,40 @@ impl Nand {
         data: Payload,
         at: impl Into<Issue>,
     ) -> Result<(u64, Span), NandError> {
+        self.try_program(ppa, lpn, kind, data, at).map_err(|f| f.error)
+    }
+
+    /// As [`Nand::program`], but a program refused or failed before the data
+    /// reached the page hands the data back ([`ProgramFailure::data`]), so the
+    /// caller can program it elsewhere. An injected failure
+    /// ([`NandError::ProgramFailed`]) takes the program's time and leaves the
+    /// block grown-bad (see [`crate::faults`]).
+    #[inline]
+    pub fn try_program(
+        &mut self,
+        ppa: Ppa,
+        lpn: u32,
+        kind: PageKind,
+        data: Payload,
+        at: impl Into<Issue>,
+    ) -> Result<(u64, Span), ProgramFailure> {
         let at: Issue = at.into();
-        let block = self.check_programmable(ppa)?;
-        let die = self.check_time(self.layout.die_of_block(block), at)?;
+        let checked = self
+            .check_programmable(ppa)
+            .and_then(|block| Ok((block, self.check_time(self.layout.die_of_block(block), at)?)));
+        let (block, die) = match checked {
+            Ok(bd) => bd,
+            Err(error) => return Err(ProgramFailure { error, data: Some(data) }),
+        };
         let span = self.timelines.program(die, at);
+        if self.faults.strikes(Op::Program) {
+            self.fail_program(block, span);
+            return Err(ProgramFailure { error: NandError::ProgramFailed { ppa }, data: Some(data) });
+        }
         let seq = self.commit_program(ppa, block, lpn, kind, span);
-        if let Err(e) = self.store.write(ppa.0, data) {
+        if let Err(error) = self.store.write(ppa.0, data) {
             self.undo_last();
-            return Err(e);
+            return Err(ProgramFailure { error, data: None });
         }
         Ok((seq, span))
     }
@@ -427,6 +523,10 @@ impl Nand {
         let oob = self.oob_at(from);
         let die = self.check_time(self.layout.die_of_block(tb), at)?;
         let span = self.timelines.copyback(die, at);
+        if self.faults.strikes(Op::Program) {
+            self.fail_program(tb, span);
+            return Err(NandError::ProgramFailed { ppa: to });
+        }
         let seq = self.commit_program(to, tb, oob.lpn, oob.kind, span);
         self.store.copy(from.0, to.0);
         Ok((oob, seq, span))
@@ -439,10 +539,13 @@ impl Nand {
         if block.0 >= self.geometry.total_blocks() {
             return Err(NandError::BlockOutOfRange(block));
         }
-        if self.blocks[block.0 as usize].bad {
-            return Err(NandError::BadBlock(block));
+        match self.blocks[block.0 as usize].health {
+            Health::Good => {}
+            Health::FactoryBad => return Err(NandError::BadBlock(block)),
+            Health::ProgramFailed | Health::EraseFailed => return Err(NandError::GrownBad(block)),
         }
         let die = self.check_time(self.layout.die_of_block(block), at)?;
+        let failed = self.faults.strikes(Op::Erase);
         let b = &mut self.blocks[block.0 as usize];
         let old = *b;
         b.write_ptr = 0;
@@ -461,7 +564,19 @@ impl Nand {
         }
         let span = self.timelines.erase(die, at);
         self.in_flight.push_back(InFlight { span, op: Undo::Erase(Box::new(SavedBlock { block, old, torn_pages })) });
+        if failed {
+            // Erased as far as it went: nothing reads; but the block is bad.
+            self.blocks[block.0 as usize].health = Health::EraseFailed;
+            return Err(NandError::EraseFailed { block });
+        }
         Ok(span)
+    }
+
+    /// A failed program on `block`, with the span it took: the block is
+    /// grown-bad, unless a power cut undoes the program.
+    fn fail_program(&mut self, block: BlockId, span: Span) {
+        self.blocks[block.0 as usize].health = Health::ProgramFailed;
+        self.in_flight.push_back(InFlight { span, op: Undo::FailedProgram { block } });
     }
 
     fn undo_last(&mut self) {
@@ -474,6 +589,9 @@ impl Nand {
         match op {
             Undo::Program { ppa } => {
                 self.blocks[self.layout.block_of(ppa).0 as usize].write_ptr -= 1;
+            }
+            Undo::FailedProgram { block } => {
+                self.blocks[block.0 as usize].health = Health::Good;
             }
             Undo::ProgramOver(saved) => {
                 let SavedPage { ppa, old, old_lpn, old_seqkind } = *saved;
@@ -490,6 +608,7 @@ impl Nand {
                 // `old` counted the erases in flight before this one; some of them
                 // may have been retired since.
                 let in_flight = b.erases_in_flight - 1;
+                // A failed erase undone never happened: the block is good again.
                 *b = BlockState { erases_in_flight: in_flight, ..old };
                 self.torn.extend(torn_pages);
             }
@@ -516,10 +635,15 @@ impl Nand {
                     Undo::ProgramOver(saved) => self.tear_page(saved.ppa),
                     Undo::Erase(saved) => {
                         let b = &mut self.blocks[saved.block.0 as usize];
-                        b.torn_erase = true;
-                        b.write_ptr = self.geometry.pages_per_block;
                         b.erases_in_flight -= 1;
+                        // A failed erase cut in its course stays failed.
+                        if b.health != Health::EraseFailed {
+                            b.torn_erase = true;
+                            b.write_ptr = self.geometry.pages_per_block;
+                        }
                     }
+                    // A program failure cut in its course stays one.
+                    Undo::FailedProgram { .. } => {}
                 }
             } else if let Undo::Erase(saved) = &f.op {
                 // Finished before the cut: dropped from the log.
@@ -543,98 +667,5 @@ impl Nand {
 }
 
 #[cfg(test)]
-mod undo_tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-
-    fn nand() -> Nand {
-        let geometry = Geometry {
-            channels: 1,
-            ways_per_channel: 1,
-            dies_per_way: 1,
-            planes_per_die: 1,
-            blocks_per_plane: 4,
-            pages_per_block: 4,
-            page_size: 4096,
-            oob_size: 64,
-        };
-        let timing = Timing {
-            read_ns: 25_000,
-            read_oob_ns: 10_000,
-            program_ns: 200_000,
-            erase_ns: 1_500_000,
-            channel_mb_per_s: 400,
-        };
-        let config = NandConfig {
-            geometry,
-            timing,
-            bad_block_rate: 0.0,
-            wear: WearConfig::default(),
-            store: StoreKind::Token,
-            seed: 1,
-        };
-        Nand::new(&config).unwrap()
-    }
-
-    #[test]
-    fn undone_program_after_a_retired_erase_leaves_the_page_erased() {
-        let mut n = nand();
-        let p = n.geometry().ppa(BlockId(0), 0);
-        let (_, s) = n.program(p, 1, PageKind::Data, Payload::Token(10), SimTime::ZERO).unwrap();
-        let e = n.erase(BlockId(0), s.finish).unwrap();
-        n.retire(e.finish);
-        let (_, s2) = n.program(p, 2, PageKind::Map, Payload::Token(20), e.finish).unwrap();
-        n.power_cut(s2.start);
-        assert_eq!(n.read(p, s2.start).unwrap_err(), NandError::NotProgrammed(p));
-        assert_eq!(n.peek_oob(p), None);
-        assert_eq!(n.programmed_pages(BlockId(0)), 0);
-        n.program(p, 3, PageKind::Data, Payload::Token(30), s2.start).unwrap();
-        assert_eq!(n.read(p, s2.start).unwrap().0, Payload::Token(30));
-        assert_eq!(n.peek_oob(p).map(|o| (o.lpn, o.kind)), Some((3, PageKind::Data)));
-    }
-
-    #[test]
-    fn undoing_erases_in_flight_restores_what_the_pages_held() {
-        let mut n = nand();
-        let g = *n.geometry();
-        let (p0, p1) = (g.ppa(BlockId(1), 0), g.ppa(BlockId(1), 1));
-        let (_, a) = n.program(p0, 5, PageKind::Data, Payload::Token(50), SimTime::ZERO).unwrap();
-        let (_, b) = n.program(p1, 6, PageKind::Data, Payload::Token(60), SimTime::ZERO).unwrap();
-        n.retire(b.finish);
-        // Two erases in flight, each followed by a program over page 0.
-        let e1 = n.erase(BlockId(1), b.finish).unwrap();
-        n.program(p0, 7, PageKind::Data, Payload::Token(70), b.finish).unwrap();
-        let e2 = n.erase(BlockId(1), b.finish).unwrap();
-        n.program(p0, 8, PageKind::Data, Payload::Token(80), b.finish).unwrap();
-        assert!(e1.start >= b.finish && e2.start > e1.start);
-        // Retiring the first erase leaves the second undoable.
-        n.retire(e1.finish);
-        n.power_cut(e2.start);
-        // The program after the first erase survived; the second erase never happened.
-        assert_eq!(n.read(p0, e2.start).unwrap().0, Payload::Token(70));
-        assert_eq!(n.peek_oob(p0).map(|o| o.lpn), Some(7));
-        assert_eq!(n.read(p1, e2.start).unwrap_err(), NandError::NotProgrammed(p1));
-        assert_eq!(n.erase_count(BlockId(1)), 1);
-        // Everything in flight is gone: a later program saves nothing.
-        assert_eq!(n.blocks[1].erases_in_flight, 0);
-        let _ = a;
-    }
-
-    #[test]
-    fn a_cut_before_every_erase_restores_the_oldest_contents() {
-        let mut n = nand();
-        let p = n.geometry().ppa(BlockId(2), 0);
-        let (_, s) = n.program(p, 9, PageKind::Meta, Payload::Token(90), SimTime::ZERO).unwrap();
-        n.retire(s.finish);
-        let e1 = n.erase(BlockId(2), s.finish).unwrap();
-        n.program(p, 1, PageKind::Data, Payload::Token(1), s.finish).unwrap();
-        n.erase(BlockId(2), s.finish).unwrap();
-        n.program(p, 2, PageKind::Data, Payload::Token(2), s.finish).unwrap();
-        n.power_cut(e1.start);
-        assert_eq!(n.read(p, e1.start).unwrap().0, Payload::Token(90));
-        let oob = n.peek_oob(p).unwrap();
-        assert_eq!((oob.lpn, oob.kind), (9, PageKind::Meta));
-        assert_eq!(n.erase_count(BlockId(2)), 0);
-        assert_eq!(n.blocks[2].erases_in_flight, 0);
-    }
-}
+#[path = "medium_undo_tests.rs"]
+mod undo_tests;

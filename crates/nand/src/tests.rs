@@ -32,6 +32,7 @@ fn config(bad_block_rate: f64) -> NandConfig {
         wear: WearConfig::default(),
         store: StoreKind::Token,
         seed: 3,
+        faults: Default::default(),
     }
 }
 

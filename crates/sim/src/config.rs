@@ -159,6 +159,7 @@ impl DeviceSpec {
             },
             store: self.store,
             seed,
+            faults: Default::default(),
         })
     }
 }

@@ -170,9 +170,20 @@ impl DemandMap {
         if let Some(v) = self.cmt.lookup(lpn) {
             return Ok(v);
         }
+        let mut room = true;
         if evict == Evict::WriteBack {
             while self.cmt.len() >= self.cmt.capacity() {
-                self.evict_one(io)?;
+                match self.evict_one(io) {
+                    Ok(()) => {}
+                    // No translation page left to write a dirty entry back (blocks
+                    // gone bad ate the spare ones): the mapping is served without
+                    // caching it, so reads still work.
+                    Err(e) if e.kind() == crate::ErrorKind::NoSpace => {
+                        room = false;
+                        break;
+                    }
+                    Err(e) => return Err(e),
+                }
             }
         }
         let t = lpn / self.entries_per_tpage;
@@ -180,6 +191,9 @@ impl DemandMap {
             io.read(Ppa(self.gtd[t as usize]), Purpose::Map)?;
         }
         let v = self.on_flash.get(lpn as usize);
+        if !room {
+            return Ok(v);
+        }
         self.cmt.insert_clean(lpn, v);
         if evict == Evict::CleanOnly {
             self.drop_clean();
@@ -242,19 +256,30 @@ impl DemandMap {
                 None => self.on_flash.unmap(lpn as usize),
             };
         }
-        let ppa = self.next_tpage()?;
-        if !self.bytes_medium {
-            match io.program(ppa, t, PageKind::Map, Payload::Token(u64::from(t)), purpose) {
-                Err(NandError::PayloadMismatch(_)) => self.bytes_medium = true,
-                r => {
-                    r?;
+        // The page handed out last: kept for the program in bytes when the token
+        // was refused (the medium stores bytes), which leaves it erased.
+        let mut last = None;
+        let mut payload = if self.bytes_medium { self.tpage_bytes(t) } else { Payload::Token(u64::from(t)) };
+        let ppa = loop {
+            let placed = io.program_placed(t, PageKind::Map, payload, purpose, |_, bad| {
+                if let Some(b) = bad {
+                    self.retire(b);
+                } else if let Some(p) = last {
+                    return Ok(p);
                 }
+                let p = self.next_tpage()?;
+                last = Some(p);
+                Ok(p)
+            });
+            match placed {
+                Ok((ppa, _)) => break ppa,
+                Err(FtlError::Nand(NandError::PayloadMismatch(_))) if !self.bytes_medium => {
+                    self.bytes_medium = true;
+                    payload = self.tpage_bytes(t);
+                }
+                Err(e) => return Err(e),
             }
-        }
-        if self.bytes_medium {
-            let payload = self.tpage_bytes(t);
-            io.program(ppa, t, PageKind::Map, payload, purpose)?;
-        }
+        };
         if old != NONE {
             io.supersede(Ppa(old));
             self.invalidate(Ppa(old));
@@ -280,13 +305,14 @@ impl DemandMap {
     /// one write-back per translation page (DFTL's batch update).
     pub fn write_back_moves(&mut self, io: &mut Io, moves: &mut [(u32, Ppa)]) -> Result<(), FtlError> {
         moves.sort_unstable_by_key(|m| m.0);
+        // Every move is mapped before any write-back: one that fails (no
+        // translation page left) leaves the rest mapped where their data is.
+        for &(lpn, dst) in moves.iter() {
+            self.on_flash.set(lpn as usize, dst);
+        }
         let e = self.entries_per_tpage;
         for group in moves.chunk_by(|a, b| a.0 / e == b.0 / e) {
-            let t = group[0].0 / e;
-            for &(lpn, dst) in group {
-                self.on_flash.set(lpn as usize, dst);
-            }
-            self.write_back(io, t, Purpose::Map)?;
+            self.write_back(io, group[0].0 / e, Purpose::Map)?;
         }
         Ok(())
     }
@@ -319,8 +345,12 @@ impl DemandMap {
     /// mapping in the CMT (dirty).
     pub fn host_program(&mut self, io: &mut Io, lpn: u32, data: Payload, old: Option<Ppa>) -> Result<(), FtlError> {
         let die = io.free_die_from(self.data_alloc.next_die());
-        let ppa = self.next_data_page(die)?;
-        io.program(ppa, lpn, PageKind::Data, data, Purpose::Host)?;
+        let (ppa, _) = io.program_placed(lpn, PageKind::Data, data, Purpose::Host, |_, bad| {
+            if let Some(b) = bad {
+                self.retire(b);
+            }
+            self.next_data_page(die)
+        })?;
         if let Some(old) = old {
             io.supersede(old);
             self.invalidate(old);
@@ -402,8 +432,12 @@ impl DemandMap {
         let die = self.layout.die_of_block(victim);
         let sources: Vec<Ppa> = self.valid.iter_set(self.geometry.ppa(victim, 0), ppb).take(max as usize).collect();
         for &src in &sources {
-            let dst = self.next_data_page(die)?;
-            let oob = io.copy(src, dst, Purpose::Gc)?;
+            let (dst, oob) = io.copy_placed(src, Purpose::Gc, |_, bad| {
+                if let Some(b) = bad {
+                    self.retire(b);
+                }
+                self.next_data_page(die)
+            })?;
             debug_assert_eq!(self.current(oob.lpn), Some(src), "lpn {} left {src:?}", oob.lpn);
             self.invalidate(src);
             self.mark_valid(dst);
@@ -435,9 +469,31 @@ impl DemandMap {
     /// Erases a collected victim (no valid page left) and frees it.
     pub fn erase(&mut self, io: &mut Io, victim: BlockId) -> Result<(), FtlError> {
         debug_assert_eq!(self.valid_in(victim), 0, "erasing {victim:?} with valid pages");
-        io.erase(victim, Purpose::Gc)?;
-        self.release(victim);
+        if io.reclaim(victim, Purpose::Gc)? {
+            self.release(victim);
+        }
         Ok(())
+    }
+
+    /// Retires `b`, a block that went bad under a program
+    /// ([`Io::program_placed`]): it leaves its pool's open blocks (its pages
+    /// never handed out are no longer free) for the pool's victim candidates, so
+    /// that garbage collection moves its valid pages off; [`Io::reclaim`] then
+    /// refuses it and it is never used again.
+    pub fn retire(&mut self, b: BlockId) {
+        let ppb = self.geometry.pages_per_block;
+        let (alloc, free, picker) = if self.translation[b.0 as usize] {
+            (&mut self.t_alloc, &mut self.t_free_pages, &mut self.tpicker)
+        } else {
+            (&mut self.data_alloc, &mut self.data_free_pages, &mut self.data_picker)
+        };
+        if let Some(left) = alloc.retire(b) {
+            *free -= u64::from(left.min(ppb));
+            picker.insert(b);
+        }
+        if self.translation[b.0 as usize] {
+            self.t_die = self.fullest_translation_die();
+        }
     }
 
     /// RAM for mapping and bookkeeping: the CMT (at its high-water mark), the GTD,

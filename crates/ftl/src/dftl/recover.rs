@@ -28,13 +28,16 @@ enum Found {
     /// Partly written: the newest sequence number and the next page.
     Partial(u64, u32),
     Full,
+    /// Gone bad with nothing readable on it: never used again.
+    Retired,
 }
 
 fn scan(io: &mut Io, b: BlockId, pages: &mut Vec<(Ppa, Oob)>) -> Result<Found, FtlError> {
     let g = *io.geometry();
     let programmed = io.programmed_pages(b);
+    let grown_bad = io.is_grown_bad(b);
     if programmed == 0 {
-        return Ok(Found::Free);
+        return Ok(if grown_bad { Found::Retired } else { Found::Free });
     }
     let (mut readable, mut newest) = (0, 0);
     pages.clear();
@@ -51,10 +54,16 @@ fn scan(io: &mut Io, b: BlockId, pages: &mut Vec<(Ppa, Oob)>) -> Result<Found, F
         }
     }
     if readable == 0 {
-        io.erase(b, Purpose::Recovery)?;
-        return Ok(Found::Free);
+        return Ok(if io.reclaim(b, Purpose::Recovery)? { Found::Free } else { Found::Retired });
     }
-    Ok(if programmed < g.pages_per_block { Found::Partial(newest, programmed) } else { Found::Full })
+    // A block gone bad is never reopened: closed, it is collected and retired.
+    Ok(if grown_bad {
+        Found::Full
+    } else if programmed < g.pages_per_block {
+        Found::Partial(newest, programmed)
+    } else {
+        Found::Full
+    })
 }
 
 impl DemandMap {
@@ -84,6 +93,7 @@ impl DemandMap {
                 let open = if pass_translation { &mut t_open } else { &mut data_open[g.die_of_block(b).0 as usize] };
                 match scan(io, b, &mut pages)? {
                     Found::Free => m.release(b),
+                    Found::Retired => {}
                     Found::Full => closed.push(b),
                     Found::Partial(seq, next) => match *open {
                         Some((s, _, _)) if s > seq => closed.push(b),

@@ -173,10 +173,13 @@ impl Gftl {
             match self.next_job(forced) {
                 None => return Ok(false),
                 Some(Job::Queue(b)) => {
-                    io.erase(b, Purpose::Gc)?;
+                    // A block gone bad is retired: never erased, never used again.
+                    let erased = io.reclaim(b, Purpose::Gc)?;
                     self.is_queue[b.0 as usize] = false;
                     self.wq_blocks -= 1;
-                    self.free.push_back(b);
+                    if erased {
+                        self.free.push_back(b);
+                    }
                     return Ok(true);
                 }
                 Some(Job::Data(lb)) => {
@@ -189,6 +192,17 @@ impl Gftl {
         c.steps += 1;
         let mut used = 0u64;
         let result = self.run_step(io, &mut c, &mut used);
+        if result.is_err() && c.phase == Phase::Write {
+            // A copy failed (its target went bad): the cleaning is dropped with
+            // its target, retired (a cleaning without its end copy is dropped at
+            // recovery too); nothing moved yet, so the block is cleaned again
+            // from the start, into another free block.
+            self.enqueue(c.lb);
+            return match result {
+                Err(FtlError::Nand(NandError::ProgramFailed { .. })) => Ok(true),
+                other => other.map(|()| true),
+            };
+        }
         if c.phase != Phase::Erase || c.old.is_some() {
             self.cleaning = Some(c);
         }
@@ -298,8 +312,10 @@ impl Gftl {
             }
         }
         if let Some(old) = c.old.take() {
-            io.erase(old, Purpose::Gc)?;
-            self.free.push_back(old);
+            // A block gone bad is retired: never erased, never used again.
+            if io.reclaim(old, Purpose::Gc)? {
+                self.free.push_back(old);
+            }
         }
         Ok(())
     }

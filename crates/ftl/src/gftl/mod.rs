@@ -55,8 +55,9 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use ftlab_bounds::ChipParams;
-use ftlab_nand::{BlockId, Geometry, PageKind, Payload, Ppa, SimTime};
+use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa, SimTime};
 
+use crate::flash::PROGRAM_ATTEMPTS;
 use crate::nftl::{interleaved_good_blocks, search_block, Present, LPN_MASK, WQ_FLAG};
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
@@ -422,6 +423,51 @@ impl Gftl {
         Ok(())
     }
 
+    /// Retires `block`, which went bad under a host program: a logical block's
+    /// block counts as full (later writes go to the write queue, and its cleaning
+    /// moves its pages off and never erases it); the write queue's open block is
+    /// closed (erased, that is retired, once none of its pages is live).
+    fn retire(&mut self, block: BlockId) {
+        let ppb = self.ppb() as u16;
+        for (lb, b) in self.map.iter().enumerate() {
+            if *b == block.0 {
+                self.index[lb] = ppb;
+            }
+        }
+        if matches!(self.wq_open, Some((o, _)) if o == block) {
+            self.wq_open = None;
+            if self.wq_live[block.0 as usize] == 0 {
+                self.gcq.push_front(Job::Queue(block));
+            }
+        }
+    }
+
+    /// One try at writing `lpn`: to its block, or to the write queue when the
+    /// block is full or being cleaned; then a cleaning step.
+    fn write_once(&mut self, io: &mut Io, lpn: Lpn, data: Payload) -> Result<(), FtlError> {
+        let l = check_lpn(lpn, self.logical_pages())?;
+        let lb = l / self.ppb() as usize;
+        let off = l as u32 % self.ppb();
+        let cleaning = |s: &Self| s.cleaning.as_deref().is_some_and(|c| c.holds(lb as u32));
+        if cleaning(self) || (self.map[lb] != NONE && u32::from(self.index[lb]) == self.ppb()) {
+            self.ensure_queue_room(io)?;
+        }
+        if cleaning(self) {
+            // The block is being cleaned: queue the write, and let the cleaning copy
+            // the new data if it has not copied this page yet (Algorithm 1, 5-9).
+            let ppa = self.queue_write(io, lpn.0, data.clone())?;
+            if let Some(c) = self.cleaning.as_deref_mut() {
+                c.update(off, data, ppa);
+            }
+        } else if self.map[lb] == NONE || u32::from(self.index[lb]) < self.ppb() {
+            self.block_write(io, lb, lpn.0, data)?;
+        } else {
+            self.queue_write(io, lpn.0, data)?;
+        }
+        self.present.set(l, true);
+        self.after_request(io)
+    }
+
     /// One partial-cleaning step after a host command, unless the threshold of
     /// Section VII-A holds cleaning back.
     ///
@@ -474,28 +520,20 @@ impl Ftl for Gftl {
         Ok(got)
     }
 
+    /// Writes `lpn`; when the program fails, the block it went bad in is retired
+    /// (`Gftl::retire`) and the write is tried again, up to [`PROGRAM_ATTEMPTS`]
+    /// times.
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
-        let l = check_lpn(lpn, self.logical_pages())?;
-        let lb = l / self.ppb() as usize;
-        let off = l as u32 % self.ppb();
-        let cleaning = |s: &Self| s.cleaning.as_deref().is_some_and(|c| c.holds(lb as u32));
-        if cleaning(self) || (self.map[lb] != NONE && u32::from(self.index[lb]) == self.ppb()) {
-            self.ensure_queue_room(io)?;
-        }
-        if cleaning(self) {
-            // The block is being cleaned: queue the write, and let the cleaning copy
-            // the new data if it has not copied this page yet (Algorithm 1, 5-9).
-            let ppa = self.queue_write(io, lpn.0, data.clone())?;
-            if let Some(c) = self.cleaning.as_deref_mut() {
-                c.update(off, data, ppa);
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            match self.write_once(io, lpn, data.clone()) {
+                Err(FtlError::Nand(NandError::ProgramFailed { ppa })) if attempts < PROGRAM_ATTEMPTS => {
+                    self.retire(self.geometry.block_of(ppa));
+                }
+                r => return r,
             }
-        } else if self.map[lb] == NONE || u32::from(self.index[lb]) < self.ppb() {
-            self.block_write(io, lb, lpn.0, data)?;
-        } else {
-            self.queue_write(io, lpn.0, data)?;
         }
-        self.present.set(l, true);
-        self.after_request(io)
     }
 
     fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
@@ -578,6 +616,7 @@ pub(crate) mod tests {
             wear: WearConfig::default(),
             store: StoreKind::Token,
             seed: 1,
+            faults: Default::default(),
         };
         let mut flash = Flash::new(Nand::new(&c).unwrap());
         let mut g = {

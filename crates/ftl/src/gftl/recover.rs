@@ -5,8 +5,8 @@
 use ftlab_nand::BlockId;
 
 use super::{Gftl, GftlConfig, Job, NONE};
-use crate::nftl::{scan_device, BlockScan, LPN_MASK, WQ_FLAG};
-use crate::{Flash, FtlError, Io, Purpose};
+use crate::nftl::{reclaim_into, scan_device, BlockScan, LPN_MASK, WQ_FLAG};
+use crate::{Flash, FtlError, Io};
 
 impl Gftl {
     /// Rebuilds GFTL from the medium. Queue blocks are those whose pages carry the
@@ -46,8 +46,7 @@ impl Gftl {
             }
         }
         for b in stale {
-            io.erase(b, Purpose::Recovery)?;
-            f.free.push_back(b);
+            reclaim_into(io, b, &mut f.free)?;
         }
         // Newest copy of each logical page: (seq, ppa, in a queue block).
         let mut newest: Vec<(u64, u32, bool)> = vec![(0, NONE, false); f.logical_pages_usize()];
@@ -88,8 +87,7 @@ impl Gftl {
         for (i, s) in queue.iter().enumerate() {
             let b = s.block;
             if f.wq_live[b.0 as usize] == 0 {
-                io.erase(b, Purpose::Recovery)?;
-                f.free.push_back(b);
+                reclaim_into(io, b, &mut f.free)?;
                 continue;
             }
             f.is_queue[b.0 as usize] = true;
@@ -132,7 +130,9 @@ pub(super) fn check(f: &Gftl, flash: &Flash) -> Result<(), String> {
         }
         owner[b as usize] = lb as u32;
         let next = u32::from(f.index[lb]);
-        if nand.programmed_pages(BlockId(b)) != next {
+        // A block gone bad counts as full.
+        let full = nand.is_grown_bad(BlockId(b)) && next == ppb;
+        if nand.programmed_pages(BlockId(b)) != next && !full {
             return Err(format!("block {b}: write pointer {next}, medium says {}", nand.programmed_pages(BlockId(b))));
         }
         for page in 0..next {

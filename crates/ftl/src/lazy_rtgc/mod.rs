@@ -264,6 +264,20 @@ impl LazyRtgc {
         Ok(ppa)
     }
 
+    /// The next page on `die` ([`LazyRtgc::next_page`]), after retiring `bad`, a
+    /// block that went bad under a program ([`Io::program_placed`]): its pages
+    /// never handed out are no longer free, and it joins the victim candidates so
+    /// that a collection moves its valid pages off (and never erases it).
+    fn place(&mut self, die: DieId, bad: Option<BlockId>) -> Result<Ppa, FtlError> {
+        if let Some(b) = bad {
+            if let Some(left) = self.alloc.retire(b) {
+                self.free_pages[self.layout.die_of_block(b).0 as usize] -= u64::from(left);
+                self.books.insert(b);
+            }
+        }
+        self.next_page(die)
+    }
+
     /// Records that `ppa` holds the current copy of a logical page whose previous
     /// copy was at `old`.
     fn mark(&mut self, old: Option<Ppa>, ppa: Ppa) {
@@ -312,12 +326,18 @@ impl LazyRtgc {
             return Ok(());
         }
         debug_assert_eq!(self.books.valid(c.victim), 0, "erasing a victim with valid pages");
-        if let Err(e) = io.erase(c.victim, Purpose::Gc) {
-            self.collections[die.0 as usize] = Some(c);
-            return Err(e.into());
+        match io.reclaim(c.victim, Purpose::Gc) {
+            Ok(true) => {
+                self.alloc.release(c.victim);
+                self.free_pages[die.0 as usize] += u64::from(self.geometry.pages_per_block);
+            }
+            // Gone bad: retired, never used again.
+            Ok(false) => {}
+            Err(e) => {
+                self.collections[die.0 as usize] = Some(c);
+                return Err(e.into());
+            }
         }
-        self.alloc.release(c.victim);
-        self.free_pages[die.0 as usize] += u64::from(self.geometry.pages_per_block);
         self.stats.collections += 1;
         self.stats.max_tasks_per_collection = self.stats.max_tasks_per_collection.max(c.tasks);
         Ok(())
@@ -334,8 +354,7 @@ impl LazyRtgc {
                 c.next += 1;
                 continue;
             }
-            let dst = self.next_page(die)?;
-            let oob = io.copy(src, dst, Purpose::Gc)?;
+            let (dst, oob) = io.copy_placed(src, Purpose::Gc, |_, bad| self.place(die, bad))?;
             c.next += 1;
             let moved = self.table.relocate(oob.lpn as usize, src, dst);
             debug_assert!(moved, "lpn {} left {src:?} during a partial task", oob.lpn);
@@ -409,8 +428,7 @@ impl Ftl for LazyRtgc {
         let start = self.alloc.next_die();
         let old_die = self.table.get(l).map(|p| self.layout.die_of(p));
         let die = self.books.host_die(io, start, old_die).unwrap_or_else(|| io.free_die_from(start));
-        let ppa = self.next_page(die)?;
-        io.program(ppa, lpn.0, PageKind::Data, data, Purpose::Host)?;
+        let (ppa, _) = io.program_placed(lpn.0, PageKind::Data, data, Purpose::Host, |_, bad| self.place(die, bad))?;
         let old = self.table.set(l, ppa);
         if let Some(old) = old {
             io.supersede(old);

@@ -16,6 +16,7 @@ fn flash_with(geometry: Geometry, chip: &str, bad_block_rate: f64) -> Flash {
         wear: WearConfig::default(),
         store: StoreKind::Token,
         seed: 3,
+        faults: Default::default(),
     };
     Flash::new(Nand::new(&config).unwrap())
 }

@@ -282,6 +282,19 @@ impl MultiLog {
         Ok(ppa)
     }
 
+    /// The next page of set `set`'s log on `die` ([`MultiLog::next_page`]), after
+    /// retiring `bad`, a block that went bad under a program
+    /// ([`Io::program_placed`]): it leaves the open blocks for the candidates, so
+    /// that a collection moves its valid pages off (and never erases it).
+    fn place(&mut self, set: u32, die: DieId, bad: Option<BlockId>) -> Result<Ppa, FtlError> {
+        if let Some(b) = bad {
+            if self.alloc.retire(b).is_some() {
+                self.logs.closed(b);
+            }
+        }
+        self.next_page(set, die)
+    }
+
     /// Reclaims a victim (see [`logs`]): its valid pages move to the log of its
     /// set (the online estimator: the next colder set) on its die, then it is
     /// erased. Returns false if no candidate has a reclaimable page.
@@ -308,15 +321,15 @@ impl MultiLog {
             self.logs.restore(victim);
             return Err(e);
         }
-        io.erase(victim, Purpose::Gc)?;
-        self.alloc.release(victim);
+        if io.reclaim(victim, Purpose::Gc)? {
+            self.alloc.release(victim);
+        }
         Ok(true)
     }
 
     /// Copies the valid page `src` into set `set`'s log near `die`.
     fn move_page(&mut self, io: &mut Io, src: Ppa, set: u32, die: DieId) -> Result<(), FtlError> {
-        let dst = self.next_page(set, die)?;
-        let oob = io.copy(src, dst, Purpose::Gc)?;
+        let (dst, oob) = io.copy_placed(src, Purpose::Gc, |_, bad| self.place(set, die, bad))?;
         let hit = self.table.relocate(oob.lpn as usize, src, dst);
         debug_assert!(hit, "lpn {} left {src:?} during GC", oob.lpn);
         self.valid.clear(src);
@@ -364,8 +377,8 @@ impl Ftl for MultiLog {
         let old = self.table.get(l);
         let set = self.clock.set_of_write(l, io.now(), hint);
         let die = io.free_die_from(self.alloc.next_die());
-        let ppa = self.next_page(set, die)?;
-        io.program(ppa, lpn.0, PageKind::Data, data, Purpose::Host)?;
+        let (ppa, _) =
+            io.program_placed(lpn.0, PageKind::Data, data, Purpose::Host, |_, bad| self.place(set, die, bad))?;
         if let Some(old) = old {
             io.supersede(old);
             self.valid.clear(old);

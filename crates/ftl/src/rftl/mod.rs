@@ -43,6 +43,7 @@ use serde::{Deserialize, Serialize};
 use ftlab_bounds::ChipParams;
 use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa, SimTime, Timing};
 
+use crate::flash::PROGRAM_ATTEMPTS;
 use crate::mapping::ValidMap;
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
@@ -332,9 +333,12 @@ impl Rftl {
                     }
                 }
                 let mut written = programmed;
-                if programmed > 0 && readable == 0 {
-                    io.erase(b, Purpose::Recovery)?;
+                if programmed > 0 && readable == 0 && io.reclaim(b, Purpose::Recovery)? {
                     written = 0;
+                }
+                if io.is_grown_bad(b) {
+                    // Never written again: it counts as full.
+                    written = g.pages_per_block;
                 }
                 lblock.written[j] = written as u16;
             }
@@ -355,7 +359,18 @@ impl Rftl {
                 }
             }
             while ftl.lblocks[lb].phase != Phase::Normal {
-                ftl.step(io, lb, Purpose::Recovery)?;
+                match ftl.step(io, lb, Purpose::Recovery) {
+                    Ok(()) => {}
+                    // A block of it went bad: the logical block keeps its data
+                    // readable and refuses writes (see `step`).
+                    Err(e)
+                        if e.kind() == crate::ErrorKind::NoSpace
+                            || matches!(e, FtlError::Nand(NandError::ProgramFailed { .. })) =>
+                    {
+                        break
+                    }
+                    Err(e) => return Err(e),
+                }
             }
         }
         Ok(ftl)
@@ -406,13 +421,30 @@ impl Rftl {
                     }
                     let page = u32::from(l.written[r]);
                     if page >= ppb {
-                        return Err(FtlError::DeviceFull(format!(
-                            "rftl: replacement block {:?} of logical block {lb} overflowed",
-                            l.blocks[r]
-                        )));
+                        self.lblocks[lb] = l;
+                        return Err(FtlError::DeviceFull(if io.is_grown_bad(l.blocks[r]) {
+                            format!(
+                                "rftl: replacement block {:?} of logical block {lb} went bad, and RFTL has no spare \
+                                 block: the logical block's data stays readable, it takes no more writes",
+                                l.blocks[r]
+                            )
+                        } else {
+                            format!("rftl: replacement block {:?} of logical block {lb} overflowed", l.blocks[r])
+                        }));
                     }
                     let dst = g.ppa(l.blocks[r], page);
-                    let oob = io.copy(src, dst, purpose)?;
+                    let oob = match io.copy(src, dst, purpose) {
+                        Ok(oob) => oob,
+                        Err(e) => {
+                            if matches!(e, NandError::ProgramFailed { .. }) {
+                                l.written[r] = ppb as u16;
+                            }
+                            // The copies so far stand; the step resumes at `src`.
+                            l.phase = Phase::Copy { cursor: (cursor - 1) as u16 };
+                            self.lblocks[lb] = l;
+                            return Err(e.into());
+                        }
+                    };
                     l.written[r] += 1;
                     debug_assert_eq!(self.ppa_of(oob.lpn), Some(src));
                     debug_assert_eq!(oob.lpn / n, lb as u32);
@@ -445,39 +477,11 @@ impl Rftl {
         Ok(())
     }
 
-    fn erase(&mut self, io: &mut Io, l: &mut LogicalBlock, role: usize, purpose: Purpose) -> Result<(), FtlError> {
-        let j = l.role(role);
-        let ppb = self.geometry.pages_per_block;
-        debug_assert_eq!(self.valid.count(self.geometry.ppa(l.blocks[j], 0), ppb), 0);
-        io.erase(l.blocks[j], purpose)?;
-        l.written[j] = 0;
-        Ok(())
-    }
-}
-
-impl Ftl for Rftl {
-    fn name(&self) -> &'static str {
-        "rftl"
-    }
-
-    fn logical_pages(&self) -> u32 {
-        self.logical_pages
-    }
-
-    fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
+    /// One try at writing `lpn` (see [`Ftl::write`]), then the logical block's
+    /// partial collection step.
+    fn write_once(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
         check_lpn(lpn, self.logical_pages)?;
-        let Some(ppa) = self.ppa_of(lpn.0) else {
-            return Ok(None);
-        };
-        if self.config.oob_lookup {
-            io.read_oob(ppa, Purpose::Map)?;
-        }
-        let (data, _) = io.read(ppa, Purpose::Host)?;
-        Ok(Some(data))
-    }
 
-    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
-        check_lpn(lpn, self.logical_pages)?;
         let g = self.geometry;
         let ppb = g.pages_per_block;
         let lb = (lpn.0 / self.plan.pages_per_logical_block) as usize;
@@ -507,6 +511,63 @@ impl Ftl for Rftl {
         }
         // The partial step after the write: not in its response time.
         self.step(io, lb, Purpose::Gc)
+    }
+
+    fn erase(&mut self, io: &mut Io, l: &mut LogicalBlock, role: usize, purpose: Purpose) -> Result<(), FtlError> {
+        let j = l.role(role);
+        let ppb = self.geometry.pages_per_block;
+        debug_assert_eq!(self.valid.count(self.geometry.ppa(l.blocks[j], 0), ppb), 0);
+        // A block gone bad stays full: never written again.
+        if io.reclaim(l.blocks[j], purpose)? {
+            l.written[j] = 0;
+        } else {
+            l.written[j] = self.geometry.pages_per_block as u16;
+        }
+        Ok(())
+    }
+}
+
+impl Ftl for Rftl {
+    fn name(&self) -> &'static str {
+        "rftl"
+    }
+
+    fn logical_pages(&self) -> u32 {
+        self.logical_pages
+    }
+
+    fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
+        check_lpn(lpn, self.logical_pages)?;
+        let Some(ppa) = self.ppa_of(lpn.0) else {
+            return Ok(None);
+        };
+        if self.config.oob_lookup {
+            io.read_oob(ppa, Purpose::Map)?;
+        }
+        let (data, _) = io.read(ppa, Purpose::Host)?;
+        Ok(Some(data))
+    }
+
+    /// Writes `lpn`; when the program fails, the block it went bad in counts as
+    /// full (never written again, its pages moved off by the next collection) and
+    /// the write is tried again in the logical block's next block, up to
+    /// [`PROGRAM_ATTEMPTS`] times.
+    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            match self.write_once(io, lpn, data.clone(), hint) {
+                Err(FtlError::Nand(NandError::ProgramFailed { ppa })) if attempts < PROGRAM_ATTEMPTS => {
+                    let b = self.geometry.block_of(ppa);
+                    for l in &mut self.lblocks {
+                        if let Some(j) = l.blocks.iter().position(|&x| x == b) {
+                            l.written[j] = self.geometry.pages_per_block as u16;
+                        }
+                    }
+                }
+                r => return r,
+            }
+        }
     }
 
     fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
@@ -547,7 +608,9 @@ impl Ftl for Rftl {
                 if counted != per_block[b.0 as usize] {
                     return Err(format!("block {b:?}: {} mapped pages, {counted} valid bits", per_block[b.0 as usize]));
                 }
-                if u32::from(l.written[j]) != flash.nand().programmed_pages(b) {
+                // A block gone bad counts as full.
+                let full = flash.nand().is_grown_bad(b) && u32::from(l.written[j]) == g.pages_per_block;
+                if u32::from(l.written[j]) != flash.nand().programmed_pages(b) && !full {
                     return Err(format!(
                         "block {b:?}: {} pages written by RFTL, {} on the medium",
                         l.written[j],
@@ -559,7 +622,10 @@ impl Ftl for Rftl {
             if valid_total > n {
                 return Err(format!("logical block {lb} holds {valid_total} valid pages, more than its {n}"));
             }
-            if l.phase == Phase::Normal && l.written[l.role(REPLACEMENT)] != 0 {
+            if l.phase == Phase::Normal
+                && l.written[l.role(REPLACEMENT)] != 0
+                && !flash.nand().is_grown_bad(l.blocks[l.role(REPLACEMENT)])
+            {
                 return Err(format!("logical block {lb}: replacement block written outside a collection"));
             }
         }

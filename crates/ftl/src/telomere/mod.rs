@@ -274,13 +274,48 @@ impl Telomere {
         let s = &mut self.stamp[b.0 as usize];
         *s = (*s).max(expiry);
         if let Some(b) = a.filled {
-            let i = b.0 as usize;
-            self.state[i] = State::Closed;
-            if self.owner[i] == POOL {
-                self.picker.insert(b);
-            }
-            self.note_closed(b);
+            self.close(b);
         }
+    }
+
+    /// Closes the block `b`: a pool block becomes a GC candidate; every block is
+    /// queued to be erased when its stamp passes.
+    fn close(&mut self, b: BlockId) {
+        let i = b.0 as usize;
+        self.state[i] = State::Closed;
+        if self.owner[i] == POOL {
+            self.picker.insert(b);
+        }
+        self.note_closed(b);
+    }
+
+    /// Retires `b`, a block that went bad under a program ([`Io::program_placed`]):
+    /// it is closed, so no page of it is handed out again; a pool block's valid
+    /// pages are moved off by GC, a group block's expire with their stamp; then
+    /// [`Io::reclaim`] refuses it and it is never used again.
+    pub(super) fn retire(&mut self, b: BlockId) {
+        self.alloc.retire(b);
+        if self.state[b.0 as usize] == State::Open {
+            self.close(b);
+        }
+    }
+
+    /// A page of `stream`'s open block on `die` ([`Telomere::take_page`]), after
+    /// retiring `bad` ([`Telomere::retire`]); the allocation is kept in `taken`.
+    fn place(
+        &mut self,
+        io: &Io,
+        stream: u32,
+        die: DieId,
+        bad: Option<BlockId>,
+        taken: &mut Option<Allocation>,
+    ) -> Result<Ppa, FtlError> {
+        if let Some(b) = bad {
+            self.retire(b);
+        }
+        let a = self.take_page(io, stream, die)?;
+        *taken = Some(a);
+        Ok(a.ppa)
     }
 
     /// Queues the closed block `b` to be erased when its stamp passes, or now if
@@ -356,7 +391,7 @@ impl Telomere {
 
     /// Erases an erasable block, unmapping its (expired) pages.
     fn erase_expired(&mut self, io: &mut Io, block: BlockId, purpose: Purpose) -> Result<(), FtlError> {
-        io.erase(block, purpose)?;
+        let erased = io.reclaim(block, purpose)?;
         if self.picker.contains(block) {
             self.picker.remove(block);
         }
@@ -369,12 +404,13 @@ impl Telomere {
         }
         self.valid.clear_range(first, self.geometry.pages_per_block);
         self.picker.set_valid(block, 0);
-        self.release(block);
+        self.release(block, erased);
         Ok(())
     }
 
-    /// Returns an erased block to the free lists.
-    fn release(&mut self, block: BlockId) {
+    /// Returns an erased block to the free lists; one that went bad (`erased`
+    /// false) leaves every list, retired.
+    fn release(&mut self, block: BlockId, erased: bool) {
         let i = block.0 as usize;
         if self.picker.contains(block) {
             self.picker.remove(block);
@@ -385,7 +421,9 @@ impl Telomere {
         self.state[i] = State::Free;
         self.owner[i] = POOL;
         self.stamp[i] = NEVER;
-        self.alloc.release(block);
+        if erased {
+            self.alloc.release(block);
+        }
     }
 
     /// Pool GC: reclaims one pool block, copying its unexpired valid pages and
@@ -409,9 +447,10 @@ impl Telomere {
                 continue;
             }
             let die = self.pool_die(io, Some(victim_die));
-            let moved = self.take_page(io, POOL, die).and_then(|a| Ok((a, io.copy(src, a.ppa, Purpose::Gc)?)));
-            let (a, _) = match moved {
-                Ok(m) => m,
+            let mut taken = None;
+            let moved = io.copy_placed(src, Purpose::Gc, |io, bad| self.place(io, POOL, die, bad, &mut taken));
+            let a = match moved.and_then(|_| taken.ok_or_else(|| FtlError::DeviceFull("no page taken".into()))) {
+                Ok(a) => a,
                 Err(e) => {
                     self.picker.insert(victim);
                     return Err(e);
@@ -422,8 +461,8 @@ impl Telomere {
             self.map(lpn, a.ppa);
             self.note_written(a, self.expiry[lpn]);
         }
-        io.erase(victim, Purpose::Gc)?;
-        self.release(victim);
+        let erased = io.reclaim(victim, Purpose::Gc)?;
+        self.release(victim, erased);
         Ok(true)
     }
 
@@ -570,9 +609,12 @@ impl Ftl for Telomere {
             None => self.pool_die(io, None),
         };
         let old = self.table.get(l);
-        let a = self.take_page(io, stream, die)?;
         let page_size = matches!(data, Payload::Bytes(_)).then_some(self.geometry.page_size);
-        io.program(a.ppa, lpn.0, PageKind::Data, data, Purpose::Host)?;
+        let mut taken = None;
+        io.program_placed(lpn.0, PageKind::Data, data, Purpose::Host, |io, bad| {
+            self.place(io, stream, die, bad, &mut taken)
+        })?;
+        let a = taken.ok_or_else(|| FtlError::DeviceFull("no page taken".into()))?;
         if let Some(old) = old {
             io.supersede(old);
             self.invalidate(old);

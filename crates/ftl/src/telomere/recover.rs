@@ -47,7 +47,7 @@ impl Telomere {
                 None => {
                     ftl.owner[i] = POOL;
                     ftl.stamp[i] = NEVER;
-                    if programmed < g.pages_per_block {
+                    if programmed < g.pages_per_block && !io.is_grown_bad(b) {
                         pool_partial.push((!newest.contains(&b), die.0 >= ftl.pool_dies, b, programmed));
                     }
                 }
@@ -58,7 +58,10 @@ impl Telomere {
                     let bound = now.saturating_add(ftl.plan.groups[k].lifetime_ns);
                     ftl.stamp[i] = summary::trailer(io, &g, b, stream)?.unwrap_or(bound);
                     // Room for a data page and the trailer: the group keeps filling it.
-                    if programmed + summary::PAGES <= g.pages_per_block && ftl.alloc.open_room(stream, die) == 0 {
+                    if programmed + summary::PAGES <= g.pages_per_block
+                        && ftl.alloc.open_room(stream, die) == 0
+                        && !io.is_grown_bad(b)
+                    {
                         ftl.state[i] = State::Open;
                         ftl.alloc.reopen(stream, b, programmed);
                     }

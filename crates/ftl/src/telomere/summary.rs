@@ -117,7 +117,16 @@ impl Telomere {
             .filter(|m| self.layout.block_of(m.ppa) == block)
             .ok_or_else(|| FtlError::DeviceFull(format!("group block {} has no page for its summary", block.0)))?;
         let (tag, v) = if closing { (TRAILER, self.stamp[block.0 as usize]) } else { (HEADER, io.now().0) };
-        io.program(next.ppa, tag | stream, PageKind::Meta, payload(v, page_size), Purpose::Checkpoint)?;
+        match io.program(next.ppa, tag | stream, PageKind::Meta, payload(v, page_size), Purpose::Checkpoint) {
+            Ok(_) => {}
+            // The block went bad: retired without its summary, like a block a
+            // power cut left without one (recovery bounds its stamp).
+            Err(NandError::ProgramFailed { .. }) => {
+                self.retire(block);
+                return Ok(false);
+            }
+            Err(e) => return Err(e.into()),
+        }
         self.note_written(next, 0);
         Ok(true)
     }
