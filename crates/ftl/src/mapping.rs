@@ -5,7 +5,7 @@
 use ftlab_nand::geometry::Layout;
 use ftlab_nand::{BlockId, DieId, Geometry, PageKind, Ppa};
 
-use crate::victim::GreedyPicker;
+use crate::victim::VictimPicker;
 use crate::Flash;
 
 const UNMAPPED: u32 = u32::MAX;
@@ -178,7 +178,7 @@ pub fn check_page_map(
     geometry: &Geometry,
     table: &PageTable,
     valid: &ValidMap,
-    picker: &GreedyPicker,
+    picker: &dyn VictimPicker,
     flash: &Flash,
 ) -> Result<(), String> {
     let g = geometry;

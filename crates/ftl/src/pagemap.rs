@@ -32,7 +32,7 @@ use ftlab_nand::{BlockId, Geometry, PageKind, Payload, Ppa, SimTime};
 
 use crate::alloc::{Allocation, BlockAllocator, FreeOrder};
 use crate::mapping::{PageTable, ValidMap};
-use crate::victim::{GreedyPicker, VictimPolicy};
+use crate::victim::{CostBenefitPicker, GreedyPicker, VictimPicker, VictimPolicy};
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
 /// Configuration of [`PageMap`]. Every field has a documented default.
@@ -129,27 +129,33 @@ impl PageMapConfig {
     }
 }
 
+/// The victim picker a configuration chooses is a type parameter of the page
+/// map, not a branch taken on every write.
 impl FtlBuilder for PageMapConfig {
     fn format(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
-        Ok(Box::new(PageMap::format(*self, io)?))
+        Ok(match self.victim {
+            VictimPolicy::Greedy => Box::new(PageMap::<GreedyPicker>::format(*self, io)?),
+            VictimPolicy::CostBenefit => Box::new(PageMap::<CostBenefitPicker>::format(*self, io)?),
+        })
     }
     fn recover(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
-        Ok(Box::new(PageMap::recover(*self, io)?))
+        Ok(match self.victim {
+            VictimPolicy::Greedy => Box::new(PageMap::<GreedyPicker>::recover(*self, io)?),
+            VictimPolicy::CostBenefit => Box::new(PageMap::<CostBenefitPicker>::recover(*self, io)?),
+        })
     }
 }
 
-/// The page-mapped FTL.
+/// The page-mapped FTL, choosing its victims with `P`.
 #[derive(Debug)]
-pub struct PageMap {
+pub struct PageMap<P: VictimPicker = GreedyPicker> {
     config: PageMapConfig,
     geometry: Geometry,
     layout: Layout,
     logical_pages: u32,
     table: PageTable,
     valid: ValidMap,
-    picker: GreedyPicker,
-    /// Last write time per block; only kept for cost-benefit victims.
-    modified: Vec<SimTime>,
+    picker: P,
     alloc: BlockAllocator,
     /// Scratch lists of one GC pass: the victim's valid pages, and the logical
     /// page and new location of each one moved.
@@ -158,16 +164,12 @@ pub struct PageMap {
     dsts: Vec<Ppa>,
 }
 
-impl PageMap {
+impl<P: VictimPicker> PageMap<P> {
     fn empty(config: PageMapConfig, io: &Io) -> Result<Self, FtlError> {
         config.validate()?;
         let g = *io.geometry();
         let good = (0..g.total_blocks()).filter(|&b| !io.is_bad(BlockId(b))).count() as u32;
         let logical_pages = config.logical_pages(&g, good)?;
-        let modified = match config.victim {
-            VictimPolicy::CostBenefit => vec![SimTime::ZERO; g.total_blocks() as usize],
-            VictimPolicy::Greedy => Vec::new(),
-        };
         Ok(PageMap {
             config,
             geometry: g,
@@ -175,8 +177,7 @@ impl PageMap {
             logical_pages,
             table: PageTable::new(logical_pages),
             valid: ValidMap::new(g.total_pages()),
-            picker: GreedyPicker::new(g.total_blocks(), g.pages_per_block),
-            modified,
+            picker: P::new(g.total_blocks(), g.pages_per_block),
             alloc: BlockAllocator::empty(&g, 1),
             sources: Vec::new(),
             lpns: Vec::new(),
@@ -204,7 +205,7 @@ impl PageMap {
         }
         for (_, ppa) in ftl.table.iter() {
             ftl.valid.set(ppa);
-            ftl.picker.inc(ftl.layout.block_of(ppa));
+            ftl.picker.written(ftl.layout.block_of(ppa), SimTime::ZERO);
         }
         for b in scan.closed {
             ftl.picker.insert(b);
@@ -255,20 +256,11 @@ impl PageMap {
             self.picker.dec(self.layout.block_of(old));
         }
         self.valid.set(ppa);
-        let b = self.layout.block_of(ppa);
-        self.picker.inc(b);
-        if let Some(m) = self.modified.get_mut(b.0 as usize) {
-            *m = now;
-        }
+        self.picker.written(self.layout.block_of(ppa), now);
     }
 
     fn pick_victim(&mut self, now: SimTime) -> Option<BlockId> {
-        match self.config.victim {
-            VictimPolicy::Greedy => self.picker.peek_min(),
-            VictimPolicy::CostBenefit => {
-                self.picker.pick_cost_benefit(&self.modified, now, self.geometry.pages_per_block)
-            }
-        }
+        self.picker.pick(now)
     }
 
     /// Reclaims one victim block. Returns false if no candidate has a reclaimable
@@ -335,11 +327,7 @@ impl PageMap {
             let (dst, oob) = io.copy_placed(src, Purpose::Gc, |io, bad| self.place(io, die, bad))?;
             debug_assert_eq!(self.table.get(oob.lpn as usize), Some(src));
             self.valid.set(dst);
-            let b = self.layout.block_of(dst);
-            self.picker.inc(b);
-            if let Some(m) = self.modified.get_mut(b.0 as usize) {
-                *m = now;
-            }
+            self.picker.written(self.layout.block_of(dst), now);
             lpns.push(oob.lpn);
             self.dsts.push(dst);
         }
@@ -361,7 +349,7 @@ impl PageMap {
     }
 }
 
-impl Ftl for PageMap {
+impl<P: VictimPicker + 'static> Ftl for PageMap<P> {
     fn name(&self) -> &'static str {
         "pagemap"
     }
@@ -421,11 +409,7 @@ impl Ftl for PageMap {
     }
 
     fn ram_bytes(&self) -> u64 {
-        self.table.ram_bytes()
-            + self.valid.ram_bytes()
-            + self.picker.ram_bytes()
-            + self.alloc.ram_bytes()
-            + self.modified.len() as u64 * 8
+        self.table.ram_bytes() + self.valid.ram_bytes() + self.picker.ram_bytes() + self.alloc.ram_bytes()
     }
 
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
@@ -437,7 +421,7 @@ impl Ftl for PageMap {
     }
 }
 
-impl crate::Placement for PageMap {
+impl<P: VictimPicker> crate::Placement for PageMap<P> {
     fn die_of(&self, lpn: Lpn) -> Option<ftlab_nand::DieId> {
         self.table.die_of(lpn, &self.layout)
     }

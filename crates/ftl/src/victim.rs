@@ -26,6 +26,121 @@ pub enum VictimPolicy {
     CostBenefit,
 }
 
+/// How an FTL chooses garbage-collection victims: a picker keeps every block's
+/// valid-page count and the candidate (closed) blocks, and picks one. FTLs are
+/// generic over it (static dispatch: the calls are on the write path), so a new
+/// policy is a new implementation, not a new arm matched inside each FTL.
+pub trait VictimPicker: std::fmt::Debug + Send {
+    /// A picker for `blocks` blocks of `pages_per_block` pages, all with no valid
+    /// page and none a candidate.
+    fn new(blocks: u32, pages_per_block: u32) -> Self
+    where
+        Self: Sized;
+    /// Valid pages of `block`.
+    fn valid(&self, block: BlockId) -> u32;
+    /// A page of `block` was written at `now` and is valid.
+    fn written(&mut self, block: BlockId, now: SimTime);
+    /// One fewer valid page in `block`.
+    fn dec(&mut self, block: BlockId);
+    /// Makes `block` a candidate (it is closed: no more pages will be written).
+    fn insert(&mut self, block: BlockId);
+    /// Removes `block` from the candidates.
+    fn remove(&mut self, block: BlockId);
+    /// Sets the valid count of a non-candidate block (e.g. zero after an erase).
+    fn set_valid(&mut self, block: BlockId, valid: u32);
+    /// The victim at `now`, without removing it from the candidates.
+    fn pick(&mut self, now: SimTime) -> Option<BlockId>;
+    /// RAM used, in bytes.
+    fn ram_bytes(&self) -> u64;
+}
+
+/// Greedy: the candidate with the fewest valid pages (ties: the one that became
+/// a candidate first).
+impl VictimPicker for GreedyPicker {
+    fn new(blocks: u32, pages_per_block: u32) -> Self {
+        GreedyPicker::new(blocks, pages_per_block)
+    }
+    #[inline]
+    fn valid(&self, block: BlockId) -> u32 {
+        GreedyPicker::valid(self, block)
+    }
+    #[inline]
+    fn written(&mut self, block: BlockId, _now: SimTime) {
+        self.inc(block);
+    }
+    #[inline]
+    fn dec(&mut self, block: BlockId) {
+        GreedyPicker::dec(self, block);
+    }
+    #[inline]
+    fn insert(&mut self, block: BlockId) {
+        GreedyPicker::insert(self, block);
+    }
+    #[inline]
+    fn remove(&mut self, block: BlockId) {
+        GreedyPicker::remove(self, block);
+    }
+    #[inline]
+    fn set_valid(&mut self, block: BlockId, valid: u32) {
+        GreedyPicker::set_valid(self, block, valid);
+    }
+    #[inline]
+    fn pick(&mut self, _now: SimTime) -> Option<BlockId> {
+        self.peek_min()
+    }
+    fn ram_bytes(&self) -> u64 {
+        GreedyPicker::ram_bytes(self)
+    }
+}
+
+/// Cost-benefit (LFS): the candidate with the highest `(1 - u) * age / (1 + u)`,
+/// `age` the time since the block was last written ([`GreedyPicker::pick_cost_benefit`]).
+#[derive(Debug, Clone)]
+pub struct CostBenefitPicker {
+    counts: GreedyPicker,
+    /// When each block was last written.
+    modified: Vec<SimTime>,
+    pages_per_block: u32,
+}
+
+impl VictimPicker for CostBenefitPicker {
+    fn new(blocks: u32, pages_per_block: u32) -> Self {
+        CostBenefitPicker {
+            counts: GreedyPicker::new(blocks, pages_per_block),
+            modified: vec![SimTime::ZERO; blocks as usize],
+            pages_per_block,
+        }
+    }
+    #[inline]
+    fn valid(&self, block: BlockId) -> u32 {
+        self.counts.valid(block)
+    }
+    #[inline]
+    fn written(&mut self, block: BlockId, now: SimTime) {
+        self.counts.inc(block);
+        self.modified[block.0 as usize] = now;
+    }
+    #[inline]
+    fn dec(&mut self, block: BlockId) {
+        self.counts.dec(block);
+    }
+    fn insert(&mut self, block: BlockId) {
+        self.counts.insert(block);
+    }
+    fn remove(&mut self, block: BlockId) {
+        self.counts.remove(block);
+    }
+    fn set_valid(&mut self, block: BlockId, valid: u32) {
+        self.counts.set_valid(block, valid);
+    }
+    fn pick(&mut self, now: SimTime) -> Option<BlockId> {
+        self.counts.pick_cost_benefit(&self.modified, now, self.pages_per_block)
+    }
+    fn ram_bytes(&self) -> u64 {
+        self.counts.ram_bytes() + self.modified.len() as u64 * 8
+    }
+}
+
 /// Valid-page counts of every block, and the candidate blocks by count.
 #[derive(Debug, Clone)]
 pub struct GreedyPicker {
@@ -239,6 +354,24 @@ mod tests {
         let now = SimTime::from_ms(1001);
         assert_eq!(p.pick_cost_benefit(&modified, now, 4), Some(BlockId(1)));
         assert_eq!(p.peek_min(), Some(BlockId(0)));
+    }
+
+    #[test]
+    fn the_cost_benefit_picker_records_write_times_itself() {
+        let mut p = <CostBenefitPicker as VictimPicker>::new(2, 4);
+        p.written(BlockId(0), SimTime::from_ms(1000));
+        p.written(BlockId(1), SimTime::ZERO);
+        p.written(BlockId(1), SimTime::ZERO);
+        p.insert(BlockId(0));
+        p.insert(BlockId(1));
+        assert_eq!(p.pick(SimTime::from_ms(1001)), Some(BlockId(1)));
+        let mut g = <GreedyPicker as VictimPicker>::new(2, 4);
+        g.written(BlockId(0), SimTime::from_ms(1000));
+        g.written(BlockId(1), SimTime::ZERO);
+        g.written(BlockId(1), SimTime::ZERO);
+        g.insert(BlockId(0));
+        g.insert(BlockId(1));
+        assert_eq!(g.pick(SimTime::from_ms(1001)), Some(BlockId(0)));
     }
 
     proptest! {
