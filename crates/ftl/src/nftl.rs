@@ -275,7 +275,8 @@ impl Nftl {
     /// Rebuilds the block map from an OOB scan: per logical block, a fold target
     /// without its last copy is dropped, blocks older than the newest complete fold
     /// are stale, and of the rest the older is the primary, the newer the
-    /// replacement.
+    /// replacement; more than two of them (a fold torn after the write that
+    /// needed it was acknowledged) are folded into a new primary.
     pub fn recover(config: NftlConfig, io: &mut Io) -> Result<Self, FtlError> {
         let mut f = Self::empty(config, io)?;
         let ppb = f.geometry.pages_per_block;
@@ -294,14 +295,23 @@ impl Nftl {
         for (lb, mut v) in per_block.into_iter().enumerate() {
             v.sort_by_key(BlockScan::first_seq);
             let keep_from = v.iter().rposition(BlockScan::complete_merge).unwrap_or(0);
-            let stale = keep_from + v.len().saturating_sub(keep_from).saturating_sub(2);
-            for s in v.drain(..stale) {
+            for s in v.drain(..keep_from) {
                 reclaim_into(io, s.block, &mut f.free)?;
             }
             for s in &v {
                 for &(_, raw, _) in &s.pages {
                     f.present.set((raw & LPN_MASK) as usize, true);
                 }
+            }
+            if v.len() > 2 {
+                // A write that folded its own logical block into a full target
+                // went to a new replacement block, and was acknowledged while the
+                // fold's copies were still in flight: the torn target was dropped
+                // above, and the old primary and replacement still hold pages the
+                // new block does not. None of the three is stale; fold them all.
+                let blocks: Vec<(u32, u16)> = v.iter().rev().map(|s| (s.block.0, s.programmed as u16)).collect();
+                f.fold_blocks(io, lb as u32, &blocks, Purpose::Recovery)?;
+                continue;
             }
             let mut it = v.into_iter();
             if let Some(p) = it.next() {
@@ -335,18 +345,27 @@ impl Nftl {
     /// Merges the newest copy of every page of logical block `lb` into a new
     /// primary and erases the old primary and replacement.
     fn fold(&mut self, io: &mut Io, lb: u32) -> Result<(), FtlError> {
+        let i = lb as usize;
+        let blocks = [(self.replacement[i], self.replacement_next[i]), (self.primary[i], self.primary_next[i])];
+        self.fold_blocks(io, lb, &blocks, Purpose::Gc)
+    }
+
+    /// Merges the newest present copy of every page of logical block `lb` found in
+    /// `blocks` (block and write pointer, newest block first; `NONE` is skipped)
+    /// into a new primary, erases `blocks`, and leaves `lb` without a replacement.
+    fn fold_blocks(&mut self, io: &mut Io, lb: u32, blocks: &[(u32, u16)], purpose: Purpose) -> Result<(), FtlError> {
         let ppb = self.geometry.pages_per_block;
         let i = lb as usize;
         let mut newest: Vec<Option<Ppa>> = vec![None; ppb as usize];
         let mut olds = Vec::new();
-        for (blk, next) in [(self.replacement[i], self.replacement_next[i]), (self.primary[i], self.primary_next[i])] {
+        for &(blk, next) in blocks {
             if blk == NONE {
                 continue;
             }
             olds.push(BlockId(blk));
             for page in (0..u32::from(next)).rev() {
                 let ppa = self.geometry.ppa(BlockId(blk), page);
-                match io.read_oob(ppa, Purpose::Gc) {
+                match io.read_oob(ppa, purpose) {
                     Ok(Some(oob)) => {
                         let lpn = oob.lpn & LPN_MASK;
                         let slot = &mut newest[(lpn % ppb) as usize];
@@ -360,7 +379,7 @@ impl Nftl {
             }
         }
         let sources: Vec<Ppa> = newest.into_iter().flatten().collect();
-        let target = if sources.is_empty() { None } else { Some(self.fold_into(io, &sources)?) };
+        let target = if sources.is_empty() { None } else { Some(self.fold_into(io, &sources, purpose)?) };
         if target.is_some() {
             // A fold torn before its last copy is dropped at recovery, so no source
             // block is erased before the last copy is durable.
@@ -370,7 +389,7 @@ impl Nftl {
         }
         for b in olds {
             // A block gone bad is retired: never erased, never used again.
-            if io.reclaim(b, Purpose::Gc)? {
+            if io.reclaim(b, purpose)? {
                 self.free.push_back(b);
             }
         }
@@ -386,16 +405,16 @@ impl Nftl {
     /// fold; returns the block. When a program fails, the block it went bad in is
     /// retired (a fold without its end is dropped at recovery) and the copies start
     /// over in another free block, up to [`PROGRAM_ATTEMPTS`] blocks.
-    fn fold_into(&mut self, io: &mut Io, sources: &[Ppa]) -> Result<BlockId, FtlError> {
+    fn fold_into(&mut self, io: &mut Io, sources: &[Ppa], purpose: Purpose) -> Result<BlockId, FtlError> {
         let mut attempts = 0;
         'target: loop {
             let t = self.free.pop_front().ok_or_else(|| FtlError::DeviceFull("no block to fold into".into()))?;
             attempts += 1;
             for (k, &src) in sources.iter().enumerate() {
-                let (data, oob) = io.read(src, Purpose::Gc)?;
+                let (data, oob) = io.read(src, purpose)?;
                 let end = if k + 1 == sources.len() { END_FLAG } else { 0 };
                 let lpn = (oob.lpn & LPN_MASK) | MERGE_FLAG | end;
-                match io.program(self.geometry.ppa(t, k as u32), lpn, PageKind::Data, data, Purpose::Gc) {
+                match io.program(self.geometry.ppa(t, k as u32), lpn, PageKind::Data, data, purpose) {
                     Ok(_) => io.supersede(src),
                     Err(NandError::ProgramFailed { .. }) if attempts < PROGRAM_ATTEMPTS => continue 'target,
                     Err(e) => return Err(e.into()),
@@ -618,5 +637,52 @@ mod tests {
         let mut io = fl.io(SimTime(1_000_000_000));
         let got = f.read(&mut io, Lpn(1)).unwrap();
         assert_eq!(got, Some(Payload::Token(1 + 90_000_000)));
+    }
+
+    #[test]
+    fn a_cut_at_the_ack_of_a_write_that_folded_its_block_loses_nothing() {
+        // Four dies, blocks taken one from each in turn: the primary and the
+        // replacement are read on two dies, the fold's copies queue on a third, and
+        // the write after them goes to a new replacement block on the fourth: it
+        // is acknowledged before the fold's last copy is durable.
+        let geometry = Geometry {
+            channels: 2,
+            ways_per_channel: 1,
+            dies_per_way: 2,
+            planes_per_die: 1,
+            blocks_per_plane: 3,
+            pages_per_block: 4,
+            page_size: 4096,
+            oob_size: 64,
+        };
+        let mut fl = crate::testing::flash(geometry, 1);
+        let cfg = NftlConfig { over_provisioning: 0.25 };
+        let mut f = Nftl::empty(cfg, &fl.io(SimTime::ZERO)).unwrap();
+        f.free = interleaved_good_blocks(&fl.io(SimTime::ZERO)).collect();
+        let mut t = 0u64;
+        let mut w = |f: &mut Nftl, fl: &mut Flash, lpn: u32| {
+            t += 10_000_000;
+            let mut io = fl.io(SimTime(t));
+            f.write(&mut io, Lpn(lpn), Payload::Token(u64::from(lpn) + t), &Hint::default()).unwrap();
+            io.completion()
+        };
+        // Pages 1-3 only in the primary; the replacement full of page 0.
+        for lpn in [0, 1, 2, 3, 0, 0, 0, 0] {
+            w(&mut f, &mut fl, lpn);
+        }
+        // Both are full: this write folds logical block 0 into a full target and
+        // goes to a new replacement block.
+        let ack = w(&mut f, &mut fl, 3);
+        assert_eq!(fl.counters().programs.get(Purpose::Gc), 4);
+        assert!(fl.nand().peek_oob(geometry.ppa(BlockId(f.primary[0]), 3)).is_some());
+        fl.power_cut(ack);
+        let mut f = Nftl::recover(cfg, &mut fl.io(ack)).unwrap();
+        f.check_invariants(&fl).unwrap();
+        let mut io = fl.io(SimTime(1_000_000_000));
+        let want = [80_000_000, 20_000_000, 30_000_000, 90_000_000];
+        for (lpn, &at) in want.iter().enumerate() {
+            let got = f.read(&mut io, Lpn(lpn as u32)).unwrap();
+            assert_eq!(got, Some(Payload::Token(lpn as u64 + at)), "lpn {lpn}");
+        }
     }
 }
