@@ -14,7 +14,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use ftlab_nand::{BlockId, SimTime};
-use ftlab_sim::device::{Command, Completion, Device, DeviceCounters, Tag};
+use ftlab_sim::device::{Command, Completion, Device, DeviceCounters, DeviceError, Tag};
 
 use crate::proto;
 use crate::session::Event;
@@ -164,16 +164,15 @@ impl Export {
 
     /// Submits `cmd` now (the device's clock, or the wall clock's simulated
     /// time when pacing, whichever is later); its completion goes to `to`.
-    pub(crate) fn submit(&self, cmd: Command, to: &Sender<Event>) -> Tag {
+    pub(crate) fn submit(&self, cmd: Command, to: &Sender<Event>) -> Result<Tag, DeviceError> {
         let mut state = self.lock();
         let at = match self.options.pace {
             Some(scale) => state.device.now().0.max(self.paced_now(scale)),
             None => state.device.now().0,
         };
-        // At or after the clock: never refused.
-        let tag = state.device.submit(SimTime(at), cmd).unwrap_or_default();
+        let tag = state.device.submit(SimTime(at), cmd)?;
         state.routes.insert(tag, to.clone());
-        tag
+        Ok(tag)
     }
 
     /// Moves simulated time on and hands out what completes: without pacing,

@@ -142,10 +142,12 @@ impl Session<'_> {
                 self.why = "NBD_CMD_DISC".into();
             }
             Event::Request { header, data } => match command(&header, data, self.export.size()) {
-                Ok(cmd) => {
-                    let tag = self.export.submit(cmd, &self.tx);
-                    self.in_flight.insert(tag, header.cookie);
-                }
+                Ok(cmd) => match self.export.submit(cmd, &self.tx) {
+                    Ok(tag) => {
+                        self.in_flight.insert(tag, header.cookie);
+                    }
+                    Err(e) => self.reply(nbd_error(&e), header.cookie, None),
+                },
                 Err(code) => self.reply(code, header.cookie, None),
             },
             Event::Completion(c) => {
