@@ -53,6 +53,7 @@ iops() {
   --stats "$work/stats.json" >"$work/ftlab.out" 2>"$work/ftlab.err" &
 pids+=($!)
 wait_socket "$work/ftlab.sock"
+for _ in $(seq 100); do [ -e "$work/stats.json" ] && break; sleep 0.1; done
 size=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["exports"][0]["size_bytes"])' "$work/stats.json")
 nbdkit --foreground --unix "$work/nbdkit.sock" memory "$size" &
 pids+=($!)
