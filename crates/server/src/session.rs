@@ -16,8 +16,9 @@
 
 use std::collections::HashMap;
 use std::io::{self, BufReader, BufWriter, Read, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
 use std::time::Duration;
 
 use ftlab_ftl::ErrorKind;
@@ -83,13 +84,23 @@ fn command(h: &RequestHeader, data: Option<Vec<u8>>, size: u64) -> Result<Comman
     })
 }
 
+/// Write payloads read ahead of the session, bytes, past which the reader
+/// waits: a client that sends without reading its replies cannot fill the
+/// server's memory.
+const MAX_BACKLOG: u64 = 4 * MAX_PAYLOAD as u64;
+
 /// Reads requests from `r` until the client disconnects (or breaks the
 /// protocol) and sends them to `tx`, all the requests that arrived together
 /// in one batch (so the session submits them together, in flight at once).
-fn read_requests(r: Conn, tx: &Sender<Event>) {
+/// `backlog` counts the write payload bytes sent and not yet taken.
+fn read_requests(r: Conn, tx: &Sender<Event>, backlog: &AtomicU64) {
     let mut r = BufReader::with_capacity(256 << 10, r);
     let mut batch = Vec::new();
     let closed = loop {
+        // Only with the batch sent: the session can then take from the backlog.
+        while batch.is_empty() && backlog.load(Ordering::Acquire) > MAX_BACKLOG {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         let header = match RequestHeader::read(&mut r) {
             Ok(Some(h)) => h,
             Ok(None) => break "the client closed the connection".to_owned(),
@@ -100,7 +111,10 @@ fn read_requests(r: Conn, tx: &Sender<Event>) {
             let len = u64::from(header.len);
             let got = if header.len <= MAX_PAYLOAD {
                 let mut buf = vec![0u8; header.len as usize];
-                r.read_exact(&mut buf).map(|()| data = Some(buf))
+                r.read_exact(&mut buf).map(|()| {
+                    backlog.fetch_add(len, Ordering::AcqRel);
+                    data = Some(buf);
+                })
             } else {
                 io::copy(&mut (&mut r).take(len), &mut io::sink())
                     .and_then(|n| (n == len).then_some(()).ok_or_else(|| io::ErrorKind::UnexpectedEof.into()))
@@ -111,7 +125,7 @@ fn read_requests(r: Conn, tx: &Sender<Event>) {
         }
         let disc = header.kind == CMD_DISC;
         batch.push(Event::Request { header, data });
-        let last = disc || r.buffer().is_empty();
+        let last = disc || r.buffer().is_empty() || backlog.load(Ordering::Acquire) > MAX_BACKLOG;
         if last && (tx.send(Event::Batch(std::mem::take(&mut batch))).is_err() || disc) {
             return;
         }
@@ -125,6 +139,8 @@ struct Session<'a> {
     export: &'a Export,
     tx: Sender<Event>,
     writer: BufWriter<Conn>,
+    /// Write payload bytes the reader sent that are not yet taken.
+    backlog: Arc<AtomicU64>,
     /// Commands on the device: tag → the client's cookie.
     in_flight: HashMap<Tag, u64>,
     /// The client may still send requests.
@@ -141,15 +157,12 @@ impl Session<'_> {
                 self.open = false;
                 self.why = "NBD_CMD_DISC".into();
             }
-            Event::Request { header, data } => match command(&header, data, self.export.size()) {
-                Ok(cmd) => match self.export.submit(cmd, &self.tx) {
-                    Ok(tag) => {
-                        self.in_flight.insert(tag, header.cookie);
-                    }
-                    Err(e) => self.reply(nbd_error(&e), header.cookie, None),
-                },
-                Err(code) => self.reply(code, header.cookie, None),
-            },
+            Event::Request { header, data } => {
+                if let Some(d) = &data {
+                    self.backlog.fetch_sub(d.len() as u64, Ordering::AcqRel);
+                }
+                self.request(header, data);
+            }
             Event::Completion(c) => {
                 let Some(cookie) = self.in_flight.remove(&c.tag) else { return };
                 match c.result {
@@ -162,6 +175,19 @@ impl Session<'_> {
                 self.why = why;
             }
             Event::Batch(events) => events.into_iter().for_each(|e| self.handle(e)),
+        }
+    }
+
+    /// Submits a request to the device, or replies with why it is refused.
+    fn request(&mut self, header: RequestHeader, data: Option<Vec<u8>>) {
+        match command(&header, data, self.export.size()) {
+            Ok(cmd) => match self.export.submit(cmd, &self.tx) {
+                Ok(tag) => {
+                    self.in_flight.insert(tag, header.cookie);
+                }
+                Err(e) => self.reply(nbd_error(&e), header.cookie, None),
+            },
+            Err(code) => self.reply(code, header.cookie, None),
         }
     }
 
@@ -222,12 +248,15 @@ pub(crate) fn transmit(export: &Export, conn: Conn, shutdown: &AtomicBool) -> io
     let reader_conn = conn.try_clone()?;
     let (tx, rx) = mpsc::channel();
     let reader_tx = tx.clone();
+    let backlog = Arc::new(AtomicU64::new(0));
+    let reader_backlog = backlog.clone();
     let reader = std::thread::Builder::new()
         .name(format!("nbd-read-{}", export.name()))
-        .spawn(move || read_requests(reader_conn, &reader_tx))?;
+        .spawn(move || read_requests(reader_conn, &reader_tx, &reader_backlog))?;
     let mut session = Session {
         export,
         tx,
+        backlog,
         writer: BufWriter::with_capacity(256 << 10, conn),
         in_flight: HashMap::new(),
         open: true,
