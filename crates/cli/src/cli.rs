@@ -30,6 +30,9 @@ pub enum Command {
     /// Run a grid of configurations in parallel, one output row per run.
     #[command(after_long_help = SWEEP_AFTER_HELP)]
     Sweep(SweepArgs),
+    /// Serve the simulated device over NBD to real clients (fio, qemu-img, nbdcopy, nbd-client).
+    #[command(after_long_help = crate::serve_cmd::SERVE_AFTER_HELP)]
+    Serve(ServeArgs),
     /// List chip presets, FTLs, workload presets and trace formats.
     Presets(PresetsArgs),
     /// The real-time FTLs' worst-case response times and space utilization for a chip.
@@ -142,6 +145,41 @@ pub struct CompareArgs {
     /// Run at most this many simulations at once (default: one per core).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
+}
+
+/// `ftlab serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// FTL of the main export (`ftlab presets ftls` lists them) [ftl.kind].
+    #[arg(long, value_name = "KIND", help_heading = "Configuration")]
+    pub ftl: Option<String>,
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// Where to listen: unix:PATH (clients use nbd+unix:///?socket=PATH) or tcp:HOST:PORT.
+    #[arg(long, value_name = "ADDRESS", help_heading = "Server")]
+    pub listen: String,
+    /// Name of the main export (default: its FTL kind); the empty name also selects it.
+    #[arg(long, value_name = "NAME", help_heading = "Server")]
+    pub name: Option<String>,
+    /// Another export, with a device of its own: NAME=CONFIG.toml (a run config file, its
+    /// [device] and [ftl] tables) or NAME=KIND (the main configuration with another FTL).
+    /// Repeatable.
+    #[arg(long = "export", value_name = "NAME=CONFIG", help_heading = "Server")]
+    pub exports: Vec<String>,
+    /// Rewrite this JSON file with every export's counters every --stats-interval seconds.
+    #[arg(long, value_name = "FILE", help_heading = "Server")]
+    pub stats: Option<PathBuf>,
+    /// Seconds between rewrites of --stats.
+    #[arg(long, value_name = "S", default_value_t = 1.0, help_heading = "Server")]
+    pub stats_interval: f64,
+    /// Pace replies to the wall clock: a simulated second lasts SCALE seconds (1 is real time,
+    /// 10 ten times slower). Without it the device runs in simulated time as fast as it can.
+    #[arg(long, value_name = "SCALE", help_heading = "Server")]
+    pub pace: Option<f64>,
+    /// Cut the power once after N commands have completed (per export), recover with the FTL's
+    /// own recovery and carry on; commands in flight then fail with EIO.
+    #[arg(long, value_name = "N", help_heading = "Server")]
+    pub cut_after: Option<u64>,
 }
 
 /// A config file and the flags that override its keys (shared by `run` and `compare`).

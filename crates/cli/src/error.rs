@@ -55,6 +55,18 @@ impl From<LabError> for CliError {
     }
 }
 
+/// The server's errors: bad addresses and exports are usage errors (exit 2).
+impl From<ftlab_server::ServerError> for CliError {
+    fn from(e: ftlab_server::ServerError) -> Self {
+        match e {
+            e @ (ftlab_server::ServerError::BadListen(_) | ftlab_server::ServerError::Exports(_)) => {
+                CliError::Usage(e.to_string())
+            }
+            e => CliError::Failed(e.to_string()),
+        }
+    }
+}
+
 impl CliError {
     /// 2 for usage and configuration errors, 1 for failed runs.
     pub fn exit_code(&self) -> u8 {

@@ -16,6 +16,7 @@ mod output;
 mod plot;
 mod progress;
 mod sched_cmd;
+mod serve_cmd;
 mod sweep_cmd;
 
 use std::process::ExitCode;
@@ -59,6 +60,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Bounds(args) => bounds_cmd::run(&args)?,
         Command::Admit(args) => admit_cmd::run(&args)?,
         Command::Schedulability(args) => sched_cmd::run(&args)?,
+        Command::Serve(args) => serve_cmd::run(&args)?,
         Command::Presets(args) => Sink::open(None)?.write(&listing::presets(args.group))?,
         Command::Trace(cli::TraceCommand::Stats(args)) => listing::trace_stats_cmd(&args)?,
         Command::Completions { shell } => {

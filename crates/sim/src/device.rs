@@ -422,6 +422,13 @@ impl Device {
         self.pending.len()
     }
 
+    /// When the next completion [`Device::step`] would deliver is due, without
+    /// delivering it; `None` if nothing is in flight. A driver that paces
+    /// replies to the wall clock sleeps until then.
+    pub fn next_completion(&self) -> Option<SimTime> {
+        self.pending.peek().map(|Reverse((t, _))| SimTime(*t))
+    }
+
     /// Carries out page command `cmd` now, through the FTL; the primitive every
     /// host command and every replay driver is made of. Fails with
     /// [`PageError::Early`] if it would start before its arrival or before the

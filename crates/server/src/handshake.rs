@@ -1,0 +1,170 @@
+//! Fixed newstyle negotiation: the greeting, then options until the client
+//! picks an export (`NBD_OPT_EXPORT_NAME`, `NBD_OPT_GO`) or leaves
+//! (`NBD_OPT_ABORT`, a closed connection).
+//!
+//! Supported: `EXPORT_NAME`, `ABORT`, `LIST`, `INFO` and `GO` (with
+//! `NBD_INFO_EXPORT`, `NBD_INFO_NAME`, `NBD_INFO_DESCRIPTION` and
+//! `NBD_INFO_BLOCK_SIZE`: minimum 512, preferred the flash page, maximum
+//! [`MAX_PAYLOAD`]). Every other option, `NBD_OPT_STRUCTURED_REPLY` and
+//! `NBD_OPT_STARTTLS` among them, is answered `NBD_REP_ERR_UNSUP`: replies are
+//! simple replies only.
+
+use std::io::{self, Read, Write};
+use std::sync::Arc;
+
+use crate::export::{Export, MAX_PAYLOAD};
+use crate::proto::*;
+
+/// Option data longer than this is refused (and skipped): the longest valid
+/// option is a GO with a 4 KiB name.
+const MAX_OPTION: u32 = 64 << 10;
+
+/// How a negotiation ended.
+#[derive(Debug)]
+pub(crate) enum Negotiated {
+    /// The client entered transmission with this export.
+    Export(Arc<Export>),
+    /// The client left (abort or closed connection) or broke the protocol;
+    /// `why` says which, for the log.
+    Closed { why: String },
+}
+
+/// Negotiates with one client over `r`/`w` (flushed before every read);
+/// `exports` are the server's, the first of them the default (the empty name).
+pub(crate) fn negotiate(r: &mut impl Read, w: &mut impl Write, exports: &[Arc<Export>]) -> io::Result<Negotiated> {
+    w.write_all(&NBDMAGIC.to_be_bytes())?;
+    w.write_all(&IHAVEOPT.to_be_bytes())?;
+    w.write_all(&(FLAG_FIXED_NEWSTYLE | FLAG_NO_ZEROES).to_be_bytes())?;
+    w.flush()?;
+    let client = read_u32(r)?;
+    if client & !(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES) != 0 {
+        return Ok(Negotiated::Closed { why: format!("unknown client flags {client:#x}") });
+    }
+    let no_zeroes = client & FLAG_C_NO_ZEROES != 0;
+    loop {
+        w.flush()?;
+        let magic = match read_u64(r) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                return Ok(Negotiated::Closed { why: "closed during negotiation".into() })
+            }
+            Err(e) => return Err(e),
+        };
+        if magic != IHAVEOPT {
+            return Ok(Negotiated::Closed { why: format!("option magic {magic:#x}, expected IHAVEOPT") });
+        }
+        let option = read_u32(r)?;
+        let len = read_u32(r)?;
+        if len > MAX_OPTION {
+            io::copy(&mut r.take(u64::from(len)), &mut io::sink())?;
+            let msg = format!("option data of {len} bytes is over the {MAX_OPTION}-byte limit");
+            write_option_reply(w, option, REP_ERR_TOO_BIG, msg.as_bytes())?;
+            continue;
+        }
+        let mut data = vec![0u8; len as usize];
+        r.read_exact(&mut data)?;
+        match option {
+            OPT_EXPORT_NAME => {
+                let name = String::from_utf8_lossy(&data);
+                let Some(export) = find(exports, &name) else {
+                    // No error reply exists for EXPORT_NAME: the session ends.
+                    return Ok(Negotiated::Closed { why: format!("NBD_OPT_EXPORT_NAME of unknown export `{name}`") });
+                };
+                w.write_all(&export.size().to_be_bytes())?;
+                w.write_all(&export.transmission_flags().to_be_bytes())?;
+                if !no_zeroes {
+                    w.write_all(&[0u8; 124])?;
+                }
+                w.flush()?;
+                return Ok(Negotiated::Export(export.clone()));
+            }
+            OPT_ABORT => {
+                // The client may already be gone.
+                let _ = write_option_reply(w, option, REP_ACK, &[]).and_then(|()| w.flush());
+                return Ok(Negotiated::Closed { why: "NBD_OPT_ABORT".into() });
+            }
+            OPT_LIST if !data.is_empty() => {
+                write_option_reply(w, option, REP_ERR_INVALID, b"NBD_OPT_LIST takes no data")?;
+            }
+            OPT_LIST => {
+                for e in exports {
+                    let mut body = Vec::new();
+                    body.extend_from_slice(&(e.name().len() as u32).to_be_bytes());
+                    body.extend_from_slice(e.name().as_bytes());
+                    body.extend_from_slice(e.description().as_bytes());
+                    write_option_reply(w, option, REP_SERVER, &body)?;
+                }
+                write_option_reply(w, option, REP_ACK, &[])?;
+            }
+            OPT_INFO | OPT_GO => match info_request(&data) {
+                Err(msg) => write_option_reply(w, option, REP_ERR_INVALID, msg.as_bytes())?,
+                Ok((name, wanted)) => match find(exports, &name) {
+                    None => {
+                        let known: Vec<&str> = exports.iter().map(|e| e.name()).collect();
+                        let msg = format!("no export named `{name}`; this server has: {}", known.join(", "));
+                        write_option_reply(w, option, REP_ERR_UNKNOWN, msg.as_bytes())?;
+                    }
+                    Some(export) => {
+                        send_info(w, option, export, &wanted)?;
+                        write_option_reply(w, option, REP_ACK, &[])?;
+                        if option == OPT_GO {
+                            w.flush()?;
+                            return Ok(Negotiated::Export(export.clone()));
+                        }
+                    }
+                },
+            },
+            _ => {
+                let msg = format!("option {option} is not supported by ftlab serve (simple replies only, no TLS)");
+                write_option_reply(w, option, REP_ERR_UNSUP, msg.as_bytes())?;
+            }
+        }
+    }
+}
+
+/// The export `name` names; the empty name is the first (default) export.
+fn find<'a>(exports: &'a [Arc<Export>], name: &str) -> Option<&'a Arc<Export>> {
+    if name.is_empty() {
+        return exports.first();
+    }
+    exports.iter().find(|e| e.name() == name)
+}
+
+/// An INFO/GO request's export name and information requests.
+fn info_request(data: &[u8]) -> Result<(String, Vec<u16>), String> {
+    let bad = || format!("malformed NBD_OPT_INFO/GO data of {} bytes", data.len());
+    let name_len = data.get(..4).ok_or_else(bad)?;
+    let name_len = u32::from_be_bytes([name_len[0], name_len[1], name_len[2], name_len[3]]) as usize;
+    let name = data.get(4..4 + name_len).ok_or_else(bad)?;
+    let rest = &data[4 + name_len..];
+    let count = rest.get(..2).ok_or_else(bad)?;
+    let count = usize::from(u16::from_be_bytes([count[0], count[1]]));
+    let items = &rest[2..];
+    if items.len() != 2 * count {
+        return Err(bad());
+    }
+    let wanted = items.chunks_exact(2).map(|c| u16::from_be_bytes([c[0], c[1]])).collect();
+    Ok((String::from_utf8_lossy(name).into_owned(), wanted))
+}
+
+/// The NBD_REP_INFO replies for `export`: always its size and flags and its
+/// block sizes, its name and description when asked for.
+fn send_info(w: &mut impl Write, option: u32, export: &Export, wanted: &[u16]) -> io::Result<()> {
+    let mut info = INFO_EXPORT.to_be_bytes().to_vec();
+    info.extend_from_slice(&export.size().to_be_bytes());
+    info.extend_from_slice(&export.transmission_flags().to_be_bytes());
+    write_option_reply(w, option, REP_INFO, &info)?;
+    let mut sizes = INFO_BLOCK_SIZE.to_be_bytes().to_vec();
+    for v in [512, export.preferred_block(), MAX_PAYLOAD] {
+        sizes.extend_from_slice(&v.to_be_bytes());
+    }
+    write_option_reply(w, option, REP_INFO, &sizes)?;
+    for (kind, text) in [(INFO_NAME, export.name()), (INFO_DESCRIPTION, export.description())] {
+        if wanted.contains(&kind) {
+            let mut body = kind.to_be_bytes().to_vec();
+            body.extend_from_slice(text.as_bytes());
+            write_option_reply(w, option, REP_INFO, &body)?;
+        }
+    }
+    Ok(())
+}

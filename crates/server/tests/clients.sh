@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# ftlab serve against the real NBD clients: nbdinfo, qemu-img convert/compare,
+# nbdcopy, and fio's nbd engine with crc32c verification at iodepth 1 and 16, for
+# pagemap, dftl, lazy-rtgc, gftl and nftl on a 64-block device (small-slc, 16
+# blocks per plane, about 14 MB) that each job overwrites several times, so
+# garbage collection runs hard; an ext4 file system written through nbdfuse,
+# checked and read back over a new connection; then a power cut under fio.
+#
+# Run from the workspace root: bash crates/server/tests/clients.sh
+# FTLAB is the binary under test (default: target/debug/ftlab, built first);
+# SKIP_FIO=1 leaves out the fio jobs (a quicker run while developing).
+# A client that is not installed is skipped with a message; .ci/run installs all.
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+
+if [ -z "${FTLAB:-}" ]; then
+  cargo build -q -p ftlab-cli
+  FTLAB=target/debug/ftlab
+fi
+work="$(mktemp -d)"
+server_pid=""
+fuse_pid=""
+cleanup() {
+  if [ -n "$fuse_pid" ]; then kill -TERM "$fuse_pid" 2>/dev/null || true; wait "$fuse_pid" 2>/dev/null || true; fi
+  if grep -q " $work/mnt " /proc/mounts 2>/dev/null; then umount "$work/mnt" 2>/dev/null || true; fi
+  if [ -n "$server_pid" ]; then kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+passed=0
+failed=0
+skipped=0
+pass() { echo "ok: $*"; passed=$((passed + 1)); }
+fail() { echo "FAILED: $*"; failed=$((failed + 1)); }
+have() { command -v "$1" >/dev/null 2>&1 || { echo "skip: $1 is not installed ($2)"; skipped=$((skipped + 1)); return 1; }; }
+
+DEVICE=(--chip small-slc --blocks-per-plane 16)
+
+# serve NAME ARGS...: starts ftlab serve on $work/NAME.sock, waits for its socket
+# and its first stats file.
+serve() {
+  local name="$1"; shift
+  sock="$work/$name.sock"
+  "$FTLAB" serve "${DEVICE[@]}" --listen "unix:$sock" --stats "$work/$name.stats.json" "$@" \
+    >"$work/$name.out.json" 2>"$work/$name.err" &
+  server_pid=$!
+  for _ in $(seq 100); do
+    [ -S "$sock" ] && [ -e "$work/$name.stats.json" ] && return 0
+    kill -0 "$server_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "ftlab serve $name did not start:"; cat "$work/$name.err"
+  exit 1
+}
+
+# stop NAME: SIGTERM, a clean exit (0) and the exit report with no device error.
+stop() {
+  local name="$1"
+  kill -TERM "$server_pid"
+  if wait "$server_pid"; then
+    if grep -q '"errors": 0' "$work/$name.out.json"; then
+      pass "$name: clean exit, counters printed, no device errors ($(field "$name" waf | sed 's/^/waf /'), $(field "$name" gc_page_copies) gc page copies, $(field "$name" erases) erases)"
+    else
+      fail "$name: the exit report has device errors:"; grep '"errors"' "$work/$name.out.json"
+    fi
+  else
+    fail "$name: ftlab serve exited $?"; cat "$work/$name.err"
+  fi
+  server_pid=""
+}
+
+# field NAME KEY: the first export's KEY in NAME's exit report.
+field() { grep -m1 -o "\"$2\": [0-9.a-z]*" "$work/$1.out.json" | sed 's/.*: //'; }
+
+uri() { echo "nbd+unix:///${2:-}?socket=$work/$1.sock"; }
+
+# fio_job NAME LABEL ARGS...: one fio job against the export; err=0 required.
+fio_job() {
+  local name="$1" label="$2"; shift 2
+  local out="$work/fio.$name.$label.txt"
+  if fio --name="$label" --ioengine=nbd --uri="$(uri "$name")" --verify_fatal=1 --verify_state_save=0 --randrepeat=0 "$@" \
+    >"$out" 2>&1 && grep -q "err= 0" "$out"; then
+    pass "$name: fio $label: $(grep -m1 -o 'err= 0' "$out"), $(grep -Eo '(read|write|trim): IOPS=[^,]*' "$out" | tr '\n' ' ')"
+  else
+    fail "$name: fio $label"; tail -20 "$out"
+  fi
+}
+
+start=$(date +%s)
+
+if [ -z "${SKIP_FIO:-}" ] && have fio "fio's nbd engine jobs"; then
+  for ftl in pagemap dftl lazy-rtgc gftl nftl; do
+    serve "$ftl" --ftl "$ftl"
+    size=$(grep -m1 -o '"size_bytes": [0-9]*' "$work/$ftl.stats.json" | grep -o '[0-9]*$')
+    # Overwrite the device three times over at depth 1, then twice at depth 16.
+    fio_job "$ftl" randwrite-qd1 --rw=randwrite --bs=4k --iodepth=1 --io_size=$((3 * size)) --verify=crc32c
+    fio_job "$ftl" randwrite-qd16 --rw=randwrite --bs=4k --iodepth=16 --io_size=$((2 * size)) --verify=crc32c
+    # Sector-sized to multi-page writes (read-modify-writes), one pass.
+    fio_job "$ftl" mixed-sizes-qd16 --rw=randwrite --bsrange=512-16k --iodepth=16 --verify=crc32c
+    # A read/write mix, verified.
+    fio_job "$ftl" randrw-qd16 --rw=randrw --rwmixread=30 --bs=8k --iodepth=16 --io_size="$size" --verify=crc32c
+    # Trims, then writes verified over the trimmed space.
+    fio_job "$ftl" randtrim-qd16 --rw=randtrim --bs=16k --iodepth=16 --io_size=$((size / 2))
+    fio_job "$ftl" rewrite-after-trim-qd16 --rw=randwrite --bs=16k --iodepth=16 --verify=crc32c
+    stop "$ftl"
+  done
+fi
+
+serve clients --ftl pagemap --export dftl=dftl
+# The smaller export's size: an image both hold.
+size=$(grep -o '"size_bytes": [0-9]*' "$work/clients.stats.json" | grep -o '[0-9]*$' | sort -n | head -1)
+if have nbdinfo "export listing"; then
+  info="$(nbdinfo --list "$(uri clients)")"
+  if grep -q 'export="pagemap"' <<<"$info" && grep -q 'export="dftl"' <<<"$info" \
+    && grep -q 'can_fua: true' <<<"$info" && grep -q 'can_trim: true' <<<"$info" \
+    && grep -q 'can_zero: true' <<<"$info" && grep -q 'block_size_minimum: 512' <<<"$info" \
+    && grep -q 'block_size_preferred: 4096' <<<"$info"; then
+    pass "nbdinfo --list: both exports, flags and block sizes"
+  else
+    fail "nbdinfo --list"; echo "$info"
+  fi
+fi
+head -c "$size" /dev/urandom >"$work/random.img"
+if have qemu-img "qemu-img convert/compare"; then
+  for export in pagemap dftl; do
+    if qemu-img convert -n -f raw -O raw "$work/random.img" "$(uri clients "$export")" \
+      && qemu-img compare -f raw -F raw "$work/random.img" "$(uri clients "$export")" >/dev/null; then
+      pass "qemu-img convert then compare: $export holds the random image"
+    else
+      fail "qemu-img round trip on $export"
+    fi
+  done
+fi
+if have nbdcopy "nbdcopy round trip"; then
+  head -c "$size" /dev/urandom >"$work/random2.img"
+  if nbdcopy "$work/random2.img" "$(uri clients dftl)" && nbdcopy "$(uri clients dftl)" "$work/back.img" \
+    && cmp -s "$work/random2.img" "$work/back.img"; then
+    pass "nbdcopy to and from dftl: the same bytes"
+  else
+    fail "nbdcopy round trip"
+  fi
+fi
+stop clients
+
+# A real file system through FUSE: nbdfuse shows the export as a file, mkfs.ext4
+# -d writes a tree of files into it, e2fsck -fn finds it clean; then, over a
+# new connection (unmounted and mounted again), e2fsck again and debugfs reads
+# every file back with the same bytes.
+fs_ok() {
+  have nbdfuse "the file-system test" && have mkfs.ext4 "the file-system test" && have e2fsck "the file-system test" \
+    && have debugfs "the file-system test" || return 1
+  if [ ! -c /dev/fuse ]; then echo "skip: /dev/fuse is missing (the file-system test)"; skipped=$((skipped + 1)); return 1; fi
+}
+# mount_nbd NAME: nbdfuse on $work/mnt, waits for its file.
+mount_nbd() {
+  mkdir -p "$work/mnt"
+  nbdfuse "$work/mnt" "$(uri "$1")" 2>>"$work/nbdfuse.err" &
+  fuse_pid=$!
+  for _ in $(seq 100); do [ -e "$work/mnt/nbd" ] && return 0; sleep 0.1; done
+  return 1
+}
+unmount_nbd() {
+  kill -TERM "$fuse_pid" 2>/dev/null || true
+  wait "$fuse_pid" 2>/dev/null || true
+  if grep -q " $work/mnt " /proc/mounts; then umount "$work/mnt" 2>/dev/null || true; fi
+}
+if fs_ok; then
+  serve fs --ftl dftl
+  mkdir -p "$work/fsroot/data/a/b" "$work/fsroot/data/c"
+  for i in $(seq 60); do
+    dir=$(printf '%s\n' a a/b c . | sed -n "$((i % 4 + 1))p")
+    head -c $((RANDOM * 7 % 200000 + 1)) /dev/urandom >"$work/fsroot/data/$dir/file$i"
+  done
+  if mount_nbd fs; then
+    if mkfs.ext4 -q -F -d "$work/fsroot" "$work/mnt/nbd" >"$work/mkfs.txt" 2>&1 \
+      && e2fsck -fn "$work/mnt/nbd" >"$work/fsck1.txt" 2>&1; then
+      pass "ext4 over nbdfuse: mkfs.ext4 -d wrote $(find "$work/fsroot" -type f | wc -l) files, e2fsck -fn clean"
+    else
+      fail "ext4 over nbdfuse: mkfs or e2fsck"; cat "$work/mkfs.txt" "$work/fsck1.txt"
+    fi
+    unmount_nbd
+    mkdir -p "$work/back"
+    if mount_nbd fs && e2fsck -fn "$work/mnt/nbd" >"$work/fsck2.txt" 2>&1 \
+      && debugfs -R "rdump /data $work/back" "$work/mnt/nbd" >/dev/null 2>&1 \
+      && diff -r "$work/fsroot/data" "$work/back/data" >/dev/null; then
+      pass "ext4 over nbdfuse, mounted again: e2fsck -fn clean, every file's bytes the same"
+    else
+      fail "ext4 over nbdfuse, mounted again"; tail -n 5 "$work/fsck2.txt" "$work/nbdfuse.err"
+    fi
+    unmount_nbd
+  else
+    fail "nbdfuse did not show the export"; cat "$work/nbdfuse.err"
+  fi
+  stop fs
+fi
+
+# A power cut after 3000 commands under fio at depth 1 (pagemap acknowledges
+# durable writes): the server recovers, the client stays, and verify passes.
+if have fio "power cut under fio"; then
+  serve powercut --ftl pagemap --cut-after 3000
+  fio_job powercut randwrite-cut-qd1 --rw=randwrite --bs=4k --iodepth=1 --io_size=$((2 * size)) --verify=crc32c
+  stop powercut
+  if [ "$(field powercut power_cuts)" = 1 ] && grep -q "recovered at" "$work/powercut.err"; then
+    pass "powercut: one power cut, recovered: $(grep -m1 -o 'power cut at.*' "$work/powercut.err")"
+  else
+    fail "powercut: no power cut and recovery reported"; cat "$work/powercut.err"
+  fi
+fi
+
+echo "clients.sh: $(($(date +%s) - start)) s"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
