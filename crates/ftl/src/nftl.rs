@@ -275,7 +275,8 @@ impl Nftl {
     /// Rebuilds the block map from an OOB scan: per logical block, a fold target
     /// without its last copy is dropped, blocks older than the newest complete fold
     /// are stale, and of the rest the older is the primary, the newer the
-    /// replacement.
+    /// replacement; more than two (a fold the cut undid, and a write after it
+    /// into a new replacement that it kept) are folded together on the spot.
     pub fn recover(config: NftlConfig, io: &mut Io) -> Result<Self, FtlError> {
         let mut f = Self::empty(config, io)?;
         let ppb = f.geometry.pages_per_block;
@@ -291,17 +292,25 @@ impl Nftl {
             }
         }
         let mut replaced = Vec::new();
+        let mut unfolded: Vec<(u32, Vec<(u32, u16)>)> = Vec::new();
         for (lb, mut v) in per_block.into_iter().enumerate() {
             v.sort_by_key(BlockScan::first_seq);
             let keep_from = v.iter().rposition(BlockScan::complete_merge).unwrap_or(0);
-            let stale = keep_from + v.len().saturating_sub(keep_from).saturating_sub(2);
-            for s in v.drain(..stale) {
+            for s in v.drain(..keep_from) {
                 reclaim_into(io, s.block, &mut f.free)?;
             }
             for s in &v {
                 for &(_, raw, _) in &s.pages {
                     f.present.set((raw & LPN_MASK) as usize, true);
                 }
+            }
+            if v.len() > 2 {
+                // More blocks than a primary and a replacement: a fold whose
+                // target the cut undid while a later write into a new replacement
+                // survived. Every one may hold a newest copy: they are folded
+                // together below, the newest first.
+                unfolded.push((lb as u32, v.iter().rev().map(|s| (s.block.0, s.programmed as u16)).collect()));
+                continue;
             }
             let mut it = v.into_iter();
             if let Some(p) = it.next() {
@@ -316,6 +325,9 @@ impl Nftl {
         }
         replaced.sort_unstable();
         f.with_replacement = replaced.into_iter().map(|(_, lb)| lb).collect();
+        for (lb, blocks) in unfolded {
+            f.fold_blocks(io, lb, &blocks, Purpose::Recovery)?;
+        }
         Ok(f)
     }
 
@@ -335,18 +347,27 @@ impl Nftl {
     /// Merges the newest copy of every page of logical block `lb` into a new
     /// primary and erases the old primary and replacement.
     fn fold(&mut self, io: &mut Io, lb: u32) -> Result<(), FtlError> {
+        let i = lb as usize;
+        let blocks = [(self.replacement[i], self.replacement_next[i]), (self.primary[i], self.primary_next[i])];
+        self.fold_blocks(io, lb, &blocks, Purpose::Gc)
+    }
+
+    /// Merges the newest copy of every page of logical block `lb` found in
+    /// `blocks` (block, write pointer; newest first, `NONE` skipped) into a new
+    /// primary and erases them.
+    fn fold_blocks(&mut self, io: &mut Io, lb: u32, blocks: &[(u32, u16)], purpose: Purpose) -> Result<(), FtlError> {
         let ppb = self.geometry.pages_per_block;
         let i = lb as usize;
         let mut newest: Vec<Option<Ppa>> = vec![None; ppb as usize];
         let mut olds = Vec::new();
-        for (blk, next) in [(self.replacement[i], self.replacement_next[i]), (self.primary[i], self.primary_next[i])] {
+        for &(blk, next) in blocks {
             if blk == NONE {
                 continue;
             }
             olds.push(BlockId(blk));
             for page in (0..u32::from(next)).rev() {
                 let ppa = self.geometry.ppa(BlockId(blk), page);
-                match io.read_oob(ppa, Purpose::Gc) {
+                match io.read_oob(ppa, purpose) {
                     Ok(Some(oob)) => {
                         let lpn = oob.lpn & LPN_MASK;
                         let slot = &mut newest[(lpn % ppb) as usize];
@@ -360,7 +381,7 @@ impl Nftl {
             }
         }
         let sources: Vec<Ppa> = newest.into_iter().flatten().collect();
-        let target = if sources.is_empty() { None } else { Some(self.fold_into(io, &sources)?) };
+        let target = if sources.is_empty() { None } else { Some(self.fold_into(io, &sources, purpose)?) };
         if target.is_some() {
             // A fold torn before its last copy is dropped at recovery, so no source
             // block is erased before the last copy is durable.
@@ -370,7 +391,7 @@ impl Nftl {
         }
         for b in olds {
             // A block gone bad is retired: never erased, never used again.
-            if io.reclaim(b, Purpose::Gc)? {
+            if io.reclaim(b, purpose)? {
                 self.free.push_back(b);
             }
         }
@@ -386,16 +407,16 @@ impl Nftl {
     /// fold; returns the block. When a program fails, the block it went bad in is
     /// retired (a fold without its end is dropped at recovery) and the copies start
     /// over in another free block, up to [`PROGRAM_ATTEMPTS`] blocks.
-    fn fold_into(&mut self, io: &mut Io, sources: &[Ppa]) -> Result<BlockId, FtlError> {
+    fn fold_into(&mut self, io: &mut Io, sources: &[Ppa], purpose: Purpose) -> Result<BlockId, FtlError> {
         let mut attempts = 0;
         'target: loop {
             let t = self.free.pop_front().ok_or_else(|| FtlError::DeviceFull("no block to fold into".into()))?;
             attempts += 1;
             for (k, &src) in sources.iter().enumerate() {
-                let (data, oob) = io.read(src, Purpose::Gc)?;
+                let (data, oob) = io.read(src, purpose)?;
                 let end = if k + 1 == sources.len() { END_FLAG } else { 0 };
                 let lpn = (oob.lpn & LPN_MASK) | MERGE_FLAG | end;
-                match io.program(self.geometry.ppa(t, k as u32), lpn, PageKind::Data, data, Purpose::Gc) {
+                match io.program(self.geometry.ppa(t, k as u32), lpn, PageKind::Data, data, purpose) {
                     Ok(_) => io.supersede(src),
                     Err(NandError::ProgramFailed { .. }) if attempts < PROGRAM_ATTEMPTS => continue 'target,
                     Err(e) => return Err(e.into()),
