@@ -612,7 +612,7 @@ macro_rules! conformance {
 
             #[test]
             fn injected_faults_lose_nothing_acknowledged() {
-                for seed in 0..4 {
+                for seed in 0..8 {
                     suite::injected_faults(&*builder(), geometry(), seed);
                 }
             }

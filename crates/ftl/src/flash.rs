@@ -118,6 +118,10 @@ pub struct Flash {
     /// it. What a command waits for before it is queueing behind other host
     /// commands, not service ([`Io::queued_behind`]).
     host_end: Vec<SimTime>,
+    /// A block that went bad under the last program a command tried before it
+    /// gave up ([`PROGRAM_ATTEMPTS`]): the next [`Io::program_placed`] or
+    /// [`Io::copy_placed`] has the FTL retire it first.
+    unretired: Option<BlockId>,
 }
 
 impl Flash {
@@ -131,6 +135,7 @@ impl Flash {
             erase_barrier: vec![SimTime::ZERO; blocks],
             use_copyback: true,
             host_end: vec![SimTime::ZERO; dies],
+            unretired: None,
         }
     }
     /// Whether GC moves inside one plane use copyback (default true).
@@ -185,6 +190,8 @@ impl Flash {
     /// gone with it; rebuild the FTL with its builder's `recover`.
     pub fn power_cut(&mut self, t: SimTime) {
         self.nand.power_cut(t);
+        // The FTL is rebuilt from the medium, which knows the block is bad.
+        self.unretired = None;
         self.erase_barrier.iter_mut().for_each(|b| *b = (*b).min(t));
         self.host_end.iter_mut().for_each(|h| *h = (*h).min(t));
     }
@@ -446,26 +453,33 @@ impl Io<'_> {
         mut place: impl FnMut(&mut Self, Option<BlockId>) -> Result<Ppa, FtlError>,
     ) -> Result<(Ppa, u64), FtlError> {
         let mut data = data;
-        let mut retire = None;
+        let mut retire = self.flash.unretired.take();
         loop {
             let ppa = place(self, retire)?;
             match self.try_program(ppa, lpn, kind, data, purpose) {
                 Ok(seq) => return Ok((ppa, seq)),
-                Err(ProgramFailure { error: NandError::ProgramFailed { ppa }, data: Some(back) })
-                    if self.remaining_attempt() =>
-                {
-                    data = back;
+                Err(ProgramFailure { error: NandError::ProgramFailed { ppa }, data: Some(back) }) => {
                     retire = Some(self.flash.nand.layout().block_of(ppa));
-                    self.failures += 1;
+                    if !self.retry_after_failure(retire) {
+                        return Err(NandError::ProgramFailed { ppa }.into());
+                    }
+                    data = back;
                 }
                 Err(f) => return Err(f.error.into()),
             }
         }
     }
 
-    /// Whether a failed program may still be retried in this command.
-    fn remaining_attempt(&self) -> bool {
-        self.failures + 1 < PROGRAM_ATTEMPTS
+    /// After a failed program in `bad`: whether this command may retry it
+    /// ([`PROGRAM_ATTEMPTS`]); if not, `bad` is left for the next placed program
+    /// to retire.
+    fn retry_after_failure(&mut self, bad: Option<BlockId>) -> bool {
+        self.failures += 1;
+        if self.failures < PROGRAM_ATTEMPTS {
+            return true;
+        }
+        self.flash.unretired = bad;
+        false
     }
 
     /// As [`Io::copy`], to a page `place` hands out, and when the program fails
@@ -478,14 +492,16 @@ impl Io<'_> {
         purpose: Purpose,
         mut place: impl FnMut(&mut Self, Option<BlockId>) -> Result<Ppa, FtlError>,
     ) -> Result<(Ppa, Oob), FtlError> {
-        let mut retire = None;
+        let mut retire = self.flash.unretired.take();
         loop {
             let to = place(self, retire)?;
             match self.copy(from, to, purpose) {
                 Ok(oob) => return Ok((to, oob)),
-                Err(NandError::ProgramFailed { ppa }) if self.remaining_attempt() => {
+                Err(NandError::ProgramFailed { ppa }) => {
                     retire = Some(self.flash.nand.layout().block_of(ppa));
-                    self.failures += 1;
+                    if !self.retry_after_failure(retire) {
+                        return Err(NandError::ProgramFailed { ppa }.into());
+                    }
                 }
                 Err(e) => return Err(e.into()),
             }
@@ -702,5 +718,13 @@ mod fault_tests {
             .unwrap_err();
         assert!(matches!(err, FtlError::Nand(NandError::ProgramFailed { .. })), "{err}");
         assert_eq!(calls, PROGRAM_ATTEMPTS);
+        // The block of the last failure is retired by the next placed program.
+        let mut retired = None;
+        io.program_placed(2, PageKind::Data, Payload::Token(2), Purpose::Host, |_, bad| {
+            retired = bad;
+            Ok(g.ppa(BlockId(15), 0))
+        })
+        .unwrap();
+        assert_eq!(retired, Some(BlockId(PROGRAM_ATTEMPTS)));
     }
 }

@@ -275,8 +275,8 @@ impl Nftl {
     /// Rebuilds the block map from an OOB scan: per logical block, a fold target
     /// without its last copy is dropped, blocks older than the newest complete fold
     /// are stale, and of the rest the older is the primary, the newer the
-    /// replacement; more than two of them (a fold torn after the write that
-    /// needed it was acknowledged) are folded into a new primary.
+    /// replacement; more than two (a fold the cut undid, and a write after it
+    /// into a new replacement that it kept) are folded together on the spot.
     pub fn recover(config: NftlConfig, io: &mut Io) -> Result<Self, FtlError> {
         let mut f = Self::empty(config, io)?;
         let ppb = f.geometry.pages_per_block;
@@ -292,6 +292,7 @@ impl Nftl {
             }
         }
         let mut replaced = Vec::new();
+        let mut unfolded: Vec<(u32, Vec<(u32, u16)>)> = Vec::new();
         for (lb, mut v) in per_block.into_iter().enumerate() {
             v.sort_by_key(BlockScan::first_seq);
             let keep_from = v.iter().rposition(BlockScan::complete_merge).unwrap_or(0);
@@ -304,13 +305,11 @@ impl Nftl {
                 }
             }
             if v.len() > 2 {
-                // A write that folded its own logical block into a full target
-                // went to a new replacement block, and was acknowledged while the
-                // fold's copies were still in flight: the torn target was dropped
-                // above, and the old primary and replacement still hold pages the
-                // new block does not. None of the three is stale; fold them all.
-                let blocks: Vec<(u32, u16)> = v.iter().rev().map(|s| (s.block.0, s.programmed as u16)).collect();
-                f.fold_blocks(io, lb as u32, &blocks, Purpose::Recovery)?;
+                // More blocks than a primary and a replacement: a fold whose
+                // target the cut undid while a later write into a new replacement
+                // survived. Every one may hold a newest copy: they are folded
+                // together below, the newest first.
+                unfolded.push((lb as u32, v.iter().rev().map(|s| (s.block.0, s.programmed as u16)).collect()));
                 continue;
             }
             let mut it = v.into_iter();
@@ -326,6 +325,9 @@ impl Nftl {
         }
         replaced.sort_unstable();
         f.with_replacement = replaced.into_iter().map(|(_, lb)| lb).collect();
+        for (lb, blocks) in unfolded {
+            f.fold_blocks(io, lb, &blocks, Purpose::Recovery)?;
+        }
         Ok(f)
     }
 
@@ -350,9 +352,9 @@ impl Nftl {
         self.fold_blocks(io, lb, &blocks, Purpose::Gc)
     }
 
-    /// Merges the newest present copy of every page of logical block `lb` found in
-    /// `blocks` (block and write pointer, newest block first; `NONE` is skipped)
-    /// into a new primary, erases `blocks`, and leaves `lb` without a replacement.
+    /// Merges the newest copy of every page of logical block `lb` found in
+    /// `blocks` (block, write pointer; newest first, `NONE` skipped) into a new
+    /// primary and erases them.
     fn fold_blocks(&mut self, io: &mut Io, lb: u32, blocks: &[(u32, u16)], purpose: Purpose) -> Result<(), FtlError> {
         let ppb = self.geometry.pages_per_block;
         let i = lb as usize;

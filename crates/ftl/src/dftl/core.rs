@@ -301,15 +301,22 @@ impl DemandMap {
         Payload::Bytes(bytes.into())
     }
 
+    /// Maps the logical pages of `moves` (logical page, new location) where a GC
+    /// pass moved them, without writing their translation pages back (a later
+    /// write-back of each page, or recovery from the data pages' OOB, does).
+    pub fn map_moves(&mut self, moves: &[(u32, Ppa)]) {
+        for &(lpn, dst) in moves {
+            self.on_flash.set(lpn as usize, dst);
+        }
+    }
+
     /// Merges uncached mapping updates of a GC pass into their translation pages,
     /// one write-back per translation page (DFTL's batch update).
     pub fn write_back_moves(&mut self, io: &mut Io, moves: &mut [(u32, Ppa)]) -> Result<(), FtlError> {
         moves.sort_unstable_by_key(|m| m.0);
         // Every move is mapped before any write-back: one that fails (no
         // translation page left) leaves the rest mapped where their data is.
-        for &(lpn, dst) in moves.iter() {
-            self.on_flash.set(lpn as usize, dst);
-        }
+        self.map_moves(moves);
         let e = self.entries_per_tpage;
         for group in moves.chunk_by(|a, b| a.0 / e == b.0 / e) {
             self.write_back(io, group[0].0 / e, Purpose::Map)?;

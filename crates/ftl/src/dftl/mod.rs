@@ -163,7 +163,13 @@ impl Dftl {
         let ppb = self.map.geometry.pages_per_block;
         self.map.ensure_translation_space(io, u64::from(ppb))?;
         let mut moves = Vec::new();
-        self.map.copy_data_pages(io, victim, ppb, true, &mut moves)?;
+        if let Err(e) = self.map.copy_data_pages(io, victim, ppb, true, &mut moves) {
+            // The pages moved so far are mapped where they went; the rest stay
+            // valid in the victim, a candidate again.
+            self.map.map_moves(&moves);
+            self.map.data_picker.insert(victim);
+            return Err(e);
+        }
         self.map.write_back_moves(io, &mut moves)?;
         self.map.erase(io, victim)?;
         Ok(true)
