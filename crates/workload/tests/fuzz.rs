@@ -192,9 +192,13 @@ proptest! {
 #[test]
 fn a_request_ending_past_2_64_bytes_is_a_malformed_line() {
     let line = "128166372003061629,hm,0,Write,18446744073709551615,4096,1331\n";
-    let mut r =
-        TraceReader::from_reader("end.csv", std::io::Cursor::new(line), "msr".parse().unwrap(), &ReadOptions::default())
-            .unwrap();
+    let mut r = TraceReader::from_reader(
+        "end.csv",
+        std::io::Cursor::new(line),
+        "msr".parse().unwrap(),
+        &ReadOptions::default(),
+    )
+    .unwrap();
     let err = r.next().unwrap().unwrap_err();
     assert!(matches!(err, TraceError::Malformed { line: 1, .. }), "{err}");
     assert!(err.to_string().contains("fits in 2^64 bytes"), "{err}");
