@@ -16,7 +16,7 @@ const W: f64 = 640.0;
 const H: f64 = 320.0;
 /// Margins: left, right, top, bottom.
 const ML: f64 = 70.0;
-const MR: f64 = 20.0;
+const MR: f64 = 40.0;
 const MT: f64 = 30.0;
 const MB: f64 = 45.0;
 /// Series colours (colour-blind safe).
@@ -86,6 +86,10 @@ impl Axis {
             if hi <= lo {
                 hi = lo + 1.0;
             }
+            // Round the top up to a whole number of nice steps, so ticks are short.
+            let step = nice_step((hi - lo) / 4.0);
+            lo = (lo / step).floor() * step;
+            hi = (hi / step).ceil() * step;
         }
         Axis { lo, hi, log, label: label.to_owned() }
     }
@@ -104,9 +108,20 @@ impl Axis {
             let (a, b) = (self.lo.log10().round() as i32, self.hi.log10().round() as i32);
             (a..=b).map(|e| 10f64.powi(e)).collect()
         } else {
-            (0..=4).map(|i| self.lo + (self.hi - self.lo) * f64::from(i) / 4.0).collect()
+            let step = nice_step((self.hi - self.lo) / 4.0);
+            let n = ((self.hi - self.lo) / step).round() as u32;
+            (0..=n).map(|i| self.lo + step * f64::from(i)).collect()
         }
     }
+}
+
+/// The smallest of 1, 2, 2.5 or 5 times a power of ten at or above `raw`.
+fn nice_step(raw: f64) -> f64 {
+    if !(raw > 0.0 && raw.is_finite()) {
+        return 1.0;
+    }
+    let p = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * p).find(|s| *s >= raw * (1.0 - 1e-9)).unwrap_or(10.0 * p)
 }
 
 fn px(x: &Axis, v: f64) -> f64 {
@@ -573,6 +588,19 @@ mod tests {
                 || html.matches("http://").all(|_| html.contains("xmlns=\"http://www.w3.org/2000/svg\""))
         );
         assert!(!html.contains("https://") && !html.contains("<script") && !html.contains("src="));
+    }
+
+    #[test]
+    fn axes_tick_at_nice_steps() {
+        assert_eq!(nice_step(130_000.0), 200_000.0);
+        assert_eq!(nice_step(2.5), 2.5);
+        assert_eq!(nice_step(0.3), 0.5);
+        let a = Axis::fit([0.0, 639_631.359].into_iter(), false, "us");
+        assert_eq!((a.lo, a.hi), (0.0, 800_000.0));
+        assert_eq!(
+            a.ticks().iter().map(|t| num(*t)).collect::<Vec<_>>(),
+            ["0", "200000", "400000", "600000", "800000"]
+        );
     }
 
     #[test]

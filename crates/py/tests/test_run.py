@@ -105,3 +105,23 @@ def test_run_accepts_a_path_or_toml_text(small, tmp_path):
     path = tmp_path / "run.toml"
     path.write_text(small.to_toml())
     assert ftlab.run(str(path), progress=False).to_dict() == ftlab.run(small.to_toml(), progress=False).to_dict()
+
+
+def test_ctrl_c_stops_a_long_run(small):
+    import os
+    import signal
+    import threading
+    import time
+
+    cfg = small.replace(**{"workload.generator.requests": 50_000_000})
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            ftlab.run(cfg, progress=False)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - started < 10
+    # The interpreter and the package carry on.
+    assert ftlab.run(small, progress=False).requests == 2000
