@@ -114,6 +114,9 @@ def test_ctrl_c_stops_a_long_run(small):
     import time
 
     cfg = small.replace(**{"workload.generator.requests": 50_000_000})
+    # Python turns SIGINT into KeyboardInterrupt only where the parent left it
+    # alone (a shell's background job ignores it): install the handler here.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
     started = time.monotonic()
     timer.start()
@@ -122,6 +125,7 @@ def test_ctrl_c_stops_a_long_run(small):
             ftlab.run(cfg, progress=False)
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     assert time.monotonic() - started < 10
     # The interpreter and the package carry on.
     assert ftlab.run(small, progress=False).requests == 2000
