@@ -129,3 +129,8 @@ def test_ctrl_c_stops_a_long_run(small):
     assert time.monotonic() - started < 10
     # The interpreter and the package carry on.
     assert ftlab.run(small, progress=False).requests == 2000
+
+
+def test_the_progress_line_stays_out_of_logs(small, capsys):
+    ftlab.run(small.replace(**{"workload.generator.requests": 20000}), progress=True)
+    assert capsys.readouterr().err == ""

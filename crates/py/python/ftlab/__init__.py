@@ -70,12 +70,18 @@ Progress = Callable[[int, int, bool], Any]
 
 
 class _ProgressLine:
-    """``progress=True``: one line on stderr, rewritten as the run goes."""
+    """``progress=True``: one line on stderr, rewritten as the run goes, where
+    someone watches it (a terminal or a notebook; not a log file), as the
+    ``ftlab`` command shows its bar only on a terminal."""
 
     def __init__(self) -> None:
         self.shown = False
+        isatty = getattr(sys.stderr, "isatty", None)
+        self.enabled = bool(isatty and isatty()) or "ipykernel" in sys.modules
 
     def __call__(self, requests: int, sim_ns: int, measuring: bool) -> None:
+        if not self.enabled:
+            return
         phase = "measuring" if measuring else "preconditioning"
         sys.stderr.write(f"\rftlab: {requests:,} requests, {sim_ns / 1e9:.3f} s simulated ({phase})  ")
         sys.stderr.flush()
@@ -99,7 +105,8 @@ def run(config: Union[Config, str, "os.PathLike[str]"], progress: Union[bool, Pr
     """Runs ``config`` (a ``Config``, a config file's path or TOML text) and
     returns its ``Report``.
 
-    ``progress``: True shows a progress line on stderr, False nothing, or a
+    ``progress``: True shows a progress line on stderr (on a terminal or in a
+    notebook), False nothing, or a
     callable ``progress(requests, sim_ns, measuring)`` called every few
     thousand requests. The GIL is released while the simulation runs; Ctrl-C
     (KeyboardInterrupt) stops it.
