@@ -5,7 +5,6 @@ use std::fmt::Write as _;
 
 use clap::ValueEnum;
 use ftlab_bounds::telomere::{admit_with, Admission, ChipCheck, Device, MultiLogWorkload, Policy, TaskSet, Test};
-use ftlab_nand::presets;
 
 use crate::cli::AdmitArgs;
 use crate::error::CliError;
@@ -102,7 +101,8 @@ pub fn run(args: &AdmitArgs) -> Result<(), CliError> {
         AdmitPolicy::Waogc => Policy::WaoGc,
         AdmitPolicy::Multilog => Policy::MultiLog { workload, waf: args.waf },
     };
-    let chip_check = args.per_chip.then(|| ChipCheck { channel_wait_ns: channel_wait_ns(&args.chip) });
+    let chip_check =
+        args.per_chip.then(|| ChipCheck { channel_wait_ns: ftlab_lab::bounds::channel_wait_ns(&args.chip) });
     let admission = admit_with(&set, policy, chip_check).map_err(usage)?;
     let text = match args.format {
         AdmitFormat::Table => table(&admission, &set.device),
@@ -117,30 +117,8 @@ pub fn run(args: &AdmitArgs) -> Result<(), CliError> {
 }
 
 fn device(args: &AdmitArgs) -> Result<Device, CliError> {
-    let usage = |e: ftlab_bounds::telomere::TelomereError| CliError::Usage(e.to_string());
-    let p = presets::preset(&args.chip).ok_or_else(|| {
-        CliError::Usage(format!(
-            "unknown chip `{}`; known chips: {}",
-            args.chip,
-            presets::names().collect::<Vec<_>>().join(", ")
-        ))
-    })?;
-    let mut d = Device::from_preset(p);
-    if let Some(blocks) = args.blocks {
-        d = d.with_blocks(blocks).map_err(usage)?;
-    }
-    if let Some(op) = args.over_provisioning {
-        d = d.with_over_provisioning(op).map_err(usage)?;
-    }
-    Ok(d)
-}
-
-/// The transfers of the other dies on a die's channel, for `--per-chip`.
-fn channel_wait_ns(chip: &str) -> u64 {
-    presets::preset(chip).map_or(0, |p| {
-        let g = p.geometry;
-        u64::from(g.ways_per_channel * g.dies_per_way).saturating_sub(1) * p.timing.transfer(g.page_size + g.oob_size).0
-    })
+    ftlab_lab::bounds::admit_device(&args.chip, args.blocks, args.over_provisioning)
+        .map_err(|e| CliError::Usage(e.to_string()))
 }
 
 fn table(a: &Admission, d: &Device) -> String {

@@ -2,64 +2,12 @@
 //! `ftlab-bounds` (pure calculations, no simulation).
 
 use ftlab_bounds::{all_schemes, table, ChipParams};
+use ftlab_lab::bounds::{as_run, AsRun, ChipBounds};
 use ftlab_nand::presets;
-use ftlab_sim::{RunConfig, Simulation};
-use serde::Serialize;
 
 use crate::cli::{BoundsArgs, BoundsFormat};
 use crate::error::CliError;
 use crate::output::Sink;
-
-/// The real-time FTLs as `ftlab run` builds them, and the paper scheme each
-/// implements.
-const RUN_SCHEMES: [&str; 6] = ["gftl", "rftl", "fsr", "lazy-rtgc", "lazy-rtgc-ondemand", "waogc"];
-
-/// Devices larger than this many pages are not built to read their FTLs' bounds
-/// (the medium's tables would take gigabytes).
-const MAX_BUILT_PAGES: u64 = 1 << 25;
-
-/// One real-time FTL as a run builds it on the chip's default device.
-#[derive(Debug, Serialize)]
-struct AsRun {
-    ftl: &'static str,
-    /// The bound a run checks, µs (channel transfers included).
-    bound_us: Option<f64>,
-    /// Logical pages exported / physical pages.
-    space_utilization: f64,
-}
-
-/// The paper's figures and, for a named chip, what the FTLs run with.
-#[derive(Debug, Serialize)]
-struct Output {
-    #[serde(flatten)]
-    paper: ftlab_bounds::Bounds,
-    /// Absent with explicit timing or a device too large to build.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    as_run: Option<Vec<AsRun>>,
-}
-
-/// Builds each real-time FTL on `chip`'s default device, as `ftlab run` would.
-fn as_run(chip: &str) -> Result<Option<Vec<AsRun>>, CliError> {
-    let mut out = Vec::new();
-    for ftl in RUN_SCHEMES {
-        let text = format!("[device]\nchip = {chip:?}\n[ftl]\nkind = {ftl:?}\n");
-        let config = RunConfig::from_toml(&text, "bounds").map_err(|e| CliError::Failed(e.to_string()))?;
-        let pages = u64::from(
-            config.device.nand_config(1).map_err(|e| CliError::Failed(e.to_string()))?.geometry.total_pages(),
-        );
-        if pages > MAX_BUILT_PAGES {
-            return Ok(None);
-        }
-        // A scheme that cannot run on this chip is left out.
-        let Ok(sim) = Simulation::new(&config) else { continue };
-        out.push(AsRun {
-            ftl,
-            bound_us: sim.ftl_bound().map(|b| b.0 as f64 / 1e3),
-            space_utilization: sim.logical_pages() as f64 / sim.physical_pages() as f64,
-        });
-    }
-    Ok(Some(out))
-}
 
 fn as_run_table(rows: &[AsRun]) -> String {
     let mut s = String::from(
@@ -79,7 +27,7 @@ pub fn run(args: &BoundsArgs) -> Result<(), CliError> {
     let chip = chip_params(args)?;
     let bounds = all_schemes(&chip).map_err(|e| CliError::Usage(format!("no bounds for this chip: {e}")))?;
     let as_run = match &args.chip {
-        Some(name) => as_run(name)?,
+        Some(name) => as_run(name).map_err(|e| CliError::Failed(e.to_string()))?,
         None => None,
     };
     let text = match args.format {
@@ -102,7 +50,7 @@ pub fn run(args: &BoundsArgs) -> Result<(), CliError> {
             text
         }
         BoundsFormat::Json => {
-            let mut s = serde_json::to_string_pretty(&Output { paper: bounds, as_run })
+            let mut s = serde_json::to_string_pretty(&ChipBounds { paper: bounds, as_run })
                 .map_err(|e| CliError::Failed(format!("cannot serialize the bounds: {e}")))?;
             s.push('\n');
             s

@@ -45,6 +45,9 @@ pub enum Command {
     /// schedulable (the Telomere paper's Figures 7-9).
     #[command(after_long_help = crate::sched_cmd::SCHED_AFTER_HELP)]
     Schedulability(SchedArgs),
+    /// Write one self-contained HTML page (inline SVG plots, no network) of a run's JSON
+    /// report or of a sweep's CSV or JSON-lines rows.
+    Report(ReportArgs),
     /// Inspect block traces.
     #[command(subcommand)]
     Trace(TraceCommand),
@@ -320,6 +323,19 @@ impl LoopMode {
 }
 
 /// `ftlab sweep`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Results: the JSON of `ftlab run -f json`, or `ftlab sweep`'s CSV or JSON lines.
+    #[arg(value_name = "RESULTS")]
+    pub file: PathBuf,
+    /// Write the page to FILE (created or truncated) instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// The page's title (default: the FTL and chip of a run, the number of runs of a sweep).
+    #[arg(long)]
+    pub title: Option<String>,
+}
+
 #[derive(Debug, Args)]
 pub struct SweepArgs {
     /// Sweep file: a [base] run config and a [grid] of values (see below).

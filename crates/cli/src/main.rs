@@ -61,6 +61,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Admit(args) => admit_cmd::run(&args)?,
         Command::Schedulability(args) => sched_cmd::run(&args)?,
         Command::Serve(args) => serve_cmd::run(&args)?,
+        Command::Report(args) => report_page(&args)?,
         Command::Presets(args) => Sink::open(None)?.write(&listing::presets(args.group))?,
         Command::Trace(cli::TraceCommand::Stats(args)) => listing::trace_stats_cmd(&args)?,
         Command::Completions { shell } => {
@@ -75,6 +76,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `ftlab report`: the HTML page of a results file.
+fn report_page(args: &cli::ReportArgs) -> Result<(), CliError> {
+    let text =
+        std::fs::read_to_string(&args.file).map_err(|error| CliError::Read { path: args.file.clone(), error })?;
+    let html =
+        ftlab_lab::html::results_html(&text, &args.file.display().to_string(), args.title.as_deref().unwrap_or(""))?;
+    Sink::open(args.out.as_deref())?.write(&html)
 }
 
 /// Runs `config`, advancing `bar`; `label` names it in errors. A run that

@@ -550,3 +550,28 @@ fn sweep_draws_its_plots() {
     let e = failure(&["sweep", sweep.to_str().unwrap()], 2);
     assert!(e.contains("nope"), "{e}");
 }
+
+#[test]
+fn report_writes_one_self_contained_page_of_a_run_or_a_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let text = stdout_of(&["run", "--requests", "3000", "--blocks-per-plane", "32", "-f", "json"]);
+    std::fs::write(&json, text).unwrap();
+    let page = dir.path().join("run.html");
+    ftlab().args(["report", json.to_str().unwrap(), "-o", page.to_str().unwrap()]).assert().success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>") && html.contains("id=\"latency-cdf\""), "{html}");
+    assert!(!html.contains("https://") && !html.contains("<script") && !html.contains("src="));
+
+    let sweep = sweep_file(dir.path(), "\"ftl.kind\" = [\"pagemap\", \"pure-page-level\"]\n");
+    let rows = dir.path().join("rows.csv");
+    ftlab().args(["sweep", sweep.to_str().unwrap(), "-o", rows.to_str().unwrap(), "-q"]).assert().success();
+    let html = stdout_of(&["report", rows.to_str().unwrap(), "--title", "two FTLs"]);
+    assert!(
+        html.contains("<h1>two FTLs</h1>") && html.contains("id=\"compare-0\"") && html.contains("pure-page-level")
+    );
+
+    std::fs::write(dir.path().join("bad.csv"), "a,b\n1,2\n").unwrap();
+    let e = failure(&["report", dir.path().join("bad.csv").to_str().unwrap()], 2);
+    assert!(e.contains("bad.csv") && e.contains("ftlab sweep"), "{e}");
+}

@@ -8,7 +8,10 @@
 //!   validated before anything runs, run in parallel with each row streamed to the
 //!   caller;
 //! - [`flatten`]: a report's scalar fields as named columns (`read_us.p99`), the
-//!   CSV and JSON-lines output.
+//!   CSV and JSON-lines output;
+//! - [`bounds`]: a chip's design-time bounds, as the papers give them and as
+//!   its real-time FTLs run, and the device Telomere's admission tests see;
+//! - [`html`]: self-contained HTML reports of a run or a sweep (inline SVG).
 //!
 //! ```
 //! use ftlab_lab::{flatten, overlay, LabError};
@@ -36,8 +39,10 @@
 //! # Ok::<(), LabError>(())
 //! ```
 
+pub mod bounds;
 mod error;
 pub mod flatten;
+pub mod html;
 pub mod overlay;
 pub mod sweep;
 

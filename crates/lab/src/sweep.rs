@@ -127,23 +127,40 @@ pub fn load_sweep(path: &Path) -> Result<Sweep, LabError> {
     }
     to_config(base.clone(), &format!("{origin}: [base]"))?;
     let grid = match file.remove("grid") {
-        Some(Value::Table(t)) if !t.is_empty() => t,
-        _ => {
-            return Err(LabError::Config(format!(
-                "{origin}: needs a non-empty [grid], e.g. \"ftl.kind\" = [\"pagemap\", \"pure-page-level\"]"
-            )))
-        }
+        Some(Value::Table(t)) => t,
+        _ => Table::new(),
     };
+    let points = expand(&base, grid, &origin, Some(path))?;
+    let grid: Vec<String> =
+        points.first().map(|p| p.values.iter().map(|(k, _)| k.clone()).collect()).unwrap_or_default();
+    let columns = header(&points)?;
+    for plot in &plots {
+        plot.validate(&grid, &columns, &origin)?;
+    }
+    Ok(Sweep { points, plots })
+}
+
+/// Every point of `grid` (dotted config keys, each with a non-empty array of
+/// values) over the `base` run configuration, in `run` order (the product of
+/// the keys in the table's order, the last key fastest), each validated before
+/// anything runs. `origin` names the sweep in errors; with `file`, relative
+/// `workload.trace` values in the grid are taken relative to that file's folder.
+pub fn expand(base: &Table, grid: Table, origin: &str, file: Option<&Path>) -> Result<Vec<Point>, LabError> {
+    if grid.is_empty() {
+        return Err(LabError::Config(format!(
+            "{origin}: needs a non-empty [grid], e.g. \"ftl.kind\" = [\"pagemap\", \"pure-page-level\"]"
+        )));
+    }
     let mut axes: Vec<(String, Vec<Value>)> = Vec::new();
     for (key, values) in grid {
         match values {
             Value::Array(a) if !a.is_empty() => {
-                let a = if key == "workload.trace" {
-                    a.into_iter()
+                let a = match file {
+                    Some(path) if key == "workload.trace" => a
+                        .into_iter()
                         .map(|v| if let Value::String(s) = v { Value::String(relative_to(path, &s)) } else { v })
-                        .collect()
-                } else {
-                    a
+                        .collect(),
+                    _ => a,
                 };
                 axes.push((key, a));
             }
@@ -172,12 +189,7 @@ pub fn load_sweep(path: &Path) -> Result<Sweep, LabError> {
         ftlab_sim::validate(&point.config).map_err(|e| LabError::Config(format!("{name}: {e}")))?;
         points.push(point);
     }
-    let grid: Vec<String> = axes.iter().map(|(k, _)| k.clone()).collect();
-    let columns = header(&points)?;
-    for plot in &plots {
-        plot.validate(&grid, &columns, &origin)?;
-    }
-    Ok(Sweep { points, plots })
+    Ok(points)
 }
 
 /// The columns of a sweep's rows: run, the grid keys, the report's scalars (but

@@ -1,0 +1,140 @@
+"""ftlab: NAND flash translation layers over a strict NAND model, from Python.
+
+>>> import ftlab
+>>> cfg = ftlab.Config.from_toml('''
+... [device]
+... chip = "small-slc"
+... blocks_per_plane = 64
+... [workload.generator]
+... kind = "uniform"
+... requests = 2000
+... ''', **{"ftl.kind": "pagemap"})
+>>> report = ftlab.run(cfg, progress=False)
+>>> report.ftl, report.integrity
+('pagemap', 'ok')
+
+- ``presets()``: chips, FTLs, workload presets, trace formats;
+- ``Config``: a run configuration from TOML, keys set with ``--set``'s dotted paths;
+- ``run(config) -> Report``: one run (the GIL is released; Ctrl-C stops it);
+- ``sweep(base, grid, executor="local"|"ray") -> pandas.DataFrame``: one row per
+  run, the columns of ``ftlab sweep``'s CSV;
+- ``Device(config)``: a simulated SSD taken one command at a time with real bytes;
+- ``bounds(chip)``, ``admit(taskset, policy, chip)``: the design-time calculators;
+- ``ConfigError``, ``TraceError``, ``DeviceError``, ``RunError`` (all ``ftlab.Error``,
+  with ``.errno``, ``.kind`` and ``.report``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Callable, Optional, Union
+
+from . import _ftlab
+from ._ftlab import (
+    Config,
+    ConfigError,
+    Device,
+    DeviceError,
+    Error,
+    RunError,
+    TraceError,
+    admit,
+    bounds,
+    presets,
+)
+from ._report import Record, Report
+from ._sweep import sweep
+
+__version__ = _ftlab.__version__
+
+__all__ = [
+    "Config",
+    "ConfigError",
+    "Device",
+    "DeviceError",
+    "Error",
+    "Record",
+    "Report",
+    "RunError",
+    "TraceError",
+    "admit",
+    "bounds",
+    "presets",
+    "report_html",
+    "run",
+    "sweep",
+]
+
+Progress = Callable[[int, int, bool], Any]
+
+
+class _ProgressLine:
+    """``progress=True``: one line on stderr, rewritten as the run goes, where
+    someone watches it (a terminal or a notebook; not a log file), as the
+    ``ftlab`` command shows its bar only on a terminal."""
+
+    def __init__(self) -> None:
+        self.shown = False
+        isatty = getattr(sys.stderr, "isatty", None)
+        self.enabled = bool(isatty and isatty()) or "ipykernel" in sys.modules
+
+    def __call__(self, requests: int, sim_ns: int, measuring: bool) -> None:
+        if not self.enabled:
+            return
+        phase = "measuring" if measuring else "preconditioning"
+        sys.stderr.write(f"\rftlab: {requests:,} requests, {sim_ns / 1e9:.3f} s simulated ({phase})  ")
+        sys.stderr.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def _config(config: Union[Config, str, "os.PathLike[str]"]) -> Config:
+    if isinstance(config, Config):
+        return config
+    if isinstance(config, (str, os.PathLike)):
+        return Config.from_toml(config)
+    raise TypeError(f"expected an ftlab.Config, a config file path or TOML text, got {type(config).__name__}")
+
+
+def run(config: Union[Config, str, "os.PathLike[str]"], progress: Union[bool, Progress] = True) -> Report:
+    """Runs ``config`` (a ``Config``, a config file's path or TOML text) and
+    returns its ``Report``.
+
+    ``progress``: True shows a progress line on stderr (on a terminal or in a
+    notebook), False nothing, or a
+    callable ``progress(requests, sim_ns, measuring)`` called every few
+    thousand requests. The GIL is released while the simulation runs; Ctrl-C
+    (KeyboardInterrupt) stops it.
+
+    Raises ``ConfigError`` or ``TraceError`` before time zero for bad input,
+    and ``RunError`` (with ``.report``, what the run did until then) when the
+    FTL or the flash fails it after it started."""
+    cfg = _config(config)
+    line = _ProgressLine() if progress is True else None
+    callback: Optional[Progress] = line if line is not None else (progress if callable(progress) else None)
+    try:
+        text = _ftlab.run_json(cfg, callback)
+    finally:
+        if line is not None:
+            line.close()
+    return Report.from_json(text)
+
+
+def report_html(results: Any, title: str = "") -> str:
+    """One self-contained HTML page (inline SVG plots, no network fetch) of
+    ``results``: a ``Report``, a sweep's ``pandas.DataFrame``, or the path of a
+    results file (``ftlab run -f json``, ``ftlab sweep``'s CSV or JSON lines),
+    as ``ftlab report RESULTS -o report.html`` writes it."""
+    if isinstance(results, Report):
+        return results.to_html(title)
+    if hasattr(results, "to_csv"):
+        return _ftlab.results_html(results.to_csv(index=False), "DataFrame", title)
+    if isinstance(results, (str, os.PathLike)):
+        with open(results, encoding="utf-8") as f:
+            return _ftlab.results_html(f.read(), os.fspath(results), title)
+    raise TypeError(f"report_html takes a Report, a DataFrame or a results file path, got {type(results).__name__}")

@@ -1,0 +1,188 @@
+"""The report of one run: every field of ``ftlab run -f json`` as an attribute,
+plus pandas DataFrames of its latency percentiles, throughput time series and
+wear figures."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+# The percentile fields of a latency summary and the fraction of requests at or
+# below each (``max`` is the whole distribution).
+_PERCENTILES: Tuple[Tuple[str, float], ...] = (
+    ("p50", 0.5),
+    ("p99", 0.99),
+    ("p999", 0.999),
+    ("p9999", 0.9999),
+    ("max", 1.0),
+)
+
+
+def _pandas():
+    try:
+        import pandas
+    except ImportError as e:  # pragma: no cover - pandas is a dependency
+        raise ImportError("ftlab's DataFrames need pandas: pip install pandas") from e
+    return pandas
+
+
+class Record:
+    """A JSON object of the report: its fields as attributes (``r.read_us.p99``)
+    and as items (``r["read_us"]["p99"]``)."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Dict[str, Any]):
+        object.__setattr__(self, "_data", data)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return _wrap(self._data[name])
+        except KeyError:
+            raise AttributeError(
+                f"{type(self).__name__} has no field {name!r}; fields: {', '.join(self._data)}"
+            ) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("a report is read-only; use to_dict() for a copy to change")
+
+    def __getitem__(self, name: str) -> Any:
+        return _wrap(self._data[name])
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._data
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __dir__(self) -> List[str]:
+        return sorted(set(super().__dir__()) | set(self._data))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Record) and self._data == other._data
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._data!r})"
+
+    def to_dict(self) -> Dict[str, Any]:
+        """A deep copy of the fields, as the JSON output has them."""
+        return copy.deepcopy(self._data)
+
+
+def _wrap(value: Any) -> Any:
+    if isinstance(value, dict):
+        return Record(value)
+    return value
+
+
+def _flatten(prefix: str, value: Any, out: Dict[str, Any]) -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _flatten(f"{prefix}.{k}" if prefix else k, v, out)
+    elif not isinstance(value, list):
+        out[prefix] = value
+
+
+class Report(Record):
+    """The result of one run (``ftlab.run``): every field of ``ftlab run -f
+    json`` as an attribute (``report.waf``, ``report.write_us.p99``), the dict
+    with ``to_dict()``, and DataFrames: ``latency_cdf()``, ``timeseries()``,
+    ``erase_counts()``, ``rber_distribution()``, ``tasks_frame()``. Field meanings:
+    crates/cli/FIELDS.md."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_json(cls, text: str) -> "Report":
+        """A report from the JSON text of ``ftlab run -f json`` (or ``to_json``)."""
+        return cls(json.loads(text))
+
+    def to_json(self, indent: Optional[int] = 2) -> str:
+        """The report as JSON text, as ``ftlab run -f json`` writes it."""
+        return json.dumps(self._data, indent=indent)
+
+    def save_html(self, path: str, title: str = "") -> None:
+        """Writes ``to_html()`` to ``path``."""
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.to_html(title))
+
+    def scalars(self) -> Dict[str, Any]:
+        """The scalar fields with dotted names (``read_us.p99``): the columns of
+        ``ftlab run -f csv`` and of a sweep's rows (the time series left out)."""
+        out: Dict[str, Any] = {}
+        _flatten("", {k: v for k, v in self._data.items() if k != "throughput"}, out)
+        return out
+
+    def latency_cdf(self):
+        """Response-time percentiles per operation as a cumulative distribution:
+        a DataFrame with columns ``op`` (read, write, trim), ``fraction`` (of the
+        operation's requests at or below) and ``latency_us``. Operations with no
+        request are left out; the report keeps percentiles p50 to p99.99 and the
+        maximum (fraction 1.0), so these are the CDF's points."""
+        pd = _pandas()
+        rows = []
+        for op in ("read", "write", "trim"):
+            summary = self._data.get(f"{op}_us") or {}
+            if not summary.get("count"):
+                continue
+            for field, fraction in _PERCENTILES:
+                rows.append((op, fraction, summary.get(field)))
+        return pd.DataFrame(rows, columns=["op", "fraction", "latency_us"])
+
+    def timeseries(self):
+        """Host pages completed per interval during measurement: a DataFrame
+        with columns ``time_s`` (the interval's start), ``read_pages``,
+        ``write_pages``; the interval is ``throughput.interval_s``
+        (``metrics.interval_ms`` sets it)."""
+        pd = _pandas()
+        t = self._data.get("throughput") or {}
+        reads = t.get("read_pages") or []
+        writes = t.get("write_pages") or []
+        step = t.get("interval_s") or 0.0
+        n = max(len(reads), len(writes))
+        return pd.DataFrame(
+            {
+                "time_s": [i * step for i in range(n)],
+                "read_pages": list(reads) + [0] * (n - len(reads)),
+                "write_pages": list(writes) + [0] * (n - len(writes)),
+            }
+        )
+
+    def erase_counts(self):
+        """The erase counts of the good blocks as the report summarizes them: a
+        one-row DataFrame with ``mean``, ``std``, ``min``, ``max``,
+        ``wear_index`` and the ``erases`` of the run. (The report keeps the
+        distribution's summary, not a count per block.)"""
+        pd = _pandas()
+        row = dict(self._data.get("erase_count") or {})
+        row["erases"] = self._data.get("erases")
+        return pd.DataFrame([row])
+
+    def rber_distribution(self):
+        """The good blocks' raw bit error rates at the end of the run as a
+        cumulative distribution: columns ``rber`` and ``fraction``."""
+        pd = _pandas()
+        return pd.DataFrame(self._data.get("rber_cdf") or [], columns=["rber", "fraction"])
+
+    def tasks_frame(self):
+        """One row per periodic task (jobs, deadline misses, worst response,
+        admission verdict); empty without a task set."""
+        pd = _pandas()
+        return pd.DataFrame(self._data.get("tasks") or [])
+
+    def to_html(self, title: str = "") -> str:
+        """The report as one self-contained HTML page (inline SVG, no network)."""
+        from . import _ftlab
+
+        return _ftlab.report_html(self.to_json(indent=None), title)
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+    def __repr__(self) -> str:
+        d = self._data
+        return (
+            f"<ftlab.Report ftl={d.get('ftl')!r} chip={d.get('chip')!r} "
+            f"requests={d.get('requests')} waf={d.get('waf')} integrity={d.get('integrity')!r}>"
+        )

@@ -1,0 +1,211 @@
+//! `ftlab.Device`: the simulated SSD ([`ftlab_sim::device::Device`]) taken one
+//! host command at a time with real bytes. Each command is submitted at the
+//! device's clock (or at a later `at`), served with the GIL released, and its
+//! simulated completion time (ns) returned; the clock moves to it.
+
+use std::sync::{Mutex, MutexGuard};
+
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes};
+
+use ftlab_ftl::Durability;
+use ftlab_nand::SimTime;
+use ftlab_sim::device::{Command, Completion, Device as SimDevice, DeviceError as SimDeviceError, SECTOR};
+
+use crate::config::Config;
+use crate::errors::{self, DeviceError};
+use crate::value::to_py;
+
+/// A simulated SSD with the `[device]` and `[ftl]` of a `Config` (its
+/// workload is not used), keeping real bytes.
+///
+/// Offsets and lengths are bytes, multiples of the 512-byte sector; a write
+/// smaller than a flash page is merged into the page (a read-modify-write).
+/// Every command returns its simulated completion time in ns (`read` returns
+/// `(data, time)`); failures raise `DeviceError` with `.errno`.
+#[pyclass(module = "ftlab", name = "Device")]
+#[derive(Debug)]
+pub struct Device {
+    // The FTL inside is Send but not Sync: the mutex makes the device
+    // shareable between Python threads, one command at a time.
+    inner: Mutex<SimDevice>,
+}
+
+impl Device {
+    fn lock(&self) -> MutexGuard<'_, SimDevice> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Submits `cmd` at `at` (default: the clock) and runs the clock to its
+    /// completion.
+    fn execute(&self, py: Python<'_>, cmd: Command, at: Option<u64>) -> PyResult<Completion> {
+        let done = py.allow_threads(|| {
+            let mut dev = self.lock();
+            let at = at.map_or_else(|| dev.now(), SimTime);
+            dev.submit(at, cmd)?;
+            // Commands are drained one by one, so the only one in flight is this.
+            Ok(dev.step())
+        });
+        match done {
+            Ok(Some(c)) => Ok(c),
+            Ok(None) => Err(errors::Error::new_err("the device returned no completion for a submitted command")),
+            Err(e) => Err(device_error(py, &e)),
+        }
+    }
+
+    /// The completion time of a finished command, or its error raised.
+    fn completed(py: Python<'_>, c: Completion) -> PyResult<(u64, Option<Vec<u8>>)> {
+        match c.result {
+            Ok(reply) => Ok((c.completed.0, reply.data)),
+            Err(e) => Err(device_error(py, &e)),
+        }
+    }
+}
+
+/// A device command's error as a DeviceError.
+fn device_error(py: Python<'_>, e: &SimDeviceError) -> PyErr {
+    errors::new::<DeviceError>(py, e.to_string(), e.kind(), None)
+}
+
+/// The bytes of a bytes-like value (bytes, bytearray, or anything `bytes()` takes).
+fn bytes_of(data: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    if let Ok(b) = data.downcast::<PyBytes>() {
+        return Ok(b.as_bytes().to_vec());
+    }
+    if let Ok(b) = data.downcast::<PyByteArray>() {
+        return Ok(b.to_vec());
+    }
+    let b = data.py().get_type::<PyBytes>().call1((data,))?;
+    Ok(b.downcast::<PyBytes>()?.as_bytes().to_vec())
+}
+
+#[pymethods]
+impl Device {
+    /// Opens a formatted device as `config` describes it.
+    #[new]
+    fn new(py: Python<'_>, config: &Config) -> PyResult<Self> {
+        let config = config.run_config(py)?;
+        let dev = py.allow_threads(|| SimDevice::open(&config)).map_err(|e| errors::sim(py, e))?;
+        Ok(Device { inner: Mutex::new(dev) })
+    }
+
+    /// Writes `data` (bytes-like) at byte `offset`; with `fua` it completes only
+    /// once durable. Returns the completion time, ns.
+    #[pyo3(signature = (offset, data, *, fua = false, at = None))]
+    fn write(&self, py: Python<'_>, offset: u64, data: &Bound<'_, PyAny>, fua: bool, at: Option<u64>) -> PyResult<u64> {
+        let data = bytes_of(data)?;
+        let c = self.execute(py, Command::Write { offset, data, fua }, at)?;
+        Ok(Device::completed(py, c)?.0)
+    }
+
+    /// Reads `length` bytes at byte `offset`: `(data, completion time in ns)`.
+    /// Pages never written, or trimmed, read as zeroes.
+    #[pyo3(signature = (offset, length, *, at = None))]
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        offset: u64,
+        length: u64,
+        at: Option<u64>,
+    ) -> PyResult<(Bound<'py, PyBytes>, u64)> {
+        let c = self.execute(py, Command::Read { offset, len: length }, at)?;
+        let (t, data) = Device::completed(py, c)?;
+        Ok((PyBytes::new(py, data.as_deref().unwrap_or_default()), t))
+    }
+
+    /// Discards `length` bytes at `offset` (advisory: whole pages only, and an
+    /// FTL without trim keeps the data). Returns the completion time, ns.
+    #[pyo3(signature = (offset, length, *, at = None))]
+    fn trim(&self, py: Python<'_>, offset: u64, length: u64, at: Option<u64>) -> PyResult<u64> {
+        let c = self.execute(py, Command::Trim { offset, len: length }, at)?;
+        Ok(Device::completed(py, c)?.0)
+    }
+
+    /// Writes zeroes over `length` bytes at `offset`. Returns the completion time, ns.
+    #[pyo3(signature = (offset, length, *, fua = false, at = None))]
+    fn write_zeroes(&self, py: Python<'_>, offset: u64, length: u64, fua: bool, at: Option<u64>) -> PyResult<u64> {
+        let c = self.execute(py, Command::WriteZeroes { offset, len: length, fua, may_trim: false }, at)?;
+        Ok(Device::completed(py, c)?.0)
+    }
+
+    /// Makes every completed write durable. Returns the completion time, ns.
+    #[pyo3(signature = (*, at = None))]
+    fn flush(&self, py: Python<'_>, at: Option<u64>) -> PyResult<u64> {
+        let c = self.execute(py, Command::Flush, at)?;
+        Ok(Device::completed(py, c)?.0)
+    }
+
+    /// Cuts the power at `at` ns (default: the clock): what survives is the
+    /// FTL's durability contract (`durability`). Commands raise DeviceError
+    /// until `recover()`. Returns the time of the cut, ns.
+    #[pyo3(signature = (at = None))]
+    fn cut_power(&self, py: Python<'_>, at: Option<u64>) -> PyResult<u64> {
+        let mut dev = self.lock();
+        let at = at.map_or_else(|| dev.now(), SimTime);
+        dev.cut_power(at).map_err(|e| device_error(py, &e))?;
+        Ok(at.0)
+    }
+
+    /// Powers the device on and rebuilds the FTL from the flash (its scan takes
+    /// simulated time). Returns the clock after recovery, ns.
+    fn recover(&self, py: Python<'_>) -> PyResult<u64> {
+        let done = py.allow_threads(|| {
+            let mut dev = self.lock();
+            dev.recover().map(|()| dev.now().0)
+        });
+        done.map_err(|e| device_error(py, &e))
+    }
+
+    /// Host-side counters since the device was opened (commands, bytes,
+    /// read-modify-writes, WAF, erases, response times in µs), as a dict.
+    fn counters(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let counters = self.lock().counters();
+        to_py(py, &counters)
+    }
+
+    /// Bytes the host can address.
+    #[getter]
+    fn capacity(&self) -> u64 {
+        self.lock().capacity()
+    }
+
+    /// The flash page size, bytes.
+    #[getter]
+    fn page_size(&self) -> u64 {
+        self.lock().page_size()
+    }
+
+    /// The host's addressing unit, bytes (512).
+    #[getter]
+    fn sector(&self) -> u64 {
+        SECTOR
+    }
+
+    /// The clock, ns: no command is served before it.
+    #[getter]
+    fn now(&self) -> u64 {
+        self.lock().now().0
+    }
+
+    /// The FTL's name.
+    #[getter]
+    fn ftl(&self) -> &'static str {
+        self.lock().ftl().name()
+    }
+
+    /// What an acknowledged write survives: `"on-ack"` (every completed write)
+    /// or `"on-flush"` (only writes completed before a completed flush, or
+    /// written with `fua`).
+    #[getter]
+    fn durability(&self) -> &'static str {
+        match self.lock().durability() {
+            Durability::OnAck => "on-ack",
+            _ => "on-flush",
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        let dev = self.lock();
+        format!("<ftlab.Device ftl={} capacity={} now_ns={}>", dev.ftl().name(), dev.capacity(), dev.now().0)
+    }
+}

@@ -1,0 +1,161 @@
+//! `ftlab.sweep`: a grid of dotted config keys over a base configuration,
+//! expanded and validated by [`ftlab_lab::sweep::expand`] (as `ftlab sweep`
+//! does a sweep file's `[grid]`), run on local threads or handed out point by
+//! point (for Ray tasks) as self-contained TOML texts.
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use toml::{Table, Value};
+
+use ftlab_lab::sweep::{self, Point};
+use ftlab_lab::{overlay, LabError};
+
+use crate::config::Config;
+use crate::errors;
+use crate::value::to_toml;
+
+/// The points of a sweep, validated, and the columns of its rows (those of
+/// `ftlab sweep`'s CSV).
+#[pyclass(module = "ftlab")]
+#[derive(Debug)]
+pub struct SweepPlan {
+    base: Table,
+    points: Vec<Point>,
+    columns: Vec<String>,
+}
+
+/// Expands `grid` (a dict of dotted config keys, each to a list of values)
+/// over `base`: every point is validated before anything runs.
+#[pyfunction]
+pub(crate) fn plan_sweep(py: Python<'_>, base: &Config, grid: &Bound<'_, PyDict>) -> PyResult<SweepPlan> {
+    let mut table = Table::new();
+    for (k, v) in grid.iter() {
+        let key: String = k.extract()?;
+        let values = match to_toml(&v, &key)? {
+            Value::Array(a) => a,
+            _ => {
+                return Err(errors::config(
+                    py,
+                    format!("sweep grid: `{key}` must be a list of values, e.g. {{\"{key}\": [..., ...]}}"),
+                ))
+            }
+        };
+        table.insert(key, Value::Array(values));
+    }
+    let base_table = base.table.clone();
+    let origin = format!("sweep over {}", base.origin);
+    let planned = py.allow_threads(|| -> Result<_, LabError> {
+        let points = sweep::expand(&base_table, table, &origin, None)?;
+        let columns = sweep::header(&points)?;
+        Ok((points, columns))
+    });
+    let (points, columns) = planned.map_err(|e| errors::lab(py, e))?;
+    Ok(SweepPlan { base: base_table, points, columns })
+}
+
+/// A point as a self-contained TOML text: its run index, its grid values and
+/// its whole configuration ([`run_task`] runs it).
+fn task_text(base: &Table, point: &Point) -> Result<String, LabError> {
+    let mut config = base.clone();
+    for (k, v) in &point.values {
+        overlay::set_path(&mut config, k, v.clone())?;
+    }
+    let mut t = Table::new();
+    t.insert("run".into(), Value::Integer(point.run as i64));
+    t.insert("keys".into(), Value::Array(point.values.iter().map(|(k, _)| Value::String(k.clone())).collect()));
+    t.insert("values".into(), Value::Array(point.values.iter().map(|(_, v)| v.clone()).collect()));
+    t.insert("config".into(), Value::Table(config));
+    toml::to_string(&t).map_err(|e| LabError::Config(format!("cannot write sweep point {}: {e}", point.run)))
+}
+
+/// Reads a point back from [`task_text`].
+fn task_point(text: &str) -> Result<Point, LabError> {
+    let mut t = overlay::load_table_text(text, "sweep task")?;
+    let bad = || LabError::Config("sweep task: not a task written by SweepPlan.task".into());
+    let run = t.get("run").and_then(Value::as_integer).ok_or_else(bad)?;
+    let keys = t.get("keys").and_then(Value::as_array).ok_or_else(bad)?;
+    let values = t.get("values").and_then(Value::as_array).ok_or_else(bad)?;
+    let values = keys
+        .iter()
+        .zip(values)
+        .map(|(k, v)| Ok((k.as_str().ok_or_else(bad)?.to_owned(), v.clone())))
+        .collect::<Result<Vec<_>, LabError>>()?;
+    let config = match t.remove("config") {
+        Some(Value::Table(c)) => c,
+        _ => return Err(bad()),
+    };
+    let run = usize::try_from(run).map_err(|_| bad())?;
+    let config = overlay::to_config(config, &format!("sweep point {run}"))?;
+    Ok(Point { run, values, config })
+}
+
+/// Runs the point `task` (from `SweepPlan.task`) and returns its row, as JSON
+/// text of one value per column of `columns`. A run that fails gives its row
+/// with the message in `error`, as `ftlab sweep` does.
+#[pyfunction]
+pub(crate) fn run_task(py: Python<'_>, task: &str, columns: Vec<String>) -> PyResult<String> {
+    let point = task_point(task).map_err(|e| errors::lab(py, e))?;
+    let row = py.allow_threads(|| sweep::row(&point, &sweep::run_point(&point), &columns));
+    let row = row.map_err(|e| errors::lab(py, e))?;
+    serde_json::to_string(&row).map_err(|e| errors::Error::new_err(format!("cannot serialize a row: {e}")))
+}
+
+#[pymethods]
+impl SweepPlan {
+    /// The columns of the rows: run, the grid keys, the report's scalar fields,
+    /// error.
+    #[getter]
+    fn columns(&self) -> Vec<String> {
+        self.columns.clone()
+    }
+
+    fn __len__(&self) -> usize {
+        self.points.len()
+    }
+
+    /// Point `i` as a self-contained TOML text for `run_task` (on any machine).
+    fn task(&self, py: Python<'_>, i: usize) -> PyResult<String> {
+        let point = self.points.get(i).ok_or_else(|| {
+            errors::config(py, format!("sweep point {i}: the sweep has {} points", self.points.len()))
+        })?;
+        task_text(&self.base, point).map_err(|e| errors::lab(py, e))
+    }
+
+    /// Runs every point on `workers` threads (None or 0: one per core) with the
+    /// GIL released; returns the rows in run order as JSON text. `on_row`, if
+    /// given, is called with each run index as it finishes. Python's signals are
+    /// checked as each run finishes: Ctrl-C stops the sweep (runs under way
+    /// finish first).
+    #[pyo3(signature = (workers = None, on_row = None))]
+    fn run_local(&self, py: Python<'_>, workers: Option<usize>, on_row: Option<Py<PyAny>>) -> PyResult<String> {
+        /// Why a sweep stopped: the library's error or Python's.
+        enum Stop {
+            Lab(LabError),
+            Py(PyErr),
+        }
+        impl From<LabError> for Stop {
+            fn from(e: LabError) -> Self {
+                Stop::Lab(e)
+            }
+        }
+        let rows = py.allow_threads(|| {
+            sweep::run_points(&self.points, &self.columns, workers.unwrap_or(0), |point, _| {
+                Python::with_gil(|py| -> PyResult<()> {
+                    py.check_signals()?;
+                    if let Some(cb) = &on_row {
+                        cb.call1(py, (point.run,))?;
+                    }
+                    Ok(())
+                })
+                .map_err(Stop::Py)
+            })
+        });
+        let rows = match rows {
+            Ok(rows) => rows,
+            Err(Stop::Lab(e)) => return Err(errors::lab(py, e)),
+            Err(Stop::Py(e)) => return Err(e),
+        };
+        let rows: Vec<Vec<serde_json::Value>> = rows.into_iter().map(|(_, r)| r).collect();
+        serde_json::to_string(&rows).map_err(|e| errors::Error::new_err(format!("cannot serialize the rows: {e}")))
+    }
+}

@@ -1,0 +1,76 @@
+"""Errors map to exception classes carrying the Rust message and an errno."""
+
+import errno
+
+import pytest
+
+import ftlab
+
+
+def test_unknown_keys_are_config_errors_naming_the_key(small):
+    with pytest.raises(ftlab.ConfigError, match="blocks_per_plan") as e:
+        small.set("device.blocks_per_plan", 3)
+    assert e.value.errno == errno.EINVAL and e.value.kind == "invalid"
+    assert isinstance(e.value, ftlab.Error)
+    with pytest.raises(ftlab.ConfigError, match="chipx"):
+        ftlab.Config.from_toml("[device]\nchipx = 1\n")
+    with pytest.raises(ftlab.ConfigError, match="dotted path"):
+        small.set("a..b", 1)
+    with pytest.raises(TypeError, match="not a config value"):
+        small.set("seed", object())
+
+
+def test_bad_values_fail_before_time_zero(small):
+    cfg = small.replace(**{"ftl.kind": "nosuch"})
+    with pytest.raises(ftlab.ConfigError, match="nosuch"):
+        cfg.validate()
+    with pytest.raises(ftlab.ConfigError, match="nosuch"):
+        ftlab.run(cfg, progress=False)
+
+
+def test_a_missing_config_file_is_named(tmp_path):
+    missing = tmp_path / "missing.toml"
+    with pytest.raises(ftlab.ConfigError, match="missing.toml"):
+        ftlab.Config.from_toml(str(missing))
+
+
+def test_bad_traces_are_trace_errors(small, fixtures, tmp_path):
+    bad = small.replace(
+        **{
+            "workload.generator": None,
+            "workload.trace": str(fixtures / "malformed_line3.umass.csv"),
+            "workload.trace_format": "umass",
+        }
+    )
+    with pytest.raises(ftlab.TraceError, match=r"malformed_line3.umass.csv:3: expected 5") as e:
+        ftlab.run(bad, progress=False)
+    assert e.value.errno == errno.EINVAL
+    missing = bad.replace(**{"workload.trace": str(tmp_path / "nope.csv")})
+    with pytest.raises(ftlab.Error, match="nope.csv"):
+        ftlab.run(missing, progress=False)
+
+
+def test_device_errors_carry_errno(small):
+    dev = ftlab.Device(small)
+    with pytest.raises(ftlab.DeviceError, match="multiple of the 512-byte sector") as e:
+        dev.write(100, b"x" * 512)
+    assert e.value.errno == errno.EINVAL
+    with pytest.raises(ftlab.DeviceError, match="runs past") as e:
+        dev.read(dev.capacity, 512)
+    assert e.value.errno == errno.EINVAL
+    dev.cut_power()
+    with pytest.raises(ftlab.DeviceError, match="powered off") as e:
+        dev.read(0, 512)
+    assert e.value.errno == errno.EIO and e.value.kind == "io"
+
+
+TASK = [{"name": "a", "read_pages": 1, "read_period_ms": 10.0, "write_pages": 1, "write_period_ms": 10.0, "lifetime_ms": 100.0}]
+
+
+def test_admit_and_bounds_errors_are_config_errors():
+    with pytest.raises(ftlab.ConfigError, match="unknown chip `nosuch`"):
+        ftlab.bounds("nosuch")
+    with pytest.raises(ftlab.ConfigError, match="policy"):
+        ftlab.admit(TASK, policy="nosuch", chip="small-slc")
+    with pytest.raises(ftlab.ConfigError, match=r"no \[\[task\]\] table"):
+        ftlab.admit([], policy="sip", chip="small-slc")

@@ -1,0 +1,136 @@
+"""ftlab.presets, Config and run: the report, its DataFrames, determinism."""
+
+import json
+import pickle
+
+import pandas as pd
+import pytest
+
+import ftlab
+
+
+def test_presets_list_every_group():
+    p = ftlab.presets()
+    assert set(p) == {"chips", "ftls", "workloads", "formats"}
+    names = {group: [item["name"] for item in items] for group, items in p.items()}
+    assert "small-slc" in names["chips"]
+    assert {"pagemap", "dftl", "gftl"} <= set(names["ftls"])
+    assert "msr" in names["formats"]
+    assert all(item["summary"] for items in p.values() for item in items)
+
+
+def test_config_overrides_use_set_key_paths(small, tmp_path):
+    cfg = ftlab.Config.from_toml(ftlab.Config.to_toml(small), **{"ftl.kind": "dftl", "seed": 3})
+    assert cfg.get("ftl.kind") == "dftl"
+    assert cfg.get("seed") == 3
+    cfg.set("device.over_provisioning", 0.1)
+    assert cfg.get("device.over_provisioning") == 0.1
+    cfg.set("device.over_provisioning", None)
+    assert cfg.get("device.over_provisioning") is None
+    copy = cfg.replace(**{"workload.generator.requests": 10})
+    assert copy.get("workload.generator.requests") == 10
+    assert cfg.get("workload.generator.requests") == 2000
+    # A file, by str or pathlib path, and pickling (what a Ray task receives).
+    path = tmp_path / "run.toml"
+    path.write_text(cfg.to_toml())
+    assert ftlab.Config.from_toml(str(path)) == cfg
+    assert ftlab.Config.from_toml(path) == cfg
+    assert pickle.loads(pickle.dumps(cfg)) == cfg
+
+
+def test_run_reports_every_json_field_as_attributes(small):
+    report = ftlab.run(small, progress=False)
+    d = report.to_dict()
+    assert report.ftl == "pagemap" and report.chip == "small-slc"
+    assert report.requests == 2000
+    assert report.integrity == "ok"
+    assert report.waf >= 1.0
+    for key, value in d.items():
+        attr = getattr(report, key)
+        assert (attr.to_dict() if isinstance(attr, ftlab.Record) else attr) == value, key
+    assert report.write_us.p99 == d["write_us"]["p99"]
+    assert json.loads(report.to_json()) == d
+    assert report.scalars()["write_us.p99"] == d["write_us"]["p99"]
+    with pytest.raises(AttributeError, match="no field"):
+        report.no_such_field
+
+
+def test_report_dataframes(small):
+    report = ftlab.run(small.replace(**{"metrics.interval_ms": 1.0}), progress=False)
+    cdf = report.latency_cdf()
+    assert list(cdf.columns) == ["op", "fraction", "latency_us"]
+    writes = cdf[cdf.op == "write"]
+    assert list(writes.fraction) == [0.5, 0.99, 0.999, 0.9999, 1.0]
+    assert writes.latency_us.is_monotonic_increasing
+    assert writes.latency_us.iloc[-1] == report.write_us.max
+    assert "read" not in set(cdf.op)  # a write-only workload
+
+    ts = report.timeseries()
+    assert list(ts.columns) == ["time_s", "read_pages", "write_pages"]
+    assert ts.write_pages.sum() == report.host_pages_written
+    assert ts.time_s.iloc[1] == pytest.approx(report.throughput.interval_s)
+
+    erase = report.erase_counts()
+    assert erase.loc[0, "erases"] == report.erases
+    assert erase.loc[0, "max"] == report.erase_count.max
+    assert isinstance(report.rber_distribution(), pd.DataFrame)
+
+
+def test_same_config_twice_gives_identical_reports(small):
+    cfg = small.replace(**{"ftl.kind": "dftl", "precondition.fill": True})
+    first = ftlab.run(cfg, progress=False).to_dict()
+    second = ftlab.run(cfg, progress=False).to_dict()
+    assert first == second
+    assert first["erases"] > 0
+
+
+def test_progress_callable_is_called_and_can_stop_the_run(small):
+    cfg = small.replace(**{"workload.generator.requests": 20000})
+    calls = []
+    ftlab.run(cfg, progress=lambda requests, sim_ns, measuring: calls.append((requests, sim_ns, measuring)))
+    assert calls and calls[-1][0] > 0
+    assert all(a[0] <= b[0] for a, b in zip(calls, calls[1:]))
+
+    class Stop(Exception):
+        pass
+
+    def stop(*_):
+        raise Stop()
+
+    with pytest.raises(Stop):
+        ftlab.run(cfg, progress=stop)
+
+
+def test_run_accepts_a_path_or_toml_text(small, tmp_path):
+    path = tmp_path / "run.toml"
+    path.write_text(small.to_toml())
+    assert ftlab.run(str(path), progress=False).to_dict() == ftlab.run(small.to_toml(), progress=False).to_dict()
+
+
+def test_ctrl_c_stops_a_long_run(small):
+    import os
+    import signal
+    import threading
+    import time
+
+    cfg = small.replace(**{"workload.generator.requests": 50_000_000})
+    # Python turns SIGINT into KeyboardInterrupt only where the parent left it
+    # alone (a shell's background job ignores it): install the handler here.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            ftlab.run(cfg, progress=False)
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    assert time.monotonic() - started < 10
+    # The interpreter and the package carry on.
+    assert ftlab.run(small, progress=False).requests == 2000
+
+
+def test_the_progress_line_stays_out_of_logs(small, capsys):
+    ftlab.run(small.replace(**{"workload.generator.requests": 20000}), progress=True)
+    assert capsys.readouterr().err == ""

@@ -1,0 +1,78 @@
+"""ftlab.sweep: local threads, Ray, and the CLI's CSV columns."""
+
+import os
+import pathlib
+import shutil
+import subprocess
+
+import pandas as pd
+import pytest
+
+import ftlab
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+GRID = {"ftl.kind": ["pagemap", "dftl"], "seed": [1, 2]}
+
+
+def test_local_sweep_gives_one_row_per_run(small):
+    df = ftlab.sweep(small, GRID, workers=2)
+    assert list(df["run"]) == [0, 1, 2, 3]
+    assert list(df["ftl.kind"]) == ["pagemap", "pagemap", "dftl", "dftl"]
+    assert list(df["seed"]) == [1, 2, 1, 2]
+    assert df["error"].isna().all()
+    assert (df["waf"] >= 1.0).all()
+    assert (df["requests"] == 2000).all()
+    # A row equals the run of its point.
+    one = ftlab.run(small.replace(**{"ftl.kind": "dftl", "seed": 2}), progress=False).scalars()
+    row = df.iloc[3]
+    for column in ("waf", "erases", "write_us.p99", "flash_pages_programmed"):
+        assert row[column] == one[column], column
+
+
+def test_a_bad_point_fails_before_anything_runs(small):
+    with pytest.raises(ftlab.ConfigError, match="grid point 1 of 2"):
+        ftlab.sweep(small, {"ftl.kind": ["pagemap", "nosuch"]})
+    with pytest.raises(ftlab.ConfigError, match="list of values"):
+        ftlab.sweep(small, {"seed": 3})
+    with pytest.raises(ValueError, match="executor"):
+        ftlab.sweep(small, GRID, executor="nosuch")
+
+
+def _ftlab_binary():
+    for candidate in (os.environ.get("FTLAB_BIN"), ROOT / "target" / "release" / "ftlab", ROOT / "target" / "debug" / "ftlab"):
+        if candidate and pathlib.Path(candidate).is_file():
+            return str(candidate)
+    return shutil.which("ftlab")
+
+
+def test_columns_equal_the_cli_csv_columns(small, tmp_path):
+    binary = _ftlab_binary()
+    if binary is None:
+        pytest.skip("the ftlab binary is not built (cargo build -p ftlab-cli, or set FTLAB_BIN)")
+    sweep_file = tmp_path / "sweep.toml"
+    base = "\n".join(
+        line.replace("[", "[base.", 1) if line.startswith("[") else line for line in small.to_toml().splitlines()
+    )
+    # Top-level keys of the base (seed) go under [base] before its subtables.
+    sweep_file.write_text(
+        "[base]\n" + base + '\n[grid]\n"ftl.kind" = ["pagemap", "dftl"]\nseed = [1, 2]\n'
+    )
+    out = tmp_path / "rows.csv"
+    subprocess.run([binary, "sweep", str(sweep_file), "-o", str(out)], check=True, capture_output=True)
+    cli = pd.read_csv(out)
+    df = ftlab.sweep(small, GRID)
+    assert list(df.columns) == list(cli.columns)
+    for column in ("run", "ftl.kind", "seed", "waf", "erases", "requests"):
+        assert list(df[column]) == list(cli[column]), column
+
+
+def test_ray_sweep_matches_the_local_one(small):
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install ray) : the Ray executor is not tested")
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    ray.init(num_cpus=2, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
+    try:
+        remote = ftlab.sweep(small, GRID, executor="ray", workers=2)
+    finally:
+        ray.shutdown()
+    local = ftlab.sweep(small, GRID)
+    pd.testing.assert_frame_equal(remote, local)
