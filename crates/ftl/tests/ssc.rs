@@ -584,6 +584,17 @@ fn reached_through_the_ftl_trait_and_registry() {
     assert_eq!(ftl.name(), "ssc");
     let cap = ftl.ssc().unwrap().capacity();
     assert_eq!(u64::from(ftl.logical_pages()), cap);
+    // The block interface: logical page l is disk block l, written dirty.
+    let mut io = flash.io(SimTime::ZERO);
+    ftl.write(&mut io, ftlab_ftl::Lpn(3), Payload::Token(5), &ftlab_ftl::Hint::default()).unwrap();
+    let s = ftl.ssc().unwrap();
+    assert_eq!((s.exists(&mut io, 3, 1).unwrap(), s.read(&mut io, 3).unwrap()), (vec![true], Some(Payload::Token(5))));
+    ftl.trim(&mut io, ftlab_ftl::Lpn(3)).unwrap();
+    assert_eq!(ftl.read(&mut io, ftlab_ftl::Lpn(3)).unwrap(), None);
+    ftl.write(&mut io, ftlab_ftl::Lpn(4), Payload::Token(6), &ftlab_ftl::Hint::default()).unwrap();
+    let placement = ftl.placement().unwrap();
+    assert!(placement.die_of(ftlab_ftl::Lpn(4)).is_some() && placement.die_of(ftlab_ftl::Lpn(3)).is_none());
+    assert!(ftl.write(&mut io, ftlab_ftl::Lpn(cap as u32), Payload::Token(7), &ftlab_ftl::Hint::default()).is_err());
     // The table: at least 4/3 slots per physical page.
     assert!(ftl.ram_bytes() > 256 * 4 / 3 * 16, "{}", ftl.ram_bytes());
     let mut p = toml::Table::new();

@@ -561,4 +561,17 @@ impl Ftl for Ssc {
     fn ssc(&mut self) -> Option<&mut dyn SolidStateCache> {
         Some(self)
     }
+
+    fn placement(&self) -> Option<&dyn crate::Placement> {
+        Some(self)
+    }
+}
+
+impl crate::Placement for Ssc {
+    /// The die of disk block `lpn`'s cached page (the block interface's
+    /// logical page is the disk block).
+    fn die_of(&self, lpn: Lpn) -> Option<DieId> {
+        let e = self.table.lookup(lpn.0 & KEY_MASK).filter(|e| e.key == lpn.0 && e.mapped != NONE)?;
+        Some(self.layout.die_of_block(self.layout.block_of(Ppa(e.mapped))))
+    }
 }
