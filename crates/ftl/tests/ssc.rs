@@ -3,6 +3,9 @@
 //! clean/dirty contract, at high fill so silent eviction and garbage collection
 //! run hard; power cuts at random points with recovery; determinism; silent
 //! eviction saving copies; the defined results of odd input.
+//!
+//! The random suites run 32 cases each; for a long run outside CI:
+//! `FTLAB_FUZZ_CASES=2000 cargo test --release -p ftlab-ftl --test ssc`.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
@@ -338,12 +341,17 @@ fn cmds(blocks: u32) -> impl Strategy<Value = Vec<Cmd>> {
     proptest::collection::vec(cmd, 1..1500)
 }
 
+/// Cases of each random suite: `FTLAB_FUZZ_CASES`, or 32.
+fn cases() -> u32 {
+    std::env::var("FTLAB_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(32)
+}
+
 fn eviction() -> impl Strategy<Value = Eviction> {
     prop_oneof![Just(Eviction::Off), Just(Eviction::Valid), Just(Eviction::Dirty)]
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
     /// Random commands over 300 blocks (more than the 216 the tiny device caches)
     /// against the model; the first divergence fails and shrinks.
     #[test]

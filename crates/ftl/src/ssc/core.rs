@@ -44,6 +44,11 @@ pub struct Ssc {
     /// (the last data page of its disk block went): the block is not erased
     /// before, so a cut never finds the stale data without its record.
     pub(super) erase_after: Vec<SimTime>,
+    /// The latest finish of a garbage-collection erase so far: an erase that
+    /// takes the newest page of a disk block (a silent eviction, or the stale
+    /// newest page of an evicted block) starts no earlier, so the older copies
+    /// the table counted as erased are erased by then.
+    pub(super) erases_done: SimTime,
     /// The latest finish of a flash operation issued so far (records, GC
     /// copies and erases): a flush completes no earlier, so every evict and
     /// clean before it is durable when it does, whether by a record or by the
@@ -74,6 +79,7 @@ impl Ssc {
             dirty: 0,
             evictions: 0,
             erase_after: vec![SimTime::ZERO; g.total_blocks() as usize],
+            erases_done: SimTime::ZERO,
             settled: SimTime::ZERO,
             pending: Vec::new(),
         })
@@ -245,6 +251,8 @@ impl Ssc {
         let first = self.geometry.ppa(victim, 0).0;
         let end = first + io.programmed_pages(victim);
         let off = self.config.eviction == Eviction::Off;
+        // Whether the erase takes the newest page of some disk block.
+        let mut takes_newest = false;
         for p in first..end {
             let o = self.owner[p as usize];
             if o == NONE {
@@ -298,18 +306,27 @@ impl Ssc {
                         e.set(flag::FLASH_CLEAN | flag::PENDING_CLEAN, false);
                     });
                     self.evictions += 1;
+                    takes_newest = true;
                 }
-            } else if e.newest == p && e.mapped == NONE && e.copies > 1 && !e.covered() {
-                // The newest page of an evicted block, with older copies left:
-                // erasing it would let a recovery find an older one.
-                self.write_record(io, die, i, false)?;
-                io.supersede(Ppa(p));
+            } else if e.newest == p && e.mapped == NONE && !e.covered() {
+                if e.copies > 1 {
+                    // The newest page of an evicted block, with older copies
+                    // left: erasing it would let a recovery find an older one.
+                    self.write_record(io, die, i, false)?;
+                    io.supersede(Ppa(p));
+                } else {
+                    takes_newest = true;
+                }
             }
         }
         io.start_after(self.erase_after[victim.0 as usize]);
+        if takes_newest {
+            io.start_after(self.erases_done);
+        }
         io.erase(victim, Purpose::Gc)?;
         self.erase_after[victim.0 as usize] = SimTime::ZERO;
         let erased = io.last_finish();
+        self.erases_done = self.erases_done.max(erased);
         for p in first..end {
             let o = std::mem::replace(&mut self.owner[p as usize], NONE);
             if o == NONE || o & REC_BIT != 0 {

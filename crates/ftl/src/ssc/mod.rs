@@ -51,10 +51,14 @@
 //! drops its clean ones (unmapped: a later read misses). [`Eviction`] sets how
 //! aggressively clean data goes: `off` copies clean pages too (a plain SSD),
 //! `valid` picks the victim with the fewest valid pages and drops its clean
-//! ones (the prototype), `dirty` picks the victim with the fewest dirty pages,
-//! so clean data is evicted first. Silent evictions are counted
-//! ([`SolidStateCache::evictions`]); GC copies and erases are counted by the
-//! framework ([`crate::Counters`]).
+//! ones (the prototype), `dirty` picks the victim with the fewest pages it
+//! must copy, so clean data is evicted first. One exception keeps the
+//! contract below: a clean page is copied, not dropped, while an older copy of
+//! its block is still on the flash (recovery would find that older data); the
+//! victim choice counts such pages as pages to copy. Silent evictions are
+//! counted ([`SolidStateCache::evictions`]); GC copies and erases are counted by
+//! the framework ([`crate::Counters`]: data copies under [`crate::Purpose::Gc`],
+//! records under [`crate::Purpose::Map`]).
 //!
 //! # Consistency and durability: per-write OOB logging
 //!
@@ -66,10 +70,21 @@
 //! them durable by programming one *record* page per changed block (kind
 //! [`ftlab_nand::PageKind::Meta`], OOB logical page = the block, bit 31 set for
 //! a clean record): a record newer than the block's newest data page says the
-//! block is evicted (or that page is clean). Records are kept (moved by garbage
-//! collection) only while an older data page of their block is still on the
-//! flash. The prototype's other design (a log of map changes in the last page
-//! of each erase block, checkpoints on flush) is not implemented.
+//! block is evicted (or that page is clean). A record is kept (moved by garbage
+//! collection) while a data page of its block older than it is still on the
+//! flash, and its erase waits for the erase of that block's last data page; an
+//! erase that takes the newest page of a block (a silent eviction) waits for
+//! the erases issued before it, which took the block's older copies. A
+//! flush completes once every flash operation issued before it has finished
+//! (records, garbage collection's copies and erases). Garbage collection also
+//! writes an evict record itself before it erases the newest (stale) page of an
+//! evicted block whose older copies remain.
+//!
+//! The prototype's other design (a log of map changes in the last page of each
+//! erase block, checkpoints on flush and idle, recovery from checkpoint and
+//! log) is not implemented: ftlab's default page store keeps one 64-bit token
+//! per page, which cannot hold a block's log of map changes or a checkpoint of
+//! the map; it needs the byte store.
 //!
 //! The contract after a power cut and [`crate::FtlBuilder::recover`]:
 //!
@@ -90,6 +105,14 @@
 //! durable by the time of the cut (a write by its acknowledgement, an evict or
 //! clean by a completed flush after it), the block recovers as it was after
 //! some `ck` with `k >= m`, or, if that state is clean, absent.
+//!
+//! # RAM
+//!
+//! The table has a power of two of at least 4/3 slots per physical page (an
+//! entry lives while its block has a page on the flash), 24 bytes each; beside
+//! it a 4-byte owner per physical page and the two per-block victim pickers,
+//! all in [`crate::Ftl::ram_bytes`]. On 8 GiB of 4 KiB pages that is about
+//! 96 MiB of table.
 //!
 //! # The block interface
 //!
@@ -167,8 +190,9 @@ pub enum Eviction {
     /// choice); its clean pages are dropped, its dirty pages copied. The default.
     #[default]
     Valid,
-    /// The victim is the block with the fewest dirty pages: clean data is
-    /// evicted before any block with more dirty data is collected.
+    /// The victim is the block with the fewest pages to copy (dirty pages,
+    /// live records, clean pages with an older copy on the flash): clean data
+    /// is evicted before any block with more dirty data is collected.
     Dirty,
 }
 
