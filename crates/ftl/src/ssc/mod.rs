@@ -154,7 +154,9 @@ pub trait SolidStateCache {
     /// capacity of dirty blocks.
     fn write_dirty(&mut self, io: &mut Io, block: u64, data: Payload) -> Result<(), FtlError>;
     /// The cached contents of `block`, or `Ok(None)` on a miss (never cached,
-    /// evicted, or evicted silently when clean).
+    /// evicted, or evicted silently when clean). A miss touches no flash; the
+    /// prototype returned it as a distinguished data pattern over the data path
+    /// (003 Section 3.2), a transfer the host side may charge.
     fn read(&mut self, io: &mut Io, block: u64) -> Result<Option<Payload>, FtlError>;
     /// Removes `block` from the cache; a no-op when it is absent. Durable once a
     /// later flush completes.
@@ -163,7 +165,8 @@ pub trait SolidStateCache {
     /// when it is absent or clean. Durable once a later flush completes.
     fn clean(&mut self, io: &mut Io, block: u64) -> Result<(), FtlError>;
     /// Which of the `count` blocks from `first` are dirty, in order. At most
-    /// [`MAX_EXISTS`] blocks; a longer range is refused.
+    /// [`MAX_EXISTS`] blocks; a longer range is refused. Answered from the map
+    /// in RAM, with no flash operation.
     fn exists(&mut self, io: &mut Io, first: u64, count: u64) -> Result<Vec<bool>, FtlError>;
     /// Makes every earlier evict and clean durable (writes are durable when
     /// acknowledged). The same as [`crate::Ftl::flush`].
