@@ -49,6 +49,10 @@
 //!   block or the write queue), retry the write, and retire the block when its
 //!   logical block is folded or cleaned; a fold or cleaning whose target goes bad
 //!   starts over in another free block;
+//! - the SSC retires the block and carries on, for data pages, GC copies and
+//!   its flush records alike; a retired block is never erased, so its stale
+//!   pages stay counted as copies of their disk blocks (their evict records
+//!   stay live), and a flush that fails leaves its blocks pending;
 //! - RFTL counts the block as full and retries the write in the logical block's
 //!   next block; it has no spare block, so once a replacement block has gone bad
 //!   its logical block refuses writes (no space) and keeps its data readable.

@@ -128,6 +128,21 @@ impl Ssc {
         Ok(ppa)
     }
 
+    /// The next page near `die` ([`Ssc::next_page`]), after retiring `bad`, a
+    /// block that went bad under a program ([`Io::program_placed`],
+    /// [`Io::copy_placed`]): it leaves the open blocks for the victim pickers,
+    /// so garbage collection moves its live pages off; it is never programmed,
+    /// erased or freed again ([`Io::reclaim`]).
+    fn place(&mut self, die: DieId, bad: Option<BlockId>) -> Result<Ppa, FtlError> {
+        if let Some(b) = bad {
+            if self.alloc.retire(b).is_some() {
+                self.by_valid.insert(b);
+                self.by_dirty.insert(b);
+            }
+        }
+        self.next_page(die)
+    }
+
     /// Applies `f` to the entry in slot `i`, keeping the per-block counts and
     /// the totals of its cached page right.
     pub(super) fn update(&mut self, i: usize, f: impl FnOnce(&mut Entry)) {
@@ -174,15 +189,16 @@ impl Ssc {
 
     /// Programs a record of the block in slot `i`: a clean record (its newest
     /// data page is clean) or an evict record (every data page of it is dead).
+    /// A failed program retires its block and the record goes elsewhere; when
+    /// it cannot be written at all the entry is unchanged.
     fn write_record(&mut self, io: &mut Io, die: DieId, i: usize, clean: bool) -> Result<(), FtlError> {
         let k = self.table.get(i).key;
-        let ppa = self.next_page(die)?;
         let payload = match io.store_kind() {
             StoreKind::Token => Payload::Token(0),
             _ => Payload::Bytes(vec![0u8; self.geometry.page_size as usize].into()),
         };
         let tag = if clean { k | CLEAN_BIT } else { k };
-        io.program(ppa, tag, PageKind::Meta, payload, Purpose::Map)?;
+        let (ppa, _) = io.program_placed(tag, PageKind::Meta, payload, Purpose::Map, |_, bad| self.place(die, bad))?;
         self.owner[ppa.0 as usize] = k | REC_BIT;
         self.drop_record(io, i);
         self.count(ppa.0, true, true);
@@ -241,12 +257,78 @@ impl Ssc {
     /// clean pages dropped (silent eviction) unless eviction is off or an older
     /// copy of the block is still on the flash. Returns false if no block would
     /// reclaim anything.
+    ///
+    /// A victim that went bad (a program on it failed) is never erased: its
+    /// pages stay on the flash, readable, so they keep counting as copies of
+    /// their blocks (and keep their records live), and the block is never freed.
+    /// A failed erase retires the victim too; it leaves nothing readable, so its
+    /// pages are gone as after an erase. When a copy cannot be written, the
+    /// victim stays a candidate with what is left on it.
     fn collect_one(&mut self, io: &mut Io) -> Result<bool, FtlError> {
         let Some(victim) = self.pick_victim() else {
             return Ok(false);
         };
         self.by_valid.remove(victim);
         self.by_dirty.remove(victim);
+        let takes_newest = match self.move_off(io, victim) {
+            Ok(t) => t,
+            Err(e) => {
+                self.by_valid.insert(victim);
+                self.by_dirty.insert(victim);
+                return Err(e);
+            }
+        };
+        let first = self.geometry.ppa(victim, 0).0;
+        let end = first + io.programmed_pages(victim);
+        self.by_valid.set_valid(victim, 0);
+        self.by_dirty.set_valid(victim, 0);
+        if io.is_grown_bad(victim) {
+            // Retired by a failed program: not erased, its pages stay.
+            return Ok(true);
+        }
+        io.start_after(self.erase_after[victim.0 as usize]);
+        if takes_newest {
+            io.start_after(self.erases_done);
+        }
+        let usable = io.reclaim(victim, Purpose::Gc)?;
+        self.erase_after[victim.0 as usize] = SimTime::ZERO;
+        let erased = io.last_finish();
+        self.erases_done = self.erases_done.max(erased);
+        for p in first..end {
+            let o = std::mem::replace(&mut self.owner[p as usize], NONE);
+            if o == NONE || o & REC_BIT != 0 {
+                continue;
+            }
+            let Some(i) = self.table.find(o) else {
+                continue;
+            };
+            self.update(i, |e| {
+                e.copies -= 1;
+                if e.newest == p {
+                    e.newest = NONE;
+                }
+            });
+            let e = *self.table.get(i);
+            if e.copies == 0 {
+                if e.rec != NONE {
+                    let b = self.layout.block_of(Ppa(e.rec)).0 as usize;
+                    self.erase_after[b] = self.erase_after[b].max(erased);
+                    self.forget_record(i);
+                }
+                if e.mapped == NONE {
+                    self.table.remove(i);
+                }
+            }
+        }
+        if usable {
+            self.alloc.release(victim);
+        }
+        Ok(true)
+    }
+
+    /// Moves the live pages off `victim` (see [`Ssc::collect_one`]); returns
+    /// whether its erase takes the newest page of some disk block.
+    fn move_off(&mut self, io: &mut Io, victim: BlockId) -> Result<bool, FtlError> {
         let die = self.layout.die_of_block(victim);
         let first = self.geometry.ppa(victim, 0).0;
         let end = first + io.programmed_pages(victim);
@@ -267,8 +349,7 @@ impl Ssc {
                 if e.rec == p {
                     // A live record keeps saying what it said: no data page of
                     // its block was programmed after it, nor is the copy.
-                    let dst = self.next_page(die)?;
-                    io.copy(Ppa(p), dst, Purpose::Map)?;
+                    let (dst, _) = io.copy_placed(Ppa(p), Purpose::Map, |_, bad| self.place(die, bad))?;
                     self.owner[dst.0 as usize] = o;
                     self.count(p, true, false);
                     self.count(dst.0, true, true);
@@ -279,15 +360,18 @@ impl Ssc {
             if e.mapped == p {
                 let dirty = e.has(flag::DIRTY);
                 if off || e.must_copy() {
-                    let dst = self.next_page(die)?;
-                    if !dirty && !e.has(flag::FLASH_CLEAN) {
+                    let dst = if !dirty && !e.has(flag::FLASH_CLEAN) {
                         // A cleaned page: the copy says clean in its OOB.
                         let (data, _) = io.read(Ppa(p), Purpose::Gc)?;
-                        io.program(dst, k | CLEAN_BIT, PageKind::Data, data, Purpose::Gc)?;
+                        let (dst, _) =
+                            io.program_placed(k | CLEAN_BIT, PageKind::Data, data, Purpose::Gc, |_, bad| {
+                                self.place(die, bad)
+                            })?;
                         io.supersede(Ppa(p));
+                        dst
                     } else {
-                        io.copy(Ppa(p), dst, Purpose::Gc)?;
-                    }
+                        io.copy_placed(Ppa(p), Purpose::Gc, |_, bad| self.place(die, bad))?.0
+                    };
                     self.owner[dst.0 as usize] = k;
                     self.drop_record(io, i);
                     self.update(i, |e| {
@@ -319,44 +403,7 @@ impl Ssc {
                 }
             }
         }
-        io.start_after(self.erase_after[victim.0 as usize]);
-        if takes_newest {
-            io.start_after(self.erases_done);
-        }
-        io.erase(victim, Purpose::Gc)?;
-        self.erase_after[victim.0 as usize] = SimTime::ZERO;
-        let erased = io.last_finish();
-        self.erases_done = self.erases_done.max(erased);
-        for p in first..end {
-            let o = std::mem::replace(&mut self.owner[p as usize], NONE);
-            if o == NONE || o & REC_BIT != 0 {
-                continue;
-            }
-            let Some(i) = self.table.find(o) else {
-                continue;
-            };
-            self.update(i, |e| {
-                e.copies -= 1;
-                if e.newest == p {
-                    e.newest = NONE;
-                }
-            });
-            let e = *self.table.get(i);
-            if e.copies == 0 {
-                if e.rec != NONE {
-                    let b = self.layout.block_of(Ppa(e.rec)).0 as usize;
-                    self.erase_after[b] = self.erase_after[b].max(erased);
-                    self.forget_record(i);
-                }
-                if e.mapped == NONE {
-                    self.table.remove(i);
-                }
-            }
-        }
-        self.by_valid.set_valid(victim, 0);
-        self.by_dirty.set_valid(victim, 0);
-        self.alloc.release(victim);
-        Ok(true)
+        Ok(takes_newest)
     }
 
     /// Collects garbage while at most `free_blocks` blocks are free (at most one
@@ -369,6 +416,29 @@ impl Ssc {
                 break;
             }
         }
+        Ok(())
+    }
+
+    /// Makes the pending evict or clean of disk block `k` durable, writing its
+    /// record if one is still needed. On an error the block stays pending.
+    fn flush_one(&mut self, io: &mut Io, k: u32) -> Result<(), FtlError> {
+        let Some(i) = self.table.find(k) else {
+            return Ok(());
+        };
+        let evict = self.table.get(i).has(flag::PENDING_EVICT);
+        if self.record_needed(i, evict) {
+            let target = self.config.gc_free_blocks;
+            io.independent(|io| self.collect_until(io, target))?;
+        }
+        // Collection may have moved, evicted or dropped the block.
+        let Some(i) = self.table.find(k) else {
+            return Ok(());
+        };
+        if self.record_needed(i, evict) {
+            let die = io.free_die_from(self.alloc.next_die());
+            self.write_record(io, die, i, !evict)?;
+        }
+        self.table.get_mut(i).set(flag::PENDING_EVICT | flag::PENDING_CLEAN, false);
         Ok(())
     }
 
@@ -393,9 +463,10 @@ impl Ssc {
         let target = self.config.gc_free_blocks;
         io.independent(|io| self.collect_until(io, target))?;
         let die = io.free_die_from(self.alloc.next_die());
-        let ppa = self.next_page(die)?;
         let tag = if dirty { k } else { k | CLEAN_BIT };
-        io.program(ppa, tag, PageKind::Data, data, Purpose::Host)?;
+        // A failed program retires its block and the write goes elsewhere; if
+        // it cannot be written, the block keeps what it held.
+        let (ppa, _) = io.program_placed(tag, PageKind::Data, data, Purpose::Host, |_, bad| self.place(die, bad))?;
         self.owner[ppa.0 as usize] = k;
         let i = self
             .table
@@ -487,25 +558,12 @@ impl SolidStateCache for Ssc {
 
     fn flush(&mut self, io: &mut Io) -> Result<(), FtlError> {
         let pending = std::mem::take(&mut self.pending);
-        let target = self.config.gc_free_blocks;
-        for k in pending {
-            let Some(i) = self.table.find(k) else {
-                continue;
-            };
-            let evict = self.table.get(i).has(flag::PENDING_EVICT);
-            if !self.record_needed(i, evict) {
-                self.table.get_mut(i).set(flag::PENDING_EVICT | flag::PENDING_CLEAN, false);
-                continue;
-            }
-            io.independent(|io| self.collect_until(io, target))?;
-            // Collection may have moved, evicted or dropped the block.
-            let Some(i) = self.table.find(k) else {
-                continue;
-            };
-            self.table.get_mut(i).set(flag::PENDING_EVICT | flag::PENDING_CLEAN, false);
-            if self.record_needed(i, evict) {
-                let die = io.free_die_from(self.alloc.next_die());
-                self.write_record(io, die, i, !evict)?;
+        for (n, &k) in pending.iter().enumerate() {
+            if let Err(e) = self.flush_one(io, k) {
+                // The flush did not complete: the blocks not yet recorded stay
+                // pending for the next one.
+                self.pending.extend_from_slice(&pending[n..]);
+                return Err(e);
             }
         }
         let end = io.last_finish().max(self.settled);

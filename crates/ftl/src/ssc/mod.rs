@@ -106,6 +106,22 @@
 //! clean by a completed flush after it), the block recovers as it was after
 //! some `ck` with `k >= m`, or, if that state is clean, absent.
 //!
+//! # Faults
+//!
+//! The SSC follows the crate's fault contract ([`crate`], "Fault contract").
+//! A program that fails (a host write, a GC copy, a record) retires its block
+//! ([`crate::alloc::BlockAllocator::retire`]) and is retried on another block
+//! ([`Io::program_placed`], [`Io::copy_placed`]); a command whose write cannot
+//! be placed fails with an I/O or no-space error and changes nothing in the
+//! map (a failed write leaves the old data). The retired block stays readable
+//! and becomes a GC candidate: its dirty pages and live records are copied off,
+//! its clean pages may be evicted silently, and it is never erased nor freed,
+//! so its pages keep counting as copies of their disk blocks (an evicted
+//! block's stale page there keeps its evict record live). A failed erase
+//! retires the victim, which then holds nothing readable. A flush that fails
+//! leaves its blocks pending for the next one. Recovery never frees nor
+//! reopens a grown-bad block; it closes one with readable pages.
+//!
 //! # RAM
 //!
 //! The table has a power of two of at least 4/3 slots per physical page (an

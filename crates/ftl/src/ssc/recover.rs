@@ -16,7 +16,9 @@ use crate::{Flash, FtlError, Io, Purpose};
 impl Ssc {
     /// Rebuilds an SSC from the medium. Blocks whose erase was torn are erased
     /// again; on each die the partly written block with the newest page is
-    /// reopened, other partly written blocks are closed.
+    /// reopened, other partly written blocks are closed. A block that went bad
+    /// in service is never freed nor reopened: its readable pages count, and it
+    /// is closed so that garbage collection moves its live pages off.
     pub fn recover(config: SscConfig, io: &mut Io) -> Result<Self, FtlError> {
         let mut s = Ssc::empty(config, io)?;
         let g = s.geometry;
@@ -30,8 +32,11 @@ impl Ssc {
                 continue;
             }
             let programmed = io.programmed_pages(b);
+            let grown_bad = io.is_grown_bad(b);
             if programmed == 0 {
-                s.alloc.release(b);
+                if !grown_bad {
+                    s.alloc.release(b);
+                }
                 continue;
             }
             let mut readable = 0;
@@ -74,8 +79,11 @@ impl Ssc {
                 }
             }
             if readable == 0 {
-                io.erase(b, Purpose::Recovery)?;
-                s.alloc.release(b);
+                if io.reclaim(b, Purpose::Recovery)? {
+                    s.alloc.release(b);
+                }
+            } else if grown_bad {
+                closed.push(b);
             } else if programmed < g.pages_per_block {
                 let die = g.die_of_block(b).0 as usize;
                 match partial[die] {
