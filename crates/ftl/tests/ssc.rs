@@ -2,10 +2,12 @@
 //! 3.3.2): random command sequences against a reference cache model with the
 //! clean/dirty contract, at high fill so silent eviction and garbage collection
 //! run hard; power cuts at random points with recovery; determinism; silent
-//! eviction saving copies; the defined results of odd input.
+//! eviction saving copies; the defined results of odd input; injected program
+//! and erase failures.
 //!
 //! The random suites run 32 cases each; for a long run outside CI:
 //! `FTLAB_FUZZ_CASES=2000 cargo test --release -p ftlab-ftl --test ssc`.
+//! The fault suite runs 6 seeds; `FTLAB_FAULT_SEEDS=200` runs more.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
@@ -13,7 +15,7 @@ use std::collections::BTreeMap;
 use ftlab_ftl::conformance::{nand_config, proptest, small_geometry, Geometry};
 use ftlab_ftl::ssc::{Eviction, SscConfig, MAX_BLOCKS, MAX_EXISTS};
 use ftlab_ftl::{ErrorKind, Flash, Ftl, FtlBuilder, FtlError};
-use ftlab_nand::{Nand, Payload, SimTime};
+use ftlab_nand::{BlockId, Faults, Nand, NandConfig, NandError, Payload, SimTime};
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -106,6 +108,9 @@ struct Cache {
     model: BTreeMap<u64, History>,
     next_token: u64,
     completions: Vec<u64>,
+    /// The medium injects program and erase failures: a write or flush may
+    /// fail with an I/O or no-space error ([`Cache::fault_error`]).
+    faulty: bool,
 }
 
 fn token(p: Option<Payload>) -> Option<u64> {
@@ -117,7 +122,12 @@ fn token(p: Option<Payload>) -> Option<u64> {
 
 impl Cache {
     fn new(config: SscConfig, geometry: Geometry, bad_block_rate: f64, seed: u64) -> Self {
-        let mut flash = Flash::new(Nand::new(&nand_config(geometry, bad_block_rate, seed)).unwrap());
+        Cache::on(config, &nand_config(geometry, bad_block_rate, seed))
+    }
+
+    /// A cache formatted on a medium built from `nand`.
+    fn on(config: SscConfig, nand: &NandConfig) -> Self {
+        let mut flash = Flash::new(Nand::new(nand).unwrap());
         let ftl = config.format(&mut flash.io(SimTime::ZERO)).unwrap();
         Cache {
             builder: config,
@@ -127,6 +137,7 @@ impl Cache {
             model: BTreeMap::new(),
             next_token: 1,
             completions: Vec::new(),
+            faulty: !nand.faults.is_none(),
         }
     }
 
@@ -173,11 +184,38 @@ impl Cache {
                 self.completions.push(done.as_ns());
                 self.push(block, Ev::Write { token, dirty }, Some(done));
             }
-            Err(e) => {
-                assert!(must_refuse, "write of block {block} (dirty {dirty}) refused: {e}");
+            Err(e) if must_refuse => {
                 assert!(matches!(e, FtlError::DeviceFull(_)) && e.kind() == ErrorKind::NoSpace, "{e}");
             }
+            Err(e) => {
+                assert!(self.faulty, "write of block {block} (dirty {dirty}) refused: {e}");
+                Cache::fault_error(&e, &format!("write of block {block}"));
+                // The block holds what it held (a clean block may have been
+                // evicted silently) or, never acknowledged, the new data.
+                let (got, now_dirty) = self.observe(block);
+                match (cur, got) {
+                    (_, Some(t)) if t == token => {
+                        self.push(block, Ev::Write { token, dirty: now_dirty }, Some(SimTime::LATEST))
+                    }
+                    (State::Present { token: old, dirty: d }, Some(t)) => {
+                        assert!(t == old && now_dirty == d, "block {block}: a failed write left {t}, it held {cur:?}")
+                    }
+                    (State::Present { dirty: false, .. } | State::Absent, None) => {}
+                    _ => panic!("block {block}: a failed write left {got:?}, it held {cur:?}"),
+                }
+            }
         }
+    }
+
+    /// Asserts that `e`, the error of a command on a medium that injects
+    /// faults, is one a fault may cause: of kind I/O or no space, and not the
+    /// use of a block that had gone bad.
+    fn fault_error(e: &FtlError, what: &str) {
+        assert!(matches!(e.kind(), ErrorKind::Io | ErrorKind::NoSpace), "{what}: {e:?} ({e})");
+        assert!(
+            !matches!(e, FtlError::Nand(NandError::GrownBad(_) | NandError::BadBlock(_))),
+            "{what}: a block gone bad was used again: {e}"
+        );
     }
 
     fn evict(&mut self, block: u64) {
@@ -194,7 +232,12 @@ impl Cache {
 
     fn flush(&mut self) {
         let mut io = self.flash.io(self.now);
-        self.ftl.ssc().unwrap().flush(&mut io).unwrap();
+        if let Err(e) = self.ftl.ssc().unwrap().flush(&mut io) {
+            // A failed flush made nothing durable; a later one will.
+            assert!(self.faulty, "flush: {e}");
+            Cache::fault_error(&e, "flush");
+            return;
+        }
         let done = io.completion().max(self.now);
         self.completions.push(done.as_ns());
         for h in self.model.values_mut() {
@@ -618,4 +661,46 @@ fn reached_through_the_ftl_trait_and_registry() {
     // Other FTLs have no cache commands.
     let mut pm = ftlab_ftl::pagemap::PageMapConfig::default().format(&mut flash.io(SimTime::ZERO)).unwrap();
     assert!(pm.ssc().is_none());
+}
+
+/// Random cache commands on a medium that fails programs and erases (at a
+/// seeded rate and by countdowns armed at random points), with power cuts and
+/// recovery: every failed command failed with an I/O or no-space error and
+/// used no block gone bad again, a failed write left the old data or the new,
+/// an acknowledged dirty block is never lost, and a clean block reads back its
+/// data or misses, never other data. The working set stays below the capacity,
+/// so the blocks that go bad do not leave the dirty data without room.
+#[test]
+fn injected_faults_keep_the_cache_contract() {
+    let seeds = std::env::var("FTLAB_FAULT_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(6u64);
+    for seed in 0..seeds {
+        for ev in [Eviction::Off, Eviction::Valid, Eviction::Dirty] {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let faults = Faults { program_fail_rate: 0.002, erase_fail_rate: 0.005, ..Faults::default() };
+            let bad = if seed % 2 == 0 { 0.0 } else { 0.03 };
+            let mut c = Cache::on(config(ev), &NandConfig { faults, ..nand_config(tiny(), bad, seed) });
+            let clean_share = rng.gen_range(0..100);
+            c.flash.fail_program_in(rng.gen_range(1..20));
+            let mut grown = 0;
+            for _ in 0..2 {
+                for _ in 0..1500 {
+                    if rng.gen_ratio(1, 300) {
+                        c.flash.fail_program_in(rng.gen_range(1..40));
+                    }
+                    if rng.gen_ratio(1, 600) {
+                        c.flash.fail_erase_in(rng.gen_range(1..6));
+                    }
+                    c.random_cmd(&mut rng, 120, clean_share);
+                    c.advance(rng.gen_range(0..=200_000));
+                }
+                c.check_all();
+                let nand = c.flash.nand();
+                grown += (0..nand.geometry().total_blocks()).filter(|&b| nand.is_grown_bad(BlockId(b))).count();
+                let t = SimTime(c.now.0 + rng.gen_range(0..3_000_000));
+                c.cut_and_recover(t);
+                c.check_all();
+            }
+            assert!(grown > 0, "seed {seed}, {ev:?}: the run must have made blocks go bad");
+        }
+    }
 }

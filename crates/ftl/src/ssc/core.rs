@@ -258,9 +258,10 @@ impl Ssc {
     /// copy of the block is still on the flash. Returns false if no block would
     /// reclaim anything.
     ///
-    /// A victim that went bad (a program on it failed) is never erased: its
-    /// pages stay on the flash, readable, so they keep counting as copies of
-    /// their blocks (and keep their records live), and the block is never freed.
+    /// A victim that went bad (a program on it failed) is never erased: every
+    /// cached page on it is copied off (none is evicted silently), its pages
+    /// stay on the flash, readable, so they keep counting as copies of their
+    /// blocks (and keep their records live), and the block is never freed.
     /// A failed erase retires the victim too; it leaves nothing readable, so its
     /// pages are gone as after an erase. When a copy cannot be written, the
     /// victim stays a candidate with what is left on it.
@@ -332,7 +333,10 @@ impl Ssc {
         let die = self.layout.die_of_block(victim);
         let first = self.geometry.ppa(victim, 0).0;
         let end = first + io.programmed_pages(victim);
-        let off = self.config.eviction == Eviction::Off;
+        // A victim gone bad is never erased: a clean page dropped there would
+        // stay on the flash, and a cleaned one would come back dirty after a
+        // cut, so every cached page is copied off it.
+        let off = self.config.eviction == Eviction::Off || io.is_grown_bad(victim);
         // Whether the erase takes the newest page of some disk block.
         let mut takes_newest = false;
         for p in first..end {

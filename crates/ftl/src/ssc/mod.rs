@@ -114,8 +114,10 @@
 //! ([`Io::program_placed`], [`Io::copy_placed`]); a command whose write cannot
 //! be placed fails with an I/O or no-space error and changes nothing in the
 //! map (a failed write leaves the old data). The retired block stays readable
-//! and becomes a GC candidate: its dirty pages and live records are copied off,
-//! its clean pages may be evicted silently, and it is never erased nor freed,
+//! and becomes a GC candidate: its cached pages and live records are copied
+//! off (a clean page is not evicted silently there: it would stay on the
+//! flash, and a cleaned page would come back dirty after a cut), and it is
+//! never erased nor freed,
 //! so its pages keep counting as copies of their disk blocks (an evicted
 //! block's stale page there keeps its evict record live). A failed erase
 //! retires the victim, which then holds nothing readable. A flush that fails
