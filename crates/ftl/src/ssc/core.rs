@@ -339,6 +339,9 @@ impl Ssc {
         let off = self.config.eviction == Eviction::Off || io.is_grown_bad(victim);
         // Whether the erase takes the newest page of some disk block.
         let mut takes_newest = false;
+        // Slots of the clean pages evicted silently (no slot moves before the
+        // erase: the table only gains or loses entries outside this pass).
+        let mut evicted = Vec::new();
         for p in first..end {
             let o = self.owner[p as usize];
             if o == NONE {
@@ -388,12 +391,10 @@ impl Ssc {
                     });
                 } else {
                     // Silent eviction: the only copy of a clean block goes with
-                    // the erase.
-                    self.update(i, |e| {
-                        e.mapped = NONE;
-                        e.set(flag::FLASH_CLEAN | flag::PENDING_CLEAN, false);
-                    });
-                    self.evictions += 1;
+                    // the erase. Applied once every copy is made: a pass that
+                    // fails leaves the victim unerased, and a cleaned page
+                    // dropped from the map there would come back dirty.
+                    evicted.push(i);
                     takes_newest = true;
                 }
             } else if e.newest == p && e.mapped == NONE && !e.covered() {
@@ -406,6 +407,13 @@ impl Ssc {
                     takes_newest = true;
                 }
             }
+        }
+        for i in evicted {
+            self.update(i, |e| {
+                e.mapped = NONE;
+                e.set(flag::FLASH_CLEAN | flag::PENDING_CLEAN, false);
+            });
+            self.evictions += 1;
         }
         Ok(takes_newest)
     }
