@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use ftlab_nand::{
     BlockId, DieId, Geometry, Issue, Nand, NandError, Oob, PageKind, Payload, Ppa, ProgramFailure, SimTime, Span,
+    StoreKind,
 };
 
 use crate::FtlError;
@@ -254,6 +255,12 @@ impl Io<'_> {
     #[inline]
     pub fn copyback_enabled(&self) -> bool {
         self.flash.use_copyback
+    }
+    /// How the medium stores page contents (tokens or bytes): what payload an
+    /// FTL's own metadata pages must carry.
+    #[inline]
+    pub fn store_kind(&self) -> StoreKind {
+        self.flash.nand.store_kind()
     }
     /// Whether `block` is a bad block (read from the factory marks; free).
     #[inline]

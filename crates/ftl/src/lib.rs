@@ -49,6 +49,10 @@
 //!   block or the write queue), retry the write, and retire the block when its
 //!   logical block is folded or cleaned; a fold or cleaning whose target goes bad
 //!   starts over in another free block;
+//! - the SSC retires the block and carries on, for data pages, GC copies and
+//!   its flush records alike; a retired block is never erased, so its stale
+//!   pages stay counted as copies of their disk blocks (their evict records
+//!   stay live), and a flush that fails leaves its blocks pending;
 //! - RFTL counts the block as full and retries the write in the logical block's
 //!   next block; it has no spare block, so once a replacement block has gone bad
 //!   its logical block refuses writes (no space) and keeps its data readable.
@@ -74,6 +78,9 @@
 //! - [`waogc`]: WAO-GC (Zhang et al. 2015, via 000 Sections 6.1.5 and 6.2): Lazy-RTGC's
 //!   partial steps with the logical space `lambda`, GC delayed until free blocks
 //!   fall to a threshold, copies in the host's open block.
+//! - [`ssc`]: the solid-state cache of FlashTier (003 Sections 2.2 and 3.3.2): a
+//!   cache device addressed by disk block ([`SolidStateCache`]), silent eviction of
+//!   clean data in garbage collection, per-write OOB logging.
 //! - [`multilog`]: MultiLog-Oracle (Stoica and Ailamaki 2013, via 000 Section
 //!   6.1.4): page mapping with one log per update-frequency set (powers of 2).
 //!
@@ -100,6 +107,7 @@ pub mod pagemap;
 pub mod registry;
 pub mod rftl;
 pub mod scan;
+pub mod ssc;
 pub mod telomere;
 #[cfg(test)]
 mod testing;
@@ -107,6 +115,7 @@ pub mod victim;
 pub mod waogc;
 
 pub use flash::{Counters, Flash, Io, PerPurpose, Purpose};
+pub use ssc::SolidStateCache;
 
 /// A logical page number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -168,6 +177,11 @@ pub enum FtlError {
         "logical page {lpn} expired at {expired_at_us} us: its data's lifetime is over and it is no longer readable"
     )]
     Expired { lpn: u32, expired_at_us: f64 },
+    /// A command whose arguments are outside what the scheme defines (e.g. a
+    /// solid-state cache's disk block beyond its address space); the message
+    /// names the input and the fix.
+    #[error("{0}")]
+    BadCommand(String),
 }
 
 /// What kind of failure an error is, for front ends that must map it: a block
@@ -201,7 +215,10 @@ impl FtlError {
     /// The kind of failure ([`ErrorKind`]).
     pub fn kind(&self) -> ErrorKind {
         match self {
-            FtlError::LpnOutOfRange { .. } | FtlError::Config(_) | FtlError::Reserved { .. } => ErrorKind::Invalid,
+            FtlError::LpnOutOfRange { .. }
+            | FtlError::Config(_)
+            | FtlError::Reserved { .. }
+            | FtlError::BadCommand(_) => ErrorKind::Invalid,
             FtlError::DeviceFull(_) => ErrorKind::NoSpace,
             FtlError::Unsupported(_) => ErrorKind::Unsupported,
             FtlError::Nand(NandError::PayloadMismatch(_) | NandError::TimeLimit { .. }) => ErrorKind::Invalid,
@@ -246,6 +263,11 @@ pub trait Ftl: Send + std::fmt::Debug {
     /// Where the scheme's page commands land, if it can tell ([`Placement`]):
     /// per-die dispatch uses it.
     fn placement(&self) -> Option<&dyn Placement> {
+        None
+    }
+    /// The cache commands of a solid-state cache ([`SolidStateCache`]), if the
+    /// scheme is one (e.g. [`ssc`]).
+    fn ssc(&mut self) -> Option<&mut dyn SolidStateCache> {
         None
     }
     /// Checks the FTL's internal invariants against the medium (used by tests):
@@ -335,6 +357,7 @@ mod error_kinds {
             (FtlError::Nand(NandError::ProgramFailed { ppa: ftlab_nand::Ppa(3) }), 5),
             (FtlError::Nand(NandError::EraseFailed { block: ftlab_nand::BlockId(3) }), 5),
             (FtlError::Nand(NandError::GrownBad(ftlab_nand::BlockId(3))), 5),
+            (FtlError::BadCommand("exists of 2^40 blocks".into()), 22),
         ];
         for (e, errno) in cases {
             assert_eq!(e.kind().errno(), errno, "{e}");

@@ -94,6 +94,12 @@ pub fn schemes() -> Vec<Scheme> {
         admits_tasks: true,
     });
     v.push(Scheme {
+        name: "ssc",
+        summary: "FlashTier SSC (003): cache commands by disk block, hash-table map, silent eviction of clean data, \
+                  OOB logging; 7% reserve",
+        admits_tasks: false,
+    });
+    v.push(Scheme {
         name: "multilog",
         summary:
             "MultiLog-Oracle (Stoica 2013, via 000 Section 6.1.4): one log per update-frequency set, by expiry hints",
@@ -160,6 +166,7 @@ pub fn build(kind: &str, params: &toml::Table) -> Result<Builder, FtlError> {
             configured(kind, C::default(), params, C::validate)
         }
         "waogc" => configured(kind, waogc::WaoGcConfig::default(), params, waogc::WaoGcConfig::validate),
+        "ssc" => configured(kind, crate::ssc::SscConfig::default(), params, crate::ssc::SscConfig::validate),
         "telomere-sip" | "telomere-sharp" => {
             let base = telomere_base(kind).unwrap_or_default();
             configured(kind, base, params, telomere::TelomereConfig::validate)

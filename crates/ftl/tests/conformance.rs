@@ -30,3 +30,11 @@ conformance!(
     write_buffer_over_nftl,
     ftlab_ftl::buffer::WriteBufferBuilder { inner: Box::new(ftlab_ftl::nftl::NftlConfig::default()), pages: 16 }
 );
+
+// The solid-state cache through the block interface (write = write-dirty, trim =
+// evict): dirty blocks are never evicted silently, so it is a plain FTL here.
+conformance!(ssc_block_interface, ftlab_ftl::ssc::SscConfig::default());
+conformance!(
+    ssc_dirty_victims,
+    ftlab_ftl::ssc::SscConfig { eviction: ftlab_ftl::ssc::Eviction::Dirty, ..Default::default() }
+);
