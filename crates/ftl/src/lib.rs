@@ -43,6 +43,8 @@
 //! - [`waogc`]: WAO-GC (Zhang et al. 2015, via 000 Sections 6.1.5 and 6.2): Lazy-RTGC's
 //!   partial steps with the logical space `lambda`, GC delayed until free blocks
 //!   fall to a threshold, copies in the host's open block.
+//! - [`bast`]: BAST (Kim et al. 2002, via 004 Section 2): one log block per data
+//!   block, switch, partial and full merges.
 //! - [`multilog`]: MultiLog-Oracle (Stoica and Ailamaki 2013, via 000 Section
 //!   6.1.4): page mapping with one log per update-frequency set (powers of 2).
 //!
@@ -53,12 +55,14 @@ use ftlab_nand::{DieId, NandError, Payload, SimTime};
 use thiserror::Error;
 
 pub mod alloc;
+pub mod bast;
 #[cfg(feature = "testing")]
 pub mod conformance;
 pub mod dftl;
 pub mod flash;
 pub mod fsr;
 pub mod gftl;
+pub(crate) mod hybrid;
 pub mod lazy_rtgc;
 pub mod lazy_rtgc_ondemand;
 pub mod mapping;

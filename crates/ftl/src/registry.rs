@@ -57,6 +57,11 @@ pub fn schemes() -> Vec<Scheme> {
         summary: "NFTL (002 Section II): primary and replacement block per logical block, fold when both are full",
         admits_tasks: false,
     });
+    v.push(Scheme {
+        name: "bast",
+        summary: "BAST (Kim 2002, via 004): one log block per data block, switch / partial / full merges",
+        admits_tasks: false,
+    });
     v.extend(crate::gftl::GftlConfig::PRESETS.iter().map(|&(name, summary)| Scheme {
         name,
         summary,
@@ -140,6 +145,7 @@ pub fn build(kind: &str, params: &toml::Table) -> Result<Builder, FtlError> {
         "pagemap" | "pure-page-level" | "ppm-ftl" => {
             configured(kind, PageMapConfig::preset(kind).unwrap_or_default(), params, PageMapConfig::validate)
         }
+        "bast" => configured(kind, crate::bast::BastConfig::default(), params, crate::bast::BastConfig::validate),
         "nftl" => configured(kind, nftl::NftlConfig::default(), params, nftl::NftlConfig::validate),
         "gftl" | "gftl-threshold" | "gftl-priority" => {
             configured(kind, gftl::GftlConfig::preset(kind).unwrap_or_default(), params, gftl::GftlConfig::validate)
