@@ -5,7 +5,7 @@
 //! Each logical block has at most one data block, holding its pages in place, and
 //! at most one log block, dedicated to it: every write to the logical block is
 //! appended to its log block. The log blocks come from a fixed pool (the spare
-//! blocks but one, kept as merge target). A log block is reclaimed when it is full
+//! blocks but two: the merge target, and one a power cut may take back). A log block is reclaimed when it is full
 //! or when a logical block without one needs one and the pool is spent (the
 //! logical block whose log block was opened first is the victim), by
 //!
@@ -40,7 +40,8 @@ use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose}
 pub struct BastConfig {
     /// Fraction of the good blocks not exported (the log blocks and the merge
     /// target). Default 0.03, the over-provisioning of 004's Figure 7. At least
-    /// two blocks are spare (one log block, one merge target).
+    /// three blocks are spare (a log block, the merge target and one a power cut
+    /// may take back: a block whose erase it overtook holds trimmed pages again).
     pub over_provisioning: f64,
 }
 
@@ -75,7 +76,12 @@ impl FtlBuilder for BastConfig {
     }
 }
 
-const MIN_SPARE: u32 = 2;
+/// Spare blocks at least: a log block and [`RESERVE`].
+const MIN_SPARE: u32 = 3;
+/// Free blocks kept besides the log blocks: the merge target, and one for a
+/// block whose erase a power cut overtook (its trimmed pages come back and it
+/// is a log block again until merged).
+const RESERVE: usize = 2;
 
 /// Merges done, by kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -106,7 +112,7 @@ impl Bast {
             core,
             log: vec![NONE; lblocks],
             order: VecDeque::new(),
-            max_logs: spare.max(2) - 1,
+            max_logs: spare.max(MIN_SPARE as usize) - RESERVE,
             merges: MergeCounts::default(),
         }
     }
@@ -120,7 +126,7 @@ impl Bast {
             core,
             log: vec![NONE; lblocks],
             order: VecDeque::new(),
-            max_logs: good.saturating_sub(lblocks).max(2) - 1,
+            max_logs: good.saturating_sub(lblocks).max(MIN_SPARE as usize) - RESERVE,
             merges: MergeCounts::default(),
         };
         let ppb = f.core.ppb();
@@ -133,13 +139,25 @@ impl Bast {
                 f.log[lb as usize] = b;
                 f.order.push_back(lb);
             } else {
-                extra.push(lb);
+                extra.push((lb, b));
             }
         }
-        for lb in extra {
-            if f.log[lb as usize] != NONE {
+        for (lb, b) in extra {
+            // A block whose erase the cut overtook: its pages go to the log
+            // block if they fit, else the logical block is merged.
+            let log = f.log[lb as usize];
+            if log != NONE && f.core.valid[b as usize] <= ppb - f.core.next[log as usize] {
+                for lpn in f.core.valid_pages(b) {
+                    f.core.copy(io, lpn, log, Purpose::Recovery)?;
+                }
+                f.core.erase(io, b, Purpose::Recovery)?;
+            } else if f.log[lb as usize] != NONE {
                 f.full_merge(io, lb, Purpose::Recovery)?;
             }
+        }
+        while f.order.len() > f.max_logs {
+            let Some(&victim) = f.order.front() else { break };
+            f.merge(io, victim)?;
         }
         Ok(f)
     }
@@ -187,6 +205,7 @@ impl Bast {
                 c.erase(io, data, Purpose::Gc)?;
             }
             self.drop_log(lb);
+            crate::hybrid::fence(io);
             if switch {
                 self.merges.switch += 1;
             } else {
@@ -200,6 +219,7 @@ impl Bast {
         if log != NONE {
             c.erase(io, log, Purpose::Gc)?;
         }
+        crate::hybrid::fence(io);
         self.drop_log(lb);
         self.merges.full += 1;
         Ok(())
@@ -208,7 +228,7 @@ impl Bast {
     /// A log block for `lb`, reclaiming the oldest log block while the pool is
     /// spent or only the merge target is free.
     fn open_log(&mut self, io: &mut Io, lb: u32) -> Result<u32, FtlError> {
-        while self.order.len() >= self.max_logs || self.core.free.len() <= 1 {
+        while self.order.len() >= self.max_logs || self.core.free.len() <= RESERVE {
             let Some(&victim) = self.order.front() else {
                 return Err(FtlError::DeviceFull("bast: no log block to reclaim".into()));
             };

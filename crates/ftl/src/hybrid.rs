@@ -31,6 +31,13 @@ use crate::{Flash, FtlError, Io, Purpose};
 
 pub(crate) const NONE: u32 = u32::MAX;
 
+/// Makes the operations issued next wait for every one issued so far: merges
+/// run one after another, so a power cut tears at most one.
+pub(crate) fn fence(io: &mut Io) {
+    let t = io.last_finish();
+    io.start_after(t);
+}
+
 /// Page locations, valid counts and data blocks of a hybrid-mapped FTL.
 #[derive(Debug, Clone)]
 pub(crate) struct Core {
@@ -286,6 +293,7 @@ impl Core {
         if old != NONE {
             self.erase(io, old, purpose)?;
         }
+        fence(io);
         Ok(copies)
     }
 
@@ -330,6 +338,7 @@ impl Core {
         let lpages = c.logical_pages();
         let blocks: Vec<BlockId> = interleaved_good_blocks(io).collect();
         let mut newest_seq = vec![0u64; lpages as usize];
+        let mut page_seq = vec![0u64; c.rev.len()];
         let mut block_seq = vec![0u64; c.g.total_blocks() as usize];
         for &b in &blocks {
             let programmed = io.programmed_pages(b);
@@ -339,6 +348,7 @@ impl Core {
                 match io.read_oob(ppa, Purpose::Recovery) {
                     Ok(Some(oob)) => {
                         block_seq[b.0 as usize] = block_seq[b.0 as usize].max(oob.seq);
+                        page_seq[ppa.0 as usize] = oob.seq;
                         if oob.kind == PageKind::Data && oob.lpn < lpages {
                             c.rev[ppa.0 as usize] = oob.lpn;
                             if oob.seq >= newest_seq[oob.lpn as usize] {
@@ -382,6 +392,20 @@ impl Core {
             let lb = lpn / c.ppb();
             if c.in_place(b, lb) && block_seq[b as usize] >= candidate[lb as usize].0 {
                 candidate[lb as usize] = (block_seq[b as usize], b);
+            }
+        }
+        // A page whose data block got a padding page at its offset after it was
+        // written was not valid then (it was trimmed): it stays trimmed.
+        for lpn in 0..lpages {
+            let p = c.loc[lpn as usize];
+            let t = candidate[(lpn / c.ppb()) as usize].1;
+            if p == NONE || t == NONE || c.block_of(p) == t {
+                continue;
+            }
+            let k = lpn % c.ppb();
+            let at = c.ppa(t, k).0 as usize;
+            if k < c.next[t as usize] && c.rev[at] == NONE && page_seq[at] > page_seq[p as usize] {
+                c.invalidate(lpn);
             }
         }
         for lb in 0..c.lblocks {

@@ -45,6 +45,8 @@
 //!   fall to a threshold, copies in the host's open block.
 //! - [`bast`]: BAST (Kim et al. 2002, via 004 Section 2): one log block per data
 //!   block, switch, partial and full merges.
+//! - [`fast`]: FAST (Lee et al. 2007, via 004 Sections 2-3.1): a sequential log
+//!   block and fully associative random log blocks, switch, partial and full merges.
 //! - [`multilog`]: MultiLog-Oracle (Stoica and Ailamaki 2013, via 000 Section
 //!   6.1.4): page mapping with one log per update-frequency set (powers of 2).
 //!
@@ -59,6 +61,7 @@ pub mod bast;
 #[cfg(feature = "testing")]
 pub mod conformance;
 pub mod dftl;
+pub mod fast;
 pub mod flash;
 pub mod fsr;
 pub mod gftl;

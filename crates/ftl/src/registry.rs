@@ -62,6 +62,11 @@ pub fn schemes() -> Vec<Scheme> {
         summary: "BAST (Kim 2002, via 004): one log block per data block, switch / partial / full merges",
         admits_tasks: false,
     });
+    v.push(Scheme {
+        name: "fast",
+        summary: "FAST (Lee 2007, via 004): a sequential and fully associative random log blocks, three merges",
+        admits_tasks: false,
+    });
     v.extend(crate::gftl::GftlConfig::PRESETS.iter().map(|&(name, summary)| Scheme {
         name,
         summary,
@@ -146,6 +151,7 @@ pub fn build(kind: &str, params: &toml::Table) -> Result<Builder, FtlError> {
             configured(kind, PageMapConfig::preset(kind).unwrap_or_default(), params, PageMapConfig::validate)
         }
         "bast" => configured(kind, crate::bast::BastConfig::default(), params, crate::bast::BastConfig::validate),
+        "fast" => configured(kind, crate::fast::FastConfig::default(), params, crate::fast::FastConfig::validate),
         "nftl" => configured(kind, nftl::NftlConfig::default(), params, nftl::NftlConfig::validate),
         "gftl" | "gftl-threshold" | "gftl-priority" => {
             configured(kind, gftl::GftlConfig::preset(kind).unwrap_or_default(), params, gftl::GftlConfig::validate)
