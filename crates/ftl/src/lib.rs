@@ -47,6 +47,9 @@
 //!   block, switch, partial and full merges.
 //! - [`fast`]: FAST (Lee et al. 2007, via 004 Sections 2-3.1): a sequential log
 //!   block and fully associative random log blocks, switch, partial and full merges.
+//! - [`janus`]: Janus-FTL (004 Sections 3-5): a page-mapping and a block-mapping
+//!   area resized by fusion and defusion toward the optimum of the cost model,
+//!   estimated with ghost buffers (`janus`), or at a fixed utilization (`janus-fix`).
 //! - [`multilog`]: MultiLog-Oracle (Stoica and Ailamaki 2013, via 000 Section
 //!   6.1.4): page mapping with one log per update-frequency set (powers of 2).
 //!
@@ -66,6 +69,7 @@ pub mod flash;
 pub mod fsr;
 pub mod gftl;
 pub(crate) mod hybrid;
+pub mod janus;
 pub mod lazy_rtgc;
 pub mod lazy_rtgc_ondemand;
 pub mod mapping;
