@@ -160,9 +160,9 @@ struct Ghost {
     /// Fenwick tree over stamps: 1 where a stamp is live.
     tree: Vec<u32>,
     next: u32,
-    /// Accesses per stack distance.
-    hist: Vec<u64>,
-    total: u64,
+    /// Accesses per stack distance (weights: halved at each decision).
+    hist: Vec<f64>,
+    total: f64,
 }
 
 impl Ghost {
@@ -172,8 +172,8 @@ impl Ghost {
             stamp: vec![NONE; lblocks as usize],
             tree: vec![0; cap + 1],
             next: 0,
-            hist: vec![0; lblocks as usize],
-            total: 0,
+            hist: vec![0.0; lblocks as usize],
+            total: 0.0,
         }
     }
     fn add(&mut self, i: u32, v: i32) {
@@ -196,11 +196,11 @@ impl Ghost {
         let s = self.stamp[lb as usize];
         if s != NONE {
             let d = self.prefix(self.next) - self.prefix(s + 1);
-            self.hist[d as usize] += 1;
+            self.hist[d as usize] += 1.0;
             self.add(s, -1);
             self.stamp[lb as usize] = NONE;
         }
-        self.total += 1;
+        self.total += 1.0;
         if self.next as usize + 1 >= self.tree.len() {
             self.renumber();
         }
@@ -223,18 +223,18 @@ impl Ghost {
     /// Hit rate of an LRU cache of `n` blocks, for `n` in `0..=max`.
     fn hit_rates(&self, max: u32) -> Vec<f64> {
         let mut v = Vec::with_capacity(max as usize + 1);
-        let mut hits = 0u64;
+        let mut hits = 0.0;
         v.push(0.0);
         for n in 1..=max as usize {
-            hits += self.hist.get(n - 1).copied().unwrap_or(0);
-            v.push(hits as f64 / self.total.max(1) as f64);
+            hits += self.hist.get(n - 1).copied().unwrap_or(0.0);
+            v.push(if self.total > 0.0 { hits / self.total } else { 0.0 });
         }
         v
     }
     /// Halves the history, so the estimate follows the workload.
     fn decay(&mut self) {
-        self.hist.iter_mut().for_each(|h| *h /= 2);
-        self.total /= 2;
+        self.hist.iter_mut().for_each(|h| *h /= 2.0);
+        self.total /= 2.0;
     }
 }
 
@@ -582,7 +582,7 @@ impl Janus {
         let max = self.core.lblocks;
         let rates = self.ghost.hit_rates(max);
         let (best, _) = optimal_fused(&self.costs, self.n_o, max, |n| rates[n as usize]);
-        if self.cfg.adaptive && self.ghost.total > 0 {
+        if self.cfg.adaptive && self.ghost.total > 0.0 {
             let t = self.target;
             self.target = if best > t { t + (best - t).div_ceil(2) } else { t - (t - best).div_ceil(2) };
         }
@@ -685,5 +685,137 @@ impl Ftl for Janus {
             return Err(format!("{name}: {} empty blocks, fewer than {MIN_EMPTY}", self.core.free.len()));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::pagemap::PageMapConfig;
+    use crate::testing::TIMING;
+    use ftlab_nand::{Geometry, SimTime};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// One die, 256 blocks of 32 pages.
+    fn geometry() -> Geometry {
+        Geometry {
+            channels: 1,
+            ways_per_channel: 1,
+            dies_per_way: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 256,
+            pages_per_block: 32,
+            page_size: 4096,
+            oob_size: 64,
+        }
+    }
+
+    /// Flash time of the operations counted so far, by the chip's times.
+    fn flash_time_ns(fl: &Flash) -> u64 {
+        let c = fl.counters();
+        c.reads.total() * TIMING.read_ns + c.programs.total() * TIMING.program_ns + c.erases.total() * TIMING.erase_ns
+    }
+
+    struct Run {
+        fl: Flash,
+        ftl: Box<dyn Ftl>,
+        t: u64,
+    }
+
+    impl Run {
+        fn new(builder: &dyn FtlBuilder) -> Self {
+            let mut fl = crate::testing::flash(geometry(), 3);
+            let ftl = builder.format(&mut fl.io(SimTime::ZERO)).unwrap();
+            Run { fl, ftl, t: 0 }
+        }
+        fn write(&mut self, lpn: u32) {
+            self.t += 1_000_000;
+            let mut io = self.fl.io(SimTime(self.t));
+            self.ftl.write(&mut io, Lpn(lpn), Payload::Token(u64::from(lpn) + self.t), &Hint::default()).unwrap();
+            self.t = self.t.max(io.last_finish().0);
+        }
+        fn fill(&mut self, pages: u32) {
+            for lpn in 0..pages {
+                self.write(lpn);
+            }
+            self.fl.reset_counters();
+        }
+    }
+
+    /// An OLTP-like write stream: most writes to a small hot set of logical
+    /// blocks, the rest anywhere, every page chosen at random.
+    fn oltp(rng: &mut ChaCha8Rng, pages: u32, ppb: u32) -> u32 {
+        let hot_blocks = 12;
+        if rng.gen_bool(0.9) {
+            rng.gen_range(0..hot_blocks * ppb)
+        } else {
+            rng.gen_range(0..pages)
+        }
+    }
+
+    #[test]
+    fn beats_page_mapping_with_the_same_over_provisioning_on_oltp() {
+        let ppm = PageMapConfig { over_provisioning: 0.03, ..PageMapConfig::preset("ppm-ftl").unwrap() };
+        let janus = JanusConfig::default();
+        let mut a = Run::new(&ppm);
+        let mut b = Run::new(&janus);
+        let pages = a.ftl.logical_pages().min(b.ftl.logical_pages());
+        a.fill(pages);
+        b.fill(pages);
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let stream: Vec<u32> = (0..6 * pages).map(|_| oltp(&mut rng, pages, 32)).collect();
+        for &lpn in &stream {
+            a.write(lpn);
+            b.write(lpn);
+        }
+        let (ta, tb) = (flash_time_ns(&a.fl), flash_time_ns(&b.fl));
+        let (ca, cb) = (a.fl.counters().page_copies(), b.fl.counters().page_copies());
+        eprintln!("{pages} pages, {} writes: ppm {ta} ns {ca} copies; janus {tb} ns {cb} copies", stream.len());
+        assert!(tb * 10 < ta * 8, "janus {tb} ns vs page mapping {ta} ns");
+        a.ftl.check_invariants(&a.fl).unwrap();
+        b.ftl.check_invariants(&b.fl).unwrap();
+    }
+
+    #[test]
+    fn the_pma_grows_under_random_writes_and_shrinks_under_sequential_ones() {
+        let mut fl = crate::testing::flash(geometry(), 3);
+        // 8% over-provisioning: N_O = 15 blocks for the PMA, near Figure 4's 20.
+        let cfg = JanusConfig { over_provisioning: 0.08, ..JanusConfig::default() };
+        let core = Core::format("janus", &fl.io(SimTime::ZERO), cfg.over_provisioning, MIN_SPARE).unwrap();
+        let good = core.free.len() as u32;
+        let mut f = Janus::with_core(cfg, core, good, &fl.io(SimTime::ZERO));
+        let pages = f.logical_pages();
+        let mut t = 0u64;
+        let mut w = |f: &mut Janus, fl: &mut Flash, lpn: u32| {
+            t += 1_000_000;
+            let mut io = fl.io(SimTime(t));
+            f.write(&mut io, Lpn(lpn), Payload::Token(u64::from(lpn) + t), &Hint::default()).unwrap();
+            t = t.max(io.last_finish().0);
+        };
+        for lpn in 0..pages {
+            w(&mut f, &mut fl, lpn);
+        }
+        let start = f.target_fused();
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        for _ in 0..4 * pages {
+            let lpn = rng.gen_range(0..pages);
+            w(&mut f, &mut fl, lpn);
+        }
+        let (random_target, random_fused) = (f.target_fused(), f.fused_blocks());
+        for _ in 0..4 {
+            for lpn in 0..pages {
+                w(&mut f, &mut fl, lpn);
+            }
+        }
+        let (seq_target, seq_fused) = (f.target_fused(), f.fused_blocks());
+        eprintln!(
+            "start {start}; random: target {random_target} fused {random_fused}; sequential: target {seq_target} fused {seq_fused}; {:?}",
+            JanusStats { decisions: Vec::new(), ..f.stats().clone() }
+        );
+        assert!(random_target > start && random_fused > start, "random writes grow the PMA");
+        assert!(seq_target < random_target / 2 && seq_fused < random_fused / 2, "sequential writes shrink it");
+        f.check_invariants(&fl).unwrap();
     }
 }
