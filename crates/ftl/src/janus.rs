@@ -468,9 +468,9 @@ impl Janus {
         Ok(())
     }
 
-    /// Erases the PMA blocks left without valid pages.
-    fn release_empty_pma(&mut self, io: &mut Io) -> Result<(), FtlError> {
-        for b in 0..self.pma.len() as u32 {
+    /// Erases those of `blocks` that are PMA blocks left without valid pages.
+    fn release_empty_pma(&mut self, io: &mut Io, blocks: &[u32]) -> Result<(), FtlError> {
+        for &b in blocks {
             if self.pma[b as usize] && self.core.valid[b as usize] == 0 && self.core.next[b as usize] > 0 {
                 self.core.erase(io, b, Purpose::Gc)?;
                 self.leave_pma(b);
@@ -515,10 +515,15 @@ impl Janus {
             return Ok(());
         }
         self.ensure_empties(io, MIN_EMPTY)?;
+        let ppb = self.core.ppb();
+        let mut sources: Vec<u32> =
+            (lb * ppb..(lb + 1) * ppb).map(|l| self.core.block_of_lpn(l)).filter(|&b| b != NONE).collect();
+        sources.sort_unstable();
+        sources.dedup();
         let t = self.core.take_free()?;
         self.core.fill_in_place(io, t, lb, Purpose::Gc)?;
         self.core.data[lb as usize] = t;
-        self.release_empty_pma(io)?;
+        self.release_empty_pma(io, &sources)?;
         fence(io);
         self.ensure_empties(io, MIN_EMPTY)
     }
