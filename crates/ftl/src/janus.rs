@@ -823,4 +823,28 @@ mod tests {
         assert!(seq_target < random_target / 2 && seq_fused < random_fused / 2, "sequential writes shrink it");
         f.check_invariants(&fl).unwrap();
     }
+
+    #[test]
+    fn registered_with_defaults_and_bad_config_names_the_key() {
+        for kind in ["janus", "janus-fix", "fast", "bast"] {
+            assert!(crate::registry::scheme(kind).is_some(), "{kind}");
+            assert!(crate::registry::build(kind, &toml::Table::new()).is_ok(), "{kind}");
+        }
+        assert!(!JanusConfig::fixed().adaptive && JanusConfig::fixed().utilization == 0.75);
+        let bad = |kind: &str, key: &str, v: toml::Value| {
+            let mut p = toml::Table::new();
+            p.insert(key.into(), v);
+            crate::registry::build(kind, &p).unwrap_err().to_string()
+        };
+        let e = bad("janus-fix", "utilization", toml::Value::Float(1.0));
+        assert!(e.contains("janus.utilization"), "{e}");
+        let e = bad("janus", "sequential_log_blocks", toml::Value::Integer(0));
+        assert!(e.contains("janus.sequential_log_blocks"), "{e}");
+        let e = bad("fast", "over_provisioning", toml::Value::Float(-0.1));
+        assert!(e.contains("fast.over_provisioning"), "{e}");
+        // A device with too few blocks for the spare ones is a configuration error.
+        let mut fl = crate::testing::flash(Geometry { blocks_per_plane: 5, ..geometry() }, 1);
+        let e = JanusConfig::default().format(&mut fl.io(SimTime::ZERO)).unwrap_err();
+        assert!(matches!(e, FtlError::Config(ref m) if m.contains("too small for janus")), "{e}");
+    }
 }
