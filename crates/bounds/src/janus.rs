@@ -96,8 +96,19 @@ pub fn victim_utilization(u_d: f64) -> f64 {
 /// Eq. 4 at `fused` fused blocks: `u_d` from `N_O` and `N_F`, `u` by Eq. 5, and
 /// the hit rate `hit_rate(N_F)`.
 pub fn write_cost_at(costs: &JanusCosts, over_provisioned: u32, fused: u32, hit_rate: f64) -> f64 {
+    write_cost_with(costs, over_provisioned, fused, hit_rate, true)
+}
+
+/// Eq. 4 with or without the last term of Eq. 3 (`u N_P C_PW`, the cost of
+/// making an empty block again after a defusion): without it a miss costs
+/// `N_P C_CP + C_E`, as when the defused block's pages leave a PMA block empty.
+pub fn write_cost_with(costs: &JanusCosts, over_provisioned: u32, fused: u32, hit_rate: f64, refill: bool) -> f64 {
     let u = victim_utilization(pma_utilization(over_provisioned, fused));
-    costs.average_write(u, hit_rate)
+    if refill {
+        costs.average_write(u, hit_rate)
+    } else {
+        (1.0 - hit_rate) * (costs.np() * costs.copy_ns + costs.erase_ns) + costs.page_write(u)
+    }
 }
 
 /// The number of fused blocks in `0..=max_fused` minimizing Eq. 4 for the hit-rate
@@ -108,9 +119,20 @@ pub fn optimal_fused(
     max_fused: u32,
     hit_rate: impl Fn(u32) -> f64,
 ) -> (u32, f64) {
+    optimal_fused_with(costs, over_provisioned, max_fused, hit_rate, true)
+}
+
+/// [`optimal_fused`] with or without Eq. 3's last term ([`write_cost_with`]).
+pub fn optimal_fused_with(
+    costs: &JanusCosts,
+    over_provisioned: u32,
+    max_fused: u32,
+    hit_rate: impl Fn(u32) -> f64,
+    refill: bool,
+) -> (u32, f64) {
     let mut best = (0, f64::INFINITY);
     for n in 0..=max_fused {
-        let c = write_cost_at(costs, over_provisioned, n, hit_rate(n));
+        let c = write_cost_with(costs, over_provisioned, n, hit_rate(n), refill);
         if c < best.1 {
             best = (n, c);
         }
@@ -156,6 +178,13 @@ mod tests {
         assert!(best > 20 && best < 400, "optimum {best}");
         assert!(cost < write_cost_at(&c, n_o, 0, local(0)));
         assert!(cost < write_cost_at(&c, n_o, n_d, local(n_d)));
+        // Without Eq. 3's last term a miss costs a block copy and an erase only.
+        let no_refill = write_cost_with(&c, n_o, 60, 0.8, false);
+        assert!(
+            (no_refill - (0.2 * (64.0 * 225_000.0 + 2_000_000.0) + c.page_write(victim_utilization(0.75)))).abs()
+                < 1e-6
+        );
+        assert!(no_refill < write_cost_at(&c, n_o, 60, 0.8));
         let random = |n: u32| f64::from(n) / f64::from(n_d);
         let (best, _) = optimal_fused(&c, n_o, n_d, random);
         assert_eq!(best, n_d);

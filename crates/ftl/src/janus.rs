@@ -45,7 +45,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-use ftlab_bounds::janus::{optimal_fused, JanusCosts};
+use ftlab_bounds::janus::{optimal_fused_with, JanusCosts};
 use ftlab_nand::Payload;
 
 use crate::hybrid::{fence, Core, NONE};
@@ -72,6 +72,12 @@ pub struct JanusConfig {
     /// Writes between adaptation decisions; 0 (the default) is `N_D`, the number
     /// of data blocks, as in Section 5.
     pub adaptation_period: u64,
+    /// Whether the adaptation charges a miss Eq. 3's last term, `u N_P C_PW`
+    /// (making an empty block again after a defusion). Default true, as in the
+    /// paper. In ftlab a defused block's pages mostly sit in its old data
+    /// block, which they leave empty, so that term is rarely paid; false
+    /// charges a miss `N_P C_CP + C_E` only.
+    pub defusion_refill_cost: bool,
 }
 
 impl Default for JanusConfig {
@@ -82,6 +88,7 @@ impl Default for JanusConfig {
             utilization: 0.75,
             sequential_log_blocks: 4,
             adaptation_period: 0,
+            defusion_refill_cost: true,
         }
     }
 }
@@ -586,7 +593,8 @@ impl Janus {
     fn adapt(&mut self) {
         let max = self.core.lblocks;
         let rates = self.ghost.hit_rates(max);
-        let (best, _) = optimal_fused(&self.costs, self.n_o, max, |n| rates[n as usize]);
+        let refill = self.cfg.defusion_refill_cost;
+        let (best, _) = optimal_fused_with(&self.costs, self.n_o, max, |n| rates[n as usize], refill);
         if self.cfg.adaptive && self.ghost.total > 0.0 {
             let t = self.target;
             self.target = if best > t { t + (best - t).div_ceil(2) } else { t - (t - best).div_ceil(2) };
