@@ -21,7 +21,7 @@
 //!
 //! Merges run inside the write that needs them. Maps are kept in RAM as in the
 //! simulation setting of 004 (no map I/O); recovery scans the OOB areas
-//! ([`crate::hybrid`]): a torn merge is completed, each logical block's newest
+//! (the `hybrid` module): a torn merge is completed, each logical block's newest
 //! in-place block is its data block, another block holding its pages is its log
 //! block (more than one: they are merged).
 

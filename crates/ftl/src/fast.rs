@@ -22,7 +22,7 @@
 //!
 //! Merges run inside the write that needs them. Maps are kept in RAM as in 004's
 //! simulation setting (no map I/O); recovery scans the OOB areas
-//! ([`crate::hybrid`]): a torn merge (or a sequential log block) is completed as a
+//! (the `hybrid` module): a torn merge (or a sequential log block) is completed as a
 //! partial merge, and every other block in use becomes a random log block, oldest
 //! first.
 

@@ -32,11 +32,14 @@
 //!   halfway toward the one minimizing Eq. 4 ([`ftlab_bounds::janus`]), with
 //!   `u_d = N_F / (N_O + N_F)` and `u` from Eq. 5. `janus-fix` keeps the target at
 //!   the fixed utilization `utilization` (Figure 7's Janus(Fix), default 0.75).
+//!   `defusion_refill_cost = false` leaves Eq. 3's last term out of the cost
+//!   minimized (see [`JanusConfig::defusion_refill_cost`] and
+//!   `experiments/janus/README.md`).
 //!
 //! `N_O`, the PMA's over-provisioned blocks, are the spare blocks less the two
 //! kept empty and the sequential log blocks. Maps are kept in RAM as in 004's
 //! simulation setting (no map I/O). Recovery scans the OOB areas
-//! ([`crate::hybrid`]): a torn merge or an in-place sequential log block is
+//! (the `hybrid` module): a torn merge or an in-place sequential log block is
 //! completed as a partial merge, a logical block whose valid pages all lie in its
 //! data block is in the BMA, every other one is fused, and the blocks holding
 //! their pages are the PMA.
