@@ -74,6 +74,13 @@
 //! - [`waogc`]: WAO-GC (Zhang et al. 2015, via 000 Sections 6.1.5 and 6.2): Lazy-RTGC's
 //!   partial steps with the logical space `lambda`, GC delayed until free blocks
 //!   fall to a threshold, copies in the host's open block.
+//! - [`bast`]: BAST (Kim et al. 2002, via 004 Section 2): one log block per data
+//!   block, switch, partial and full merges.
+//! - [`fast`]: FAST (Lee et al. 2007, via 004 Sections 2-3.1): a sequential log
+//!   block and fully associative random log blocks, switch, partial and full merges.
+//! - [`janus`]: Janus-FTL (004 Sections 3-5): a page-mapping and a block-mapping
+//!   area resized by fusion and defusion toward the optimum of the cost model,
+//!   estimated with ghost buffers (`janus`), or at a fixed utilization (`janus-fix`).
 //! - [`multilog`]: MultiLog-Oracle (Stoica and Ailamaki 2013, via 000 Section
 //!   6.1.4): page mapping with one log per update-frequency set (powers of 2).
 //!
@@ -84,13 +91,17 @@ use ftlab_nand::{DieId, NandError, Payload, SimTime};
 use thiserror::Error;
 
 pub mod alloc;
+pub mod bast;
 pub mod buffer;
 #[cfg(feature = "testing")]
 pub mod conformance;
 pub mod dftl;
+pub mod fast;
 pub mod flash;
 pub mod fsr;
 pub mod gftl;
+pub(crate) mod hybrid;
+pub mod janus;
 pub mod lazy_rtgc;
 pub mod lazy_rtgc_ondemand;
 pub mod mapping;
