@@ -24,6 +24,12 @@
 //! (the `hybrid` module): a torn merge is completed, each logical block's newest
 //! in-place block is its data block, another block holding its pages is its log
 //! block (more than one: they are merged).
+//!
+//! Faults: a log block whose program fails counts as full, so the write is
+//! retried after a merge of its logical block moves the log block's pages off and
+//! retires it; a block gone bad is never switched in as a data block (a full
+//! merge instead), a partial merge whose log block goes bad becomes a full merge,
+//! and a full merge whose target goes bad starts over in another free block.
 
 use std::collections::VecDeque;
 
@@ -31,7 +37,8 @@ use serde::{Deserialize, Serialize};
 
 use ftlab_nand::Payload;
 
-use crate::hybrid::{Core, NONE};
+use crate::flash::PROGRAM_ATTEMPTS;
+use crate::hybrid::{is_bad, program_failed, Core, NONE};
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
 /// Configuration of [`Bast`].
@@ -147,11 +154,24 @@ impl Bast {
             // block if they fit, else the logical block is merged.
             let log = f.log[lb as usize];
             if log != NONE && f.core.valid[b as usize] <= ppb - f.core.next[log as usize] {
+                let mut moved = true;
                 for lpn in f.core.valid_pages(b) {
-                    f.core.copy(io, lpn, log, Purpose::Recovery)?;
+                    match f.core.copy(io, lpn, log, Purpose::Recovery) {
+                        Ok(()) => {}
+                        // The log block went bad: merged below.
+                        Err(e) if program_failed(&e) => {
+                            moved = false;
+                            break;
+                        }
+                        Err(e) => return Err(e),
+                    }
                 }
-                f.core.erase(io, b, Purpose::Recovery)?;
-            } else if f.log[lb as usize] != NONE {
+                if moved {
+                    f.core.erase(io, b, Purpose::Recovery)?;
+                    continue;
+                }
+            }
+            if f.log[lb as usize] != NONE {
                 f.full_merge(io, lb, Purpose::Recovery)?;
             }
         }
@@ -197,9 +217,18 @@ impl Bast {
         let data = self.core.data[lb as usize];
         let c = &mut self.core;
         let ppb = c.ppb();
-        if log != NONE && c.in_place(log, lb) && !c.valid_outside_below(lb, log, c.next[log as usize]) {
+        if log != NONE
+            && !is_bad(io, log)
+            && c.in_place(log, lb)
+            && !c.valid_outside_below(lb, log, c.next[log as usize])
+        {
             let switch = c.next[log as usize] == ppb || c.last_valid(lb).is_none_or(|l| l < c.next[log as usize]);
-            c.fill_in_place(io, log, lb, Purpose::Gc)?;
+            match c.fill_in_place(io, log, lb, Purpose::Gc) {
+                Ok(_) => {}
+                // The log block went bad: a full merge instead.
+                Err(e) if program_failed(&e) => return self.full_merge_of(io, lb),
+                Err(e) => return Err(e),
+            }
             c.data[lb as usize] = log;
             if data != NONE {
                 c.erase(io, data, Purpose::Gc)?;
@@ -213,8 +242,14 @@ impl Bast {
             }
             return Ok(());
         }
+        self.full_merge_of(io, lb)
+    }
+
+    /// Full merge of `lb` with its log block, which is erased (retired if it
+    /// has gone bad).
+    fn full_merge_of(&mut self, io: &mut Io, lb: u32) -> Result<(), FtlError> {
+        let log = self.log[lb as usize];
         let c = &mut self.core;
-        let _ = data;
         c.merge(io, lb, Purpose::Gc)?;
         if log != NONE {
             c.erase(io, log, Purpose::Gc)?;
@@ -239,6 +274,20 @@ impl Bast {
         self.order.push_back(lb);
         Ok(b)
     }
+    /// One try at writing `lpn`: into its logical block's log block, merging a
+    /// full one first and opening one if it has none.
+    fn write_once(&mut self, io: &mut Io, lpn: Lpn, data: Payload) -> Result<(), FtlError> {
+        let lb = lpn.0 / self.core.ppb();
+        let mut log = self.log[lb as usize];
+        if log != NONE && self.core.next[log as usize] == self.core.ppb() {
+            self.merge(io, lb)?;
+            log = NONE;
+        }
+        if log == NONE {
+            log = self.open_log(io, lb)?;
+        }
+        self.core.write(io, log, lpn.0, data, Purpose::Host)
+    }
 }
 
 impl Ftl for Bast {
@@ -252,18 +301,19 @@ impl Ftl for Bast {
         check_lpn(lpn, self.logical_pages())?;
         self.core.read(io, lpn.0)
     }
+    /// Appends `lpn` to its logical block's log block; when the program fails,
+    /// the log block counts as full and the write is tried again (after a merge),
+    /// up to [`PROGRAM_ATTEMPTS`] times.
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
         check_lpn(lpn, self.logical_pages())?;
-        let lb = lpn.0 / self.core.ppb();
-        let mut log = self.log[lb as usize];
-        if log != NONE && self.core.next[log as usize] == self.core.ppb() {
-            self.merge(io, lb)?;
-            log = NONE;
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            match self.write_once(io, lpn, data.clone()) {
+                Err(e) if program_failed(&e) && attempts < PROGRAM_ATTEMPTS => {}
+                r => return r,
+            }
         }
-        if log == NONE {
-            log = self.open_log(io, lb)?;
-        }
-        self.core.write(io, log, lpn.0, data, Purpose::Host)
     }
     fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
         check_lpn(lpn, self.logical_pages())?;

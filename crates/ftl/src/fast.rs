@@ -25,6 +25,13 @@
 //! (the `hybrid` module): a torn merge (or a sequential log block) is completed as a
 //! partial merge, and every other block in use becomes a random log block, oldest
 //! first.
+//!
+//! Faults: a log block whose program fails counts as full and the write is
+//! retried (the sequential log block is then merged, the random writes go to a
+//! new random log block); a block gone bad is never switched in as a data block
+//! (a full merge instead), a partial merge whose log block goes bad becomes a
+//! full merge, a full merge whose target goes bad starts over in another free
+//! block, and a log block gone bad is retired once its pages are merged out.
 
 use std::collections::VecDeque;
 
@@ -33,7 +40,8 @@ use serde::{Deserialize, Serialize};
 use ftlab_nand::Payload;
 
 pub use crate::bast::MergeCounts;
-use crate::hybrid::{Core, NONE};
+use crate::flash::PROGRAM_ATTEMPTS;
+use crate::hybrid::{is_bad, program_failed, Core, NONE};
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
 /// Configuration of [`Fast`].
@@ -144,7 +152,12 @@ impl Fast {
             return Ok(false);
         }
         for lpn in self.core.valid_pages(victim) {
-            self.core.copy(io, lpn, back, Purpose::Recovery)?;
+            match self.core.copy(io, lpn, back, Purpose::Recovery) {
+                Ok(()) => {}
+                // The newest log block went bad: merge instead.
+                Err(e) if program_failed(&e) => return Ok(false),
+                Err(e) => return Err(e),
+            }
         }
         self.core.erase(io, victim, Purpose::Recovery)?;
         self.random.retain(|&b| b != victim);
@@ -190,25 +203,31 @@ impl Fast {
         let c = &mut self.core;
         let upto = c.next[l as usize];
         let data = c.data[lb as usize];
-        if c.in_place(l, lb) && !c.valid_outside_below(lb, l, upto) {
+        if !is_bad(io, l) && c.in_place(l, lb) && !c.valid_outside_below(lb, l, upto) {
             let switch = c.last_valid(lb).is_none_or(|last| last < upto);
-            c.fill_in_place(io, l, lb, Purpose::Gc)?;
-            c.data[lb as usize] = l;
-            if data != NONE {
-                c.erase(io, data, Purpose::Gc)?;
+            match c.fill_in_place(io, l, lb, Purpose::Gc) {
+                Ok(_) => {
+                    c.data[lb as usize] = l;
+                    if data != NONE {
+                        c.erase(io, data, Purpose::Gc)?;
+                    }
+                    if switch {
+                        self.merges.switch += 1;
+                    } else {
+                        self.merges.partial += 1;
+                    }
+                    self.seq = NONE;
+                    self.seq_lb = NONE;
+                    crate::hybrid::fence(io);
+                    return self.sweep(io);
+                }
+                // The log block went bad: a full merge instead.
+                Err(e) if program_failed(&e) => {}
+                Err(e) => return Err(e),
             }
-            if switch {
-                self.merges.switch += 1;
-            } else {
-                self.merges.partial += 1;
-            }
-            self.seq = NONE;
-            self.seq_lb = NONE;
-            crate::hybrid::fence(io);
-        } else {
-            c.merge(io, lb, Purpose::Gc)?;
-            self.merges.full += 1;
         }
+        self.core.merge(io, lb, Purpose::Gc)?;
+        self.merges.full += 1;
         self.sweep(io)
     }
 
@@ -249,21 +268,9 @@ impl Fast {
         self.random.push_back(b);
         Ok(b)
     }
-}
-
-impl Ftl for Fast {
-    fn name(&self) -> &'static str {
-        "fast"
-    }
-    fn logical_pages(&self) -> u32 {
-        self.core.logical_pages()
-    }
-    fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
-        check_lpn(lpn, self.logical_pages())?;
-        self.core.read(io, lpn.0)
-    }
-    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
-        check_lpn(lpn, self.logical_pages())?;
+    /// One try at writing `lpn`: to the sequential log block (starting one at
+    /// a logical block's first page), else to the newest random log block.
+    fn write_once(&mut self, io: &mut Io, lpn: Lpn, data: Payload) -> Result<(), FtlError> {
         let ppb = self.core.ppb();
         let (lb, off) = (lpn.0 / ppb, lpn.0 % ppb);
         if off == 0 {
@@ -281,6 +288,33 @@ impl Ftl for Fast {
         }
         let b = self.random_block(io)?;
         self.core.write(io, b, lpn.0, data, Purpose::Host)
+    }
+}
+
+impl Ftl for Fast {
+    fn name(&self) -> &'static str {
+        "fast"
+    }
+    fn logical_pages(&self) -> u32 {
+        self.core.logical_pages()
+    }
+    fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
+        check_lpn(lpn, self.logical_pages())?;
+        self.core.read(io, lpn.0)
+    }
+    /// Writes `lpn` (see the module documentation); when the program fails, the
+    /// log block counts as full and the write is tried again, up to
+    /// [`PROGRAM_ATTEMPTS`] times.
+    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
+        check_lpn(lpn, self.logical_pages())?;
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            match self.write_once(io, lpn, data.clone()) {
+                Err(e) if program_failed(&e) && attempts < PROGRAM_ATTEMPTS => {}
+                r => return r,
+            }
+        }
     }
     fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
         check_lpn(lpn, self.logical_pages())?;

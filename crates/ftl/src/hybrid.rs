@@ -18,6 +18,15 @@
 //! names each logical block's data block; each scheme then gives the remaining
 //! blocks their roles.
 //!
+//! Faults (the crate's fault contract): a block whose program fails counts as
+//! full (its write pointer is moved to its end, so no page of it is handed out
+//! again) and keeps its role until the scheme moves its valid pages off; it never
+//! becomes a data block by a switch or partial merge; a merge whose target goes
+//! bad starts over in another free block ([`Core::fill_new`]); [`Core::erase`]
+//! retires a block gone bad (or whose erase fails) instead of freeing it; and
+//! [`Core::recover`] never frees, reopens or names as a data block a block gone
+//! bad.
+//!
 //! The location of every logical page is kept in RAM (so a read costs one flash
 //! read, as the schemes' page maps of their log blocks give); each scheme reports
 //! the RAM its own structures need (block map, page map of its log blocks).
@@ -26,10 +35,22 @@ use std::collections::VecDeque;
 
 use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa};
 
+use crate::flash::PROGRAM_ATTEMPTS;
 use crate::nftl::interleaved_good_blocks;
 use crate::{Flash, FtlError, Io, Purpose};
 
 pub(crate) const NONE: u32 = u32::MAX;
+
+/// Whether `e` is a program that failed (its block has gone bad).
+pub(crate) fn program_failed(e: &FtlError) -> bool {
+    matches!(e, FtlError::Nand(NandError::ProgramFailed { .. }))
+}
+
+/// Whether `block` went bad in service: it takes no program and no erase; its
+/// programmed pages still read.
+pub(crate) fn is_bad(io: &Io, block: u32) -> bool {
+    io.is_grown_bad(BlockId(block))
+}
 
 /// Makes the operations issued next wait for every one issued so far: merges
 /// run one after another, so a power cut tears at most one.
@@ -167,6 +188,15 @@ impl Core {
         self.next[block as usize] += 1;
     }
 
+    /// A program on `block` failed with `e`: when the block went bad, it counts as
+    /// full, so none of its pages is handed out again.
+    fn failed(&mut self, block: u32, e: NandError) -> FtlError {
+        if matches!(e, NandError::ProgramFailed { .. }) {
+            self.next[block as usize] = self.ppb();
+        }
+        e.into()
+    }
+
     /// Programs `data` as `lpn` at the next page of `block`.
     pub fn write(
         &mut self,
@@ -180,7 +210,9 @@ impl Core {
             self.bytes = Some(matches!(data, Payload::Bytes(_)));
         }
         let to = self.ppa(block, self.next[block as usize]);
-        io.program(to, lpn, PageKind::Data, data, purpose)?;
+        if let Err(e) = io.program(to, lpn, PageKind::Data, data, purpose) {
+            return Err(self.failed(block, e));
+        }
         let old = self.loc[lpn as usize];
         if old != NONE {
             io.supersede(Ppa(old));
@@ -193,7 +225,9 @@ impl Core {
     pub fn copy(&mut self, io: &mut Io, lpn: u32, block: u32, purpose: Purpose) -> Result<(), FtlError> {
         let from = self.loc[lpn as usize];
         let to = self.ppa(block, self.next[block as usize]);
-        io.copy(Ppa(from), to, purpose)?;
+        if let Err(e) = io.copy(Ppa(from), to, purpose) {
+            return Err(self.failed(block, e));
+        }
         self.moved(lpn, to, block);
         Ok(())
     }
@@ -215,24 +249,32 @@ impl Core {
         };
         let data = if bytes { Payload::Bytes(vec![0u8; self.g.page_size as usize].into()) } else { Payload::Token(0) };
         let to = self.ppa(block, self.next[block as usize]);
-        io.program(to, NONE, PageKind::Meta, data, purpose)?;
+        if let Err(e) = io.program(to, NONE, PageKind::Meta, data, purpose) {
+            return Err(self.failed(block, e));
+        }
         self.rev[to.0 as usize] = NONE;
         self.next[block as usize] += 1;
         Ok(())
     }
 
-    /// Erases `block` (it holds no valid page) and returns it to the free list.
+    /// Erases `block` (it holds no valid page) and returns it to the free list;
+    /// a block gone bad (already, or by this erase) is retired instead: never
+    /// erased again, never freed ([`Io::reclaim`]).
     pub fn erase(&mut self, io: &mut Io, block: u32, purpose: Purpose) -> Result<(), FtlError> {
         debug_assert_eq!(self.valid[block as usize], 0, "erasing block {block} with valid pages");
         if self.valid[block as usize] != 0 {
             return Err(FtlError::DeviceFull(format!("{}: block {block} still holds valid pages", self.name)));
         }
-        io.erase(BlockId(block), purpose)?;
+        let good = io.reclaim(BlockId(block), purpose)?;
         let first = self.ppa(block, 0).0 as usize;
         let ppb = self.ppb() as usize;
         self.rev[first..first + ppb].iter_mut().for_each(|r| *r = NONE);
-        self.next[block as usize] = 0;
-        self.free.push_back(BlockId(block));
+        if good {
+            self.next[block as usize] = 0;
+            self.free.push_back(BlockId(block));
+        } else {
+            self.next[block as usize] = self.ppb();
+        }
         Ok(())
     }
 
@@ -278,17 +320,57 @@ impl Core {
         Ok(copies)
     }
 
+    /// Copies `lb`'s valid pages, wherever they are, in place into a free block
+    /// and returns it with the pages copied. When a program fails, the target
+    /// has gone bad: the copies start over in another free block (from wherever
+    /// the pages are now, the bad target included), up to [`PROGRAM_ATTEMPTS`]
+    /// targets; the bad targets are pushed to `bad` (once the copies are done,
+    /// those left without valid pages are retired). On an error, the bad targets
+    /// in `bad` may still hold valid pages of `lb`.
+    pub fn fill_new(
+        &mut self,
+        io: &mut Io,
+        lb: u32,
+        purpose: Purpose,
+        bad: &mut Vec<u32>,
+    ) -> Result<(u32, u32), FtlError> {
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let t = self.take_free()?;
+            match self.fill_in_place(io, t, lb, purpose) {
+                Ok(copies) => {
+                    for &b in bad.iter() {
+                        if self.valid[b as usize] == 0 {
+                            self.erase(io, b, purpose)?;
+                        }
+                    }
+                    return Ok((t, copies));
+                }
+                Err(e) if program_failed(&e) && attempts < PROGRAM_ATTEMPTS => bad.push(t),
+                Err(e) => {
+                    if program_failed(&e) {
+                        bad.push(t);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+    }
+
     /// Full merge of `lb`: its valid pages, wherever they are, copied in place
-    /// into a new data block; the old data block is erased. Other blocks that
-    /// lost pages are the caller's to reclaim. Returns the pages copied.
+    /// into a new data block ([`Core::fill_new`]); the old data block is erased.
+    /// Other blocks that lost pages are the caller's to reclaim. Returns the
+    /// pages copied. On an error the old data block stays `lb`'s.
     pub fn merge(&mut self, io: &mut Io, lb: u32, purpose: Purpose) -> Result<u32, FtlError> {
         let old = self.data[lb as usize];
         let mut copies = 0;
-        self.data[lb as usize] = NONE;
         if self.last_valid(lb).is_some() {
-            let t = self.take_free()?;
-            copies = self.fill_in_place(io, t, lb, purpose)?;
+            let (t, c) = self.fill_new(io, lb, purpose, &mut Vec::new())?;
+            copies = c;
             self.data[lb as usize] = t;
+        } else {
+            self.data[lb as usize] = NONE;
         }
         if old != NONE {
             self.erase(io, old, purpose)?;
@@ -361,6 +443,10 @@ impl Core {
                     Err(e) => return Err(FtlError::Recovery(format!("{name}: scanning {ppa:?}: {e}"))),
                 }
             }
+            if is_bad(io, b.0) {
+                // Gone bad: counts as full, never written again.
+                c.next[b.0 as usize] = c.ppb();
+            }
         }
         for &p in &c.loc {
             if p != NONE {
@@ -371,7 +457,9 @@ impl Core {
         let mut used = Vec::new();
         for &b in &blocks {
             if c.valid[b.0 as usize] == 0 {
-                if io.programmed_pages(b) > 0 {
+                if is_bad(io, b.0) {
+                    // Retired: never freed, never erased.
+                } else if io.programmed_pages(b) > 0 {
                     c.erase(io, b.0, Purpose::Recovery)?;
                 } else {
                     c.free.push_back(b);
@@ -390,7 +478,7 @@ impl Core {
                 continue;
             };
             let lb = lpn / c.ppb();
-            if c.in_place(b, lb) && block_seq[b as usize] >= candidate[lb as usize].0 {
+            if !is_bad(io, b) && c.in_place(b, lb) && block_seq[b as usize] >= candidate[lb as usize].0 {
                 candidate[lb as usize] = (block_seq[b as usize], b);
             }
         }
@@ -415,7 +503,13 @@ impl Core {
             }
             let upto = c.next[b as usize];
             if upto < c.ppb() && c.last_valid(lb).is_some_and(|l| l >= upto) {
-                c.fill_in_place(io, b, lb, Purpose::Recovery)?;
+                match c.fill_in_place(io, b, lb, Purpose::Recovery) {
+                    Ok(_) => {}
+                    // Gone bad: the block is left to the scheme, as a block in
+                    // use that is no data block.
+                    Err(e) if program_failed(&e) => continue,
+                    Err(e) => return Err(e),
+                }
             }
             c.data[lb as usize] = b;
         }
@@ -464,6 +558,13 @@ impl Core {
             if nand.is_bad(BlockId(b)) {
                 continue;
             }
+            if nand.is_grown_bad(BlockId(b)) {
+                // Counted full whatever the medium's write pointer.
+                if self.next[b as usize] != self.ppb() {
+                    return Err(format!("{}: block {b} has gone bad but is not counted full", self.name));
+                }
+                continue;
+            }
             if nand.programmed_pages(BlockId(b)) != self.next[b as usize] {
                 return Err(format!(
                     "{}: block {b}: write pointer {}, medium says {}",
@@ -474,6 +575,9 @@ impl Core {
             }
         }
         for &b in &self.free {
+            if nand.is_grown_bad(b) {
+                return Err(format!("{}: free block {} has gone bad", self.name, b.0));
+            }
             if self.next[b.0 as usize] != 0 {
                 return Err(format!("{}: free block {} is written", self.name, b.0));
             }

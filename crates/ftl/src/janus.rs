@@ -43,6 +43,15 @@
 //! completed as a partial merge, a logical block whose valid pages all lie in its
 //! data block is in the BMA, every other one is fused, and the blocks holding
 //! their pages are the PMA.
+//!
+//! Faults: a block whose program fails counts as full and the write is retried
+//! (a PMA write in the next open block; a write to a sequential log block gone
+//! bad fuses its logical block, and the bad block joins the PMA, whose garbage
+//! collection moves its pages off and retires it). Copies whose target goes bad
+//! go on in another block (garbage collection, a defusion starts over in
+//! another empty block); a sequential log block gone bad is never switched in
+//! (its pages migrate to the PMA instead), nor is one whose partial merge
+//! fails; an erase that fails retires the block.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -51,7 +60,8 @@ use serde::{Deserialize, Serialize};
 use ftlab_bounds::janus::{optimal_fused_with, JanusCosts};
 use ftlab_nand::Payload;
 
-use crate::hybrid::{fence, Core, NONE};
+use crate::flash::PROGRAM_ATTEMPTS;
+use crate::hybrid::{fence, is_bad, program_failed, Core, NONE};
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
 /// Configuration of [`Janus`] (`janus` and `janus-fix`).
@@ -423,11 +433,25 @@ impl Janus {
             if self.core.valid[victim as usize] == self.core.ppb() {
                 return Err(FtlError::DeviceFull(format!("{}: the page-mapping area is full", self.name)));
             }
-            let e = self.core.take_free()?;
+            let mut e = self.core.take_free()?;
             self.pma[e as usize] = true;
             self.open.push_front(e);
+            let mut attempts = 1;
             for lpn in self.core.valid_pages(victim) {
-                self.core.copy(io, lpn, e, Purpose::Gc)?;
+                loop {
+                    match self.core.copy(io, lpn, e, Purpose::Gc) {
+                        Ok(()) => break,
+                        // The target went bad (it counts as full): go on in
+                        // another empty block.
+                        Err(err) if program_failed(&err) && attempts < PROGRAM_ATTEMPTS => {
+                            attempts += 1;
+                            e = self.core.take_free()?;
+                            self.pma[e as usize] = true;
+                            self.open.push_front(e);
+                        }
+                        Err(err) => return Err(err),
+                    }
+                }
             }
         }
         self.core.erase(io, victim, Purpose::Gc)?;
@@ -461,9 +485,22 @@ impl Janus {
                 self.core.erase(io, victim, Purpose::Gc)?;
                 self.leave_pma(victim);
             } else if v <= room {
+                let mut failed = false;
                 for lpn in self.core.valid_pages(victim) {
                     let to = self.active(io)?;
-                    self.core.copy(io, lpn, to, Purpose::Gc)?;
+                    match self.core.copy(io, lpn, to, Purpose::Gc) {
+                        Ok(()) => {}
+                        // The open block went bad (it counts as full): look
+                        // again at the victims and the room left.
+                        Err(e) if program_failed(&e) => {
+                            failed = true;
+                            break;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                if failed {
+                    continue;
                 }
                 self.core.erase(io, victim, Purpose::Gc)?;
                 self.leave_pma(victim);
@@ -530,9 +567,21 @@ impl Janus {
             (lb * ppb..(lb + 1) * ppb).map(|l| self.core.block_of_lpn(l)).filter(|&b| b != NONE).collect();
         sources.sort_unstable();
         sources.dedup();
-        let t = self.core.take_free()?;
-        self.core.fill_in_place(io, t, lb, Purpose::Gc)?;
-        self.core.data[lb as usize] = t;
+        let mut bad = Vec::new();
+        match self.core.fill_new(io, lb, Purpose::Gc, &mut bad) {
+            Ok((t, _)) => self.core.data[lb as usize] = t,
+            Err(e) => {
+                // `lb` stays fused; the targets gone bad join the PMA with the
+                // pages copied into them.
+                for b in bad {
+                    self.join_pma(b);
+                }
+                self.fused[lb as usize] = true;
+                self.n_fused += 1;
+                self.touch(lb);
+                return Err(e);
+            }
+        }
         self.release_empty_pma(io, &sources)?;
         fence(io);
         self.ensure_empties(io, MIN_EMPTY)
@@ -547,35 +596,68 @@ impl Janus {
         if l == NONE {
             return Ok(());
         }
+        // A block gone bad is never switched in: its pages migrate.
+        let bad = is_bad(io, l);
         let c = &mut self.core;
         let run = c.next[l as usize];
         let d = c.data[lb as usize];
-        if c.last_valid(lb).is_none_or(|last| last < run) || run == c.ppb() {
+        if !bad && (c.last_valid(lb).is_none_or(|last| last < run) || run == c.ppb()) {
             c.data[lb as usize] = l;
             if d != NONE {
                 c.erase(io, d, Purpose::Gc)?;
             }
             self.stats.switch_merges += 1;
-        } else if 2 * run >= c.ppb() {
-            c.fill_in_place(io, l, lb, Purpose::Gc)?;
-            c.data[lb as usize] = l;
-            if d != NONE {
-                c.erase(io, d, Purpose::Gc)?;
-            }
-            self.stats.partial_merges += 1;
-        } else {
-            // Migration: the short run moves to the PMA and the block is erased.
-            self.stats.migrations += 1;
-            self.fuse(io, lb)?;
-            self.leave_pma(l);
-            for lpn in self.core.valid_pages(l) {
-                let to = self.active(io)?;
-                self.core.copy(io, lpn, to, Purpose::Gc)?;
-            }
-            self.core.erase(io, l, Purpose::Gc)?;
+            fence(io);
+            return Ok(());
         }
+        if !bad && 2 * run >= c.ppb() {
+            match c.fill_in_place(io, l, lb, Purpose::Gc) {
+                Ok(_) => {
+                    c.data[lb as usize] = l;
+                    if d != NONE {
+                        c.erase(io, d, Purpose::Gc)?;
+                    }
+                    self.stats.partial_merges += 1;
+                    fence(io);
+                    return Ok(());
+                }
+                // The log block went bad: its pages migrate.
+                Err(e) if program_failed(&e) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        // Migration: the short run moves to the PMA and the block is erased.
+        self.stats.migrations += 1;
+        if let Err(e) = self.fuse(io, lb) {
+            self.join_pma(l);
+            return Err(e);
+        }
+        self.leave_pma(l);
+        for lpn in self.core.valid_pages(l) {
+            if let Err(e) = self.copy_to_pma(io, lpn) {
+                // What is left of the run stays in the PMA.
+                self.join_pma(l);
+                return Err(e);
+            }
+        }
+        self.core.erase(io, l, Purpose::Gc)?;
         fence(io);
         Ok(())
+    }
+
+    /// Copies `lpn` to the PMA's active log block; when the program fails there,
+    /// that block counts as full and the copy goes to the next one, up to
+    /// [`PROGRAM_ATTEMPTS`] tries.
+    fn copy_to_pma(&mut self, io: &mut Io, lpn: u32) -> Result<(), FtlError> {
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let to = self.active(io)?;
+            match self.core.copy(io, lpn, to, Purpose::Gc) {
+                Err(e) if program_failed(&e) && attempts < PROGRAM_ATTEMPTS => {}
+                r => return r,
+            }
+        }
     }
 
     /// Opens a sequential log block for `lb`.
@@ -605,27 +687,16 @@ impl Janus {
         self.stats.decisions.push((self.host_writes, self.n_fused, self.target, best));
         self.ghost.decay();
     }
-}
-
-impl Ftl for Janus {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn logical_pages(&self) -> u32 {
-        self.core.logical_pages()
-    }
-    fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
-        check_lpn(lpn, self.logical_pages())?;
-        self.core.read(io, lpn.0)
-    }
-    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
-        check_lpn(lpn, self.logical_pages())?;
+    /// One try at writing `lpn`: to its sequential log block, else (fusing a
+    /// BMA block first) to the PMA.
+    fn write_once(&mut self, io: &mut Io, lpn: Lpn, data: Payload) -> Result<(), FtlError> {
+        if self.core.free.len() < MIN_EMPTY {
+            // Blocks gone bad (a failed erase, a copy target) took empty blocks
+            // Janus-FTL keeps: made again first.
+            self.ensure_empties(io, MIN_EMPTY)?;
+        }
         let ppb = self.core.ppb();
         let (lb, off) = (lpn.0 / ppb, lpn.0 % ppb);
-        self.host_writes += 1;
-        if self.host_writes % self.period == 0 {
-            self.adapt();
-        }
         if !self.fused[lb as usize] {
             let l = self.seq[lb as usize];
             if l != NONE && self.core.next[l as usize] == off {
@@ -653,6 +724,37 @@ impl Ftl for Janus {
         }
         let b = self.active(io)?;
         self.core.write(io, b, lpn.0, data, Purpose::Host)
+    }
+}
+
+impl Ftl for Janus {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn logical_pages(&self) -> u32 {
+        self.core.logical_pages()
+    }
+    fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
+        check_lpn(lpn, self.logical_pages())?;
+        self.core.read(io, lpn.0)
+    }
+    /// Writes `lpn` (see the module documentation); when the program fails, the
+    /// block counts as full and the write is tried again, up to
+    /// [`PROGRAM_ATTEMPTS`] times.
+    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
+        check_lpn(lpn, self.logical_pages())?;
+        self.host_writes += 1;
+        if self.host_writes % self.period == 0 {
+            self.adapt();
+        }
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            match self.write_once(io, lpn, data.clone()) {
+                Err(e) if program_failed(&e) && attempts < PROGRAM_ATTEMPTS => {}
+                r => return r,
+            }
+        }
     }
     fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
         check_lpn(lpn, self.logical_pages())?;
@@ -697,7 +799,10 @@ impl Ftl for Janus {
                 }
             }
         }
-        if self.core.free.len() < MIN_EMPTY {
+        // Blocks gone bad may take empty blocks until the next write makes them
+        // again (or finds the device full).
+        let grown_bad = (0..self.core.g.total_blocks()).any(|b| flash.nand().is_grown_bad(ftlab_nand::BlockId(b)));
+        if self.core.free.len() < MIN_EMPTY && !grown_bad {
             return Err(format!("{name}: {} empty blocks, fewer than {MIN_EMPTY}", self.core.free.len()));
         }
         Ok(())

@@ -52,6 +52,13 @@
 //! - RFTL counts the block as full and retries the write in the logical block's
 //!   next block; it has no spare block, so once a replacement block has gone bad
 //!   its logical block refuses writes (no space) and keeps its data readable.
+//! - BAST, FAST and Janus-FTL (the shared hybrid core) count the block as full
+//!   and retry the write (in a new log block after a merge, the next random log
+//!   block or the PMA's next open block); a block gone bad is never switched in
+//!   as a data block, a partial merge into one becomes a full merge (Janus-FTL:
+//!   a migration to the PMA), a merge or defusion whose target goes bad starts
+//!   over in another free block, and the bad block is retired once its pages
+//!   are merged or collected off.
 //!
 //! # Schemes
 //!
