@@ -66,6 +66,7 @@ mod baseline;
 mod chip;
 mod error;
 mod gftl;
+pub mod janus;
 mod lazy_rtgc;
 mod ondemand;
 mod table;

@@ -37,6 +37,9 @@ pub enum Command {
     Presets(PresetsArgs),
     /// The real-time FTLs' worst-case response times and space utilization for a chip.
     Bounds(BoundsArgs),
+    /// Janus-FTL's cost model (004 Eq. 1-5): average write cost against the number of fused
+    /// blocks for a hit-rate curve, and the optimum.
+    JanusModel(JanusModelArgs),
     /// Telomere's admission control (SiP, SharP) and its baselines (WAO-GC, MultiLog-Oracle)
     /// for a real-time task set.
     #[command(after_long_help = crate::admit_cmd::ADMIT_AFTER_HELP)]
@@ -509,6 +512,37 @@ pub struct BoundsArgs {
     /// Write to FILE instead of stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
+}
+
+/// `ftlab janus-model`. The defaults are 004's Figure 4 example.
+#[derive(Debug, Args)]
+pub struct JanusModelArgs {
+    /// Blocks of the device.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub blocks: u32,
+    /// Over-provisioned blocks N_O.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub over_provisioned: u32,
+    /// Pages per block N_P.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub pages_per_block: u32,
+    /// Block erase cost C_E, us.
+    #[arg(long, value_name = "US", default_value_t = 2000.0)]
+    pub erase_us: f64,
+    /// Page copy cost C_CP, us.
+    #[arg(long, value_name = "US", default_value_t = 225.0)]
+    pub copy_us: f64,
+    /// Page write cost C_PROG, us.
+    #[arg(long, value_name = "US", default_value_t = 200.0)]
+    pub program_us: f64,
+    /// A strongly local workload: hit rate 1 - exp(-n / L) at n fused blocks (default: a
+    /// uniformly random one, n / N_D).
+    #[arg(long, value_name = "L")]
+    pub locality: Option<f64>,
+    /// Hit rates from a file, one per line for 0, 1, 2, ... fused blocks (e.g. a ghost-buffer
+    /// estimate); the last holds beyond.
+    #[arg(long, value_name = "FILE", conflicts_with = "locality")]
+    pub hit_rates: Option<PathBuf>,
 }
 
 /// Formats of `ftlab bounds`.

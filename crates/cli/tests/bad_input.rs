@@ -129,3 +129,11 @@ fn zero_requests_is_refused() {
     let e = failure(&["run", "--requests", "0"], 2);
     assert!(e.contains("workload.max_requests (--requests) = 0 runs nothing"), "{e}");
 }
+
+#[test]
+fn janus_model_refuses_an_impossible_device_or_curve() {
+    let e = failure(&["janus-model", "--blocks", "10", "--over-provisioned", "10"], 2);
+    assert!(e.contains("--over-provisioned") && e.contains("--blocks"), "{e}");
+    let e = failure(&["janus-model", "--locality", "0"], 2);
+    assert!(e.contains("--locality"), "{e}");
+}

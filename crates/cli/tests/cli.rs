@@ -575,3 +575,19 @@ fn report_writes_one_self_contained_page_of_a_run_or_a_sweep() {
     let e = failure(&["report", dir.path().join("bad.csv").to_str().unwrap()], 2);
     assert!(e.contains("bad.csv") && e.contains("ftlab sweep"), "{e}");
 }
+
+#[test]
+fn janus_model_finds_figure_4s_interior_optimum_and_page_mapping_for_random_writes() {
+    // Figure 4's device (the defaults): a strongly local workload has its
+    // optimum inside the spectrum, a uniformly random one at page mapping.
+    let local = stdout_of(&["janus-model", "--locality", "40"]);
+    let best: u32 = local
+        .lines()
+        .find_map(|l| l.strip_prefix("optimum: "))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(best > 20 && best < 1004, "{local}");
+    let random = stdout_of(&["janus-model"]);
+    assert!(random.contains("optimum: 1004 fused blocks"), "{random}");
+}

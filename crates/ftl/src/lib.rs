@@ -56,6 +56,13 @@
 //! - RFTL counts the block as full and retries the write in the logical block's
 //!   next block; it has no spare block, so once a replacement block has gone bad
 //!   its logical block refuses writes (no space) and keeps its data readable.
+//! - BAST, FAST and Janus-FTL (the shared hybrid core) count the block as full
+//!   and retry the write (in a new log block after a merge, the next random log
+//!   block or the PMA's next open block); a block gone bad is never switched in
+//!   as a data block, a partial merge into one becomes a full merge (Janus-FTL:
+//!   a migration to the PMA), a merge or defusion whose target goes bad starts
+//!   over in another free block, and the bad block is retired once its pages
+//!   are merged or collected off.
 //!
 //! # Schemes
 //!
@@ -81,6 +88,13 @@
 //! - [`ssc`]: the solid-state cache of FlashTier (003 Sections 2.2 and 3.3.2): a
 //!   cache device addressed by disk block ([`SolidStateCache`]), silent eviction of
 //!   clean data in garbage collection, per-write OOB logging.
+//! - [`bast`]: BAST (Kim et al. 2002, via 004 Section 2): one log block per data
+//!   block, switch, partial and full merges.
+//! - [`fast`]: FAST (Lee et al. 2007, via 004 Sections 2-3.1): a sequential log
+//!   block and fully associative random log blocks, switch, partial and full merges.
+//! - [`janus`]: Janus-FTL (004 Sections 3-5): a page-mapping and a block-mapping
+//!   area resized by fusion and defusion toward the optimum of the cost model,
+//!   estimated with ghost buffers (`janus`), or at a fixed utilization (`janus-fix`).
 //! - [`multilog`]: MultiLog-Oracle (Stoica and Ailamaki 2013, via 000 Section
 //!   6.1.4): page mapping with one log per update-frequency set (powers of 2).
 //!
@@ -91,13 +105,17 @@ use ftlab_nand::{DieId, NandError, Payload, SimTime};
 use thiserror::Error;
 
 pub mod alloc;
+pub mod bast;
 pub mod buffer;
 #[cfg(feature = "testing")]
 pub mod conformance;
 pub mod dftl;
+pub mod fast;
 pub mod flash;
 pub mod fsr;
 pub mod gftl;
+pub(crate) mod hybrid;
+pub mod janus;
 pub mod lazy_rtgc;
 pub mod lazy_rtgc_ondemand;
 pub mod mapping;

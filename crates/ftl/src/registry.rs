@@ -57,6 +57,26 @@ pub fn schemes() -> Vec<Scheme> {
         summary: "NFTL (002 Section II): primary and replacement block per logical block, fold when both are full",
         admits_tasks: false,
     });
+    v.push(Scheme {
+        name: "bast",
+        summary: "BAST (Kim 2002, via 004): one log block per data block, switch / partial / full merges",
+        admits_tasks: false,
+    });
+    v.push(Scheme {
+        name: "fast",
+        summary: "FAST (Lee 2007, via 004): a sequential and fully associative random log blocks, three merges",
+        admits_tasks: false,
+    });
+    v.push(Scheme {
+        name: "janus",
+        summary: "Janus-FTL (004): page- and block-mapping areas, fusion / defusion, PMA sized by ghost buffers",
+        admits_tasks: false,
+    });
+    v.push(Scheme {
+        name: "janus-fix",
+        summary: "Janus-FTL with the PMA at a fixed utilization u_d = 0.75 (004 Figure 7's Janus(Fix))",
+        admits_tasks: false,
+    });
     v.extend(crate::gftl::GftlConfig::PRESETS.iter().map(|&(name, summary)| Scheme {
         name,
         summary,
@@ -145,6 +165,13 @@ pub fn build(kind: &str, params: &toml::Table) -> Result<Builder, FtlError> {
     match kind {
         "pagemap" | "pure-page-level" | "ppm-ftl" => {
             configured(kind, PageMapConfig::preset(kind).unwrap_or_default(), params, PageMapConfig::validate)
+        }
+        "bast" => configured(kind, crate::bast::BastConfig::default(), params, crate::bast::BastConfig::validate),
+        "fast" => configured(kind, crate::fast::FastConfig::default(), params, crate::fast::FastConfig::validate),
+        "janus" | "janus-fix" => {
+            use crate::janus::JanusConfig as C;
+            let base = if kind == "janus" { C::default() } else { C::fixed() };
+            configured(kind, base, params, C::validate)
         }
         "nftl" => configured(kind, nftl::NftlConfig::default(), params, nftl::NftlConfig::validate),
         "gftl" | "gftl-threshold" | "gftl-priority" => {
