@@ -37,8 +37,7 @@ use serde::{Deserialize, Serialize};
 
 use ftlab_nand::Payload;
 
-use crate::flash::PROGRAM_ATTEMPTS;
-use crate::hybrid::{is_bad, program_failed, Core, NONE};
+use crate::hybrid::{is_bad, program_failed, retrying, Core, NONE};
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
 /// Configuration of [`Bast`].
@@ -303,17 +302,10 @@ impl Ftl for Bast {
     }
     /// Appends `lpn` to its logical block's log block; when the program fails,
     /// the log block counts as full and the write is tried again (after a merge),
-    /// up to [`PROGRAM_ATTEMPTS`] times.
+    /// up to [`PROGRAM_ATTEMPTS`](crate::flash::PROGRAM_ATTEMPTS) times.
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
         check_lpn(lpn, self.logical_pages())?;
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
-            match self.write_once(io, lpn, data.clone()) {
-                Err(e) if program_failed(&e) && attempts < PROGRAM_ATTEMPTS => {}
-                r => return r,
-            }
-        }
+        retrying(|| self.write_once(io, lpn, data.clone()))
     }
     fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
         check_lpn(lpn, self.logical_pages())?;

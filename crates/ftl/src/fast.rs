@@ -40,8 +40,7 @@ use serde::{Deserialize, Serialize};
 use ftlab_nand::Payload;
 
 pub use crate::bast::MergeCounts;
-use crate::flash::PROGRAM_ATTEMPTS;
-use crate::hybrid::{is_bad, program_failed, Core, NONE};
+use crate::hybrid::{is_bad, program_failed, retrying, Core, NONE};
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
 /// Configuration of [`Fast`].
@@ -304,17 +303,10 @@ impl Ftl for Fast {
     }
     /// Writes `lpn` (see the module documentation); when the program fails, the
     /// log block counts as full and the write is tried again, up to
-    /// [`PROGRAM_ATTEMPTS`] times.
+    /// [`PROGRAM_ATTEMPTS`](crate::flash::PROGRAM_ATTEMPTS) times.
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
         check_lpn(lpn, self.logical_pages())?;
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
-            match self.write_once(io, lpn, data.clone()) {
-                Err(e) if program_failed(&e) && attempts < PROGRAM_ATTEMPTS => {}
-                r => return r,
-            }
-        }
+        retrying(|| self.write_once(io, lpn, data.clone()))
     }
     fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
         check_lpn(lpn, self.logical_pages())?;

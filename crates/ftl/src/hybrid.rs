@@ -46,6 +46,20 @@ pub(crate) fn program_failed(e: &FtlError) -> bool {
     matches!(e, FtlError::Nand(NandError::ProgramFailed { .. }))
 }
 
+/// Runs `attempt` until it succeeds, fails otherwise than by a failed program,
+/// or has failed by one [`PROGRAM_ATTEMPTS`] times: each failed program leaves
+/// its block counted full, so the next attempt lands elsewhere.
+pub(crate) fn retrying<T>(mut attempt: impl FnMut() -> Result<T, FtlError>) -> Result<T, FtlError> {
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        match attempt() {
+            Err(e) if program_failed(&e) && attempts < PROGRAM_ATTEMPTS => {}
+            r => return r,
+        }
+    }
+}
+
 /// Whether `block` went bad in service: it takes no program and no erase; its
 /// programmed pages still read.
 pub(crate) fn is_bad(io: &Io, block: u32) -> bool {

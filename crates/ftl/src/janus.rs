@@ -61,7 +61,7 @@ use ftlab_bounds::janus::{optimal_fused_with, JanusCosts};
 use ftlab_nand::Payload;
 
 use crate::flash::PROGRAM_ATTEMPTS;
-use crate::hybrid::{fence, is_bad, program_failed, Core, NONE};
+use crate::hybrid::{fence, is_bad, program_failed, retrying, Core, NONE};
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
 /// Configuration of [`Janus`] (`janus` and `janus-fix`).
@@ -649,15 +649,10 @@ impl Janus {
     /// that block counts as full and the copy goes to the next one, up to
     /// [`PROGRAM_ATTEMPTS`] tries.
     fn copy_to_pma(&mut self, io: &mut Io, lpn: u32) -> Result<(), FtlError> {
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
+        retrying(|| {
             let to = self.active(io)?;
-            match self.core.copy(io, lpn, to, Purpose::Gc) {
-                Err(e) if program_failed(&e) && attempts < PROGRAM_ATTEMPTS => {}
-                r => return r,
-            }
-        }
+            self.core.copy(io, lpn, to, Purpose::Gc)
+        })
     }
 
     /// Opens a sequential log block for `lb`.
@@ -747,14 +742,7 @@ impl Ftl for Janus {
         if self.host_writes % self.period == 0 {
             self.adapt();
         }
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
-            match self.write_once(io, lpn, data.clone()) {
-                Err(e) if program_failed(&e) && attempts < PROGRAM_ATTEMPTS => {}
-                r => return r,
-            }
-        }
+        retrying(|| self.write_once(io, lpn, data.clone()))
     }
     fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
         check_lpn(lpn, self.logical_pages())?;
