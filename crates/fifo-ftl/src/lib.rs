@@ -50,10 +50,10 @@ impl FifoFtl {
     /// An FTL over the medium behind `io`, with no block assigned yet.
     fn empty(config: &FifoConfig, io: &Io) -> Result<Self, FtlError> {
         if !(config.over_provisioning > 0.0 && config.over_provisioning < 1.0) {
-            return Err(FtlError::Config(format!(
-                "fifo: over_provisioning must be in (0, 1), got {}",
-                config.over_provisioning
-            )));
+            return Err(FtlError::config(
+                "ftl.over_provisioning",
+                format!("fifo: over_provisioning must be in (0, 1), got {}", config.over_provisioning),
+            ));
         }
         let g = *io.geometry();
         let good = (0..g.total_blocks()).map(BlockId).filter(|&b| !io.is_bad(b)).count() as u32;
@@ -61,7 +61,7 @@ impl FifoFtl {
         let usable = good.saturating_sub(g.dies());
         let logical_pages = (f64::from(usable * g.pages_per_block) * (1.0 - config.over_provisioning)) as u32;
         if logical_pages == 0 {
-            return Err(FtlError::Config(format!("fifo: {good} good blocks leave no logical space")));
+            return Err(FtlError::config("device", format!("fifo: {good} good blocks leave no logical space")));
         }
         Ok(FifoFtl {
             geometry: g,

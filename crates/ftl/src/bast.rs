@@ -61,10 +61,10 @@ impl BastConfig {
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
         if !(0.0..1.0).contains(&self.over_provisioning) {
-            return Err(FtlError::Config(format!(
-                "bast.over_provisioning must be in [0, 1), got {}",
-                self.over_provisioning
-            )));
+            return Err(FtlError::config(
+                "ftl.over_provisioning",
+                format!("bast.over_provisioning must be in [0, 1), got {}", self.over_provisioning),
+            ));
         }
         Ok(())
     }
@@ -409,6 +409,6 @@ mod tests {
         // A device too small for the spare blocks is a configuration error.
         let mut fl = crate::testing::flash(geometry(), 1);
         let e = BastConfig { over_provisioning: 0.99 }.format(&mut fl.io(SimTime::ZERO)).unwrap_err();
-        assert!(matches!(e, FtlError::Config(ref m) if m.contains("over_provisioning")), "{e}");
+        assert!(matches!(e, FtlError::Config(ref c) if c.problem.contains("over_provisioning")), "{e}");
     }
 }

@@ -54,8 +54,9 @@ impl WriteBuffer {
     /// A buffer of `capacity` pages over `inner`.
     pub fn new(inner: Box<dyn Ftl>, capacity: usize, io: &Io) -> Result<Self, FtlError> {
         if capacity == 0 {
-            return Err(FtlError::Config(
-                "device.write_buffer_pages = 0 is no buffer: leave it out, or give it at least 1 page".into(),
+            return Err(FtlError::config(
+                "device.write_buffer_pages",
+                "device.write_buffer_pages = 0 is no buffer: leave it out, or give it at least 1 page",
             ));
         }
         let page_size = u64::from(io.geometry().page_size);

@@ -64,10 +64,10 @@ impl FastConfig {
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
         if !(0.0..1.0).contains(&self.over_provisioning) {
-            return Err(FtlError::Config(format!(
-                "fast.over_provisioning must be in [0, 1), got {}",
-                self.over_provisioning
-            )));
+            return Err(FtlError::config(
+                "ftl.over_provisioning",
+                format!("fast.over_provisioning must be in [0, 1), got {}", self.over_provisioning),
+            ));
         }
         Ok(())
     }

@@ -414,7 +414,7 @@ impl Io<'_> {
         kind: PageKind,
         data: Payload,
         purpose: Purpose,
-    ) -> Result<u64, ProgramFailure> {
+    ) -> Result<u64, Box<ProgramFailure>> {
         match self.flash.nand.try_program(ppa, lpn, kind, data, self.issue(purpose)) {
             Ok((seq, span)) => {
                 self.flash.counters.programs.bump(purpose);
@@ -451,6 +451,7 @@ impl Io<'_> {
     /// [`Io::reclaim`]) and hands out a page of another block. Returns the page
     /// programmed and its sequence number; after [`PROGRAM_ATTEMPTS`] failed
     /// programs, the last failure.
+    #[inline]
     pub fn program_placed(
         &mut self,
         lpn: u32,
@@ -465,14 +466,16 @@ impl Io<'_> {
             let ppa = place(self, retire)?;
             match self.try_program(ppa, lpn, kind, data, purpose) {
                 Ok(seq) => return Ok((ppa, seq)),
-                Err(ProgramFailure { error: NandError::ProgramFailed { ppa }, data: Some(back) }) => {
-                    retire = Some(self.flash.nand.layout().block_of(ppa));
-                    if !self.retry_after_failure(retire) {
-                        return Err(NandError::ProgramFailed { ppa }.into());
+                Err(f) => match *f {
+                    ProgramFailure { error: NandError::ProgramFailed { ppa }, data: Some(back) } => {
+                        retire = Some(self.flash.nand.layout().block_of(ppa));
+                        if !self.retry_after_failure(retire) {
+                            return Err(NandError::ProgramFailed { ppa }.into());
+                        }
+                        data = back;
                     }
-                    data = back;
-                }
-                Err(f) => return Err(f.error.into()),
+                    f => return Err(f.error.into()),
+                },
             }
         }
     }
@@ -493,6 +496,7 @@ impl Io<'_> {
     /// there, to the next one (see [`Io::program_placed`]; the source is
     /// untouched by a failed copy). Returns the page copied to and the source's
     /// OOB.
+    #[inline]
     pub fn copy_placed(
         &mut self,
         from: Ppa,

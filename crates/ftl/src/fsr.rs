@@ -52,7 +52,7 @@ impl FsrConfig {
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
         if !(self.sigma > 0.0 && self.sigma < 1.0) {
-            return Err(FtlError::Config(format!("fsr.sigma must be in (0, 1), got {}", self.sigma)));
+            return Err(FtlError::config("ftl.sigma", format!("fsr.sigma must be in (0, 1), got {}", self.sigma)));
         }
         Ok(())
     }
@@ -70,7 +70,8 @@ impl FsrConfig {
 
     fn wrap(&self, io: &Io, inner: PageMap) -> Result<Fsr, FtlError> {
         let chip = chip_params(io, true)?;
-        let b = ftlab_bounds::fsr(&chip, Some(self.sigma)).map_err(|e| FtlError::Config(format!("fsr: {e}")))?;
+        let b = ftlab_bounds::fsr(&chip, Some(self.sigma))
+            .map_err(|e| FtlError::config("device.timing", format!("fsr: {e}")))?;
         let bound = SimTime((b.max_response_us * 1_000.0).round() as u64);
         Ok(Fsr { inner, bound })
     }

@@ -103,9 +103,10 @@ impl Core {
     /// least `min_spare`) not exported.
     pub fn new(name: &'static str, io: &Io, over_provisioning: f64, min_spare: u32) -> Result<Self, FtlError> {
         if !(0.0..1.0).contains(&over_provisioning) {
-            return Err(FtlError::Config(format!(
-                "{name}.over_provisioning must be in [0, 1), got {over_provisioning}"
-            )));
+            return Err(FtlError::config(
+                "ftl.over_provisioning",
+                format!("{name}.over_provisioning must be in [0, 1), got {over_provisioning}"),
+            ));
         }
         let g = *io.geometry();
         let good = interleaved_good_blocks(io).count() as u32;
@@ -113,15 +114,21 @@ impl Core {
         let lblocks = match good.checked_sub(spare) {
             Some(n) if n > 0 => n,
             _ => {
-                return Err(FtlError::Config(format!(
-                    "the device is too small for {name}: {good} good blocks, {spare} of them spare \
+                return Err(FtlError::config(
+                    "device",
+                    format!(
+                        "the device is too small for {name}: {good} good blocks, {spare} of them spare \
                      (lower {name}.over_provisioning or use a larger device)"
-                )))
+                    ),
+                ))
             }
         };
         let pages = u64::from(lblocks) * u64::from(g.pages_per_block);
         if pages >= u64::from(NONE) {
-            return Err(FtlError::Config(format!("{name} supports fewer than {NONE} logical pages, got {pages}")));
+            return Err(FtlError::config(
+                "device",
+                format!("{name} supports fewer than {NONE} logical pages, got {pages}"),
+            ));
         }
         Ok(Core {
             g,

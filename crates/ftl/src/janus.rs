@@ -115,19 +115,22 @@ impl JanusConfig {
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
         if !(0.0..1.0).contains(&self.over_provisioning) {
-            return Err(FtlError::Config(format!(
-                "janus.over_provisioning must be in [0, 1), got {}",
-                self.over_provisioning
-            )));
+            return Err(FtlError::config(
+                "ftl.over_provisioning",
+                format!("janus.over_provisioning must be in [0, 1), got {}", self.over_provisioning),
+            ));
         }
         if !(0.0..1.0).contains(&self.utilization) {
-            return Err(FtlError::Config(format!(
-                "janus.utilization must be in [0, 1) (the PMA utilization u_d), got {}",
-                self.utilization
-            )));
+            return Err(FtlError::config(
+                "ftl.utilization",
+                format!("janus.utilization must be in [0, 1) (the PMA utilization u_d), got {}", self.utilization),
+            ));
         }
         if self.sequential_log_blocks == 0 {
-            return Err(FtlError::Config("janus.sequential_log_blocks must be at least 1".into()));
+            return Err(FtlError::config(
+                "ftl.sequential_log_blocks",
+                "janus.sequential_log_blocks must be at least 1",
+            ));
         }
         Ok(())
     }
@@ -949,6 +952,6 @@ mod tests {
         // A device with too few blocks for the spare ones is a configuration error.
         let mut fl = crate::testing::flash(Geometry { blocks_per_plane: 5, ..geometry() }, 1);
         let e = JanusConfig::default().format(&mut fl.io(SimTime::ZERO)).unwrap_err();
-        assert!(matches!(e, FtlError::Config(ref m) if m.contains("too small for janus")), "{e}");
+        assert!(matches!(e, FtlError::Config(ref c) if c.problem.contains("too small for janus")), "{e}");
     }
 }

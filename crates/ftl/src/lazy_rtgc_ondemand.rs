@@ -70,13 +70,13 @@ impl LazyRtgcOnDemandConfig {
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
         if self.cmt_entries == 0 {
-            return Err(FtlError::Config("lazy-rtgc-ondemand.cmt_entries must be at least 1".into()));
+            return Err(FtlError::config("ftl.cmt_entries", "lazy-rtgc-ondemand.cmt_entries must be at least 1"));
         }
         if !(self.sigma_t > 0.0 && self.sigma_t < 1.0) {
-            return Err(FtlError::Config(format!(
-                "lazy-rtgc-ondemand.sigma_t must be in (0, 1), got {}",
-                self.sigma_t
-            )));
+            return Err(FtlError::config(
+                "ftl.sigma_t",
+                format!("lazy-rtgc-ondemand.sigma_t must be in (0, 1), got {}", self.sigma_t),
+            ));
         }
         Ok(())
     }
@@ -88,13 +88,13 @@ impl LazyRtgcOnDemandConfig {
         let oob = t.transfer(g.oob_size).as_ns();
         ChipParams::from_ns(t.read_ns + page, t.program_ns + page, t.read_oob_ns + oob, t.erase_ns, g.pages_per_block)
             .map(|c| c.with_page_size(g.page_size))
-            .map_err(|e| FtlError::Config(format!("lazy-rtgc-ondemand: {e}")))
+            .map_err(|e| FtlError::config("device.timing", format!("lazy-rtgc-ondemand: {e}")))
     }
 
     fn build(&self, io: &mut Io, recover: bool) -> Result<LazyRtgcOnDemand, FtlError> {
         self.validate()?;
         let bounds = lazy_rtgc_ondemand(&Self::chip(io)?, self.sigma_t)
-            .map_err(|e| FtlError::Config(format!("lazy-rtgc-ondemand: {e}")))?;
+            .map_err(|e| FtlError::config("device.timing", format!("lazy-rtgc-ondemand: {e}")))?;
         let g = *io.geometry();
         let lt = lambda_t("lazy-rtgc-ondemand", self.sigma_t, g.pages_per_block)?;
         let reserve = g.dies() + 1;

@@ -179,7 +179,7 @@ pub enum FtlError {
     #[error("the device is full: no free block can be reclaimed ({0})")]
     DeviceFull(String),
     #[error("invalid FTL configuration: {0}")]
-    Config(String),
+    Config(ConfigError),
     #[error("recovery failed: {0}")]
     Recovery(String),
     #[error("{0} is not supported by this FTL")]
@@ -200,6 +200,38 @@ pub enum FtlError {
     /// names the input and the fix.
     #[error("{0}")]
     BadCommand(String),
+}
+
+/// A configuration that cannot be built, found before anything runs: the key
+/// path that is wrong, as a run configuration file and `--set` spell it
+/// (`ftl.gc_free_blocks`, `device.blocks_per_plane`, `workload.tasks[2]`), and
+/// what is wrong with it and how to fix it. Front ends show the key beside the
+/// message (Python's `ConfigError.key`); a problem of the device as a whole (too
+/// small for the scheme) names `device`. The message itself is `problem`, which
+/// names the setting in words a person reads (`pagemap.gc_free_blocks must be
+/// at least 1 ...`).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{problem}")]
+pub struct ConfigError {
+    /// The key path of the bad setting.
+    pub key: String,
+    /// What is wrong and the fix, as a sentence for people that names the
+    /// setting itself (the message shown is this alone).
+    pub problem: String,
+}
+
+impl ConfigError {
+    /// The error for `key` with `problem`.
+    pub fn new(key: impl Into<String>, problem: impl Into<String>) -> Self {
+        ConfigError { key: key.into(), problem: problem.into() }
+    }
+}
+
+impl FtlError {
+    /// A configuration error for `key` with `problem` ([`ConfigError`]).
+    pub fn config(key: impl Into<String>, problem: impl Into<String>) -> Self {
+        FtlError::Config(ConfigError::new(key, problem))
+    }
 }
 
 /// What kind of failure an error is, for front ends that must map it: a block

@@ -63,10 +63,10 @@ impl NftlConfig {
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
         if !(0.0..1.0).contains(&self.over_provisioning) {
-            return Err(FtlError::Config(format!(
-                "nftl.over_provisioning must be in [0, 1), got {}",
-                self.over_provisioning
-            )));
+            return Err(FtlError::config(
+                "ftl.over_provisioning",
+                format!("nftl.over_provisioning must be in [0, 1), got {}", self.over_provisioning),
+            ));
         }
         Ok(())
     }
@@ -76,7 +76,7 @@ impl NftlConfig {
         let spare = ((f64::from(good) * self.over_provisioning).ceil() as u32).max(2);
         match good.checked_sub(spare) {
             Some(n) if n > 0 => Ok(n),
-            _ => Err(FtlError::Config(format!("the device is too small for nftl: {good} good blocks"))),
+            _ => Err(FtlError::config("device", format!("the device is too small for nftl: {good} good blocks"))),
         }
     }
 }
@@ -251,13 +251,16 @@ impl Nftl {
         config.validate()?;
         let g = *io.geometry();
         if g.pages_per_block > u32::from(u16::MAX) {
-            return Err(FtlError::Config("nftl needs at most 65535 pages per block".into()));
+            return Err(FtlError::config("device.pages_per_block", "nftl needs at most 65535 pages per block"));
         }
         let good = interleaved_good_blocks(io).count() as u32;
         let n = config.logical_blocks(good)?;
         let pages = u64::from(n) * u64::from(g.pages_per_block);
         if pages > u64::from(LPN_MASK) {
-            return Err(FtlError::Config(format!("nftl supports at most {LPN_MASK} logical pages, got {pages}")));
+            return Err(FtlError::config(
+                "device",
+                format!("nftl supports at most {LPN_MASK} logical pages, got {pages}"),
+            ));
         }
         Ok(Nftl {
             geometry: g,

@@ -90,21 +90,22 @@ impl PageMapConfig {
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
         if !(0.0..1.0).contains(&self.over_provisioning) {
-            return Err(FtlError::Config(format!(
-                "pagemap.over_provisioning must be in [0, 1), got {}",
-                self.over_provisioning
-            )));
+            return Err(FtlError::config(
+                "ftl.over_provisioning",
+                format!("pagemap.over_provisioning must be in [0, 1), got {}", self.over_provisioning),
+            ));
         }
         if self.gc_free_blocks == 0 {
-            return Err(FtlError::Config(
-                "pagemap.gc_free_blocks must be at least 1 (GC needs a free block to copy into)".into(),
+            return Err(FtlError::config(
+                "ftl.gc_free_blocks",
+                "pagemap.gc_free_blocks must be at least 1 (GC needs a free block to copy into)",
             ));
         }
         if self.free_order == FreeOrder::HealthBin {
-            return Err(FtlError::Config(
+            return Err(FtlError::config(
+                "ftl.free_order",
                 "pagemap.free_order = \"health-bin\" needs data separated by heat, which pagemap does not do \
-                 (000 Section 6.2); use \"fifo\" or \"rber\""
-                    .into(),
+                 (000 Section 6.2); use \"fifo\" or \"rber\"",
             ));
         }
         Ok(())
@@ -121,7 +122,7 @@ impl PageMapConfig {
         let wanted = ((u64::from(good_blocks) * ppb) as f64 * (1.0 - self.over_provisioning)).floor() as u64;
         let logical = wanted.min(max);
         if logical == 0 {
-            return Err(FtlError::Config(format!(
+            return Err(FtlError::config("device", format!(
                 "the device is too small for pagemap: {good_blocks} good blocks, {slack} needed as GC reserve and open blocks"
             )));
         }
@@ -237,13 +238,19 @@ impl<P: VictimPicker> PageMap<P> {
     /// block that went bad under a program ([`Io::program_placed`]): it leaves
     /// the open blocks for the GC candidates, whose collection moves its valid
     /// pages off and never erases it.
+    #[inline]
     fn place(&mut self, io: &Io, die: ftlab_nand::DieId, bad: Option<BlockId>) -> Result<Ppa, FtlError> {
         if let Some(b) = bad {
-            if self.alloc.retire(b).is_some() {
-                self.picker.insert(b);
-            }
+            self.retire(b);
         }
         self.next_page(io, die)
+    }
+
+    #[cold]
+    fn retire(&mut self, b: BlockId) {
+        if self.alloc.retire(b).is_some() {
+            self.picker.insert(b);
+        }
     }
 
     /// Records that `lpn`, which was at `old`, now lives at `ppa`, invalidating

@@ -138,8 +138,8 @@ pub fn scheme(kind: &str) -> Option<Scheme> {
 /// is task `i`); refused tasks are reported, not an error, unless `params` sets
 /// `strict_admission`. A `tasks` key in `params` replaces the set.
 pub fn build_with_tasks(kind: &str, params: &toml::Table, tasks: &[PeriodicTask]) -> Result<Builder, FtlError> {
-    let base =
-        telomere_base(kind).ok_or_else(|| FtlError::Config(format!("FTL `{kind}` does not admit periodic tasks")))?;
+    let base = telomere_base(kind)
+        .ok_or_else(|| FtlError::config("ftl.kind", format!("FTL `{kind}` does not admit periodic tasks")))?;
     let base = crate::telomere::TelomereConfig { tasks: tasks.to_vec(), strict_admission: false, ..base };
     configured(kind, base, params, crate::telomere::TelomereConfig::validate)
 }
@@ -198,10 +198,13 @@ pub fn build(kind: &str, params: &toml::Table) -> Result<Builder, FtlError> {
             let base = telomere_base(kind).unwrap_or_default();
             configured(kind, base, params, telomere::TelomereConfig::validate)
         }
-        _ => Err(FtlError::Config(format!(
-            "unknown FTL `{kind}`; known FTLs: {}",
-            schemes().iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
-        ))),
+        _ => Err(FtlError::config(
+            "ftl.kind",
+            format!(
+                "unknown FTL `{kind}`; known FTLs: {}",
+                schemes().iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+            ),
+        )),
     }
 }
 
@@ -223,18 +226,22 @@ where
 /// `base` with the keys of `params` replacing its fields; unknown keys and bad
 /// values are errors naming the key.
 fn overlay<T: Serialize + DeserializeOwned>(kind: &str, base: T, params: &toml::Table) -> Result<T, FtlError> {
-    let mut table = toml::Table::try_from(&base).map_err(|e| FtlError::Config(format!("{kind}: {e}")))?;
+    let mut table = toml::Table::try_from(&base).map_err(|e| FtlError::config("ftl", format!("{kind}: {e}")))?;
     for (k, v) in params {
         if !table.contains_key(k) {
             let known: Vec<&String> = table.keys().collect();
-            return Err(FtlError::Config(format!(
-                "unknown key `{k}` for FTL `{kind}`; its keys are: {}",
-                known.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-            )));
+            return Err(FtlError::config(
+                format!("ftl.{k}"),
+                format!(
+                    "unknown key `{k}` for FTL `{kind}`; its keys are: {}",
+                    known.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            ));
         }
         table.insert(k.clone(), v.clone());
     }
-    T::deserialize(toml::Value::Table(table)).map_err(|e| FtlError::Config(format!("FTL `{kind}`: {}", e.message())))
+    T::deserialize(toml::Value::Table(table))
+        .map_err(|e| FtlError::config("ftl", format!("FTL `{kind}`: {}", e.message())))
 }
 
 #[cfg(test)]

@@ -109,16 +109,16 @@ impl WaoGcConfig {
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
         if !(0.0..1.0).contains(&self.lambda) {
-            return Err(FtlError::Config(format!(
-                "waogc.lambda must be in [0, 1) (0 = the chip's largest), got {}",
-                self.lambda
-            )));
+            return Err(FtlError::config(
+                "ftl.lambda",
+                format!("waogc.lambda must be in [0, 1) (0 = the chip's largest), got {}", self.lambda),
+            ));
         }
         if self.gc_free_blocks == 0 {
-            return Err(FtlError::Config(
+            return Err(FtlError::config(
+                "ftl.gc_free_blocks",
                 "waogc.gc_free_blocks must be at least 1: a collection must start with a free block to hold its \
-                 copies and the writes during it"
-                    .into(),
+                 copies and the writes during it",
             ));
         }
         Ok(())

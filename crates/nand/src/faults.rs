@@ -75,32 +75,51 @@ pub(crate) struct Injector {
     /// Created on the first draw only, so a medium without rates never seeds it.
     rng: Option<ChaCha8Rng>,
     seed: u64,
+    /// Whether any countdown or rate is set: the check every program and erase
+    /// makes is one branch when none is.
+    live: bool,
 }
 
 impl Injector {
     /// The injector of `faults` on a medium seeded with `seed`.
     pub(crate) fn new(faults: &Faults, seed: u64) -> Self {
         let armed = |n: u64| (n > 0).then_some(n);
-        Injector {
+        let mut injector = Injector {
             rates: [faults.program_fail_rate, faults.erase_fail_rate],
             countdown: [armed(faults.fail_program), armed(faults.fail_erase)],
             rng: None,
             seed,
-        }
+            live: false,
+        };
+        injector.relive();
+        injector
+    }
+
+    fn relive(&mut self) {
+        self.live = self.countdown.iter().any(Option::is_some) || self.rates.iter().any(|&r| r > 0.0);
     }
 
     /// Arms a countdown: the `n`th `op` from now fails (1: the next one). 0 disarms.
     pub(crate) fn arm(&mut self, op: Op, n: u64) {
         self.countdown[op as usize] = (n > 0).then_some(n);
+        self.relive();
     }
 
     /// Whether the `op` about to be carried out fails. Counts the operation down,
     /// and draws only when `op`'s rate is not 0.
+    #[inline(always)]
     pub(crate) fn strikes(&mut self, op: Op) -> bool {
+        self.live && self.strikes_armed(op)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn strikes_armed(&mut self, op: Op) -> bool {
         let i = op as usize;
         let counted = match self.countdown[i] {
             Some(1) => {
                 self.countdown[i] = None;
+                self.relive();
                 true
             }
             Some(n) => {

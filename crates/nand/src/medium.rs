@@ -341,9 +341,22 @@ impl Nand {
         Ok(block)
     }
 
-    #[inline]
+    /// The block of `ppa` if the page can be read. The common case (a written
+    /// page of a block with nothing torn) is a few compares inlined into every
+    /// read; the rest is [`Nand::check_readable_slow`].
+    #[inline(always)]
     fn check_readable(&self, ppa: Ppa) -> Result<BlockId, NandError> {
         let block = self.check_ppa(ppa)?;
+        let b = &self.blocks[block.0 as usize];
+        if b.torn_erase || b.has_torn_pages || ppa.0 - self.layout.ppa(block, 0).0 >= b.write_ptr {
+            return self.check_readable_slow(ppa, block);
+        }
+        Ok(block)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn check_readable_slow(&self, ppa: Ppa, block: BlockId) -> Result<BlockId, NandError> {
         let b = &self.blocks[block.0 as usize];
         if b.torn_erase || (b.has_torn_pages && self.torn.contains(&ppa.0)) {
             return Err(NandError::Uncorrectable(ppa));
@@ -486,24 +499,24 @@ impl Nand {
         kind: PageKind,
         data: Payload,
         at: impl Into<Issue>,
-    ) -> Result<(u64, Span), ProgramFailure> {
+    ) -> Result<(u64, Span), Box<ProgramFailure>> {
         let at: Issue = at.into();
         let checked = self
             .check_programmable(ppa)
             .and_then(|block| Ok((block, self.check_time(self.layout.die_of_block(block), at)?)));
         let (block, die) = match checked {
             Ok(bd) => bd,
-            Err(error) => return Err(ProgramFailure { error, data: Some(data) }),
+            Err(error) => return Err(Box::new(ProgramFailure { error, data: Some(data) })),
         };
         let span = self.timelines.program(die, at);
         if self.faults.strikes(Op::Program) {
             self.fail_program(block, span);
-            return Err(ProgramFailure { error: NandError::ProgramFailed { ppa }, data: Some(data) });
+            return Err(Box::new(ProgramFailure { error: NandError::ProgramFailed { ppa }, data: Some(data) }));
         }
         let seq = self.commit_program(ppa, block, lpn, kind, span);
         if let Err(error) = self.store.write(ppa.0, data) {
             self.undo_last();
-            return Err(ProgramFailure { error, data: None });
+            return Err(Box::new(ProgramFailure { error, data: None }));
         }
         Ok((seq, span))
     }

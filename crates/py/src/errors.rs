@@ -18,7 +18,8 @@ create_exception!(
     ftlab,
     ConfigError,
     Error,
-    "A bad configuration, key, value, sweep grid or task set: nothing ran. The message names the input and the fix."
+    "A bad configuration, key, value, sweep grid or task set: nothing ran. The message names the input and the fix; \
+     `.key` is the key path of the bad setting (`ftl.gc_free_blocks`, `device`, ...) where one is known, else None."
 );
 create_exception!(
     ftlab,
@@ -69,6 +70,9 @@ pub(crate) fn new<T: PyTypeInfo>(py: Python<'_>, message: String, kind: ErrorKin
     let _ = value.setattr("errno", kind.errno());
     let _ = value.setattr("kind", kind_name(kind));
     let _ = value.setattr("report", report.unwrap_or_else(|| py.None()));
+    if value.is_instance_of::<ConfigError>() {
+        let _ = value.setattr("key", py.None());
+    }
     err
 }
 
@@ -89,9 +93,14 @@ pub(crate) fn sim(py: Python<'_>, e: SimError) -> PyErr {
     };
     match cause {
         SimError::Trace(_) => new::<TraceError>(py, message, kind, report),
-        SimError::Config(_) | SimError::TimeOverflow { .. } | SimError::NoRequests { .. } => {
-            new::<ConfigError>(py, message, kind, report)
+        SimError::Config(c) => {
+            let err = new::<ConfigError>(py, message, kind, report);
+            if !c.key.is_empty() {
+                let _ = err.value(py).setattr("key", c.key);
+            }
+            err
         }
+        SimError::TimeOverflow { .. } | SimError::NoRequests { .. } => new::<ConfigError>(py, message, kind, report),
         _ => new::<RunError>(py, message, kind, report),
     }
 }

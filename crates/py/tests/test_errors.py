@@ -28,6 +28,19 @@ def test_bad_values_fail_before_time_zero(small):
         ftlab.run(cfg, progress=False)
 
 
+def test_config_errors_name_the_key_path(small):
+    with pytest.raises(ftlab.ConfigError, match="gc_free_blocks must be at least 1") as e:
+        small.replace(**{"ftl.gc_free_blocks": 0}).validate()
+    assert e.value.key == "ftl.gc_free_blocks"
+    with pytest.raises(ftlab.ConfigError, match="unknown chip") as e:
+        ftlab.run(small.replace(**{"device.chip": "nosuch"}), progress=False)
+    assert e.value.key == "device.chip"
+    with pytest.raises(ftlab.ConfigError, match="too small") as e:
+        tiny = {"device.channels": 1, "device.ways": 1, "device.dies": 1, "device.planes": 1}
+        ftlab.run(small.replace(**tiny, **{"device.blocks_per_plane": 2}), progress=False)
+    assert e.value.key == "device"
+
+
 def test_a_missing_config_file_is_named(tmp_path):
     missing = tmp_path / "missing.toml"
     with pytest.raises(ftlab.ConfigError, match="missing.toml"):

@@ -95,11 +95,14 @@ impl DeviceSpec {
     /// The chip preset named by `chip`.
     pub fn preset(&self) -> Result<&'static ChipPreset, SimError> {
         presets::preset(&self.chip).ok_or_else(|| {
-            SimError::Config(format!(
-                "unknown chip `{}` in device.chip; known chips: {}",
-                self.chip,
-                presets::names().collect::<Vec<_>>().join(", ")
-            ))
+            SimError::config(
+                "device.chip",
+                format!(
+                    "unknown chip `{}` in device.chip; known chips: {}",
+                    self.chip,
+                    presets::names().collect::<Vec<_>>().join(", ")
+                ),
+            )
         })
     }
 
@@ -122,12 +125,16 @@ impl DeviceSpec {
         set(self.oob_size, &mut g.oob_size);
         if let Some(gib) = self.capacity_gib {
             if self.blocks_per_plane.is_some() {
-                return Err(SimError::Config(
-                    "device.capacity_gib and device.blocks_per_plane both given; set only one".into(),
+                return Err(SimError::config(
+                    "device.capacity_gib",
+                    "device.capacity_gib and device.blocks_per_plane both given; set only one",
                 ));
             }
             if !(gib > 0.0 && gib.is_finite()) {
-                return Err(SimError::Config(format!("device.capacity_gib must be positive, got {gib}")));
+                return Err(SimError::config(
+                    "device.capacity_gib",
+                    format!("device.capacity_gib must be positive, got {gib}"),
+                ));
             }
             let per_block_plane_column = u64::from(g.channels)
                 * u64::from(g.ways_per_channel)
@@ -137,15 +144,15 @@ impl DeviceSpec {
                 * u64::from(g.page_size);
             let blocks = (gib * (1u64 << 30) as f64 / per_block_plane_column.max(1) as f64).floor();
             if blocks < 1.0 || blocks > f64::from(u32::MAX) {
-                return Err(SimError::Config(format!(
+                return Err(SimError::config("device.capacity_gib", format!(
                     "device.capacity_gib = {gib} gives {blocks} blocks per plane for this shape; choose another capacity"
                 )));
             }
             g.blocks_per_plane = blocks as u32;
         }
-        g.validate().map_err(|e| SimError::Config(format!("device: {e}")))?;
+        g.validate().map_err(|e| SimError::config("device", format!("device: {e}")))?;
         let timing = self.timing.unwrap_or(chip.timing);
-        timing.validate().map_err(|e| SimError::Config(format!("device.{e}")))?;
+        timing.validate().map_err(|e| SimError::config("device.timing", format!("device.{e}")))?;
         Ok(NandConfig {
             geometry: g,
             timing,
@@ -341,9 +348,12 @@ impl MetricsSpec {
         match self.bound_us {
             None => Ok(None),
             Some(us) if us > 0.0 && us <= MAX_BOUND_US => Ok(Some((us * 1e3).round() as u64)),
-            Some(us) => Err(SimError::Config(format!(
+            Some(us) => Err(SimError::config(
+                "metrics.bound_us",
+                format!(
                 "metrics.bound_us (--bound-us) must be a positive service time of at most {MAX_BOUND_US} us, got {us}"
-            ))),
+            ),
+            )),
         }
     }
 }
@@ -372,31 +382,41 @@ impl WorkloadSpec {
     pub fn source(&self) -> Result<Source, SimError> {
         let given = [self.trace.is_some(), self.preset.is_some(), self.generator.is_some(), !self.tasks.is_empty()];
         if given.iter().filter(|&&g| g).count() > 1 {
-            return Err(SimError::Config("workload: give only one of trace, preset, generator or task".into()));
+            return Err(SimError::config("workload", "workload: give only one of trace, preset, generator or task"));
         }
         if self.max_requests == Some(0) {
             // A run of nothing would report numbers of nothing.
-            return Err(SimError::Config(
-                "workload.max_requests (--requests) = 0 runs nothing: give at least 1, or leave it out".into(),
+            return Err(SimError::config(
+                "workload.max_requests",
+                "workload.max_requests (--requests) = 0 runs nothing: give at least 1, or leave it out",
             ));
         }
         if let Some(path) = &self.trace {
             let format = self.trace_format.as_deref().ok_or_else(|| {
-                SimError::Config(format!(
-                    "workload.trace_format is required with a trace; one of: {}",
-                    TraceFormat::all().iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
-                ))
+                SimError::config(
+                    "workload.trace_format",
+                    format!(
+                        "workload.trace_format is required with a trace; one of: {}",
+                        TraceFormat::all().iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+                    ),
+                )
             })?;
-            let format: TraceFormat =
-                format.parse().map_err(|e| SimError::Config(format!("workload.trace_format: {e}")))?;
+            let format: TraceFormat = format
+                .parse()
+                .map_err(|e| SimError::config("workload.trace_format", format!("workload.trace_format: {e}")))?;
             let address = match &self.address {
-                Some(a) => a.parse().map_err(|e| SimError::Config(format!("workload.address: {e}")))?,
+                Some(a) => {
+                    a.parse().map_err(|e| SimError::config("workload.address", format!("workload.address: {e}")))?
+                }
                 None => AddressMode::Modulo,
             };
             return Ok(Source::Trace { path: path.clone(), format, address, skip_bad_lines: self.skip_bad_lines });
         }
         if self.trace_format.is_some() || self.address.is_some() {
-            return Err(SimError::Config("workload.trace_format and workload.address need workload.trace".into()));
+            return Err(SimError::config(
+                "workload.trace",
+                "workload.trace_format and workload.address need workload.trace",
+            ));
         }
         if !self.tasks.is_empty() {
             for t in &self.tasks {
@@ -404,27 +424,36 @@ impl WorkloadSpec {
             }
             let ms = self.duration_ms.unwrap_or(1000.0);
             if !(ms > 0.0 && ms.is_finite()) {
-                return Err(SimError::Config(format!("workload.duration_ms must be positive, got {ms}")));
+                return Err(SimError::config(
+                    "workload.duration_ms",
+                    format!("workload.duration_ms must be positive, got {ms}"),
+                ));
             }
             if ms * 1e6 > LATEST_NS {
-                return Err(SimError::Config(format!(
+                return Err(SimError::config(
+                    "workload.duration_ms",
+                    format!(
                     "workload.duration_ms = {ms:e} is past the latest simulated time (3 x 2^62 ns, about 438 years): \
                      give a shorter run"
-                )));
+                ),
+                ));
             }
             return Ok(Source::Tasks { tasks: self.tasks.clone(), duration_ns: (ms * 1e6) as u64 });
         }
         if let Some(spec) = &self.generator {
-            spec.validate().map_err(|e| SimError::Config(format!("workload.generator: {e}")))?;
+            spec.validate().map_err(|e| SimError::config("workload.generator", format!("workload.generator: {e}")))?;
             self.check_max_requests(spec, &format!("the workload.generator ({})", spec.kind()))?;
             return Ok(Source::Generator { name: spec.kind().to_string(), spec: spec.clone() });
         }
         let name = self.preset.clone().unwrap_or_else(|| "skewed-random-write".into());
         let spec = GeneratorSpec::preset(&name).ok_or_else(|| {
-            SimError::Config(format!(
-                "unknown workload preset `{name}`; known: {}",
-                GeneratorSpec::presets().iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
-            ))
+            SimError::config(
+                "workload.preset",
+                format!(
+                    "unknown workload preset `{name}`; known: {}",
+                    GeneratorSpec::presets().iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+                ),
+            )
         })?;
         self.check_max_requests(&spec, &format!("workload preset `{name}`"))?;
         Ok(Source::Generator { name, spec })
@@ -434,11 +463,14 @@ impl WorkloadSpec {
     /// early with fewer requests than asked: an error, before time zero.
     fn check_max_requests(&self, spec: &GeneratorSpec, what: &str) -> Result<(), SimError> {
         match (self.max_requests, spec.requests()) {
-            (Some(max), Some(n)) if max > n => Err(SimError::Config(format!(
-                "workload.max_requests (--requests) = {max} is more than the {n} requests {what} issues: \
+            (Some(max), Some(n)) if max > n => Err(SimError::config(
+                "workload.max_requests",
+                format!(
+                    "workload.max_requests (--requests) = {max} is more than the {n} requests {what} issues: \
                  give at most {n}, or a generator table with `requests = {max}` (ftlab presets workloads shows \
                  each preset's table)"
-            ))),
+                ),
+            )),
             _ => Ok(()),
         }
     }
@@ -446,7 +478,7 @@ impl WorkloadSpec {
 
 impl TaskSpec {
     fn validate(&self) -> Result<(), SimError> {
-        let bad = |what: String| Err(SimError::Config(format!("task `{}`: {what}", self.name)));
+        let bad = |what: String| Err(SimError::config("workload.task", format!("task `{}`: {what}", self.name)));
         for (field, v) in [
             ("write_period_us", self.write_period_us),
             ("read_period_us", self.read_period_us),
@@ -499,19 +531,22 @@ impl HostSpec {
         let is_tasks = matches!(source, Source::Tasks { .. });
         let queue_depth = self.queue_depth.unwrap_or(if is_tasks { TASK_QUEUE_DEPTH } else { 32 });
         if queue_depth == 0 {
-            return Err(SimError::Config("host.queue_depth must be at least 1".into()));
+            return Err(SimError::config("host.queue_depth", "host.queue_depth must be at least 1"));
         }
         if !(self.time_scale > 0.0 && self.time_scale.is_finite()) {
-            return Err(SimError::Config(format!("host.time_scale must be positive, got {}", self.time_scale)));
+            return Err(SimError::config(
+                "host.time_scale",
+                format!("host.time_scale must be positive, got {}", self.time_scale),
+            ));
         }
         if !(self.idle_threshold_us >= 0.0 && self.idle_threshold_us.is_finite()) {
-            return Err(SimError::Config(format!(
-                "host.idle_threshold_us must be >= 0, got {}",
-                self.idle_threshold_us
-            )));
+            return Err(SimError::config(
+                "host.idle_threshold_us",
+                format!("host.idle_threshold_us must be >= 0, got {}", self.idle_threshold_us),
+            ));
         }
         if self.reorder_window == 0 {
-            return Err(SimError::Config("host.reorder_window must be at least 1".into()));
+            return Err(SimError::config("host.reorder_window", "host.reorder_window must be at least 1"));
         }
         let closed = match (self.mode, source) {
             (Some(m), _) => m == LoopMode::Closed,
@@ -519,7 +554,7 @@ impl HostSpec {
             (None, _) => false,
         };
         if closed && is_tasks {
-            return Err(SimError::Config("host.mode = \"closed\" does not apply to periodic tasks".into()));
+            return Err(SimError::config("host.mode", "host.mode = \"closed\" does not apply to periodic tasks"));
         }
         Ok(Host {
             queue_depth,
@@ -538,19 +573,22 @@ impl PreconditionSpec {
 
     pub(crate) fn validate(&self) -> Result<(), SimError> {
         if !(self.random_overwrites >= 0.0 && self.random_overwrites.is_finite()) {
-            return Err(SimError::Config(format!(
-                "precondition.random_overwrites must be >= 0, got {}",
-                self.random_overwrites
-            )));
+            return Err(SimError::config(
+                "precondition.random_overwrites",
+                format!("precondition.random_overwrites must be >= 0, got {}", self.random_overwrites),
+            ));
         }
         if self.random_overwrites > Self::MAX_RANDOM_OVERWRITES {
-            return Err(SimError::Config(format!(
-                "precondition.random_overwrites = {} logical spaces is more than the {} allowed: steady state \
+            return Err(SimError::config(
+                "precondition.random_overwrites",
+                format!(
+                    "precondition.random_overwrites = {} logical spaces is more than the {} allowed: steady state \
                  needs a few; give at most {}",
-                self.random_overwrites,
-                Self::MAX_RANDOM_OVERWRITES,
-                Self::MAX_RANDOM_OVERWRITES
-            )));
+                    self.random_overwrites,
+                    Self::MAX_RANDOM_OVERWRITES,
+                    Self::MAX_RANDOM_OVERWRITES
+                ),
+            ));
         }
         Ok(())
     }
@@ -559,14 +597,14 @@ impl PreconditionSpec {
 impl RunConfig {
     /// Parses a TOML document; unknown keys are errors naming them.
     pub fn from_toml(text: &str, origin: &str) -> Result<RunConfig, SimError> {
-        toml::from_str(text).map_err(|e| SimError::Config(format!("{origin}: {e}")))
+        toml::from_str(text).map_err(|e| SimError::config("", format!("{origin}: {e}")))
     }
 
     /// Reads a TOML file; a relative `workload.trace` is taken relative to the
     /// file's directory.
     pub fn from_file(path: &std::path::Path) -> Result<RunConfig, SimError> {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| SimError::Config(format!("cannot read config {}: {e}", path.display())))?;
+            .map_err(|e| SimError::config("", format!("cannot read config {}: {e}", path.display())))?;
         let mut config = RunConfig::from_toml(&text, &path.display().to_string())?;
         if let Some(dir) = path.parent() {
             config.resolve_paths(dir);

@@ -372,12 +372,12 @@ impl Device {
         let mut nand = config.device.nand_config(config.seed())?;
         nand.store = ftlab_nand::StoreKind::Bytes;
         let builder = crate::ftl_builder(config, None)?;
-        let nand = ftlab_nand::Nand::new(&nand).map_err(|e| SimError::Config(format!("device: {e}")))?;
+        let nand = ftlab_nand::Nand::new(&nand).map_err(|e| SimError::config("device", format!("device: {e}")))?;
         let mut flash = Flash::new(nand);
         flash.set_copyback(config.device.copyback);
         let ftl = {
             let mut io = flash.io(SimTime::ZERO);
-            builder.format(&mut io).map_err(|e| SimError::Config(format!("ftl `{}`: {e}", config.ftl.kind)))?
+            builder.format(&mut io).map_err(|e| SimError::building(&config.ftl.kind, e))?
         };
         Ok(Device::new(flash, ftl, Some(builder)))
     }

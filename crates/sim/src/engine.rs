@@ -391,10 +391,13 @@ impl Engine {
         let first = req.offset / ps;
         let last = (req.offset + u64::from(req.len) - 1) / ps;
         if last >= self.addressable {
-            return Err(SimError::Config(format!(
-                "request at byte {} of {} bytes runs past the logical space of {} pages",
-                req.offset, req.len, self.addressable
-            )));
+            return Err(SimError::config(
+                "workload",
+                format!(
+                    "request at byte {} of {} bytes runs past the logical space of {} pages",
+                    req.offset, req.len, self.addressable
+                ),
+            ));
         }
         Ok((first, last))
     }

@@ -33,6 +33,7 @@ pub mod source;
 
 use thiserror::Error;
 
+pub use ftlab_ftl::ConfigError;
 use ftlab_ftl::{registry, ErrorKind, Flash, FtlError};
 use ftlab_nand::{Nand, SimTime};
 use ftlab_workload::TraceError;
@@ -47,8 +48,20 @@ use crate::source::{Request, Requests, TaskSpace};
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum SimError {
+    /// A configuration that cannot run, found before anything ran: the key
+    /// path and the problem ([`ConfigError`]; its `key` is empty when the
+    /// config file itself cannot be read or parsed, its message then names the
+    /// file and the place).
     #[error("{0}")]
-    Config(String),
+    Config(ConfigError),
+    /// Formatting the device for the FTL failed for a reason other than its
+    /// configuration (the flash refused an operation).
+    #[error("formatting the device for FTL `{ftl}` failed: {source}")]
+    Format {
+        ftl: String,
+        #[source]
+        source: FtlError,
+    },
     #[error(transparent)]
     Trace(TraceError),
     /// The engine broke one of its own invariants (a defect of ftlab, not of the
@@ -78,13 +91,29 @@ pub enum SimError {
 }
 
 impl SimError {
+    /// A configuration error for `key` with `problem` ([`ConfigError`]).
+    pub fn config(key: impl Into<String>, problem: impl Into<String>) -> Self {
+        SimError::Config(ConfigError::new(key, problem))
+    }
+
+    /// The error of building or formatting FTL `kind`: its configuration
+    /// errors keep their key, with the FTL named in the message.
+    pub fn building(kind: &str, e: FtlError) -> Self {
+        match e {
+            FtlError::Config(c) => {
+                SimError::Config(ConfigError { key: c.key, problem: format!("ftl `{kind}`: {}", c.problem) })
+            }
+            source => SimError::Format { ftl: kind.to_string(), source },
+        }
+    }
+
     /// The kind of failure, for front ends that map it to an errno or an
     /// exception class: a flash or FTL failure keeps the FTL's kind; bad input
     /// (configuration, trace, times) is [`ErrorKind::Invalid`]; a broken engine
     /// invariant is [`ErrorKind::Io`].
     pub fn kind(&self) -> ErrorKind {
         match self {
-            SimError::Ftl { source, .. } => source.kind(),
+            SimError::Ftl { source, .. } | SimError::Format { source, .. } => source.kind(),
             SimError::Stopped { error, .. } => error.kind(),
             SimError::Invariant(_) => ErrorKind::Io,
             _ => ErrorKind::Invalid,
@@ -112,14 +141,18 @@ fn prepare(config: &RunConfig) -> Result<Prepared, SimError> {
     config.precondition.validate()?;
     if let Some(f) = config.workload.stop_at_retired_fraction {
         if !(f > 0.0 && f <= 1.0) {
-            return Err(SimError::Config(format!(
-                "workload.stop_at_retired_fraction must be in (0, 1] (a fraction of the good blocks), got {f}"
-            )));
+            return Err(SimError::config(
+                "workload.stop_at_retired_fraction",
+                format!("workload.stop_at_retired_fraction must be in (0, 1] (a fraction of the good blocks), got {f}"),
+            ));
         }
     }
     if let Some(ms) = config.metrics.interval_ms {
         if !(ms > 0.0 && ms.is_finite()) {
-            return Err(SimError::Config(format!("metrics.interval_ms must be positive, got {ms}")));
+            return Err(SimError::config(
+                "metrics.interval_ms",
+                format!("metrics.interval_ms must be positive, got {ms}"),
+            ));
         }
     }
     let bound_ns = config.metrics.bound_ns()?;
@@ -138,7 +171,10 @@ pub(crate) fn ftl_builder(config: &RunConfig, source: Option<&Source>) -> Result
     let mut params = config.ftl.params.clone();
     if let Some(op) = config.device.over_provisioning {
         if params.contains_key("over_provisioning") {
-            return Err(SimError::Config("over_provisioning is set in both [device] and [ftl]; set it once".into()));
+            return Err(SimError::config(
+                "ftl.over_provisioning",
+                "over_provisioning is set in both [device] and [ftl]; set it once",
+            ));
         }
         params.insert("over_provisioning".into(), toml::Value::Float(op));
     }
@@ -153,12 +189,13 @@ pub(crate) fn ftl_builder(config: &RunConfig, source: Option<&Source>) -> Result
         }
         _ => registry::build(kind, &params),
     }
-    .map_err(|e| SimError::Config(e.to_string()))?;
+    .map_err(|e| SimError::building(kind, e))?;
     Ok(match config.device.write_buffer_pages {
         None => builder,
         Some(0) => {
-            return Err(SimError::Config(
-                "device.write_buffer_pages = 0 is no buffer: leave it out, or give it at least 1 page".into(),
+            return Err(SimError::config(
+                "device.write_buffer_pages",
+                "device.write_buffer_pages = 0 is no buffer: leave it out, or give it at least 1 page",
             ))
         }
         Some(pages) => Box::new(ftlab_ftl::buffer::WriteBufferBuilder { inner: builder, pages: pages as usize }),
@@ -268,12 +305,12 @@ impl Simulation {
     /// Validates `config` and formats the device.
     pub fn new(config: &RunConfig) -> Result<Simulation, SimError> {
         let p = prepare(config)?;
-        let nand = Nand::new(&p.nand).map_err(|e| SimError::Config(format!("device: {e}")))?;
+        let nand = Nand::new(&p.nand).map_err(|e| SimError::config("device", format!("device: {e}")))?;
         let mut flash = Flash::new(nand);
         flash.set_copyback(config.device.copyback);
         let ftl = {
             let mut io = flash.io(SimTime::ZERO);
-            p.builder.format(&mut io).map_err(|e| SimError::Config(format!("ftl `{}`: {e}", config.ftl.kind)))?
+            p.builder.format(&mut io).map_err(|e| SimError::building(&config.ftl.kind, e))?
         };
         let interval_ns = config.metrics.interval_ms.map(|ms| (ms * 1e6) as u64);
         let admission = ftl.realtime().and_then(|r| r.admission());

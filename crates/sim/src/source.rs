@@ -291,16 +291,22 @@ impl TaskSource {
             let wp = s.write_period_us.map(|p| (p * 1e3) as u64).unwrap_or(0);
             let rp = s.read_period_us.map(|p| (p * 1e3) as u64).unwrap_or(0);
             if (s.write_pages > 0 && wp == 0) || (s.read_pages > 0 && rp == 0) {
-                return Err(SimError::Config(format!("task `{}`: periods must be at least 1 ns", s.name)));
+                return Err(SimError::config(
+                    "workload.task",
+                    format!("task `{}`: periods must be at least 1 ns", s.name),
+                ));
             }
             let lifetime = s.lifetime_us.map(|l| (l * 1e3) as u64).unwrap_or(duration_ns).max(1);
             let slots = if s.write_pages > 0 { lifetime.div_ceil(wp).max(1) } else { 0 };
             let region = slots * u64::from(s.write_pages);
             if s.write_pages > 0 && u64::from(s.read_pages) > region {
-                return Err(SimError::Config(format!(
-                    "task `{}` reads {} pages per period but keeps only {region} pages of live data",
-                    s.name, s.read_pages
-                )));
+                return Err(SimError::config(
+                    "workload.task",
+                    format!(
+                        "task `{}` reads {} pages per period but keeps only {region} pages of live data",
+                        s.name, s.read_pages
+                    ),
+                ));
             }
             let region = region.max(u64::from(s.read_pages));
             let runs = space.admitted.get(i).copied().unwrap_or(true);
@@ -325,11 +331,14 @@ impl TaskSource {
         }
         let used = base - space.first_page;
         if used > space.pages {
-            return Err(SimError::Config(format!(
-                "the task set keeps {used} pages of live data but the FTL has {} logical pages for it; \
+            return Err(SimError::config(
+                "workload.task",
+                format!(
+                    "the task set keeps {used} pages of live data but the FTL has {} logical pages for it; \
                  shorten lifetimes, drop tasks or use a larger device",
-                space.pages
-            )));
+                    space.pages
+                ),
+            ));
         }
         Ok(TaskSource { tasks, releases, duration_ns, page_size: u64::from(page_size) })
     }

@@ -156,6 +156,27 @@ fn bad_configs_are_errors_naming_the_key() {
     assert!(e.contains("channels"), "{e}");
 }
 
+/// Configuration errors carry the key path as a field, for front ends that
+/// show it apart from the message (Python's `ConfigError.key`).
+#[test]
+fn config_errors_carry_the_key_path() {
+    let key = |text: &str| match run(&config(text), &mut |_| {}) {
+        Err(SimError::Config(c)) => c.key,
+        Err(e) => panic!("expected a configuration error for {text:?}, got {e}"),
+        Ok(_) => panic!("expected a configuration error for {text:?}, got a run"),
+    };
+    assert_eq!(key("[ftl]\nkind = \"pagemap\"\ngc_free_blocks = 0\n"), "ftl.gc_free_blocks");
+    assert_eq!(key("[ftl]\nkind = \"pagemap\"\ngc_treshold = 2\n"), "ftl.gc_treshold");
+    assert_eq!(key("[ftl]\nkind = \"nosuch\"\n"), "ftl.kind");
+    assert_eq!(key("[device]\nchip = \"nope\"\n"), "device.chip");
+    assert_eq!(key("[device]\nchannels = 1\nways = 1\ndies = 1\nplanes = 1\nblocks_per_plane = 2\n"), "device");
+    assert_eq!(key("[host]\nqueue_depth = 0\n"), "host.queue_depth");
+    assert_eq!(key("[device]\nwrite_buffer_pages = 0\n"), "device.write_buffer_pages");
+    let text =
+        "[workload]\n[[workload.task]]\nname = \"big\"\nwrite_period_us = 10\nwrite_pages = 64\nlifetime_us = 1e9\n";
+    assert_eq!(key(text), "workload.task");
+}
+
 fn tasks(write_period_us: f64, pages: u32) -> String {
     format!(
         "[workload]\nduration_ms = 500\n\

@@ -72,9 +72,12 @@ impl DemandMap {
         let ppb = g.pages_per_block;
         let entries_per_tpage = g.page_size / ENTRY_BYTES;
         if entries_per_tpage == 0 || lambda_t == 0 || lambda_t >= ppb {
-            return Err(FtlError::Config(format!(
+            return Err(FtlError::config(
+                "ftl.sigma_t",
+                format!(
                 "translation pages need page_size >= {ENTRY_BYTES} and 0 < lambda_t < pages_per_block (got {lambda_t})"
-            )));
+            ),
+            ));
         }
         let mut per_die: Vec<Vec<BlockId>> = (0..g.dies())
             .map(|d| {
@@ -87,7 +90,7 @@ impl DemandMap {
         let data_blocks = good.saturating_sub(translation_blocks);
         let logical_pages = u32::try_from(logical(data_blocks)).unwrap_or(u32::MAX);
         if logical_pages == 0 || data_blocks <= g.dies() + 1 {
-            return Err(FtlError::Config(format!(
+            return Err(FtlError::config("device", format!(
                 "the device is too small for demand-based mapping: {good} good blocks, {translation_blocks} needed for translation pages"
             )));
         }

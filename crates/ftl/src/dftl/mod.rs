@@ -79,10 +79,13 @@ impl Default for DftlConfig {
 pub(crate) fn lambda_t(scheme: &str, sigma_t: f64, pages_per_block: u32) -> Result<u32, FtlError> {
     let l = (sigma_t * f64::from(pages_per_block)).ceil();
     if !(sigma_t > 0.0 && sigma_t < 1.0) || l >= f64::from(pages_per_block) {
-        return Err(FtlError::Config(format!(
-            "{scheme}.sigma_t must be in (0, 1) and leave a translation block an invalid page \
+        return Err(FtlError::config(
+            "ftl.sigma_t",
+            format!(
+                "{scheme}.sigma_t must be in (0, 1) and leave a translation block an invalid page \
              (ceil(sigma_t * {pages_per_block}) < {pages_per_block}), got {sigma_t}"
-        )));
+            ),
+        ));
     }
     Ok(l as u32)
 }
@@ -91,19 +94,22 @@ impl DftlConfig {
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
         if self.cmt_entries == 0 {
-            return Err(FtlError::Config("dftl.cmt_entries must be at least 1".into()));
+            return Err(FtlError::config("ftl.cmt_entries", "dftl.cmt_entries must be at least 1"));
         }
         if !(0.0..1.0).contains(&self.over_provisioning) {
-            return Err(FtlError::Config(format!(
-                "dftl.over_provisioning must be in [0, 1), got {}",
-                self.over_provisioning
-            )));
+            return Err(FtlError::config(
+                "ftl.over_provisioning",
+                format!("dftl.over_provisioning must be in [0, 1), got {}", self.over_provisioning),
+            ));
         }
         if self.gc_free_blocks == 0 {
-            return Err(FtlError::Config("dftl.gc_free_blocks must be at least 1".into()));
+            return Err(FtlError::config("ftl.gc_free_blocks", "dftl.gc_free_blocks must be at least 1"));
         }
         if !(self.sigma_t > 0.0 && self.sigma_t < 1.0) {
-            return Err(FtlError::Config(format!("dftl.sigma_t must be in (0, 1), got {}", self.sigma_t)));
+            return Err(FtlError::config(
+                "ftl.sigma_t",
+                format!("dftl.sigma_t must be in (0, 1), got {}", self.sigma_t),
+            ));
         }
         Ok(())
     }

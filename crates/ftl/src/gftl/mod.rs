@@ -126,16 +126,16 @@ impl GftlConfig {
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
         if !(0.0..1.0).contains(&self.clean_threshold) {
-            return Err(FtlError::Config(format!(
-                "gftl.clean_threshold must be in [0, 1), got {}",
-                self.clean_threshold
-            )));
+            return Err(FtlError::config(
+                "ftl.clean_threshold",
+                format!("gftl.clean_threshold must be in [0, 1), got {}", self.clean_threshold),
+            ));
         }
         if !(self.write_queue_factor >= 1.0 && self.write_queue_factor <= 64.0) {
-            return Err(FtlError::Config(format!(
-                "gftl.write_queue_factor must be in [1, 64], got {}",
-                self.write_queue_factor
-            )));
+            return Err(FtlError::config(
+                "ftl.write_queue_factor",
+                format!("gftl.write_queue_factor must be in [1, 64], got {}", self.write_queue_factor),
+            ));
         }
         Ok(())
     }
@@ -228,8 +228,8 @@ pub struct Gftl {
 pub(crate) fn sizing(config: &GftlConfig, g: &Geometry, good: u32, costs: Costs) -> Result<GftlSizing, FtlError> {
     let pi = g.pages_per_block;
     let chip = ChipParams::from_ns(costs.rdpg, costs.wrpg, costs.rdoob, costs.er, pi)
-        .map_err(|e| FtlError::Config(format!("gftl: {e}")))?;
-    let b = ftlab_bounds::gftl(&chip).map_err(|e| FtlError::Config(format!("gftl: {e}")))?;
+        .map_err(|e| FtlError::config("device.timing", format!("gftl: {e}")))?;
+    let b = ftlab_bounds::gftl(&chip).map_err(|e| FtlError::config("device.timing", format!("gftl: {e}")))?;
     // This implementation's worst case: a read phase of at most pi page reads and
     // pi OOB reads, packed whole into steps (each closed step holds more than
     // t_er - t_rdpg), and pi programs, floor(t_er / t_wrpg) per step.
@@ -247,10 +247,10 @@ pub(crate) fn sizing(config: &GftlConfig, g: &Geometry, good: u32, costs: Costs)
         n -= 1;
     }
     if n == 0 {
-        return Err(FtlError::Config(format!("the device is too small for gftl: {good} good blocks")));
+        return Err(FtlError::config("device", format!("the device is too small for gftl: {good} good blocks")));
     }
     if n * p > u64::from(LPN_MASK) || pi > u32::from(u16::MAX) {
-        return Err(FtlError::Config("gftl: too many logical pages or pages per block".into()));
+        return Err(FtlError::config("device", "gftl: too many logical pages or pages per block"));
     }
     let read = p * costs.rdoob + costs.rdpg;
     Ok(GftlSizing {

@@ -37,10 +37,10 @@ impl LazyRtgcConfig {
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
         if !(0.0..1.0).contains(&self.sigma) {
-            return Err(FtlError::Config(format!(
-                "lazy-rtgc.sigma must be in [0, 1) (0 = the chip's largest, Eq. 11), got {}",
-                self.sigma
-            )));
+            return Err(FtlError::config(
+                "ftl.sigma",
+                format!("lazy-rtgc.sigma must be in [0, 1) (0 = the chip's largest, Eq. 11), got {}", self.sigma),
+            ));
         }
         Ok(())
     }
@@ -102,7 +102,7 @@ pub(crate) fn chip_params(io: &Io, with_transfer: bool) -> Result<ChipParams, Ft
         (0, 0)
     };
     ChipParams::from_ns(t.read_ns + page, t.program_ns + page, t.read_oob_ns + oob, t.erase_ns, g.pages_per_block)
-        .map_err(|e| FtlError::Config(format!("chip parameters: {e}")))
+        .map_err(|e| FtlError::config("device.timing", format!("chip parameters: {e}")))
 }
 
 /// How long flash work of the other dies on a page command's channel can hold
@@ -139,7 +139,8 @@ pub(crate) fn gc_transfers(io: &Io, alpha: u32) -> u64 {
 pub(crate) fn task_bounds(io: &Io, scheme: &str) -> Result<ftlab_bounds::LazyRtgc, FtlError> {
     let g = io.geometry();
     let copyback = g.planes_per_die == 1 && io.copyback_enabled();
-    ftlab_bounds::lazy_rtgc(&chip_params(io, !copyback)?).map_err(|e| FtlError::Config(format!("{scheme}: {e}")))
+    ftlab_bounds::lazy_rtgc(&chip_params(io, !copyback)?)
+        .map_err(|e| FtlError::config("device.timing", format!("{scheme}: {e}")))
 }
 
 /// The configured logical-to-physical ratio and the most valid pages a greedy
@@ -157,11 +158,15 @@ pub(crate) fn valid_bound(
     }
     let l = ceil_pages(ratio, pi);
     if l > chip.u_lambda {
-        return Err(FtlError::Config(format!(
-            "{key} = {ratio} lets a victim hold {l} valid pages, more than this chip's U(lambda) = {} \
+        let param = key.rsplit('.').next().unwrap_or(key);
+        return Err(FtlError::config(
+            format!("ftl.{param}"),
+            format!(
+                "{key} = {ratio} lets a victim hold {l} valid pages, more than this chip's U(lambda) = {} \
              (Eq. 9-11); use at most {}",
-            chip.u_lambda, chip.sigma_integral
-        )));
+                chip.u_lambda, chip.sigma_integral
+            ),
+        ));
     }
     Ok((ratio, l))
 }
@@ -179,11 +184,12 @@ pub(crate) fn logical_space(
     let by_ratio = (f64::from(good_blocks) * f64::from(pi) * ratio).floor() as u64;
     let by_bound = u64::from(good_blocks.saturating_sub(reserve_blocks)) * u64::from(lambda_max);
     let logical_pages = u32::try_from(by_ratio.min(by_bound))
-        .map_err(|_| FtlError::Config(format!("{scheme}: logical space too large")))?;
+        .map_err(|_| FtlError::config("device", format!("{scheme}: logical space too large")))?;
     if logical_pages == 0 {
-        return Err(FtlError::Config(format!(
-            "the device is too small for {scheme}: {good_blocks} good blocks, {reserve_blocks} reserved"
-        )));
+        return Err(FtlError::config(
+            "device",
+            format!("the device is too small for {scheme}: {good_blocks} good blocks, {reserve_blocks} reserved"),
+        ));
     }
     Ok(logical_pages)
 }

@@ -126,27 +126,31 @@ impl MultiLogConfig {
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
         if !(0.0..1.0).contains(&self.over_provisioning) {
-            return Err(FtlError::Config(format!(
-                "multilog.over_provisioning must be in [0, 1), got {}",
-                self.over_provisioning
-            )));
+            return Err(FtlError::config(
+                "ftl.over_provisioning",
+                format!("multilog.over_provisioning must be in [0, 1), got {}", self.over_provisioning),
+            ));
         }
         if !(1..=MAX_LOGS).contains(&self.logs) {
-            return Err(FtlError::Config(format!(
-                "multilog.logs must be 1 to {MAX_LOGS} (the number of frequency sets), got {}",
-                self.logs
-            )));
+            return Err(FtlError::config(
+                "ftl.logs",
+                format!("multilog.logs must be 1 to {MAX_LOGS} (the number of frequency sets), got {}", self.logs),
+            ));
         }
         if self.gc_free_blocks == 0 {
-            return Err(FtlError::Config(
-                "multilog.gc_free_blocks must be at least 1 (GC needs a free block to copy into)".into(),
+            return Err(FtlError::config(
+                "ftl.gc_free_blocks",
+                "multilog.gc_free_blocks must be at least 1 (GC needs a free block to copy into)",
             ));
         }
         if !(self.base_interval_us.is_finite() && self.base_interval_us >= 0.0) {
-            return Err(FtlError::Config(format!(
-                "multilog.base_interval_us must be 0 (automatic) or a positive number of microseconds, got {}",
-                self.base_interval_us
-            )));
+            return Err(FtlError::config(
+                "ftl.base_interval_us",
+                format!(
+                    "multilog.base_interval_us must be 0 (automatic) or a positive number of microseconds, got {}",
+                    self.base_interval_us
+                ),
+            ));
         }
         Ok(())
     }
@@ -163,10 +167,13 @@ impl MultiLogConfig {
         let wanted = ((u64::from(good_blocks) * ppb) as f64 * (1.0 - self.over_provisioning)).floor() as u64;
         let logical = wanted.min(max);
         if logical == 0 {
-            return Err(FtlError::Config(format!(
+            return Err(FtlError::config(
+                "device",
+                format!(
                 "the device is too small for multilog: {good_blocks} good blocks, {slack} needed as GC reserve and \
                  open blocks (gc_free_blocks + logs x dies + 1); lower multilog.logs"
-            )));
+            ),
+            ));
         }
         Ok(logical as u32)
     }

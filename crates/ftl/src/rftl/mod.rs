@@ -85,11 +85,14 @@ impl RftlConfig {
     /// Checks the fields that need no device; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
         if self.pages_per_logical_block > u32::from(u16::MAX) / 3 {
-            return Err(FtlError::Config(format!(
-                "rftl.pages_per_logical_block must be at most {}, got {}",
-                u16::MAX / 3,
-                self.pages_per_logical_block
-            )));
+            return Err(FtlError::config(
+                "ftl.pages_per_logical_block",
+                format!(
+                    "rftl.pages_per_logical_block must be at most {}, got {}",
+                    u16::MAX / 3,
+                    self.pages_per_logical_block
+                ),
+            ));
         }
         Ok(())
     }
@@ -119,24 +122,31 @@ impl RftlConfig {
         self.validate()?;
         let ppb = geometry.pages_per_block;
         if ppb > u32::from(u16::MAX) / 3 {
-            return Err(FtlError::Config(format!(
-                "rftl needs at most {} pages per block (page positions are 16 bits), the device has {ppb}",
-                u16::MAX / 3
-            )));
+            return Err(FtlError::config(
+                "device.pages_per_block",
+                format!(
+                    "rftl needs at most {} pages per block (page positions are 16 bits), the device has {ppb}",
+                    u16::MAX / 3
+                ),
+            ));
         }
         let k_max = Self::max_copies_per_step(geometry, timing, copyback);
         if k_max == 0 {
-            return Err(FtlError::Config(format!(
-                "rftl: a page copy takes longer than an erase ({} ns) on this chip, so no partial step is bounded",
-                timing.erase_ns
-            )));
+            return Err(FtlError::config(
+                "device.timing",
+                format!(
+                    "rftl: a page copy takes longer than an erase ({} ns) on this chip, so no partial step is bounded",
+                    timing.erase_ns
+                ),
+            ));
         }
         let k = match self.copies_per_step {
             0 => k_max,
             k if k > k_max => {
-                return Err(FtlError::Config(format!(
-                    "rftl.copies_per_step = {k} does not fit in one erase time; at most {k_max} on this chip"
-                )))
+                return Err(FtlError::config(
+                    "ftl.copies_per_step",
+                    format!("rftl.copies_per_step = {k} does not fit in one erase time; at most {k_max} on this chip"),
+                ))
             }
             k => k,
         };
@@ -144,17 +154,21 @@ impl RftlConfig {
         let n = match self.pages_per_logical_block {
             0 => n_max,
             n if n > n_max => {
-                return Err(FtlError::Config(format!(
-                    "rftl.pages_per_logical_block = {n} leaves too little room for the partial collection; \
+                return Err(FtlError::config(
+                    "ftl.pages_per_logical_block",
+                    format!(
+                        "rftl.pages_per_logical_block = {n} leaves too little room for the partial collection; \
                      at most {n_max} with {ppb} pages per block and {k} copies per step"
-                )))
+                    ),
+                ))
             }
             n => n,
         };
         if n == 0 {
-            return Err(FtlError::Config(format!(
-                "rftl: blocks of {ppb} pages are too small for a partial collection"
-            )));
+            return Err(FtlError::config(
+                "device.pages_per_block",
+                format!("rftl: blocks of {ppb} pages are too small for a partial collection"),
+            ));
         }
         Ok(RftlPlan { copies_per_step: k, pages_per_logical_block: n })
     }
@@ -261,9 +275,9 @@ impl Rftl {
         }
         let logical = lblocks.len() as u64 * u64::from(plan.pages_per_logical_block);
         let logical_pages =
-            u32::try_from(logical).map_err(|_| FtlError::Config("rftl: logical space too large".into()))?;
+            u32::try_from(logical).map_err(|_| FtlError::config("device", "rftl: logical space too large"))?;
         if logical_pages == 0 {
-            return Err(FtlError::Config("the device is too small for rftl: no plane has three good blocks".into()));
+            return Err(FtlError::config("device", "the device is too small for rftl: no plane has three good blocks"));
         }
         let page = timing.transfer(g.page_size + g.oob_size).as_ns();
         let chip = ChipParams::from_ns(
@@ -273,7 +287,7 @@ impl Rftl {
             timing.erase_ns,
             g.pages_per_block,
         )
-        .map_err(|e| FtlError::Config(format!("rftl bound: {e}")))?;
+        .map_err(|e| FtlError::config("device.timing", format!("rftl bound: {e}")))?;
         let bound = SimTime((ftlab_bounds::rftl(&chip).max_response_us * 1_000.0).round() as u64);
         Ok(Rftl {
             config,

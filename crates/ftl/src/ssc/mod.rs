@@ -242,11 +242,15 @@ impl SscConfig {
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
         if !(0.0..1.0).contains(&self.reserve) {
-            return Err(FtlError::Config(format!("ssc.reserve must be in [0, 1), got {}", self.reserve)));
+            return Err(FtlError::config(
+                "ftl.reserve",
+                format!("ssc.reserve must be in [0, 1), got {}", self.reserve),
+            ));
         }
         if self.gc_free_blocks == 0 {
-            return Err(FtlError::Config(
-                "ssc.gc_free_blocks must be at least 1 (GC needs a free block to copy into)".into(),
+            return Err(FtlError::config(
+                "ftl.gc_free_blocks",
+                "ssc.gc_free_blocks must be at least 1 (GC needs a free block to copy into)",
             ));
         }
         Ok(())
@@ -264,7 +268,7 @@ impl SscConfig {
         let wanted = ((u64::from(good_blocks) * ppb) as f64 * (1.0 - self.reserve)).floor() as u64;
         let cap = wanted.min(max).min(MAX_BLOCKS);
         if cap == 0 {
-            return Err(FtlError::Config(format!(
+            return Err(FtlError::config("device", format!(
                 "the device is too small for ssc: {good_blocks} good blocks, {slack} needed as GC reserve and open blocks"
             )));
         }

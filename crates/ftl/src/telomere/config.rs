@@ -169,22 +169,26 @@ impl TelomereConfig {
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
         if !(0.0..1.0).contains(&self.over_provisioning) {
-            return Err(FtlError::Config(format!(
-                "telomere.over_provisioning must be in [0, 1), got {}",
-                self.over_provisioning
-            )));
+            return Err(FtlError::config(
+                "ftl.over_provisioning",
+                format!("telomere.over_provisioning must be in [0, 1), got {}", self.over_provisioning),
+            ));
         }
         if self.gc_free_blocks == 0 {
-            return Err(FtlError::Config(
-                "telomere.gc_free_blocks must be at least 1 (pool GC needs a free block to copy into)".into(),
+            return Err(FtlError::config(
+                "ftl.gc_free_blocks",
+                "telomere.gc_free_blocks must be at least 1 (pool GC needs a free block to copy into)",
             ));
         }
         for (i, t) in self.tasks.iter().enumerate() {
             let task = t.task(i);
             if t.lifetime_ms < 0.0 || !t.lifetime_ms.is_finite() {
-                return Err(FtlError::Config(format!("telomere task `{}`: lifetime_ms must be >= 0", task.name)));
+                return Err(FtlError::config(
+                    "ftl.tasks",
+                    format!("telomere task `{}`: lifetime_ms must be >= 0", task.name),
+                ));
             }
-            task.validate().map_err(|e| FtlError::Config(format!("telomere.tasks[{i}]: {e}")))?;
+            task.validate().map_err(|e| FtlError::config("ftl.tasks", format!("telomere.tasks[{i}]: {e}")))?;
         }
         Ok(())
     }
@@ -240,29 +244,38 @@ impl TelomereConfig {
         let good = (0..g.total_blocks()).filter(|&b| !io.is_bad(BlockId(b))).count() as u32;
         let tasks: Vec<Task> = self.tasks.iter().enumerate().map(|(i, t)| t.task(i)).collect();
         if self.pool_dies > g.dies() {
-            return Err(FtlError::Config(format!(
-                "telomere.pool_dies is {} but the device has {} dies: use 0 (every die) up to {}",
-                self.pool_dies,
-                g.dies(),
-                g.dies()
-            )));
+            return Err(FtlError::config(
+                "ftl.pool_dies",
+                format!(
+                    "telomere.pool_dies is {} but the device has {} dies: use 0 (every die) up to {}",
+                    self.pool_dies,
+                    g.dies(),
+                    g.dies()
+                ),
+            ));
         }
         if !tasks.is_empty() && g.pages_per_block < super::summary::PAGES + 2 {
-            return Err(FtlError::Config(format!(
-                "telomere with tasks needs at least {} pages per block (a task block keeps {} for its summary), \
+            return Err(FtlError::config(
+                "device.pages_per_block",
+                format!(
+                    "telomere with tasks needs at least {} pages per block (a task block keeps {} for its summary), \
                  the device has {}",
-                super::summary::PAGES + 2,
-                super::summary::PAGES,
-                g.pages_per_block
-            )));
+                    super::summary::PAGES + 2,
+                    super::summary::PAGES,
+                    g.pages_per_block
+                ),
+            ));
         }
         if let Some(t) = tasks.iter().find(|t| t.granularity > g.dies()) {
-            return Err(FtlError::Config(format!(
-                "telomere task `{}`: granularity {} exceeds the device's {} dies",
-                t.name,
-                t.granularity,
-                g.dies()
-            )));
+            return Err(FtlError::config(
+                "ftl.tasks",
+                format!(
+                    "telomere task `{}`: granularity {} exceeds the device's {} dies",
+                    t.name,
+                    t.granularity,
+                    g.dies()
+                ),
+            ));
         }
         let mut groups = Vec::new();
         let mut group_of_task = vec![None; tasks.len()];
@@ -270,7 +283,8 @@ impl TelomereConfig {
         let mut stream_pages = 0u64;
         if !tasks.is_empty() {
             let device = self.device(io, good);
-            let set = TaskSet::new(device.clone(), tasks.clone()).map_err(|e| FtlError::Config(e.to_string()))?;
+            let set = TaskSet::new(device.clone(), tasks.clone())
+                .map_err(|e| FtlError::config("ftl.tasks", e.to_string()))?;
             let policy = match self.policy {
                 Placement::Sip => Policy::Sip,
                 Placement::Sharp => Policy::Sharp,
@@ -281,7 +295,7 @@ impl TelomereConfig {
             let xfer = io.timing().transfer(g.page_size + g.oob_size).0;
             let channel_wait_ns = u64::from(g.ways_per_channel * g.dies_per_way).saturating_sub(1) * xfer;
             let a = admit_with(&set, policy, Some(ChipCheck { channel_wait_ns }))
-                .map_err(|e| FtlError::Config(e.to_string()))?;
+                .map_err(|e| FtlError::config("ftl.tasks", e.to_string()))?;
             verdicts = a
                 .tasks
                 .iter()
@@ -315,13 +329,16 @@ impl TelomereConfig {
                 .map(|v| format!("`{}` ({})", v.name, v.reason.as_deref().unwrap_or("?")))
                 .collect();
             if self.strict_admission && !refused.is_empty() {
-                return Err(FtlError::Config(format!(
-                    "telomere ({}) refuses task(s) {} on this device ({} blocks for tasks): drop or shrink them, \
+                return Err(FtlError::config(
+                    "ftl.tasks",
+                    format!(
+                        "telomere ({}) refuses task(s) {} on this device ({} blocks for tasks): drop or shrink them, \
                      use a larger device, or set strict_admission = false to send their writes to the pool",
-                    policy.name(),
-                    refused.join(", "),
-                    device.blocks
-                )));
+                        policy.name(),
+                        refused.join(", "),
+                        device.blocks
+                    ),
+                ));
             }
             stream_pages = (0..tasks.len())
                 .filter(|&i| verdicts[i].admitted)
@@ -337,11 +354,14 @@ impl TelomereConfig {
             }
             let reserved: u64 = placed.iter().map(|p| p.blocks).sum();
             if reserved > device.blocks {
-                return Err(FtlError::Config(format!(
+                return Err(FtlError::config(
+                    "ftl.tasks",
+                    format!(
                     "telomere (sharp): striping each partition over its widest task's granularity needs {reserved} \
                      blocks, more than the {} for tasks: give the tasks of similar lifetimes one granularity",
                     device.blocks
-                )));
+                ),
+                ));
             }
             for (k, p) in placed.into_iter().enumerate() {
                 let (idx, blocks, first_die, width) = (p.tasks, p.blocks, p.first_chip, p.width);
@@ -366,17 +386,23 @@ impl TelomereConfig {
         let pool = u64::from(good).saturating_sub(reserved + u64::from(self.pool_slack(&g)));
         let logical = ((pool * u64::from(g.pages_per_block)) as f64 * (1.0 - self.over_provisioning)).floor() as u64;
         if logical == 0 {
-            return Err(FtlError::Config(format!(
-                "the device is too small for telomere: {good} good blocks, {reserved} reserved for tasks, {} for \
+            return Err(FtlError::config(
+                "device",
+                format!(
+                    "the device is too small for telomere: {good} good blocks, {reserved} reserved for tasks, {} for \
                  the pool's GC and open blocks",
-                self.pool_slack(&g)
-            )));
+                    self.pool_slack(&g)
+                ),
+            ));
         }
         if logical.saturating_add(stream_pages) > u64::from(u32::MAX) {
-            return Err(FtlError::Config(format!(
+            return Err(FtlError::config(
+                "device",
+                format!(
                 "telomere: {logical} logical pages and {stream_pages} for the tasks' data exceed 2^32 pages: use a \
                  smaller device or shorter lifetimes"
-            )));
+            ),
+            ));
         }
         let periods = tasks.iter().map(|t| (t.write_period_ns, t.lifetime_periods)).collect();
         Ok(Plan {

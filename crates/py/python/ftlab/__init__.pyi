@@ -22,6 +22,10 @@ class Error(Exception):
 class ConfigError(Error):
     """A bad configuration, key, value, sweep grid or task set: nothing ran."""
 
+    key: Optional[str]
+    """The key path of the bad setting (`ftl.gc_free_blocks`, `device.chip`, `device` for a device too
+    small for the scheme) where the check that failed knows it, else None."""
+
 class TraceError(Error):
     """A trace that cannot be read or has a malformed line."""
 

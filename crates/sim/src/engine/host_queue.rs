@@ -3,7 +3,7 @@
 //! order until the dispatcher takes them.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use super::{next_request, queue_key, Queued};
 use crate::source::Request;
@@ -22,8 +22,13 @@ pub(super) struct HostQueue<'s> {
     closed: bool,
     /// The source's next request, read ahead.
     peeked: Option<Request>,
-    /// Requests arrived and not dispatched (open loop).
-    waiting: BinaryHeap<Reverse<Queued>>,
+    /// Requests arrived and not dispatched (open loop), in two parts: `ordered`
+    /// holds those that arrived with a key no smaller than every key before
+    /// them, so it is sorted by `(key, seq)` as it stands (the common case: a
+    /// source in time order with FIFO dispatch never touches the heap); `heap`
+    /// holds the others. The next to take is the smaller of the two fronts.
+    ordered: VecDeque<Queued>,
+    heap: BinaryHeap<Reverse<Queued>>,
     seq: u64,
 }
 
@@ -36,7 +41,7 @@ impl<'s> HostQueue<'s> {
         closed: bool,
     ) -> Result<Self, SimError> {
         let peeked = next_request(source, offset)?;
-        Ok(HostQueue { source, offset, edf, closed, peeked, waiting: BinaryHeap::new(), seq: 0 })
+        Ok(HostQueue { source, offset, edf, closed, peeked, ordered: VecDeque::new(), heap: BinaryHeap::new(), seq: 0 })
     }
 
     /// Whether a request can be taken now (one waits, or in closed loop the
@@ -46,7 +51,7 @@ impl<'s> HostQueue<'s> {
         if self.closed {
             self.peeked.is_some()
         } else {
-            !self.waiting.is_empty()
+            !self.ordered.is_empty() || !self.heap.is_empty()
         }
     }
 
@@ -70,8 +75,13 @@ impl<'s> HostQueue<'s> {
             if r.arrival > t {
                 break;
             }
-            self.waiting.push(Reverse(Queued { key: queue_key(&r, self.edf), seq: self.seq, req: r }));
+            let q = Queued { key: queue_key(&r, self.edf), seq: self.seq, req: r };
             self.seq += 1;
+            if self.ordered.back().is_none_or(|b| b.key <= q.key) {
+                self.ordered.push_back(q);
+            } else {
+                self.heap.push(Reverse(q));
+            }
             self.peeked = next_request(self.source, self.offset)?;
         }
         Ok(())
@@ -87,7 +97,16 @@ impl<'s> HostQueue<'s> {
             r.arrival = now;
             Ok(Some(r))
         } else {
-            Ok(self.waiting.pop().map(|Reverse(q)| q.req))
+            let from_heap = match (self.ordered.front(), self.heap.peek()) {
+                (Some(o), Some(Reverse(h))) => h < o,
+                (None, Some(_)) => true,
+                _ => false,
+            };
+            Ok(if from_heap {
+                self.heap.pop().map(|Reverse(q)| q.req)
+            } else {
+                self.ordered.pop_front().map(|q| q.req)
+            })
         }
     }
 }

@@ -212,7 +212,7 @@ impl Engine {
                 break;
             }
             if next <= now {
-                return Err(SimError::Config(format!(
+                return Err(SimError::Invariant(format!(
                     "per-die dispatch made no progress at {:.3} us with {} page commands waiting",
                     now as f64 / 1e3,
                     dev.waiting

@@ -237,7 +237,7 @@ impl TraceReader {
             let found = excerpt(&String::from_utf8_lossy(&self.buf));
             return Some(Ok(Line::Bad { expected: "UTF-8 text".into(), found }));
         };
-        let text = text.trim();
+        let text = parse::trim(text);
         if text.is_empty() || text.starts_with('#') {
             return Some(Ok(Line::Ignored));
         }
