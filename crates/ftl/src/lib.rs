@@ -121,6 +121,7 @@ pub mod lazy_rtgc_ondemand;
 pub mod mapping;
 pub mod multilog;
 pub mod nftl;
+pub mod pagecore;
 pub mod pagemap;
 pub mod registry;
 pub mod rftl;

@@ -27,13 +27,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use ftlab_nand::geometry::Layout;
-use ftlab_nand::{BlockId, Geometry, PageKind, Payload, Ppa, SimTime};
+use ftlab_nand::{BlockId, Geometry, Payload, Ppa, SimTime};
 
 use crate::alloc::{Allocation, BlockAllocator, FreeOrder};
-use crate::mapping::{PageTable, ValidMap};
+use crate::pagecore::PageCore;
 use crate::victim::{CostBenefitPicker, GreedyPicker, VictimPicker, VictimPolicy};
-use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
+use crate::{Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
 /// Configuration of [`PageMap`]. Every field has a documented default.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -147,22 +146,14 @@ impl FtlBuilder for PageMapConfig {
     }
 }
 
-/// The page-mapped FTL, choosing its victims with `P`.
+/// The page-mapped FTL, choosing its victims with `P`: the page-mapped core
+/// ([`PageCore`]) with one stream, writes striped over the dies, and greedy (or
+/// cost-benefit) victims collected whole.
 #[derive(Debug)]
 pub struct PageMap<P: VictimPicker = GreedyPicker> {
     config: PageMapConfig,
-    geometry: Geometry,
-    layout: Layout,
-    logical_pages: u32,
-    table: PageTable,
-    valid: ValidMap,
+    core: PageCore,
     picker: P,
-    alloc: BlockAllocator,
-    /// Scratch lists of one GC pass: the victim's valid pages, and the logical
-    /// page and new location of each one moved.
-    sources: Vec<Ppa>,
-    lpns: Vec<u32>,
-    dsts: Vec<Ppa>,
 }
 
 impl<P: VictimPicker> PageMap<P> {
@@ -173,23 +164,15 @@ impl<P: VictimPicker> PageMap<P> {
         let logical_pages = config.logical_pages(&g, good)?;
         Ok(PageMap {
             config,
-            geometry: g,
-            layout: Layout::new(&g),
-            logical_pages,
-            table: PageTable::new(logical_pages),
-            valid: ValidMap::new(g.total_pages()),
+            core: PageCore::new(g, logical_pages, 1),
             picker: P::new(g.total_blocks(), g.pages_per_block),
-            alloc: BlockAllocator::empty(&g, 1),
-            sources: Vec::new(),
-            lpns: Vec::new(),
-            dsts: Vec::new(),
         })
     }
 
     /// A page map on a freshly formatted medium.
     pub fn format(config: PageMapConfig, io: &mut Io) -> Result<Self, FtlError> {
         let mut ftl = Self::empty(config, io)?;
-        ftl.alloc = BlockAllocator::formatted(&ftl.geometry, 1, |b| io.is_bad(b));
+        ftl.core.format(io, 1);
         Ok(ftl)
     }
 
@@ -200,145 +183,73 @@ impl<P: VictimPicker> PageMap<P> {
     /// (GC reclaims their unwritten pages).
     pub fn recover(config: PageMapConfig, io: &mut Io) -> Result<Self, FtlError> {
         let mut ftl = Self::empty(config, io)?;
-        let scan = crate::scan::scan(io, &mut ftl.table)?;
+        let scan = ftl.core.recover(io, &mut ftl.picker)?;
         for b in scan.free {
-            ftl.alloc.release(b);
-        }
-        for (_, ppa) in ftl.table.iter() {
-            ftl.valid.set(ppa);
-            ftl.picker.written(ftl.layout.block_of(ppa), SimTime::ZERO);
+            ftl.core.alloc.release(b);
         }
         for b in scan.closed {
             ftl.picker.insert(b);
         }
         for (b, next) in scan.open {
-            ftl.alloc.reopen(0, b, next);
+            ftl.core.alloc.reopen(0, b, next);
         }
         Ok(ftl)
     }
 
-    /// Hands out the next page on `die` (or another die when it is out of room),
-    /// registering a block that fills up as a GC candidate.
+    /// The next page on `die` (or another die when it is out of room), after
+    /// retiring `bad`, a block that went bad under a program
+    /// ([`Io::program_placed`]): it leaves the open blocks for the GC
+    /// candidates, whose collection moves its valid pages off and never erases
+    /// it. A block that fills up becomes a GC candidate.
     #[inline]
-    fn next_page(&mut self, io: &Io, die: ftlab_nand::DieId) -> Result<Ppa, FtlError> {
-        let next = match self.config.free_order {
-            FreeOrder::Fifo => self.alloc.next_page(0, die),
+    fn place(
+        alloc: &mut BlockAllocator,
+        picker: &mut P,
+        free_order: FreeOrder,
+        io: &Io,
+        die: ftlab_nand::DieId,
+        bad: Option<BlockId>,
+    ) -> Result<Ppa, FtlError> {
+        if let Some(b) = bad {
+            Self::retire(alloc, picker, b);
+        }
+        let next = match free_order {
+            FreeOrder::Fifo => alloc.next_page(0, die),
             // `validate` refuses health binning: one stream has no heat to bin by.
-            FreeOrder::Rber | FreeOrder::HealthBin => self.alloc.next_page_by(0, die, |b| io.rber(b)),
+            FreeOrder::Rber | FreeOrder::HealthBin => alloc.next_page_by(0, die, |b| io.rber(b)),
         };
         let Allocation { ppa, filled } =
             next.ok_or_else(|| FtlError::DeviceFull("no open block has room and no block is free".into()))?;
         if let Some(b) = filled {
-            self.picker.insert(b);
+            picker.insert(b);
         }
         Ok(ppa)
     }
 
-    /// The next page on `die` ([`PageMap::next_page`]), after retiring `bad`, a
-    /// block that went bad under a program ([`Io::program_placed`]): it leaves
-    /// the open blocks for the GC candidates, whose collection moves its valid
-    /// pages off and never erases it.
-    #[inline]
-    fn place(&mut self, io: &Io, die: ftlab_nand::DieId, bad: Option<BlockId>) -> Result<Ppa, FtlError> {
-        if let Some(b) = bad {
-            self.retire(b);
-        }
-        self.next_page(io, die)
-    }
-
     #[cold]
-    fn retire(&mut self, b: BlockId) {
-        if self.alloc.retire(b).is_some() {
-            self.picker.insert(b);
+    fn retire(alloc: &mut BlockAllocator, picker: &mut P, b: BlockId) {
+        if alloc.retire(b).is_some() {
+            picker.insert(b);
         }
-    }
-
-    /// Records that `lpn`, which was at `old`, now lives at `ppa`, invalidating
-    /// its previous copy.
-    #[inline]
-    fn remap(&mut self, lpn: usize, old: Option<Ppa>, ppa: Ppa, now: SimTime) {
-        self.table.replace(lpn, old, ppa);
-        if let Some(old) = old {
-            self.valid.clear(old);
-            self.picker.dec(self.layout.block_of(old));
-        }
-        self.valid.set(ppa);
-        self.picker.written(self.layout.block_of(ppa), now);
-    }
-
-    fn pick_victim(&mut self, now: SimTime) -> Option<BlockId> {
-        self.picker.pick(now)
     }
 
     /// Reclaims one victim block. Returns false if no candidate has a reclaimable
     /// page.
     fn collect_one(&mut self, io: &mut Io) -> Result<bool, FtlError> {
-        let Some(victim) = self.pick_victim(io.now()) else {
+        let Some(victim) = self.picker.pick(io.now()) else {
             return Ok(false);
         };
-        let ppb = self.geometry.pages_per_block;
-        if self.picker.valid(victim) >= ppb {
+        if self.picker.valid(victim) >= self.core.geometry.pages_per_block {
             return Ok(false);
         }
         self.picker.remove(victim);
-        let die = self.layout.die_of_block(victim);
-        let first = self.geometry.ppa(victim, 0);
-        // Move the valid pages, then update the table in one pass: its entries are
-        // scattered in RAM, and a tight loop of independent loads lets the cache
-        // misses overlap (a store miss per copy would hold back every later store).
-        let mut sources = std::mem::take(&mut self.sources);
-        let mut lpns = std::mem::take(&mut self.lpns);
-        sources.clear();
-        lpns.clear();
-        sources.extend(self.valid.iter_set(first, ppb));
-        let result = self.move_pages(io, &sources, die, &mut lpns);
-        let moved = lpns.len();
-        let dsts = &self.dsts;
-        for (i, &lpn) in lpns.iter().enumerate() {
-            let hit = self.table.relocate(lpn as usize, sources[i], dsts[i]);
-            debug_assert!(hit, "lpn {lpn} left {:?} during GC", sources[i]);
-        }
-        if moved == sources.len() {
-            self.valid.clear_range(first, ppb);
-            self.picker.set_valid(victim, 0);
-        } else {
-            // A failed move leaves the rest of the victim valid and a candidate.
-            for &src in &sources[..moved] {
-                self.valid.clear(src);
-                self.picker.dec(victim);
-            }
-            self.picker.insert(victim);
-        }
-        self.sources = sources;
-        self.lpns = lpns;
-        result?;
-        if io.reclaim(victim, Purpose::Gc)? {
-            self.alloc.release(victim);
-        }
+        let die = self.core.layout.die_of_block(victim);
+        let order = self.config.free_order;
+        self.core.evacuate(io, &mut self.picker, victim, |alloc, picker, io, bad| {
+            Self::place(alloc, picker, order, io, die, bad)
+        })?;
+        self.core.reclaim(io, victim, Purpose::Gc)?;
         Ok(true)
-    }
-
-    /// Copies each of `sources` to a new page near `die`, recording the logical
-    /// page of each one moved in `lpns` and its new location in `self.dsts`; stops
-    /// at the first failure.
-    fn move_pages(
-        &mut self,
-        io: &mut Io,
-        sources: &[Ppa],
-        die: ftlab_nand::DieId,
-        lpns: &mut Vec<u32>,
-    ) -> Result<(), FtlError> {
-        self.dsts.clear();
-        let now = io.now();
-        for &src in sources {
-            let (dst, oob) = io.copy_placed(src, Purpose::Gc, |io, bad| self.place(io, die, bad))?;
-            debug_assert_eq!(self.table.get(oob.lpn as usize), Some(src));
-            self.valid.set(dst);
-            self.picker.written(self.layout.block_of(dst), now);
-            lpns.push(oob.lpn);
-            self.dsts.push(dst);
-        }
-        Ok(())
     }
 
     /// Collects garbage while at most `free_blocks` blocks are free; returns
@@ -346,7 +257,7 @@ impl<P: VictimPicker> PageMap<P> {
     #[inline]
     fn collect_until(&mut self, io: &mut Io, free_blocks: u32) -> Result<bool, FtlError> {
         let mut collected = false;
-        while self.alloc.free_blocks() <= free_blocks {
+        while self.core.alloc.free_blocks() <= free_blocks {
             collected = true;
             if !self.collect_one(io)? {
                 break;
@@ -362,52 +273,42 @@ impl<P: VictimPicker + 'static> Ftl for PageMap<P> {
     }
 
     fn logical_pages(&self) -> u32 {
-        self.logical_pages
+        self.core.logical_pages
     }
 
     fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
-        let l = check_lpn(lpn, self.logical_pages)?;
-        let Some(ppa) = self.table.get(l) else {
-            return Ok(None);
-        };
-        let (data, _) = io.read(ppa, Purpose::Host)?;
-        Ok(Some(data))
+        self.core.read(io, lpn)
     }
 
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
-        let l = check_lpn(lpn, self.logical_pages)?;
+        let l = self.core.index(lpn)?;
         // The table entry is most likely a cache miss: load it first, so that the
         // allocation and the program below, which do not depend on it, overlap
         // with the load. Garbage collection may move the page; then load it again.
-        let mut old = self.table.get(l);
+        let mut old = self.core.table.get(l);
         let free_target = self.config.gc_free_blocks;
         if io.independent(|io| self.collect_until(io, free_target))? {
-            old = self.table.get(l);
+            old = self.core.table.get(l);
         }
         // Stripe over the dies, skipping dies busy (e.g. with a GC pass) when an
         // idle one exists.
-        let die = io.free_die_from(self.alloc.next_die());
-        let (ppa, _) =
-            io.program_placed(lpn.0, PageKind::Data, data, Purpose::Host, |io, bad| self.place(io, die, bad))?;
-        if let Some(old) = old {
-            io.supersede(old);
-        }
-        self.remap(l, old, ppa, io.now());
+        let die = io.free_die_from(self.core.alloc.next_die());
+        let order = self.config.free_order;
+        self.core.write_placed(io, &mut self.picker, lpn, old, data, |alloc, picker, io, bad| {
+            Self::place(alloc, picker, order, io, die, bad)
+        })?;
         io.ack();
         Ok(())
     }
 
     fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
-        let l = check_lpn(lpn, self.logical_pages)?;
-        if let Some(old) = self.table.unmap(l) {
-            self.valid.clear(old);
-            self.picker.dec(self.layout.block_of(old));
-        }
+        let l = self.core.index(lpn)?;
+        self.core.trim(&mut self.picker, l);
         Ok(())
     }
 
     fn background(&mut self, io: &mut Io, until: SimTime) -> Result<(), FtlError> {
-        while self.alloc.free_blocks() < self.config.background_gc_free_blocks && io.last_finish() < until {
+        while self.core.alloc.free_blocks() < self.config.background_gc_free_blocks && io.last_finish() < until {
             if !self.collect_one(io)? {
                 break;
             }
@@ -416,11 +317,11 @@ impl<P: VictimPicker + 'static> Ftl for PageMap<P> {
     }
 
     fn ram_bytes(&self) -> u64 {
-        self.table.ram_bytes() + self.valid.ram_bytes() + self.picker.ram_bytes() + self.alloc.ram_bytes()
+        self.core.ram_bytes() + self.picker.ram_bytes()
     }
 
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
-        crate::mapping::check_page_map(&self.geometry, &self.table, &self.valid, &self.picker, flash)
+        self.core.check(&self.picker, flash)
     }
 
     fn placement(&self) -> Option<&dyn crate::Placement> {
@@ -430,6 +331,6 @@ impl<P: VictimPicker + 'static> Ftl for PageMap<P> {
 
 impl<P: VictimPicker> crate::Placement for PageMap<P> {
     fn die_of(&self, lpn: Lpn) -> Option<ftlab_nand::DieId> {
-        self.table.die_of(lpn, &self.layout)
+        self.core.die_of(lpn)
     }
 }

@@ -30,6 +30,17 @@ pub(super) struct DieBooks {
     cap: Vec<u64>,
 }
 
+impl crate::pagecore::BlockBooks for DieBooks {
+    #[inline]
+    fn page_valid(&mut self, block: BlockId, _now: ftlab_nand::SimTime) {
+        self.inc(block);
+    }
+    #[inline]
+    fn page_invalid(&mut self, block: BlockId) {
+        self.dec(block);
+    }
+}
+
 impl DieBooks {
     /// No valid page and no candidate; each die of `geometry` may hold
     /// `lambda_max` valid pages per good block beyond `reserve` of them.

@@ -66,13 +66,13 @@ pub(crate) use config::{
 pub use config::{LazyRtgcConfig, LazyRtgcPlan, Trigger};
 
 use ftlab_nand::geometry::Layout;
-use ftlab_nand::{BlockId, DieId, Geometry, PageKind, Payload, Ppa, SimTime};
+use ftlab_nand::{BlockId, DieId, Geometry, Payload, Ppa, SimTime};
 use serde::Serialize;
 
 use self::dies::DieBooks;
 use crate::alloc::{Allocation, BlockAllocator};
-use crate::mapping::{PageTable, ValidMap};
-use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
+use crate::pagecore::PageCore;
+use crate::{Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
 impl FtlBuilder for LazyRtgcConfig {
     fn format(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
@@ -142,12 +142,11 @@ pub struct LazyRtgc {
     name: &'static str,
     idle_gc: bool,
     plan: LazyRtgcPlan,
+    /// The page-mapped core (one stream).
+    core: PageCore,
     geometry: Geometry,
     layout: Layout,
-    table: PageTable,
-    valid: ValidMap,
     books: DieBooks,
-    alloc: BlockAllocator,
     /// Phi per die: pages that can still be programmed (free blocks and the rest
     /// of the open block).
     free_pages: Vec<u64>,
@@ -165,12 +164,10 @@ impl LazyRtgc {
             name: setup.name,
             idle_gc: setup.idle_gc,
             plan,
+            core: PageCore::new(g, plan.logical_pages, 1),
             geometry: g,
             layout: Layout::new(&g),
-            table: PageTable::new(plan.logical_pages),
-            valid: ValidMap::new(g.total_pages()),
             books: DieBooks::new(&g, |b| !io.is_bad(b), plan.lambda_max, plan.reserve_blocks / g.dies()),
-            alloc: BlockAllocator::empty(&g, 1),
             free_pages: vec![0; dies],
             collections: vec![None; dies],
             stats: GcStats::default(),
@@ -192,10 +189,10 @@ impl LazyRtgc {
     /// The collector set up as `setup` on a freshly formatted medium.
     pub(crate) fn format_as(setup: Setup, io: &mut Io) -> Result<Self, FtlError> {
         let mut ftl = Self::empty(setup, io);
-        ftl.alloc = BlockAllocator::formatted(&ftl.geometry, 1, |b| io.is_bad(b));
+        ftl.core.format(io, 1);
         let ppb = u64::from(ftl.geometry.pages_per_block);
         for d in 0..ftl.geometry.dies() {
-            ftl.free_pages[d as usize] = u64::from(ftl.alloc.free_blocks_in(DieId(d))) * ppb;
+            ftl.free_pages[d as usize] = u64::from(ftl.core.alloc.free_blocks_in(DieId(d))) * ppb;
         }
         Ok(ftl)
     }
@@ -203,18 +200,14 @@ impl LazyRtgc {
     /// The collector set up as `setup`, rebuilt from the medium.
     pub(crate) fn recover_as(setup: Setup, io: &mut Io) -> Result<Self, FtlError> {
         let mut ftl = Self::empty(setup, io);
-        let scan = crate::scan::scan(io, &mut ftl.table)?;
+        let scan = ftl.core.recover(io, &mut ftl.books)?;
         let ppb = ftl.geometry.pages_per_block;
-        for (_, ppa) in ftl.table.iter() {
-            ftl.valid.set(ppa);
-            ftl.books.inc(ftl.layout.block_of(ppa));
-        }
         for b in scan.free {
-            ftl.alloc.release(b);
+            ftl.core.alloc.release(b);
             ftl.free_pages[ftl.layout.die_of_block(b).0 as usize] += u64::from(ppb);
         }
         for (b, next) in scan.open {
-            ftl.alloc.reopen(0, b, next);
+            ftl.core.alloc.reopen(0, b, next);
             ftl.free_pages[ftl.layout.die_of_block(b).0 as usize] += u64::from(ppb - next);
         }
         for b in scan.closed {
@@ -251,42 +244,33 @@ impl LazyRtgc {
 
     /// The next page on `die` (or another die when it is out of room, which the
     /// per-die threshold prevents after a clean run); a block that fills up
-    /// becomes a victim candidate of its die.
-    fn next_page(&mut self, die: DieId) -> Result<Ppa, FtlError> {
-        let Allocation { ppa, filled } = self
-            .alloc
-            .next_page(0, die)
-            .ok_or_else(|| FtlError::DeviceFull(format!("no free page left for {}", self.name)))?;
-        self.free_pages[self.layout.die_of(ppa).0 as usize] -= 1;
-        if let Some(b) = filled {
-            self.books.insert(b);
-        }
-        Ok(ppa)
-    }
-
-    /// The next page on `die` ([`LazyRtgc::next_page`]), after retiring `bad`, a
-    /// block that went bad under a program ([`Io::program_placed`]): its pages
-    /// never handed out are no longer free, and it joins the victim candidates so
-    /// that a collection moves its valid pages off (and never erases it).
-    fn place(&mut self, die: DieId, bad: Option<BlockId>) -> Result<Ppa, FtlError> {
+    /// becomes a victim candidate of its die. First retires `bad`, a block that
+    /// went bad under a program ([`Io::program_placed`]): its pages never handed
+    /// out are no longer free, and it joins the victim candidates so that a
+    /// collection moves its valid pages off (and never erases it).
+    #[inline]
+    fn place(
+        alloc: &mut BlockAllocator,
+        books: &mut DieBooks,
+        free_pages: &mut [u64],
+        layout: &Layout,
+        name: &str,
+        die: DieId,
+        bad: Option<BlockId>,
+    ) -> Result<Ppa, FtlError> {
         if let Some(b) = bad {
-            if let Some(left) = self.alloc.retire(b) {
-                self.free_pages[self.layout.die_of_block(b).0 as usize] -= u64::from(left);
-                self.books.insert(b);
+            if let Some(left) = alloc.retire(b) {
+                free_pages[layout.die_of_block(b).0 as usize] -= u64::from(left);
+                books.insert(b);
             }
         }
-        self.next_page(die)
-    }
-
-    /// Records that `ppa` holds the current copy of a logical page whose previous
-    /// copy was at `old`.
-    fn mark(&mut self, old: Option<Ppa>, ppa: Ppa) {
-        if let Some(old) = old {
-            self.valid.clear(old);
-            self.books.dec(self.layout.block_of(old));
+        let Allocation { ppa, filled } =
+            alloc.next_page(0, die).ok_or_else(|| FtlError::DeviceFull(format!("no free page left for {name}")))?;
+        free_pages[layout.die_of(ppa).0 as usize] -= 1;
+        if let Some(b) = filled {
+            books.insert(b);
         }
-        self.valid.set(ppa);
-        self.books.inc(self.layout.block_of(ppa));
+        Ok(ppa)
     }
 
     /// Starts collecting `victim` on its die (lines 8-9 of Algorithm 1).
@@ -326,16 +310,15 @@ impl LazyRtgc {
             return Ok(());
         }
         debug_assert_eq!(self.books.valid(c.victim), 0, "erasing a victim with valid pages");
-        match io.reclaim(c.victim, Purpose::Gc) {
+        match self.core.reclaim(io, c.victim, Purpose::Gc) {
             Ok(true) => {
-                self.alloc.release(c.victim);
                 self.free_pages[die.0 as usize] += u64::from(self.geometry.pages_per_block);
             }
             // Gone bad: retired, never used again.
             Ok(false) => {}
             Err(e) => {
                 self.collections[die.0 as usize] = Some(c);
-                return Err(e.into());
+                return Err(e);
             }
         }
         self.stats.collections += 1;
@@ -350,15 +333,15 @@ impl LazyRtgc {
         let mut copied = 0;
         while copied < self.plan.alpha && c.next < ppb {
             let src = self.geometry.ppa(c.victim, c.next);
-            if !self.valid.get(src) {
+            if !self.core.valid.get(src) {
                 c.next += 1;
                 continue;
             }
-            let (dst, oob) = io.copy_placed(src, Purpose::Gc, |_, bad| self.place(die, bad))?;
+            let (layout, name, free_pages) = (self.layout, self.name, &mut self.free_pages);
+            self.core.move_page(io, &mut self.books, src, |alloc, books, _, bad| {
+                Self::place(alloc, books, free_pages, &layout, name, die, bad)
+            })?;
             c.next += 1;
-            let moved = self.table.relocate(oob.lpn as usize, src, dst);
-            debug_assert!(moved, "lpn {} left {src:?} during a partial task", oob.lpn);
-            self.mark(Some(src), dst);
             copied += 1;
         }
         Ok(copied)
@@ -368,7 +351,7 @@ impl LazyRtgc {
     fn triggered(&self, die: DieId) -> bool {
         match self.plan.trigger {
             Trigger::FreePagesBelow(pages) => self.free_pages[die.0 as usize] < u64::from(pages),
-            Trigger::FreeBlocksAtMost(blocks) => self.alloc.free_blocks_in(die) <= blocks,
+            Trigger::FreeBlocksAtMost(blocks) => self.core.alloc.free_blocks_in(die) <= blocks,
         }
     }
 
@@ -414,36 +397,27 @@ impl Ftl for LazyRtgc {
     }
 
     fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
-        let l = check_lpn(lpn, self.plan.logical_pages)?;
-        let Some(ppa) = self.table.get(l) else {
-            return Ok(None);
-        };
-        let (data, _) = io.read(ppa, Purpose::Host)?;
-        Ok(Some(data))
+        self.core.read(io, lpn)
     }
 
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
-        let l = check_lpn(lpn, self.plan.logical_pages)?;
+        let l = self.core.index(lpn)?;
         // Striped over idle dies, within the dies' quotas (see `dies`).
-        let start = self.alloc.next_die();
-        let old_die = self.table.get(l).map(|p| self.layout.die_of(p));
+        let start = self.core.alloc.next_die();
+        let old = self.core.table.get(l);
+        let old_die = old.map(|p| self.layout.die_of(p));
         let die = self.books.host_die(io, start, old_die).unwrap_or_else(|| io.free_die_from(start));
-        let (ppa, _) = io.program_placed(lpn.0, PageKind::Data, data, Purpose::Host, |_, bad| self.place(die, bad))?;
-        let old = self.table.set(l, ppa);
-        if let Some(old) = old {
-            io.supersede(old);
-        }
-        self.mark(old, ppa);
+        let (layout, name, free_pages) = (self.layout, self.name, &mut self.free_pages);
+        let ppa = self.core.write_placed(io, &mut self.books, lpn, old, data, |alloc, books, _, bad| {
+            Self::place(alloc, books, free_pages, &layout, name, die, bad)
+        })?;
         io.ack();
         self.after_write(io, self.layout.die_of(ppa))
     }
 
     fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
-        let l = check_lpn(lpn, self.plan.logical_pages)?;
-        if let Some(old) = self.table.unmap(l) {
-            self.valid.clear(old);
-            self.books.dec(self.layout.block_of(old));
-        }
+        let l = self.core.index(lpn)?;
+        self.core.trim(&mut self.books, l);
         Ok(())
     }
 
@@ -460,17 +434,15 @@ impl Ftl for LazyRtgc {
     }
 
     fn ram_bytes(&self) -> u64 {
-        self.table.ram_bytes()
-            + self.valid.ram_bytes()
+        self.core.ram_bytes()
             + self.books.ram_bytes()
-            + self.alloc.ram_bytes()
             + self.collections.len() as u64 * (std::mem::size_of::<Option<Collection>>() as u64 + 8)
     }
 
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
         let g = &self.geometry;
         let picker = self.books.device_picker(g);
-        crate::mapping::check_page_map(g, &self.table, &self.valid, &picker, flash)?;
+        self.core.check(&picker, flash)?;
         self.books.check()?;
         for d in (0..g.dies()).map(DieId) {
             let programmable: u64 = (d.0 * g.blocks_per_die()..(d.0 + 1) * g.blocks_per_die())
@@ -508,6 +480,6 @@ impl crate::RealTime for LazyRtgc {
 
 impl crate::Placement for LazyRtgc {
     fn die_of(&self, lpn: Lpn) -> Option<ftlab_nand::DieId> {
-        self.table.die_of(lpn, &self.layout)
+        self.core.die_of(lpn)
     }
 }

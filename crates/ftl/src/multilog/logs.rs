@@ -33,6 +33,23 @@ pub(super) struct Logs {
     decay_every: u64,
 }
 
+/// GC moves count as plain decrements, host overwrites and trims as updates of
+/// the block's set (the online estimator's weights).
+impl crate::pagecore::BlockBooks for Logs {
+    #[inline]
+    fn page_valid(&mut self, block: BlockId, _now: ftlab_nand::SimTime) {
+        self.inc(block);
+    }
+    #[inline]
+    fn page_invalid(&mut self, block: BlockId) {
+        self.dec(block);
+    }
+    #[inline]
+    fn page_dropped(&mut self, block: BlockId) {
+        self.updated(block);
+    }
+}
+
 impl Logs {
     /// `logs` empty logs over `total_blocks` blocks of `ppb` pages, every block
     /// nominally in the coldest set.

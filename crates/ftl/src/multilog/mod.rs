@@ -69,14 +69,13 @@ mod tests;
 
 use serde::{Deserialize, Serialize};
 
-use ftlab_nand::geometry::Layout;
-use ftlab_nand::{BlockId, DieId, Geometry, PageKind, Payload, Ppa};
+use ftlab_nand::{BlockId, DieId, Geometry, Payload, Ppa};
 
 pub use estimator::Estimator;
 
 use crate::alloc::{Allocation, BlockAllocator};
-use crate::mapping::{PageTable, ValidMap};
-use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
+use crate::pagecore::PageCore;
+use crate::{Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 use estimator::IntervalClock;
 use logs::Logs;
 
@@ -188,17 +187,12 @@ impl FtlBuilder for MultiLogConfig {
     }
 }
 
-/// The MultiLog FTL.
+/// The MultiLog FTL: the page-mapped core ([`PageCore`]) with one allocator
+/// stream per frequency set (stream `k` is the log of set `k`).
 #[derive(Debug)]
 pub struct MultiLog {
     config: MultiLogConfig,
-    geometry: Geometry,
-    layout: Layout,
-    logical_pages: u32,
-    table: PageTable,
-    valid: ValidMap,
-    /// Allocator stream `k` is the log of set `k`.
-    alloc: BlockAllocator,
+    core: PageCore,
     logs: Logs,
     clock: IntervalClock,
     /// Scratch list of a victim's valid pages.
@@ -213,12 +207,7 @@ impl MultiLog {
         let logical_pages = config.logical_pages(&g, good)?;
         Ok(MultiLog {
             config,
-            geometry: g,
-            layout: Layout::new(&g),
-            logical_pages,
-            table: PageTable::new(logical_pages),
-            valid: ValidMap::new(g.total_pages()),
-            alloc: BlockAllocator::empty(&g, config.logs),
+            core: PageCore::new(g, logical_pages, config.logs),
             logs: Logs::new(
                 config.logs,
                 g.total_blocks(),
@@ -234,7 +223,7 @@ impl MultiLog {
     /// A MultiLog FTL on a freshly formatted medium.
     pub fn format(config: MultiLogConfig, io: &mut Io) -> Result<Self, FtlError> {
         let mut ftl = Self::empty(config, io)?;
-        ftl.alloc = BlockAllocator::formatted(&ftl.geometry, config.logs, |b| io.is_bad(b));
+        ftl.core.format(io, config.logs);
         Ok(ftl)
     }
 
@@ -245,61 +234,59 @@ impl MultiLog {
     /// written at recovery time.
     pub fn recover(config: MultiLogConfig, io: &mut Io) -> Result<Self, FtlError> {
         let mut ftl = Self::empty(config, io)?;
-        let scan = crate::scan::scan(io, &mut ftl.table)?;
+        let scan = ftl.core.recover_table(io)?;
         let coldest = config.logs - 1;
         for b in scan.free {
-            ftl.alloc.release(b);
+            ftl.core.alloc.release(b);
         }
         for &b in scan.closed.iter().chain(scan.open.iter().map(|(b, _)| b)) {
             ftl.logs.opened(b, coldest);
         }
-        for (_, ppa) in ftl.table.iter() {
-            ftl.valid.set(ppa);
-            ftl.logs.inc(ftl.layout.block_of(ppa));
-        }
+        ftl.core.rebuild_valid(&mut ftl.logs);
         for b in scan.closed {
             ftl.logs.closed(b);
         }
         for (b, next) in scan.open {
-            ftl.alloc.reopen(coldest, b, next);
+            ftl.core.alloc.reopen(coldest, b, next);
         }
-        ftl.clock.recovered(ftl.table.iter().map(|(l, _)| l));
+        ftl.clock.recovered(ftl.core.table.iter().map(|(l, _)| l));
         Ok(ftl)
     }
 
     /// The set of the page at `ppa` (its block's).
     pub fn set_of(&self, ppa: Ppa) -> u32 {
-        self.logs.set_of(self.layout.block_of(ppa))
+        self.logs.set_of(self.core.layout.block_of(ppa))
     }
 
-    /// Hands out the next page of set `set`'s log on `die` (or another die when it
-    /// is out of room), registering a block that fills up as a GC candidate.
+    /// Hands out the next page of set `set`'s log on `die` (or another die when
+    /// it is out of room), registering a block that fills up as a GC candidate;
+    /// first retires `bad`, a block that went bad under a program
+    /// ([`Io::program_placed`]): it leaves the open blocks for the candidates,
+    /// so that a collection moves its valid pages off (and never erases it).
     #[inline]
-    fn next_page(&mut self, set: u32, die: DieId) -> Result<Ppa, FtlError> {
-        let Allocation { ppa, filled } = self
-            .alloc
-            .next_page(set, die)
-            .ok_or_else(|| FtlError::DeviceFull("no open block has room and no block is free".into()))?;
-        if self.geometry.page_in_block(ppa) == 0 {
-            self.logs.opened(self.layout.block_of(ppa), set);
-        }
-        if let Some(b) = filled {
-            self.logs.closed(b);
-        }
-        Ok(ppa)
-    }
-
-    /// The next page of set `set`'s log on `die` ([`MultiLog::next_page`]), after
-    /// retiring `bad`, a block that went bad under a program
-    /// ([`Io::program_placed`]): it leaves the open blocks for the candidates, so
-    /// that a collection moves its valid pages off (and never erases it).
-    fn place(&mut self, set: u32, die: DieId, bad: Option<BlockId>) -> Result<Ppa, FtlError> {
+    fn place(
+        alloc: &mut BlockAllocator,
+        logs: &mut Logs,
+        geometry: &Geometry,
+        set: u32,
+        die: DieId,
+        bad: Option<BlockId>,
+    ) -> Result<Ppa, FtlError> {
         if let Some(b) = bad {
-            if self.alloc.retire(b).is_some() {
-                self.logs.closed(b);
+            if alloc.retire(b).is_some() {
+                logs.closed(b);
             }
         }
-        self.next_page(set, die)
+        let Allocation { ppa, filled } = alloc
+            .next_page(set, die)
+            .ok_or_else(|| FtlError::DeviceFull("no open block has room and no block is free".into()))?;
+        if geometry.page_in_block(ppa) == 0 {
+            logs.opened(geometry.block_of(ppa), set);
+        }
+        if let Some(b) = filled {
+            logs.closed(b);
+        }
+        Ok(ppa)
     }
 
     /// Reclaims a victim (see [`logs`]): its valid pages move to the log of its
@@ -316,41 +303,31 @@ impl MultiLog {
             Estimator::Oracle => from,
             Estimator::Online => (from + 1).min(self.config.logs - 1),
         };
-        let ppb = self.geometry.pages_per_block;
-        let die = self.layout.die_of_block(victim);
+        let g = self.core.geometry;
+        let die = self.core.layout.die_of_block(victim);
         let mut sources = std::mem::take(&mut self.sources);
         sources.clear();
-        sources.extend(self.valid.iter_set(self.geometry.ppa(victim, 0), ppb));
-        let moved = sources.iter().try_for_each(|&src| self.move_page(io, src, set, die));
+        sources.extend(self.core.valid.iter_set(g.ppa(victim, 0), g.pages_per_block));
+        let moved = sources.iter().try_for_each(|&src| {
+            self.core
+                .move_page(io, &mut self.logs, src, |alloc, logs, _, bad| Self::place(alloc, logs, &g, set, die, bad))
+                .map(|_| ())
+        });
         self.sources = sources;
         if let Err(e) = moved {
             // The pages not moved stay valid in the victim, a candidate again.
             self.logs.restore(victim);
             return Err(e);
         }
-        if io.reclaim(victim, Purpose::Gc)? {
-            self.alloc.release(victim);
-        }
+        self.core.reclaim(io, victim, Purpose::Gc)?;
         Ok(true)
-    }
-
-    /// Copies the valid page `src` into set `set`'s log near `die`.
-    fn move_page(&mut self, io: &mut Io, src: Ppa, set: u32, die: DieId) -> Result<(), FtlError> {
-        let (dst, oob) = io.copy_placed(src, Purpose::Gc, |_, bad| self.place(set, die, bad))?;
-        let hit = self.table.relocate(oob.lpn as usize, src, dst);
-        debug_assert!(hit, "lpn {} left {src:?} during GC", oob.lpn);
-        self.valid.clear(src);
-        self.logs.dec(self.layout.block_of(src));
-        self.valid.set(dst);
-        self.logs.inc(self.layout.block_of(dst));
-        Ok(())
     }
 
     /// Collects garbage while at most `gc_free_blocks` blocks are free; returns
     /// whether any collection ran.
     fn collect(&mut self, io: &mut Io) -> Result<bool, FtlError> {
         let mut collected = false;
-        while self.alloc.free_blocks() <= self.config.gc_free_blocks {
+        while self.core.alloc.free_blocks() <= self.config.gc_free_blocks {
             collected = true;
             if !self.collect_one(io)? {
                 break;
@@ -366,58 +343,40 @@ impl Ftl for MultiLog {
     }
 
     fn logical_pages(&self) -> u32 {
-        self.logical_pages
+        self.core.logical_pages
     }
 
     fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
-        let l = check_lpn(lpn, self.logical_pages)?;
-        let Some(ppa) = self.table.get(l) else {
-            return Ok(None);
-        };
-        let (data, _) = io.read(ppa, Purpose::Host)?;
-        Ok(Some(data))
+        self.core.read(io, lpn)
     }
 
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
-        let l = check_lpn(lpn, self.logical_pages)?;
+        let l = self.core.index(lpn)?;
         io.independent(|io| self.collect(io))?;
-        let old = self.table.get(l);
+        let old = self.core.table.get(l);
         let set = self.clock.set_of_write(l, io.now(), hint);
-        let die = io.free_die_from(self.alloc.next_die());
-        let (ppa, _) =
-            io.program_placed(lpn.0, PageKind::Data, data, Purpose::Host, |_, bad| self.place(set, die, bad))?;
-        if let Some(old) = old {
-            io.supersede(old);
-            self.valid.clear(old);
-            self.logs.updated(self.layout.block_of(old));
-        }
-        self.table.replace(l, old, ppa);
-        self.valid.set(ppa);
-        self.logs.inc(self.layout.block_of(ppa));
+        let die = io.free_die_from(self.core.alloc.next_die());
+        let g = self.core.geometry;
+        self.core.write_placed(io, &mut self.logs, lpn, old, data, |alloc, logs, _, bad| {
+            Self::place(alloc, logs, &g, set, die, bad)
+        })?;
         io.ack();
         Ok(())
     }
 
     fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
-        let l = check_lpn(lpn, self.logical_pages)?;
-        if let Some(old) = self.table.unmap(l) {
-            self.valid.clear(old);
-            self.logs.updated(self.layout.block_of(old));
-        }
+        let l = self.core.index(lpn)?;
+        self.core.trim(&mut self.logs, l);
         Ok(())
     }
 
     fn ram_bytes(&self) -> u64 {
-        self.table.ram_bytes()
-            + self.valid.ram_bytes()
-            + self.alloc.ram_bytes()
-            + self.logs.ram_bytes()
-            + self.clock.ram_bytes()
+        self.core.ram_bytes() + self.logs.ram_bytes() + self.clock.ram_bytes()
     }
 
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
         let picker = self.logs.merged();
-        crate::mapping::check_page_map(&self.geometry, &self.table, &self.valid, &picker, flash)?;
+        self.core.check(&picker, flash)?;
         self.logs.check()
     }
 
@@ -428,6 +387,6 @@ impl Ftl for MultiLog {
 
 impl crate::Placement for MultiLog {
     fn die_of(&self, lpn: Lpn) -> Option<ftlab_nand::DieId> {
-        self.table.die_of(lpn, &self.layout)
+        self.core.die_of(lpn)
     }
 }

@@ -116,7 +116,7 @@ fn oracle_placement_beats_pagemap_under_hot_cold_writes() {
 fn cyclic_run(config: MultiLogConfig, hinted: bool) -> (MultiLog, Flash, u32) {
     let mut flash = crate::testing::flash(geometry(256, 32), 5);
     let mut ftl = MultiLog::format(config, &mut flash.io(SimTime::ZERO)).unwrap();
-    let n = ftl.logical_pages;
+    let n = ftl.core.logical_pages;
     let hot = n / 10;
     let (hot_interval, cold_interval) = (f64::from(hot) * 10.0 / 9.0, f64::from(n - hot) * 10.0);
     let mut now = 0;
@@ -146,12 +146,12 @@ fn cyclic_run(config: MultiLogConfig, hinted: bool) -> (MultiLog, Flash, u32) {
 /// Blocks whose valid pages mix hot and cold pages, and the sets hot and cold
 /// pages are in.
 fn placement(ftl: &MultiLog, hot: u32) -> (usize, HashSet<u32>, HashSet<u32>) {
-    let mut kind: Vec<Option<bool>> = vec![None; ftl.geometry.total_blocks() as usize];
+    let mut kind: Vec<Option<bool>> = vec![None; ftl.core.geometry.total_blocks() as usize];
     let mut mixed = HashSet::new();
     let (mut hot_sets, mut cold_sets) = (HashSet::new(), HashSet::new());
-    for (lpn, ppa) in ftl.table.iter() {
+    for (lpn, ppa) in ftl.core.table.iter() {
         let is_hot = (lpn as u32) < hot;
-        let b = ftl.layout.block_of(ppa).0 as usize;
+        let b = ftl.core.layout.block_of(ppa).0 as usize;
         match kind[b] {
             Some(k) if k != is_hot => {
                 mixed.insert(b);
@@ -194,7 +194,7 @@ fn gc_moves_survivors_one_set_colder() {
     for lpn in (0..32).chain(0..32).chain(0..24) {
         write(&mut ftl, lpn);
     }
-    let at = |ftl: &MultiLog, lpn: usize| ftl.set_of(ftl.table.get(lpn).unwrap());
+    let at = |ftl: &MultiLog, lpn: usize| ftl.set_of(ftl.core.table.get(lpn).unwrap());
     assert_eq!((at(&ftl, 0), at(&ftl, 31)), (0, 0));
     // The first victim is the empty set-3 block, the second the set-0 block with
     // lpns 24..32 still valid.
@@ -211,17 +211,17 @@ fn gc_moves_survivors_one_set_colder() {
 fn recovery_puts_every_page_in_the_coldest_set_then_re_estimates() {
     let config = MultiLogConfig { estimator: Estimator::Online, ..MultiLogConfig::default() };
     let (before, mut flash, _) = cyclic_run(config, false);
-    let mapped = before.table.mapped();
+    let mapped = before.core.table.mapped();
     let cut = SimTime(u64::MAX / 2);
     flash.power_cut(cut);
     let mut ftl = MultiLog::recover(config, &mut flash.io(cut)).unwrap();
     ftl.check_invariants(&flash).unwrap();
-    assert_eq!(ftl.table.mapped(), mapped);
-    assert!(ftl.table.iter().all(|(_, ppa)| ftl.set_of(ppa) == 7));
+    assert_eq!(ftl.core.table.mapped(), mapped);
+    assert!(ftl.core.table.iter().all(|(_, ppa)| ftl.set_of(ppa) == 7));
     // Counted as written at recovery: a rewrite soon after is hot.
     let mut io = flash.io(cut);
     ftl.write(&mut io, Lpn(3), Payload::Token(9), &Hint::default()).unwrap();
-    assert_eq!(ftl.set_of(ftl.table.get(3).unwrap()), 0);
+    assert_eq!(ftl.set_of(ftl.core.table.get(3).unwrap()), 0);
     assert_eq!(ftl.read(&mut io, Lpn(3)).unwrap(), Some(Payload::Token(9)));
 }
 
