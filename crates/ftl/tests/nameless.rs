@@ -9,11 +9,12 @@
 //! The random suites run 8 seeds each; `FTLAB_FUZZ_CASES=200` runs more.
 #![allow(clippy::unwrap_used)]
 
-use ftlab_ftl::conformance::{nand_config, Geometry};
+use ftlab_ftl::conformance::{nand_config, proptest, Geometry};
 use ftlab_ftl::nameless::host::{tag, HostFs, Rig};
 use ftlab_ftl::nameless::{NamelessConfig, PhysAddr};
 use ftlab_ftl::{ErrorKind, Flash, FtlError};
 use ftlab_nand::{BlockId, Faults, Nand, NandConfig, NandError, Payload, SimTime};
+use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -81,6 +82,111 @@ fn check_blocks(host: &mut HostFs, rig: &mut Rig) {
 fn fault_error(e: &FtlError) {
     assert!(matches!(e.kind(), ErrorKind::Io | ErrorKind::NoSpace), "{e:?} ({e})");
     assert!(!matches!(e, FtlError::Nand(NandError::GrownBad(_) | NandError::BadBlock(_))), "{e}");
+}
+
+/// A raw command of the Table 3 interface, for the model-based suite.
+#[derive(Debug, Clone)]
+enum Cmd {
+    /// A nameless write of a new block.
+    Write,
+    /// A new version of held block `i` (modulo the blocks held), then the old
+    /// one freed.
+    Overwrite(usize),
+    Free(usize),
+    Read(usize),
+    VirtualWrite(u32),
+    VirtualRead(u32),
+    /// Take the queued migrations and apply them; acknowledge them (and every
+    /// one applied earlier) only if `ack`.
+    Drain {
+        ack: bool,
+    },
+}
+
+fn cmds() -> impl Strategy<Value = Vec<Cmd>> {
+    let cmd = prop_oneof![
+        3 => Just(Cmd::Write),
+        6 => any::<usize>().prop_map(Cmd::Overwrite),
+        1 => any::<usize>().prop_map(Cmd::Free),
+        3 => any::<usize>().prop_map(Cmd::Read),
+        1 => (0u32..21).prop_map(Cmd::VirtualWrite),
+        1 => (0u32..21).prop_map(Cmd::VirtualRead),
+        2 => any::<bool>().prop_map(|ack| Cmd::Drain { ack }),
+    ];
+    proptest::collection::vec(cmd, 1..2000)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: seeds() as u32 * 4, ..ProptestConfig::default() })]
+    /// Random raw commands against a reference model of what the host holds:
+    /// every data block reads back its last data at the address the host
+    /// holds, whether the migrations of it were applied and acknowledged,
+    /// applied only, or not yet taken (redirected, through chains of moves);
+    /// metadata reads back its last write. The first divergence fails and
+    /// shrinks.
+    #[test]
+    fn raw_commands_match_the_model(ops in cmds()) {
+        let mut rig = rig(0.0, 3);
+        // Held blocks: tag, address, token.
+        let mut held: Vec<(u32, PhysAddr, u64)> = Vec::new();
+        let mut meta: Vec<Option<u64>> = vec![None; 21];
+        let mut applied = Vec::new();
+        let limit = rig.device().data_capacity() as usize - 2;
+        for (next, op) in (1u64..).zip(ops.iter()) {
+            match *op {
+                Cmd::Write if held.len() < limit => {
+                    let (tag, token) = (next as u32, next);
+                    let a = rig.cmd(|d, io| d.nameless_write(io, tag, Payload::Token(token))).0.unwrap();
+                    held.push((tag, a, token));
+                }
+                Cmd::Overwrite(i) if !held.is_empty() => {
+                    let i = i % held.len();
+                    let (tag, old, _) = held[i];
+                    let a = rig.cmd(|d, io| d.nameless_write(io, tag, Payload::Token(next))).0.unwrap();
+                    rig.cmd(|d, io| d.free(io, old)).0.unwrap();
+                    held[i] = (tag, a, next);
+                }
+                Cmd::Free(i) if !held.is_empty() => {
+                    let (_, a, _) = held.swap_remove(i % held.len());
+                    rig.cmd(|d, io| d.free(io, a)).0.unwrap();
+                }
+                Cmd::Read(i) if !held.is_empty() => {
+                    let (tag, a, token) = held[i % held.len()];
+                    let got = rig.cmd(|d, io| d.physical_read(io, a)).0;
+                    prop_assert_eq!(got, Ok(Payload::Token(token)), "tag {} at {}", tag, a);
+                }
+                Cmd::VirtualWrite(l) => {
+                    rig.cmd(|d, io| d.virtual_write(io, l, Payload::Token(next))).0.unwrap();
+                    meta[l as usize] = Some(next);
+                }
+                Cmd::VirtualRead(l) => {
+                    let got = rig.cmd(|d, io| d.virtual_read(io, l)).0.unwrap();
+                    prop_assert_eq!(got, meta[l as usize].map(Payload::Token), "metadata {}", l);
+                }
+                Cmd::Drain { ack } => {
+                    for m in rig.device().take_migrations() {
+                        if let Some(h) = held.iter_mut().find(|h| Some(h.1) == m.old) {
+                            prop_assert_eq!(h.0, m.tag);
+                            h.1 = m.new;
+                        }
+                        applied.push(m);
+                    }
+                    if ack {
+                        for m in applied.drain(..) {
+                            rig.device().ack_migration(&m);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            rig.now = SimTime(rig.now.0 + 20_000);
+        }
+        rig.ftl.check_invariants(&rig.flash).unwrap();
+        prop_assert_eq!(rig.device().data_pages(), held.len() as u64);
+        for (tag, a, token) in held {
+            prop_assert_eq!(rig.cmd(|d, io| d.physical_read(io, a)).0, Ok(Payload::Token(token)), "tag {}", tag);
+        }
+    }
 }
 
 /// Random file operations at about half fill, many times over: every read
