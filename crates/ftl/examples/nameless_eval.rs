@@ -53,8 +53,9 @@ struct Loop {
 }
 
 impl Loop {
-    fn new(builder: &dyn FtlBuilder) -> Loop {
+    fn new(builder: &dyn FtlBuilder, copyback: bool) -> Loop {
         let mut flash = Flash::new(Nand::new(&chip()).expect("medium"));
+        flash.set_copyback(copyback);
         let ftl = builder.format(&mut flash.io(SimTime::ZERO)).expect("format");
         Loop { flash, ftl, done: Vec::new(), issued: SimTime::ZERO }
     }
@@ -110,9 +111,10 @@ fn working_set() -> u32 {
     (u64::from(chip().geometry.total_pages()) * 68 / 100) as u32
 }
 
-fn pagemap_iops(rng: &mut ChaCha8Rng) -> Run {
+/// `copyback`: whether garbage collection's moves inside a plane use copyback.
+fn pagemap_iops(rng: &mut ChaCha8Rng, copyback: bool) -> Run {
     let cfg = PageMapConfig::preset("pagemap").expect("preset");
-    let mut l = Loop::new(&cfg);
+    let mut l = Loop::new(&cfg, copyback);
     let n = working_set();
     assert!(n < l.ftl.logical_pages());
     let h = Hint::default();
@@ -175,7 +177,7 @@ fn host_write(l: &mut Loop, addrs: &mut [Option<PhysAddr>], b: u32) {
 /// address; migrations are applied and acknowledged after every command.
 fn nameless_iops(rng: &mut ChaCha8Rng) -> Run {
     let cfg = NamelessConfig::default();
-    let mut l = Loop::new(&cfg);
+    let mut l = Loop::new(&cfg, true);
     let n = working_set();
     assert!(u64::from(n) < l.ftl.nameless().expect("nameless").data_capacity());
     let mut addrs: Vec<Option<PhysAddr>> = vec![None; n as usize];
@@ -252,11 +254,12 @@ fn image(bytes: u64, rng: &mut ChaCha8Rng) -> Image {
 fn main() {
     let out = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "experiments/nameless".into()));
     let mut rng = ChaCha8Rng::seed_from_u64(2013);
-    let p = pagemap_iops(&mut rng);
-    let n = nameless_iops(&mut rng);
+    let p = pagemap_iops(&mut ChaCha8Rng::seed_from_u64(2013), true);
+    let p_no_copyback = pagemap_iops(&mut ChaCha8Rng::seed_from_u64(2013), false);
+    let n = nameless_iops(&mut ChaCha8Rng::seed_from_u64(2013));
     let mut fig8 =
         String::from("ftl,seq_write_iops,rand_write_iops,seq_read_iops,rand_read_iops,gc_copies,erases,migrations\n");
-    for (name, r) in [("pagemap", p), ("nameless", n)] {
+    for (name, r) in [("pagemap", p), ("pagemap-no-copyback", p_no_copyback), ("nameless", n)] {
         let v = r.iops;
         writeln!(
             fig8,

@@ -160,18 +160,23 @@ impl NamelessDevice {
     /// ([`MOVED`]) and queues a migration; a chain of pending moves is
     /// redirected to the new page.
     fn move_page(&mut self, io: &mut Io, src: Ppa, generation: u32, die: DieId) -> Result<(), FtlError> {
-        let (data, oob) = io.read(src, Purpose::Gc)?;
-        let is_meta = self.meta.get(src);
-        let kind = if is_meta { VIRTUAL } else { MOVED };
-        let (dst, _) = io.program_placed(oob.lpn, kind, data, Purpose::Gc, |_, bad| self.place(die, bad))?;
-        io.supersede(src);
-        self.dead(src);
-        self.live(dst, is_meta);
-        if is_meta {
+        if self.meta.get(src) {
+            // A metadata page's OOB says the same after the move: a copy
+            // (copyback inside a plane).
+            let (dst, oob) = io.copy_placed(src, Purpose::Gc, |_, bad| self.place(die, bad))?;
+            self.dead(src);
+            self.live(dst, true);
             let moved = self.vmap.relocate(oob.lpn as usize, src, dst);
             debug_assert!(moved, "metadata page {} left {src:?} during GC", oob.lpn);
             return Ok(());
         }
+        // A data page's copy carries the record of the move in its OOB, so it
+        // is read and programmed again (a copyback would keep the source's OOB).
+        let (data, oob) = io.read(src, Purpose::Gc)?;
+        let (dst, _) = io.program_placed(oob.lpn, MOVED, data, Purpose::Gc, |_, bad| self.place(die, bad))?;
+        io.supersede(src);
+        self.dead(src);
+        self.live(dst, false);
         let old = PhysAddr::new(src, generation);
         let new = self.addr(io, dst);
         for target in self.redirect.values_mut() {

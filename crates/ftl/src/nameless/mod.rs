@@ -60,7 +60,9 @@
 //!
 //! - a nameless data page's OOB holds its tag, kind [`PageKind::Data`];
 //! - a moved data page's OOB holds its tag with kind [`PageKind::Map`] ("moved
-//!   data"), programmed with the data in one operation;
+//!   data"), programmed with the data in one operation (so garbage collection
+//!   reads and programs a data page; a copyback would keep the source's OOB.
+//!   Metadata pages move by copy, copyback inside a plane);
 //! - a virtual (metadata) page's OOB holds its logical address, kind
 //!   [`PageKind::Meta`].
 //!
