@@ -51,6 +51,9 @@ pub struct Rig {
     pub ftl: Box<dyn Ftl>,
     pub builder: Box<dyn FtlBuilder>,
     pub now: SimTime,
+    /// When the last command was issued: a power cut may come from then on,
+    /// tearing what that command left in flight.
+    pub last_issue: SimTime,
     /// Every completion time, in order (for determinism checks).
     pub completions: Vec<u64>,
 }
@@ -59,7 +62,7 @@ impl Rig {
     /// A device formatted with `builder` on `flash`.
     pub fn new(mut flash: Flash, builder: Box<dyn FtlBuilder>) -> Result<Self, FtlError> {
         let ftl = builder.format(&mut flash.io(SimTime::ZERO))?;
-        Ok(Rig { flash, ftl, builder, now: SimTime::ZERO, completions: Vec::new() })
+        Ok(Rig { flash, ftl, builder, now: SimTime::ZERO, last_issue: SimTime::ZERO, completions: Vec::new() })
     }
 
     /// Runs one command on the device's nameless interface; the clock moves to
@@ -69,6 +72,7 @@ impl Rig {
         f: impl FnOnce(&mut dyn Nameless, &mut Io) -> Result<R, FtlError>,
     ) -> (Result<R, FtlError>, SimTime) {
         let mut io = self.flash.io(self.now);
+        self.last_issue = self.now;
         let r = match self.ftl.nameless() {
             Some(n) => f(n, &mut io),
             None => Err(FtlError::Unsupported("nameless writes")),
@@ -84,9 +88,10 @@ impl Rig {
         self.ftl.nameless().expect("the rig's FTL has the nameless capability")
     }
 
-    /// Cuts power at `t` (not before the clock) and rebuilds the device.
+    /// Cuts power at `t` (not before the last command was issued: a cut
+    /// before its completion tears it) and rebuilds the device.
     pub fn cut_and_recover(&mut self, t: SimTime) -> Result<(), FtlError> {
-        let t = t.max(self.now);
+        let t = t.max(self.last_issue);
         self.flash.power_cut(t);
         let mut io = self.flash.io(t);
         self.ftl = self.builder.recover(&mut io)?;
@@ -278,7 +283,7 @@ impl HostFs {
     }
 
     /// One random file-system operation over files with ids below `max_files`
-    /// and at most `max_blocks` blocks each, then the up-calls drained. Reads
+    /// (and below the device's metadata space) and at most `max_blocks` blocks each, then the up-calls drained. Reads
     /// are checked against the last token written. Returns the operation's
     /// error (on a faulty medium).
     pub fn random_op(
@@ -288,7 +293,8 @@ impl HostFs {
         max_files: u32,
         max_blocks: u32,
     ) -> Result<(), FtlError> {
-        let file = rng.gen_range(0..max_files);
+        // An inode per metadata address: no more files than those.
+        let file = rng.gen_range(0..max_files.min(rig.device().virtual_pages()));
         let r = match (self.files.get(&file).map(Vec::len), rng.gen_range(0..100)) {
             (None, _) => self.create(rig, file, rng.gen_range(1..=max_blocks)),
             (Some(n), 0..=49) => self.overwrite(rig, file, rng.gen_range(0..n as u32)),
