@@ -39,11 +39,13 @@
 //!
 //! Garbage collection (ftlab's device has no separate wear leveling) moves the
 //! live pages of a victim block. For a data page it records a [`Migration`]
-//! `(old, new, tag)` and queues it for the host. This device follows the
-//! Nameless Writes design the paper prototypes, not the prototype's host-side
-//! FTL: the device **redirects**. Until the host acknowledges, a small
-//! remapping table sends physical reads and frees of the old address to the
-//! new page; the victim block is erased at once (its space is not held back by
+//! `(old, new, tag)` and queues it for the host. 003 does not say whether the
+//! old page stays valid or the device redirects (its prototype's host-side FTL
+//! calls the file system synchronously, so the question does not arise
+//! there); this device **redirects**, as the Nameless Writes design 003
+//! prototypes (its reference \[33\]) does with a small remap table, as far as
+//! ftlab's authors read it. Until the host acknowledges, the remap table sends
+//! physical reads and frees of the old address to the new page; the victim block is erased at once (its space is not held back by
 //! a slow host), and a later page at the old place has a new generation, so
 //! the old address stays unambiguous. A chain of moves before an
 //! acknowledgement redirects the first address to the latest page. The host
@@ -285,3 +287,45 @@ pub(crate) const DATA: PageKind = PageKind::Data;
 pub(crate) const MOVED: PageKind = PageKind::Map;
 /// The OOB kind of a virtual (metadata) page.
 pub(crate) const VIRTUAL: PageKind = PageKind::Meta;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_address_packs_page_and_generation() {
+        let a = PhysAddr::new(ftlab_nand::Ppa(77), 5);
+        assert_eq!((a.ppa(), a.generation()), (ftlab_nand::Ppa(77), 5));
+        assert_eq!(a.0, 5 << 32 | 77);
+        assert!(a.to_string().contains("page 77") && a.to_string().contains("generation 5"));
+    }
+
+    #[test]
+    fn config_errors_name_the_field_and_capacity_splits_the_space() {
+        let c = NamelessConfig::default();
+        assert!(c.validate().is_ok());
+        for (bad, field) in [
+            (NamelessConfig { over_provisioning: 1.0, ..c }, "over_provisioning"),
+            (NamelessConfig { virtual_share: 0.0, ..c }, "virtual_share"),
+            (NamelessConfig { virtual_share: 1.0, ..c }, "virtual_share"),
+            (NamelessConfig { gc_free_blocks: 0, ..c }, "gc_free_blocks"),
+        ] {
+            let e = bad.validate().unwrap_err().to_string();
+            assert!(e.contains(field), "{e}");
+        }
+        let g = Geometry {
+            channels: 1,
+            ways_per_channel: 1,
+            dies_per_way: 2,
+            planes_per_die: 1,
+            blocks_per_plane: 16,
+            pages_per_block: 8,
+            page_size: 4096,
+            oob_size: 128,
+        };
+        // 32 blocks: 10% over-provisioning wants 230 pages; 2 GC blocks, 2 open
+        // blocks and 1 of slack leave 27 blocks, 216 pages; 5% of them metadata.
+        assert_eq!(c.capacity(&g, 32).ok(), Some((216, 10)));
+        assert!(c.capacity(&g, 5).is_err());
+    }
+}
