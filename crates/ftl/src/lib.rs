@@ -49,6 +49,8 @@
 //!   block or the write queue), retry the write, and retire the block when its
 //!   logical block is folded or cleaned; a fold or cleaning whose target goes bad
 //!   starts over in another free block;
+//! - the nameless-write device retires the block and carries on, as pagemap
+//!   does; a data page moved off it is a migration like any other;
 //! - the SSC retires the block and carries on, for data pages, GC copies and
 //!   its flush records alike; a retired block is never erased, so its stale
 //!   pages stay counted as copies of their disk blocks (their evict records
@@ -95,6 +97,10 @@
 //! - [`janus`]: Janus-FTL (004 Sections 3-5): a page-mapping and a block-mapping
 //!   area resized by fusion and defusion toward the optimum of the cost model,
 //!   estimated with ghost buffers (`janus`), or at a fixed utilization (`janus-fix`).
+//! - [`nameless`]: the Nameless-Write device of 003 (Section 3.4, Table 3): the
+//!   host addresses data by physical address ([`Nameless`]), the device maps
+//!   only metadata, and garbage collection's moves reach the host as migration
+//!   up-calls, recorded in the OOB and replayed after a power cut.
 //! - [`multilog`]: MultiLog-Oracle (Stoica and Ailamaki 2013, via 000 Section
 //!   6.1.4): page mapping with one log per update-frequency set (powers of 2).
 //!
@@ -120,6 +126,7 @@ pub mod lazy_rtgc;
 pub mod lazy_rtgc_ondemand;
 pub mod mapping;
 pub mod multilog;
+pub mod nameless;
 pub mod nftl;
 pub mod pagecore;
 pub mod pagemap;
@@ -134,6 +141,7 @@ pub mod victim;
 pub mod waogc;
 
 pub use flash::{Counters, Flash, Io, PerPurpose, Purpose};
+pub use nameless::Nameless;
 pub use ssc::SolidStateCache;
 
 /// A logical page number.
@@ -319,6 +327,11 @@ pub trait Ftl: Send + std::fmt::Debug {
     /// The cache commands of a solid-state cache ([`SolidStateCache`]), if the
     /// scheme is one (e.g. [`ssc`]).
     fn ssc(&mut self) -> Option<&mut dyn SolidStateCache> {
+        None
+    }
+    /// The commands of a Nameless-Write device ([`Nameless`]), if the scheme is
+    /// one (e.g. [`nameless`]).
+    fn nameless(&mut self) -> Option<&mut dyn Nameless> {
         None
     }
     /// Checks the FTL's internal invariants against the medium (used by tests):

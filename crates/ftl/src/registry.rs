@@ -120,6 +120,12 @@ pub fn schemes() -> Vec<Scheme> {
         admits_tasks: false,
     });
     v.push(Scheme {
+        name: "nameless",
+        summary: "Nameless Writes (003 Section 3.4): device-chosen physical addresses for data, a map for metadata \
+                  only, migration up-calls recorded in the OOB; block commands use the metadata space",
+        admits_tasks: false,
+    });
+    v.push(Scheme {
         name: "multilog",
         summary:
             "MultiLog-Oracle (Stoica 2013, via 000 Section 6.1.4): one log per update-frequency set, by expiry hints",
@@ -194,6 +200,10 @@ pub fn build(kind: &str, params: &toml::Table) -> Result<Builder, FtlError> {
         }
         "waogc" => configured(kind, waogc::WaoGcConfig::default(), params, waogc::WaoGcConfig::validate),
         "ssc" => configured(kind, crate::ssc::SscConfig::default(), params, crate::ssc::SscConfig::validate),
+        "nameless" => {
+            use crate::nameless::NamelessConfig as C;
+            configured(kind, C::default(), params, C::validate)
+        }
         "telomere-sip" | "telomere-sharp" => {
             let base = telomere_base(kind).unwrap_or_default();
             configured(kind, base, params, telomere::TelomereConfig::validate)

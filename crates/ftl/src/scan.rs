@@ -6,7 +6,7 @@
 //! readable pages count, and it is closed so that garbage collection moves them
 //! off (and [`Io::reclaim`] then retires it).
 
-use ftlab_nand::{BlockId, NandError, PageKind};
+use ftlab_nand::{BlockId, NandError, Oob, PageKind, Ppa};
 
 use crate::mapping::PageTable;
 use crate::{FtlError, Io, Purpose};
@@ -28,8 +28,22 @@ pub struct Scan {
 /// Scans every good block, filling `table` (entries beyond its length are
 /// ignored).
 pub fn scan(io: &mut Io, table: &mut PageTable) -> Result<Scan, FtlError> {
-    let g = *io.geometry();
     let mut newest = vec![0u64; table.len()];
+    scan_each(io, |ppa, oob| {
+        let lpn = oob.lpn as usize;
+        if oob.kind == PageKind::Data && lpn < newest.len() && oob.seq > newest[lpn] {
+            newest[lpn] = oob.seq;
+            table.set(lpn, ppa);
+        }
+    })
+}
+
+/// Scans every good block as [`scan`] does, handing each readable page's OOB
+/// to `visit` (in block order, pages in program order) instead of filling a
+/// page table: for schemes whose OOB says more than a logical page (e.g. the
+/// nameless-write device's tags and moved-data records).
+pub fn scan_each(io: &mut Io, mut visit: impl FnMut(Ppa, &Oob)) -> Result<Scan, FtlError> {
+    let g = *io.geometry();
     let mut partial: Vec<Option<(u64, BlockId, u32)>> = vec![None; g.dies() as usize];
     let mut out = Scan::default();
     for b in (0..g.total_blocks()).map(BlockId) {
@@ -52,11 +66,7 @@ pub fn scan(io: &mut Io, table: &mut PageTable) -> Result<Scan, FtlError> {
                 Ok(Some(oob)) => {
                     readable += 1;
                     block_newest = block_newest.max(oob.seq);
-                    let lpn = oob.lpn as usize;
-                    if oob.kind == PageKind::Data && lpn < newest.len() && oob.seq > newest[lpn] {
-                        newest[lpn] = oob.seq;
-                        table.set(lpn, ppa);
-                    }
+                    visit(ppa, &oob);
                 }
                 Ok(None) | Err(NandError::Uncorrectable(_)) => {}
                 Err(e) => return Err(FtlError::Recovery(format!("scanning {ppa:?}: {e}"))),
