@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Every committed sweep CSV must be what this checkout produces. Runs each sweep
+# of experiments/ into a temporary file and compares its rows (sorted by `run`,
+# every column) with the committed CSV; exits 1 naming each sweep that differs
+# and the first columns that moved.
+#
+#   bash experiments/check-sweeps.sh            every sweep (about 6 minutes on 2 cores)
+#   bash experiments/check-sweeps.sh --quick    the CI-sized subset (about 40 s)
+#
+# Uses FTLAB (default: target/release/ftlab, built if missing). A sweep rewrites
+# its SVG plots next to its TOML, as `ftlab sweep` always does: identical rows
+# give identical plots, so a clean checkout stays clean.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=(
+  lazy-rtgc/sweep-generated:lazy-rtgc/results-generated
+  lazy-rtgc/sweep-traces:lazy-rtgc/results-traces
+  gftl/consumer:gftl/consumer
+  gftl/consumer-50:gftl/consumer-50
+)
+rest=(
+  janus/figure7:janus/figure7
+  janus/refill:janus/refill
+  gftl/sweep:gftl/results
+  gftl/sweep-50:gftl/results-50
+  gftl/requests:gftl/requests
+)
+case "${1:-}" in
+  --quick) sweeps=("${quick[@]}") ;;
+  "") sweeps=("${quick[@]}" "${rest[@]}") ;;
+  *) echo "usage: $0 [--quick]" >&2; exit 2 ;;
+esac
+
+FTLAB=${FTLAB:-target/release/ftlab}
+if [ ! -x "$FTLAB" ]; then
+  cargo build --release --quiet -p ftlab-cli
+fi
+if [ "${1:-}" != --quick ] && [ ! -f experiments/gftl/out/postmark-pages.trace ]; then
+  python3 experiments/gftl/split_trace.py
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+for s in "${sweeps[@]}"; do
+  toml="experiments/${s%%:*}.toml"
+  csv="experiments/${s##*:}.csv"
+  out="$tmp/$(echo "${s##*:}" | tr / -).csv"
+  start=$(date +%s)
+  "$FTLAB" sweep --quiet "$toml" -o "$out"
+  if python3 - "$csv" "$out" <<'EOF'
+import csv, sys
+
+def rows(path):
+    with open(path, newline="") as f:
+        return {r["run"]: r for r in csv.DictReader(f)}
+
+committed, now = rows(sys.argv[1]), rows(sys.argv[2])
+if committed == now:
+    sys.exit(0)
+for run in sorted(set(committed) | set(now)):
+    a, b = committed.get(run), now.get(run)
+    if a is None or b is None:
+        print(f"  run {run}: only in {'the committed CSV' if b is None else 'this checkout'}")
+        continue
+    moved = [f"{k} {a.get(k)} -> {b.get(k)}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    if moved:
+        print(f"  run {run}: " + "; ".join(moved[:4]) + (" ..." if len(moved) > 4 else ""))
+sys.exit(1)
+EOF
+  then
+    echo "ok       $csv ($(( $(date +%s) - start )) s)"
+  else
+    echo "DIFFERS  $csv: regenerate it with: ftlab sweep $toml -o $csv (and say why in the commit)"
+    failed=1
+  fi
+done
+exit $failed
