@@ -373,6 +373,40 @@ pub fn report_html(report: &Value, title: &str) -> String {
         );
         body += &line_plot("throughput", "Host throughput over time", &series, x, y, false);
     }
+    let (programs, gc, erases) = (col("flash_programs"), col("gc_programs"), col("erases"));
+    if step > 0.0 && writes.len() > 1 && programs.len() == writes.len() {
+        // Write amplification of each interval with host writes in it.
+        let points: Vec<(f64, f64)> = writes
+            .iter()
+            .zip(&programs)
+            .enumerate()
+            .filter(|(_, (w, _))| **w > 0.0)
+            .map(|(i, (w, p))| (i as f64 * step, p / w))
+            .collect();
+        if points.len() > 1 {
+            let x = Axis::fit(points.iter().map(|p| p.0), false, "simulated time, s");
+            let y = Axis::fit(points.iter().map(|p| p.1), false, "flash programs per host page written");
+            let series = [Series { name: "WAF".into(), points }];
+            body += &line_plot("waf-over-time", "Write amplification over time", &series, x, y, false);
+        }
+        let series: Vec<Series> = [("GC page programs", &gc), ("erases", &erases)]
+            .into_iter()
+            .filter(|(_, v)| v.iter().any(|x| *x > 0.0))
+            .map(|(name, v)| Series {
+                name: name.into(),
+                points: v.iter().enumerate().map(|(i, y)| (i as f64 * step, *y)).collect(),
+            })
+            .collect();
+        if !series.is_empty() {
+            let x = Axis::fit(series.iter().flat_map(|s| s.points.iter().map(|p| p.0)), false, "simulated time, s");
+            let y = Axis::fit(
+                series.iter().flat_map(|s| s.points.iter().map(|p| p.1)),
+                false,
+                &format!("per {} s", num(step)),
+            );
+            body += &line_plot("gc-over-time", "Garbage collection over time", &series, x, y, false);
+        }
+    }
     if let Some(ops) = report.get("flash_ops").and_then(Value::as_object) {
         let purposes: Vec<String> =
             ops.values().filter_map(Value::as_object).flat_map(|m| m.keys().cloned()).fold(Vec::new(), |mut acc, k| {
@@ -390,15 +424,25 @@ pub fn report_html(report: &Value, title: &str) -> String {
         }
     }
     let e = &report["erase_count"];
-    if let (Some(lo), Some(mean), Some(hi)) = (f(e, "min"), f(e, "mean"), f(e, "max")) {
-        let sd = f(e, "std").unwrap_or(0.0);
+    let histogram: Vec<(u64, u64)> = report
+        .get("erase_histogram")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|p| Some((p.get(0)?.as_u64()?, p.get(1)?.as_u64()?))).collect())
+        .unwrap_or_default();
+    let caption = format!(
+        "Erase counts of the good blocks (mean {}, std {}, wear index {})",
+        e.get("mean").map_or_else(String::new, cell),
+        e.get("std").map_or_else(String::new, cell),
+        e.get("wear_index").map_or_else(String::new, cell)
+    );
+    if !histogram.is_empty() {
+        let (groups, values) = erase_bins(&histogram);
+        body += &bar_plot("erase-counts", &caption, &groups, &["blocks".into()], &values, "blocks");
+    } else if let (Some(lo), Some(mean), Some(hi)) = (f(e, "min"), f(e, "mean"), f(e, "max")) {
+        // A report from before the distribution was recorded: its summary.
         body += &bar_plot(
             "erase-counts",
-            &format!(
-                "Erase counts of the good blocks (std {}, wear index {})",
-                num(sd),
-                e.get("wear_index").map_or_else(String::new, cell)
-            ),
+            &caption,
             &["min".into(), "mean".into(), "max".into()],
             &["erases per block".into()],
             &[vec![Some(lo)], vec![Some(mean)], vec![Some(hi)]],
@@ -422,6 +466,30 @@ pub fn report_html(report: &Value, title: &str) -> String {
         }
     }
     page(&title, &body)
+}
+
+/// Most bars of the erase-count distribution.
+const ERASE_BINS: u64 = 32;
+
+/// The erase-count distribution `[(erase count, blocks)]` as bars: one per
+/// count, or, over [`ERASE_BINS`] distinct counts, equal ranges of counts
+/// labelled `lo-hi`.
+fn erase_bins(histogram: &[(u64, u64)]) -> (Vec<String>, Vec<Vec<Option<f64>>>) {
+    let (lo, hi) = (histogram[0].0, histogram[histogram.len() - 1].0);
+    if hi - lo < ERASE_BINS {
+        let groups = histogram.iter().map(|(c, _)| c.to_string()).collect();
+        let values = histogram.iter().map(|(_, n)| vec![Some(*n as f64)]).collect();
+        return (groups, values);
+    }
+    let width = (hi - lo + 1).div_ceil(ERASE_BINS);
+    let bins = (hi - lo) / width + 1;
+    let mut counts = vec![0u64; bins as usize];
+    for (c, n) in histogram {
+        counts[((c - lo) / width) as usize] += n;
+    }
+    let groups = (0..bins).map(|b| format!("{}-{}", lo + b * width, lo + b * width + width - 1)).collect();
+    let values = counts.iter().map(|n| vec![Some(*n as f64)]).collect();
+    (groups, values)
 }
 
 /// The metrics a sweep's page compares, when they are columns.
@@ -580,12 +648,24 @@ mod tests {
         .unwrap();
         let report = ftlab_sim::run(&config, &mut |_| {}).unwrap();
         let html = report_html(&serde_json::to_value(&report).unwrap(), "");
-        for id in ["latency-cdf", "throughput", "flash-ops", "erase-counts"] {
+        for id in ["latency-cdf", "throughput", "waf-over-time", "gc-over-time", "flash-ops", "erase-counts"] {
             assert!(html.contains(&format!("id=\"{id}\"")), "{id} missing");
         }
         // The only URL is the SVG namespace, a name that is never fetched.
         assert_eq!(html.matches("http://").count(), html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count());
         assert!(!html.contains("https://") && !html.contains("<script") && !html.contains("src="));
+    }
+
+    #[test]
+    fn erase_counts_are_binned_when_they_spread() {
+        let (groups, values) = erase_bins(&[(3, 10), (4, 5)]);
+        assert_eq!(groups, ["3", "4"]);
+        assert_eq!(values, [vec![Some(10.0)], vec![Some(5.0)]]);
+        let wide: Vec<(u64, u64)> = (100..300).map(|c| (c, 1)).collect();
+        let (groups, values) = erase_bins(&wide);
+        assert!(groups.len() as u64 <= ERASE_BINS, "{}", groups.len());
+        assert_eq!(groups[0], "100-106");
+        assert_eq!(values.iter().map(|v| v[0].unwrap()).sum::<f64>(), 200.0);
     }
 
     #[test]

@@ -66,13 +66,20 @@ def test_report_dataframes(small):
     assert "read" not in set(cdf.op)  # a write-only workload
 
     ts = report.timeseries()
-    assert list(ts.columns) == ["time_s", "read_pages", "write_pages"]
+    assert list(ts.columns) == [
+        "time_s", "read_pages", "write_pages", "flash_programs", "gc_programs", "erases", "waf"
+    ]
     assert ts.write_pages.sum() == report.host_pages_written
+    assert ts.flash_programs.sum() == report.flash_pages_programmed
+    assert ts.gc_programs.sum() == report.gc_page_copies
+    assert ts.erases.sum() == report.erases
     assert ts.time_s.iloc[1] == pytest.approx(report.throughput.interval_s)
 
     erase = report.erase_counts()
-    assert erase.loc[0, "erases"] == report.erases
-    assert erase.loc[0, "max"] == report.erase_count.max
+    assert list(erase.columns) == ["erase_count", "blocks"]
+    assert erase.erase_count.max() == report.erase_count.max
+    assert erase.erase_count.min() == report.erase_count.min
+    assert erase.blocks.sum() > 0
     assert isinstance(report.rber_distribution(), pd.DataFrame)
 
 

@@ -442,6 +442,7 @@ fn report(
         rber,
         retired_fraction,
         rber_cdf: metrics::rber_cdf(&engine.device.flash),
+        erase_histogram: metrics::erase_histogram(&engine.device.flash),
         stopped_at_retired_fraction: engine.stopped_at_retired_fraction,
         space_utilization: logical_pages as f64 / f64::from(geometry.total_pages()),
         logical_pages,

@@ -98,6 +98,17 @@ pub struct EraseStats {
     pub wear_index: f64,
 }
 
+/// The erase-count distribution of the good blocks of `flash`: `[erase count,
+/// blocks]` for each count some block has, in increasing order.
+pub fn erase_histogram(flash: &Flash) -> Vec<[u64; 2]> {
+    let nand = flash.nand();
+    let mut by_count = std::collections::BTreeMap::new();
+    for b in (0..nand.geometry().total_blocks()).map(BlockId).filter(|&b| !nand.is_bad(b)) {
+        *by_count.entry(u64::from(nand.erase_count(b))).or_insert(0u64) += 1;
+    }
+    by_count.into_iter().map(|(c, n)| [c, n]).collect()
+}
+
 impl EraseStats {
     /// Over the good blocks of `flash`.
     pub fn of(flash: &Flash) -> EraseStats {
@@ -259,15 +270,47 @@ impl RetirementWatch {
     }
 }
 
-/// Pages completed per time bucket. Buckets start at `bucket_ns` wide; when more
-/// than [`Throughput::MAX_BUCKETS`] would be needed, neighbours merge and the
-/// width doubles (unless the width was fixed by the user).
+/// Pages completed per time bucket, and the flash work done by then. Buckets
+/// start at `bucket_ns` wide; when more than [`Throughput::MAX_BUCKETS`] would
+/// be needed, neighbours merge and the width doubles (unless the width was fixed
+/// by the user).
 #[derive(Debug, Clone)]
 pub struct Throughput {
     bucket_ns: u64,
     fixed: bool,
     read: Vec<u64>,
     write: Vec<u64>,
+    /// Flash page programs (every purpose), programs of garbage collection and
+    /// erases (every purpose), in the bucket of the request whose completion
+    /// first saw them counted.
+    programs: Vec<u64>,
+    gc_programs: Vec<u64>,
+    erases: Vec<u64>,
+    /// Those three counters as of the last request recorded.
+    seen: [u64; 3],
+}
+
+/// Cumulative flash counters of a run as [`Throughput::flash`] takes them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FlashTotals {
+    /// Page programs of every purpose.
+    pub programs: u64,
+    /// Page programs of garbage collection.
+    pub gc_programs: u64,
+    /// Erases of every purpose.
+    pub erases: u64,
+}
+
+impl FlashTotals {
+    /// From the FTL's counters.
+    #[inline]
+    pub fn of(c: &ftlab_ftl::Counters) -> Self {
+        FlashTotals {
+            programs: c.programs.total(),
+            gc_programs: c.programs.get(ftlab_ftl::Purpose::Gc),
+            erases: c.erases.total(),
+        }
+    }
 }
 
 impl Throughput {
@@ -276,29 +319,64 @@ impl Throughput {
 
     /// Buckets of `bucket_ns`; `fixed` keeps that width whatever the run's length.
     pub fn new(bucket_ns: u64, fixed: bool) -> Self {
-        Throughput { bucket_ns: bucket_ns.max(1), fixed, read: Vec::new(), write: Vec::new() }
+        Throughput {
+            bucket_ns: bucket_ns.max(1),
+            fixed,
+            read: Vec::new(),
+            write: Vec::new(),
+            programs: Vec::new(),
+            gc_programs: Vec::new(),
+            erases: Vec::new(),
+            seen: [0; 3],
+        }
     }
 
-    /// `pages` completed at `t` (relative to the start of measurement).
-    pub fn add(&mut self, t: SimTime, read: bool, pages: u64) {
+    /// The bucket of `t`, made to exist.
+    #[inline]
+    fn bucket(&mut self, t: SimTime) -> usize {
         let mut i = (t.0 / self.bucket_ns) as usize;
         while !self.fixed && i >= Self::MAX_BUCKETS {
             self.bucket_ns *= 2;
-            for v in [&mut self.read, &mut self.write] {
+            for v in [&mut self.read, &mut self.write, &mut self.programs, &mut self.gc_programs, &mut self.erases] {
                 let merged: Vec<u64> = v.chunks(2).map(|c| c.iter().sum()).collect();
                 *v = merged;
             }
             i = (t.0 / self.bucket_ns) as usize;
         }
         if self.read.len() <= i {
-            self.read.resize(i + 1, 0);
-            self.write.resize(i + 1, 0);
+            for v in [&mut self.read, &mut self.write, &mut self.programs, &mut self.gc_programs, &mut self.erases] {
+                v.resize(i + 1, 0);
+            }
         }
+        i
+    }
+
+    /// `pages` completed at `t` (relative to the start of measurement).
+    #[inline]
+    pub fn add(&mut self, t: SimTime, read: bool, pages: u64) {
+        let i = self.bucket(t);
         if read {
             self.read[i] += pages;
         } else {
             self.write[i] += pages;
         }
+    }
+
+    /// The flash work counted by the completion at `t` of a request, as the
+    /// run's totals `now` (since measurement started): what is new since the
+    /// last call goes to `t`'s bucket.
+    #[inline]
+    pub fn flash(&mut self, t: SimTime, now: FlashTotals) {
+        let now = [now.programs, now.gc_programs, now.erases];
+        if now == self.seen {
+            return;
+        }
+        let i = self.bucket(t);
+        let d: [u64; 3] = std::array::from_fn(|k| now[k].saturating_sub(self.seen[k]));
+        self.programs[i] += d[0];
+        self.gc_programs[i] += d[1];
+        self.erases[i] += d[2];
+        self.seen = now;
     }
 
     /// The series.
@@ -307,16 +385,25 @@ impl Throughput {
             interval_s: self.bucket_ns as f64 / 1e9,
             read_pages: self.read.clone(),
             write_pages: self.write.clone(),
+            flash_programs: self.programs.clone(),
+            gc_programs: self.gc_programs.clone(),
+            erases: self.erases.clone(),
         }
     }
 }
 
-/// Host pages completed per interval.
+/// Host pages completed per interval, and the flash work of each interval
+/// (counted when a request completing in it first saw it): write
+/// amplification over time is `flash_programs / write_pages`, garbage
+/// collection's activity `gc_programs` and `erases`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ThroughputSeries {
     pub interval_s: f64,
     pub read_pages: Vec<u64>,
     pub write_pages: Vec<u64>,
+    pub flash_programs: Vec<u64>,
+    pub gc_programs: Vec<u64>,
+    pub erases: Vec<u64>,
 }
 
 /// Deadline misses of one periodic task.
@@ -461,6 +548,9 @@ pub struct Report {
     /// Cumulative distribution of the good blocks' RBER at fixed points
     /// ([`rber_cdf`]).
     pub rber_cdf: Vec<[f64; 2]>,
+    /// The good blocks' erase counts at the end of the run: `[erase count,
+    /// blocks]` for each count some block has ([`erase_histogram`]).
+    pub erase_histogram: Vec<[u64; 2]>,
     /// Whether the measured run ended because `workload.stop_at_retired_fraction`
     /// of the good blocks were worn out.
     pub stopped_at_retired_fraction: bool,
@@ -585,5 +675,19 @@ mod tests {
         assert_eq!(s.write_pages[0], 2);
         assert_eq!(s.write_pages.iter().sum::<u64>(), 5);
         assert!(s.read_pages.len() <= Throughput::MAX_BUCKETS);
+    }
+
+    #[test]
+    fn flash_work_lands_in_the_bucket_of_the_completion_that_saw_it() {
+        let mut t = Throughput::new(1000, true);
+        let at = |p, g, e| FlashTotals { programs: p, gc_programs: g, erases: e };
+        t.flash(SimTime(10), at(1, 0, 0));
+        t.flash(SimTime(20), at(1, 0, 0)); // nothing new
+        t.flash(SimTime(2500), at(6, 4, 1));
+        let s = t.series();
+        assert_eq!(s.flash_programs, vec![1, 0, 5]);
+        assert_eq!(s.gc_programs, vec![0, 0, 4]);
+        assert_eq!(s.erases, vec![0, 0, 1]);
+        assert_eq!(s.read_pages.len(), 3, "every series has the same intervals");
     }
 }

@@ -124,9 +124,9 @@ class Report(Record):
     def latency_cdf(self) -> pandas.DataFrame:
         """Columns op, fraction, latency_us."""
     def timeseries(self) -> pandas.DataFrame:
-        """Columns time_s, read_pages, write_pages."""
+        """Columns time_s, read_pages, write_pages, flash_programs, gc_programs, erases, waf."""
     def erase_counts(self) -> pandas.DataFrame:
-        """One row: mean, std, min, max, wear_index, erases."""
+        """The erase-count distribution: columns erase_count, blocks (summary: report.erase_count)."""
     def rber_distribution(self) -> pandas.DataFrame:
         """Columns rber, fraction."""
     def tasks_frame(self) -> pandas.DataFrame: ...

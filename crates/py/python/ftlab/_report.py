@@ -131,33 +131,34 @@ class Report(Record):
         return pd.DataFrame(rows, columns=["op", "fraction", "latency_us"])
 
     def timeseries(self):
-        """Host pages completed per interval during measurement: a DataFrame
-        with columns ``time_s`` (the interval's start), ``read_pages``,
-        ``write_pages``; the interval is ``throughput.interval_s``
-        (``metrics.interval_ms`` sets it)."""
+        """Host pages and flash work per interval during measurement: a
+        DataFrame with columns ``time_s`` (the interval's start),
+        ``read_pages``, ``write_pages``, ``flash_programs``, ``gc_programs``,
+        ``erases`` and ``waf`` (``flash_programs / write_pages``, NaN in an
+        interval without host writes); the interval is
+        ``throughput.interval_s`` (``metrics.interval_ms`` sets it). Flash
+        work counts in the interval of the first request completion after it
+        was issued."""
         pd = _pandas()
         t = self._data.get("throughput") or {}
-        reads = t.get("read_pages") or []
-        writes = t.get("write_pages") or []
+        names = ["read_pages", "write_pages", "flash_programs", "gc_programs", "erases"]
+        cols = {k: list(t.get(k) or []) for k in names}
         step = t.get("interval_s") or 0.0
-        n = max(len(reads), len(writes))
-        return pd.DataFrame(
-            {
-                "time_s": [i * step for i in range(n)],
-                "read_pages": list(reads) + [0] * (n - len(reads)),
-                "write_pages": list(writes) + [0] * (n - len(writes)),
-            }
-        )
+        n = max(len(v) for v in cols.values())
+        frame = {"time_s": [i * step for i in range(n)]}
+        for k in names:
+            frame[k] = cols[k] + [0] * (n - len(cols[k]))
+        frame["waf"] = [p / w if w else float("nan") for p, w in zip(frame["flash_programs"], frame["write_pages"])]
+        return pd.DataFrame(frame)
 
     def erase_counts(self):
-        """The erase counts of the good blocks as the report summarizes them: a
-        one-row DataFrame with ``mean``, ``std``, ``min``, ``max``,
-        ``wear_index`` and the ``erases`` of the run. (The report keeps the
-        distribution's summary, not a count per block.)"""
+        """The good blocks' erase counts at the end of the run as a
+        distribution: columns ``erase_count`` and ``blocks`` (how many good
+        blocks were erased that many times), one row per count some block
+        has. Its summary (mean, std, min, max, wear index) is
+        ``report.erase_count``."""
         pd = _pandas()
-        row = dict(self._data.get("erase_count") or {})
-        row["erases"] = self._data.get("erases")
-        return pd.DataFrame([row])
+        return pd.DataFrame(self._data.get("erase_histogram") or [], columns=["erase_count", "blocks"])
 
     def rber_distribution(self):
         """The good blocks' raw bit error rates at the end of the run as a
