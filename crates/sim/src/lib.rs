@@ -25,11 +25,15 @@
 //! assert!(report.waf.unwrap() >= 1.0);
 //! ```
 
+pub mod cache;
 pub mod config;
 pub mod device;
+pub mod disk;
 pub mod engine;
+pub mod flashtier;
 pub mod metrics;
 pub mod source;
+pub mod ssc;
 
 use thiserror::Error;
 
