@@ -238,22 +238,23 @@ pub struct Outcome {
 pub fn run(config: &FlashtierConfig, personality: Personality, system: System) -> Result<Outcome, SimError> {
     let mut manager = config.manager(system)?;
     let mut fb = config.workload(personality)?;
-    run_on(config, &mut fb, &mut *manager, system)
+    run_on(config, &mut fb, &mut *manager, system, &mut HashMap::new())
 }
 
 /// Runs `fb` through `manager` for `config.ops` flowops, then checks every
-/// written block (see the [module documentation](self)).
+/// written block (see the [module documentation](self)). `last` is the last
+/// token written to each block (empty for a fresh disk), updated by the run.
 pub fn run_on(
     config: &FlashtierConfig,
     fb: &mut Filebench,
     manager: &mut dyn CacheManager,
     system: System,
+    last: &mut HashMap<u64, u64>,
 ) -> Result<Outcome, SimError> {
     let err = |e: CacheError| SimError::Config(format!("{}: {e}", system.name()));
     let threads = fb.spec().threads() as usize;
     let mut ready: BinaryHeap<Reverse<(u64, usize)>> = (0..threads).map(|t| Reverse((0, t))).collect();
-    let mut last: HashMap<u64, u64> = HashMap::new();
-    let mut next_token = 1u64;
+    let mut next_token = last.values().max().map_or(1, |t| t + 1);
     let mut errors = 0u64;
     let mut latency = Latency::default();
     let mut end = 0u64;
@@ -295,7 +296,7 @@ pub fn run_on(
     let silent_evictions = manager.device_mut().and_then(|d| d.ssc_state()).map_or(0, |s| s.evictions);
     let stats = manager.stats();
     let disk = manager.disk().counters();
-    let (checked_blocks, final_errors) = check(manager, &last, SimTime(end)).map_err(err)?;
+    let (checked_blocks, final_errors) = check(manager, last, SimTime(end)).map_err(err)?;
     Ok(Outcome {
         workload: fb.spec().personality.name(),
         system: system.name(),

@@ -80,6 +80,11 @@ impl SscCache {
         Ok(m)
     }
 
+    /// The disk and the device, for a power cut and [`SscCache::recover`].
+    pub fn into_parts(self) -> (Disk, Device) {
+        (self.disk, self.dev)
+    }
+
     /// Dirty blocks the manager knows of.
     pub fn dirty_blocks(&self) -> u64 {
         self.dirty.len()
