@@ -521,13 +521,17 @@ pub struct BoundsArgs {
 /// `ftlab flashtier`.
 #[derive(Debug, Args)]
 pub struct FlashtierArgs {
-    /// `paper` (8 GiB of flash before 75 GB of data, 2,000,000 flowops per run), `ci`
-    /// (16 MiB before 150 MB, 20,000 flowops) or N: the paper's sizes divided by N.
+    /// `paper` (8 GiB of flash before 75 GB of data, 4,000,000 flowops of warm-up then
+    /// 2,000,000 measured per run), `ci` (16 MiB before 150 MB, 20,000 then 20,000) or N:
+    /// the paper's sizes and flowops divided by N.
     #[arg(long, value_name = "SCALE", default_value = "ci")]
     pub scale: String,
-    /// Flowops per run (default: the scale's).
+    /// Flowops measured per run (default: the scale's).
     #[arg(long, value_name = "N")]
     pub ops: Option<u64>,
+    /// Flowops of warm-up before the measurement (default: the scale's).
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u64>,
     /// Bytes of files instead of the scale's; 0 keeps filebench's file counts.
     #[arg(long, value_name = "BYTES")]
     pub data_bytes: Option<u64>,

@@ -19,7 +19,7 @@ fn config(args: &FlashtierArgs) -> Result<FlashtierConfig, CliError> {
         "paper" => FlashtierConfig { ops: ops(FlashtierConfig::paper().ops), ..FlashtierConfig::paper() },
         "ci" => FlashtierConfig::ci(ops(20_000)),
         n => match n.parse::<u64>() {
-            Ok(f) if f >= 1 => FlashtierConfig::scaled(f, ops(FlashtierConfig::paper().ops / f.min(4))),
+            Ok(f) if f >= 1 => FlashtierConfig::scaled(f, ops(FlashtierConfig::paper().ops / f)),
             _ => {
                 return Err(CliError::Usage(format!(
                     "--scale `{n}`: give `paper`, `ci` or a divisor of the paper's sizes (e.g. 16)"
@@ -30,14 +30,18 @@ fn config(args: &FlashtierArgs) -> Result<FlashtierConfig, CliError> {
     if let Some(d) = args.data_bytes {
         c.data_bytes = d;
     }
+    if let Some(w) = args.warmup {
+        c.warmup_ops = w;
+    }
     c.seed = args.seed;
     Ok(c)
 }
 
 /// CSV columns, in order.
-const COLUMNS: [&str; 20] = [
+const COLUMNS: [&str; 21] = [
     "workload",
     "system",
+    "warmup_ops",
     "ops",
     "sim_s",
     "ops_per_s",
@@ -65,6 +69,7 @@ fn row(o: &Outcome, base: &Outcome) -> Vec<serde_json::Value> {
     vec![
         json!(o.workload),
         json!(o.system),
+        json!(o.warmup_ops),
         json!(o.ops),
         json!(o.sim_ns as f64 / 1e9),
         json!(o.ops_per_s),

@@ -9,7 +9,7 @@ fn writes_the_csv_and_the_plots() {
     let dir = tempfile::tempdir().unwrap();
     Command::cargo_bin("ftlab")
         .unwrap()
-        .args(["flashtier", "--scale", "ci", "--ops", "3000", "-o"])
+        .args(["flashtier", "--scale", "ci", "--ops", "3000", "--warmup", "2000", "-o"])
         .arg(dir.path())
         .assert()
         .success()
@@ -17,13 +17,13 @@ fn writes_the_csv_and_the_plots() {
     let csv = std::fs::read_to_string(dir.path().join("flashtier.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 1 + 15, "{csv}");
-    assert!(lines[0].starts_with("workload,system,ops,sim_s,ops_per_s,normalized_ops"));
+    assert!(lines[0].starts_with("workload,system,warmup_ops,ops,sim_s,ops_per_s,normalized_ops"));
     // No-Cache is its own baseline; every run passed the integrity check.
-    assert!(lines[1].starts_with("fileserver,no-cache,3000,"));
-    assert!(lines[1].split(',').nth(5) == Some("1.0000"), "{}", lines[1]);
+    assert!(lines[1].starts_with("fileserver,no-cache,2000,3000,"));
+    assert!(lines[1].split(',').nth(6) == Some("1.0000"), "{}", lines[1]);
     for l in &lines[1..] {
         let cells: Vec<&str> = l.split(',').collect();
-        assert_eq!(cells[18], "0", "integrity errors in {l}");
+        assert_eq!(cells[19], "0", "integrity errors in {l}");
     }
     for svg in ["throughput.svg", "latency.svg", "erases.svg"] {
         assert!(std::fs::read_to_string(dir.path().join(svg)).unwrap().contains("<svg"));

@@ -185,6 +185,21 @@ pub struct DiskCounters {
     pub busy_ns: u64,
 }
 
+impl DiskCounters {
+    /// What was counted since `before` (an earlier snapshot).
+    pub fn since(&self, before: &DiskCounters) -> DiskCounters {
+        DiskCounters {
+            reads: self.reads - before.reads,
+            writes: self.writes - before.writes,
+            blocks_read: self.blocks_read - before.blocks_read,
+            blocks_written: self.blocks_written - before.blocks_written,
+            seek_ns: self.seek_ns - before.seek_ns,
+            rotation_ns: self.rotation_ns - before.rotation_ns,
+            busy_ns: self.busy_ns - before.busy_ns,
+        }
+    }
+}
+
 /// The disk: the model of the [module documentation](self), a FIFO queue
 /// (requests are served in the order they are submitted, each from the later of
 /// its arrival and the end of the one before), and the data.

@@ -8,7 +8,10 @@
 //! Filebench's threads run closed loop: each thread issues its next flowop
 //! when its previous one completes, the flowop's block I/Os one after the
 //! other; the thread whose flowop completes first goes next (ties by thread
-//! number). A run stops after `ops` flowops. Its throughput is flowops per
+//! number). A run first runs `warmup_ops` flowops to fill the cache (the
+//! paper's runs start on a cache already full, "to force garbage
+//! collection"), then measures `ops` flowops: counters are differences over
+//! the measurement, time runs from the start of its first flowop. Its throughput is flowops per
 //! simulated second (filebench's ops/s); its latency is the mean response of
 //! the flowops that do I/O.
 //!
@@ -87,7 +90,9 @@ pub struct FlashtierConfig {
     pub flash_bytes: u64,
     /// 4 KiB pages per erase block. Default 1024 (4 MiB, the Jasmine's).
     pub pages_per_block: u32,
-    /// Flowops per run. Default 2,000,000.
+    /// Flowops run first to fill the cache, not measured. Default 4,000,000.
+    pub warmup_ops: u64,
+    /// Flowops measured per run, after the warm-up. Default 2,000,000.
     pub ops: u64,
     /// Threads; `None` keeps each personality's filebench count.
     pub threads: Option<u32>,
@@ -105,6 +110,7 @@ impl Default for FlashtierConfig {
             data_bytes: 75_000_000_000,
             flash_bytes: 8 << 30,
             pages_per_block: 1024,
+            warmup_ops: 4_000_000,
             ops: 2_000_000,
             threads: None,
             seed: 1,
@@ -121,7 +127,7 @@ impl FlashtierConfig {
     }
 
     /// The paper's scale divided by `factor` (same flash:data ratio), with
-    /// `ops` flowops.
+    /// the warm-up divided too and `ops` flowops measured.
     pub fn scaled(factor: u64, ops: u64) -> FlashtierConfig {
         let p = FlashtierConfig::paper();
         let factor = factor.max(1);
@@ -129,18 +135,21 @@ impl FlashtierConfig {
             data_bytes: p.data_bytes / factor,
             flash_bytes: p.flash_bytes / factor,
             pages_per_block: if factor >= 16 { 256 } else { 1024 },
+            warmup_ops: p.warmup_ops / factor,
             ops,
             ..p
         }
     }
 
     /// A CI-sized configuration: 16 MiB of flash in blocks of 32 pages before
-    /// 150 MB of data (the paper's ratio), `ops` flowops.
+    /// 150 MB of data (the paper's ratio), 20,000 flowops of warm-up, `ops`
+    /// flowops measured.
     pub fn ci(ops: u64) -> FlashtierConfig {
         FlashtierConfig {
             data_bytes: 150_000_000,
             flash_bytes: 16 << 20,
             pages_per_block: 32,
+            warmup_ops: 20_000,
             ops,
             ..FlashtierConfig::paper()
         }
@@ -210,10 +219,15 @@ impl FlashtierConfig {
 pub struct Outcome {
     pub workload: &'static str,
     pub system: String,
-    /// Flowops run.
+    /// Flowops run before the measurement (counters below leave them out).
+    pub warmup_ops: u64,
+    /// Flowops measured.
     pub ops: u64,
-    /// Simulated time of the run, ns.
+    /// Simulated time of the measurement, ns: from the start of its first
+    /// flowop to the end of the last one.
     pub sim_ns: u64,
+    /// When the run ended, ns.
+    pub end_ns: u64,
     /// Flowops per simulated second.
     pub ops_per_s: f64,
     /// Mean response of the flowops that did I/O, us.
@@ -258,8 +272,15 @@ pub fn run_on(
     let mut errors = 0u64;
     let mut latency = Latency::default();
     let mut end = 0u64;
-    for _ in 0..config.ops {
+    let mut before = Snapshot::of(manager);
+    let mut t0 = 0u64;
+    for i in 0..config.warmup_ops + config.ops {
         let Some(Reverse((start, thread))) = ready.pop() else { break };
+        if i == config.warmup_ops {
+            // Measurement starts here: counters from now on.
+            before = Snapshot::of(manager);
+            t0 = start;
+        }
         let flowop = fb.next(thread);
         let mut now = SimTime(start);
         for io in &flowop.ios {
@@ -282,37 +303,62 @@ pub fn run_on(
                 BlockIo::Fsync => manager.fsync(now).map_err(err)?,
             };
         }
-        if !flowop.ios.is_empty() {
+        if !flowop.ios.is_empty() && i >= config.warmup_ops {
             latency.record(now.0 - start);
         }
         end = end.max(now.0);
         ready.push(Reverse((now.0, thread)));
     }
-    let ops = config.ops;
-    let (erases, gc_copies, flash_programs) = manager.device().map_or((0, 0, 0), |d| {
-        let c = d.counters();
-        (c.erases, c.gc_page_copies, c.flash_pages_programmed)
-    });
-    let silent_evictions = manager.device_mut().and_then(|d| d.ssc_state()).map_or(0, |s| s.evictions);
-    let stats = manager.stats();
-    let disk = manager.disk().counters();
+    let after = Snapshot::of(manager);
     let (checked_blocks, final_errors) = check(manager, last, SimTime(end)).map_err(err)?;
+    let ops = config.ops;
+    let span = end.saturating_sub(t0);
     Ok(Outcome {
         workload: fb.spec().personality.name(),
         system: system.name(),
+        warmup_ops: config.warmup_ops,
         ops,
-        sim_ns: end,
-        ops_per_s: if end == 0 { 0.0 } else { ops as f64 * 1e9 / end as f64 },
+        sim_ns: span,
+        end_ns: end,
+        ops_per_s: if span == 0 { 0.0 } else { ops as f64 * 1e9 / span as f64 },
         mean_latency_us: latency.summary().mean,
-        erases,
-        gc_copies,
-        flash_programs,
-        silent_evictions,
+        erases: after.erases - before.erases,
+        gc_copies: after.gc_copies - before.gc_copies,
+        flash_programs: after.flash_programs - before.flash_programs,
+        silent_evictions: after.silent_evictions - before.silent_evictions,
         integrity_errors: errors + final_errors,
         checked_blocks,
-        cache: stats,
-        disk,
+        cache: after.cache.since(&before.cache),
+        disk: after.disk.since(&before.disk),
     })
+}
+
+/// The counters of a manager, its disk and its device at one moment.
+#[derive(Debug, Clone, Copy)]
+struct Snapshot {
+    erases: u64,
+    gc_copies: u64,
+    flash_programs: u64,
+    silent_evictions: u64,
+    cache: CacheStats,
+    disk: DiskCounters,
+}
+
+impl Snapshot {
+    fn of(manager: &mut dyn CacheManager) -> Snapshot {
+        let (erases, gc_copies, flash_programs) = manager.device().map_or((0, 0, 0), |d| {
+            let c = d.counters();
+            (c.erases, c.gc_page_copies, c.flash_pages_programmed)
+        });
+        Snapshot {
+            erases,
+            gc_copies,
+            flash_programs,
+            silent_evictions: manager.device_mut().and_then(|d| d.ssc_state()).map_or(0, |s| s.evictions),
+            cache: manager.stats(),
+            disk: manager.disk().counters(),
+        }
+    }
 }
 
 /// Reads every block of `last` through `manager` from `at`: blocks checked and

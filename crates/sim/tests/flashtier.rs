@@ -77,7 +77,7 @@ fn ssc_write_back_keeps_dirty_data_across_a_power_cut() {
     let dirty = manager.dirty_blocks();
     assert!(dirty > 50, "only {dirty} dirty blocks: the test would prove little");
     // An fsync makes the evicts and cleans durable; then the power goes.
-    let synced = manager.fsync(SimTime(o.sim_ns)).unwrap();
+    let synced = manager.fsync(SimTime(o.end_ns)).unwrap();
     let (disk, mut dev) = manager.into_parts();
     let cut = SimTime(synced.0.max(disk.busy_until().0));
     dev.cut_power(cut).unwrap();

@@ -166,6 +166,21 @@ pub struct CacheStats {
     pub metadata_writes: u64,
 }
 
+impl CacheStats {
+    /// What was counted since `before` (an earlier snapshot).
+    pub fn since(&self, before: &CacheStats) -> CacheStats {
+        CacheStats {
+            read_blocks: self.read_blocks - before.read_blocks,
+            hits: self.hits - before.hits,
+            write_blocks: self.write_blocks - before.write_blocks,
+            bypass_blocks: self.bypass_blocks - before.bypass_blocks,
+            cleaned_blocks: self.cleaned_blocks - before.cleaned_blocks,
+            evictions: self.evictions - before.evictions,
+            metadata_writes: self.metadata_writes - before.metadata_writes,
+        }
+    }
+}
+
 /// A cache manager: block requests in, completions out.
 pub trait CacheManager: std::fmt::Debug {
     /// Reads `len` blocks from `block`, arriving at `at`: completion and tokens.
