@@ -541,6 +541,9 @@ pub struct FlashtierArgs {
     /// Seed of the workload and the devices.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// The FTL of the SSD systems.
+    #[arg(long, value_name = "KIND", default_value = "pagemap")]
+    pub ssd_ftl: String,
     /// Folder for flashtier.csv, throughput.svg, latency.svg and erases.svg.
     #[arg(long, short, value_name = "DIR")]
     pub out: std::path::PathBuf,

@@ -34,6 +34,7 @@ fn config(args: &FlashtierArgs) -> Result<FlashtierConfig, CliError> {
         c.warmup_ops = w;
     }
     c.seed = args.seed;
+    c.ssd_ftl.clone_from(&args.ssd_ftl);
     Ok(c)
 }
 

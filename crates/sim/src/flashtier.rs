@@ -98,6 +98,9 @@ pub struct FlashtierConfig {
     pub threads: Option<u32>,
     /// The seed of the workload. Default 1.
     pub seed: u64,
+    /// The FTL of the SSD system (any registered FTL without task admission).
+    /// Default `pagemap` (the paper's optimized baseline is page-mapped).
+    pub ssd_ftl: String,
     /// The managers' policy (the mode is set per system).
     pub cache: CacheConfig,
     /// The disk.
@@ -114,6 +117,7 @@ impl Default for FlashtierConfig {
             ops: 2_000_000,
             threads: None,
             seed: 1,
+            ssd_ftl: "pagemap".into(),
             cache: CacheConfig::default(),
             disk: DiskConfig::default(),
         }
@@ -194,7 +198,7 @@ impl FlashtierConfig {
         let err = |e: CacheError| SimError::Config(e.to_string());
         Ok(match system {
             System::NoCache => Box::new(NoCache::new(disk)),
-            System::Ssd(mode) => Box::new(SsdCache::new(cfg(mode), disk, self.device("pagemap")?).map_err(err)?),
+            System::Ssd(mode) => Box::new(SsdCache::new(cfg(mode), disk, self.device(&self.ssd_ftl)?).map_err(err)?),
             System::Ssc(mode) => Box::new(SscCache::new(cfg(mode), disk, self.device("ssc")?).map_err(err)?),
         })
     }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use ftlab_ftl::ErrorKind;
 use ftlab_nand::{Payload, SimTime};
-use ftlab_sim::cache::{CacheConfig, CacheManager, Mode, SscCache};
+use ftlab_sim::cache::{CacheConfig, CacheManager, Mode, SscCache, SsdCache};
 use ftlab_sim::disk::Disk;
 use ftlab_sim::flashtier::{check, run, run_on, FlashtierConfig, System};
 use ftlab_sim::ssc::{SscCommand, SscReply};
@@ -122,4 +122,20 @@ fn ssc_commands_on_the_device_take_flash_time() {
     let e = ssd.ssc(SimTime::ZERO, SscCommand::Read { block: 1 }).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unsupported);
     assert!(SscCache::new(CacheConfig::default(), Disk::new(config.disk).unwrap(), ssd).is_err());
+}
+
+#[test]
+fn the_ssd_manager_runs_over_other_ftls() {
+    let config = FlashtierConfig::ci(5_000);
+    for kind in ["dftl", "fast"] {
+        for mode in [Mode::WriteBack, Mode::WriteThrough] {
+            let cache = CacheConfig { mode, ..config.cache };
+            let disk = Disk::new(config.disk).unwrap();
+            let mut manager = SsdCache::new(cache, disk, config.device(kind).unwrap()).unwrap();
+            let mut fb = config.workload(Personality::Fileserver).unwrap();
+            let o = run_on(&config, &mut fb, &mut manager, System::Ssd(mode), &mut HashMap::new()).unwrap();
+            assert_eq!(o.integrity_errors, 0, "{kind} {mode:?}");
+            assert!(o.cache.hits > 0 && o.erases > 0, "{kind} {mode:?}: {o:?}");
+        }
+    }
 }
