@@ -308,7 +308,7 @@ pub fn run_on(
             };
         }
         if !flowop.ios.is_empty() && i >= config.warmup_ops {
-            latency.record(now.0 - start);
+            latency.record(now.0.saturating_sub(start));
         }
         end = end.max(now.0);
         ready.push(Reverse((now.0, thread)));

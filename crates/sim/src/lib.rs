@@ -1,6 +1,11 @@
 //! ftlab's simulator: replays traces, generated workloads and periodic real-time
 //! task sets through any FTL and reports what researchers publish.
 //!
+//! Host-side models sit beside the replay engine: a disk ([`disk`]), cache
+//! managers that put a flash cache in front of it ([`cache`], over a plain SSD
+//! or over the solid-state cache's commands of [`ssc`]), and FlashTier's
+//! evaluation driving them with filebench-like personalities ([`flashtier`]).
+//!
 //! ```
 //! use ftlab_sim::{run, RunConfig};
 //!

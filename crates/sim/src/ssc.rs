@@ -130,8 +130,8 @@ impl Device {
         Ok(SscDone { completed: io.completion().max(at), reply })
     }
 
-    /// The SSC's state: `(cached blocks, dirty blocks, capacity, silent
-    /// evictions)`, or `None` when the FTL is not a cache.
+    /// The SSC's occupancy and silent evictions, or `None` when the FTL is
+    /// not a cache.
     pub fn ssc_state(&mut self) -> Option<SscState> {
         let c = self.ftl.ssc()?;
         Some(SscState {

@@ -49,8 +49,8 @@ use thiserror::Error;
 use crate::device::{Device, DeviceError, PageCommand, PageError, PageOp};
 use crate::disk::{Disk, DiskError};
 
-mod flashcache;
-mod tier;
+pub mod flashcache;
+pub mod tier;
 
 pub use flashcache::SsdCache;
 pub use tier::SscCache;
