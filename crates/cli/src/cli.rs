@@ -40,6 +40,10 @@ pub enum Command {
     /// Janus-FTL's cost model (004 Eq. 1-5): average write cost against the number of fused
     /// blocks for a hit-rate curve, and the optimum.
     JanusModel(JanusModelArgs),
+    /// FlashTier's SSC evaluation (003 Section 3.3): No-Cache, SSD and SSC caches in
+    /// write-back and write-through mode on fileserver, webserver and varmail, normalized
+    /// to No-Cache; writes flashtier.csv and SVG plots.
+    Flashtier(FlashtierArgs),
     /// Telomere's admission control (SiP, SharP) and its baselines (WAO-GC, MultiLog-Oracle)
     /// for a real-time task set.
     #[command(after_long_help = crate::admit_cmd::ADMIT_AFTER_HELP)]
@@ -512,6 +516,37 @@ pub struct BoundsArgs {
     /// Write to FILE instead of stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
+}
+
+/// `ftlab flashtier`.
+#[derive(Debug, Args)]
+pub struct FlashtierArgs {
+    /// `paper` (8 GiB of flash before 75 GB of data, 4,000,000 flowops of warm-up then
+    /// 2,000,000 measured per run), `ci` (16 MiB before 150 MB, 20,000 then 20,000) or N:
+    /// the paper's sizes and flowops divided by N.
+    #[arg(long, value_name = "SCALE", default_value = "ci")]
+    pub scale: String,
+    /// Flowops measured per run (default: the scale's).
+    #[arg(long, value_name = "N")]
+    pub ops: Option<u64>,
+    /// Flowops of warm-up before the measurement (default: the scale's).
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u64>,
+    /// Bytes of files instead of the scale's; 0 keeps filebench's file counts.
+    #[arg(long, value_name = "BYTES")]
+    pub data_bytes: Option<u64>,
+    /// Comma-separated personalities (default: fileserver,webserver,varmail).
+    #[arg(long, value_name = "LIST")]
+    pub workloads: Option<String>,
+    /// Seed of the workload and the devices.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// The FTL of the SSD systems.
+    #[arg(long, value_name = "KIND", default_value = "pagemap")]
+    pub ssd_ftl: String,
+    /// Folder for flashtier.csv, throughput.svg, latency.svg and erases.svg.
+    #[arg(long, short, value_name = "DIR")]
+    pub out: std::path::PathBuf,
 }
 
 /// `ftlab janus-model`. The defaults are 004's Figure 4 example.

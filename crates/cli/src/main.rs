@@ -11,6 +11,7 @@ mod bounds_cmd;
 mod cli;
 mod config;
 mod error;
+mod flashtier_cmd;
 mod janus_cmd;
 mod listing;
 mod output;
@@ -60,6 +61,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Sweep(args) => sweep_cmd::run(&args)?,
         Command::Bounds(args) => bounds_cmd::run(&args)?,
         Command::JanusModel(args) => janus_cmd::run(&args)?,
+        Command::Flashtier(args) => flashtier_cmd::run(&args)?,
         Command::Admit(args) => admit_cmd::run(&args)?,
         Command::Schedulability(args) => sched_cmd::run(&args)?,
         Command::Serve(args) => serve_cmd::run(&args)?,

@@ -329,7 +329,7 @@ pub struct Device {
     pending: BinaryHeap<Reverse<(u64, Tag)>>,
     finished: BTreeMap<Tag, Completion>,
     /// When the power was cut, while it is off.
-    off_since: Option<u64>,
+    pub(crate) off_since: Option<u64>,
     stats: HostStats,
 }
 
@@ -369,8 +369,16 @@ impl Device {
     /// The device `config`'s `[device]` and `[ftl]` tables describe, formatted,
     /// keeping real bytes (its workload is not used).
     pub fn open(config: &RunConfig) -> Result<Device, SimError> {
+        Device::open_with_store(config, ftlab_nand::StoreKind::Bytes)
+    }
+
+    /// The device `config` describes, formatted, keeping page contents as
+    /// `store` says (tokens for drivers that only need to prove integrity, such
+    /// as the cache managers of [`crate::cache`]; the host commands of
+    /// [`Device::submit`] need bytes).
+    pub fn open_with_store(config: &RunConfig, store: ftlab_nand::StoreKind) -> Result<Device, SimError> {
         let mut nand = config.device.nand_config(config.seed())?;
-        nand.store = ftlab_nand::StoreKind::Bytes;
+        nand.store = store;
         let builder = crate::ftl_builder(config, None)?;
         let nand = ftlab_nand::Nand::new(&nand).map_err(|e| SimError::config("device", format!("device: {e}")))?;
         let mut flash = Flash::new(nand);
@@ -756,8 +764,9 @@ impl Device {
         Ok(done)
     }
 
-    /// Flushes the FTL at `at`; its completion.
-    fn flush(&mut self, at: u64) -> Result<u64, DeviceError> {
+    /// Flushes the FTL at `at`; its completion. Does not move the clock (the
+    /// cache managers of [`crate::cache`] call it like [`Device::page`]).
+    pub(crate) fn flush(&mut self, at: u64) -> Result<u64, DeviceError> {
         let mut io = self.flash.io(SimTime(at));
         self.ftl.flush(&mut io).map_err(|source| DeviceError::Ftl { command: "flush", lpn: 0, source })?;
         Ok(io.completion().0.max(at))

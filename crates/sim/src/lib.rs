@@ -1,6 +1,11 @@
 //! ftlab's simulator: replays traces, generated workloads and periodic real-time
 //! task sets through any FTL and reports what researchers publish.
 //!
+//! Host-side models sit beside the replay engine: a disk ([`disk`]), cache
+//! managers that put a flash cache in front of it ([`cache`], over a plain SSD
+//! or over the solid-state cache's commands of [`ssc`]), and FlashTier's
+//! evaluation driving them with filebench-like personalities ([`flashtier`]).
+//!
 //! ```
 //! use ftlab_sim::{run, RunConfig};
 //!
@@ -25,11 +30,15 @@
 //! assert!(report.waf.unwrap() >= 1.0);
 //! ```
 
+pub mod cache;
 pub mod config;
 pub mod device;
+pub mod disk;
 pub mod engine;
+pub mod flashtier;
 pub mod metrics;
 pub mod source;
+pub mod ssc;
 
 use thiserror::Error;
 
@@ -54,6 +63,15 @@ pub enum SimError {
     /// file and the place).
     #[error("{0}")]
     Config(ConfigError),
+    /// A cache manager of the FlashTier host side ([`cache`]) failed: a bad
+    /// cache configuration, the disk or the cache device refusing a request, or
+    /// a solid-state cache that lost a dirty block.
+    #[error("{system}: {source}")]
+    Cache {
+        system: String,
+        #[source]
+        source: Box<cache::CacheError>,
+    },
     /// Formatting the device for the FTL failed for a reason other than its
     /// configuration (the flash refused an operation).
     #[error("formatting the device for FTL `{ftl}` failed: {source}")]
@@ -114,6 +132,11 @@ impl SimError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             SimError::Ftl { source, .. } | SimError::Format { source, .. } => source.kind(),
+            SimError::Cache { source, .. } => match &**source {
+                cache::CacheError::Config(_) | cache::CacheError::Disk(_) => ErrorKind::Invalid,
+                cache::CacheError::Device(e) => e.kind(),
+                _ => ErrorKind::Io,
+            },
             SimError::Stopped { error, .. } => error.kind(),
             SimError::Invariant(_) => ErrorKind::Io,
             _ => ErrorKind::Invalid,

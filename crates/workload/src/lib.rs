@@ -11,6 +11,8 @@
 //! * [`generate`] builds seeded, deterministic synthetic workloads (sequential,
 //!   uniform, Zipf, hot/cold, PostMark-like, IOzone-like) from a serde
 //!   [`GeneratorSpec`] that can come from a TOML `[workload]` table.
+//! * [`filebench`] runs filebench-like personalities (fileserver, webserver,
+//!   varmail) as block I/O over a simple extent layout.
 //! * [`stats`] summarises any request stream (mix, sizes, footprint, sequentiality).
 //!
 //! Time is integer nanoseconds everywhere (`arrival_ns`); offsets and lengths are
@@ -36,6 +38,7 @@
 
 pub mod address;
 mod error;
+pub mod filebench;
 pub mod generate;
 pub mod stats;
 pub mod trace;

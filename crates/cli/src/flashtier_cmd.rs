@@ -1,0 +1,170 @@
+//! `ftlab flashtier`: FlashTier's SSC evaluation (003 Section 3.3,
+//! [`ftlab_sim::flashtier`]): No-Cache, SSD-WB, SSD-WT, SSC-WB and SSC-WT on
+//! the fileserver, webserver and varmail personalities, normalized to
+//! No-Cache, written as a CSV and SVG bar charts.
+
+use std::io::Write as _;
+
+use ftlab_sim::flashtier::{run as run_system, FlashtierConfig, Outcome, System};
+use ftlab_workload::filebench::Personality;
+
+use crate::cli::FlashtierArgs;
+use crate::error::CliError;
+use crate::plot::{draw, PlotSpec};
+
+/// The configuration `--scale` and the overrides describe.
+fn config(args: &FlashtierArgs) -> Result<FlashtierConfig, CliError> {
+    let ops = |default| args.ops.unwrap_or(default);
+    let mut c = match args.scale.as_str() {
+        "paper" => FlashtierConfig { ops: ops(FlashtierConfig::paper().ops), ..FlashtierConfig::paper() },
+        "ci" => FlashtierConfig::ci(ops(20_000)),
+        n => match n.parse::<u64>() {
+            Ok(f) if f >= 1 => FlashtierConfig::scaled(f, ops(FlashtierConfig::paper().ops / f)),
+            _ => {
+                return Err(CliError::Usage(format!(
+                    "--scale `{n}`: give `paper`, `ci` or a divisor of the paper's sizes (e.g. 16)"
+                )))
+            }
+        },
+    };
+    if let Some(d) = args.data_bytes {
+        c.data_bytes = d;
+    }
+    if let Some(w) = args.warmup {
+        c.warmup_ops = w;
+    }
+    c.seed = args.seed;
+    c.ssd_ftl.clone_from(&args.ssd_ftl);
+    Ok(c)
+}
+
+/// CSV columns, in order.
+const COLUMNS: [&str; 21] = [
+    "workload",
+    "system",
+    "warmup_ops",
+    "ops",
+    "sim_s",
+    "ops_per_s",
+    "normalized_ops",
+    "mean_latency_us",
+    "normalized_latency",
+    "erases",
+    "gc_copies",
+    "flash_programs",
+    "silent_evictions",
+    "hit_rate",
+    "bypass_blocks",
+    "cleaned_blocks",
+    "metadata_writes",
+    "disk_reads",
+    "disk_writes",
+    "integrity_errors",
+    "checked_blocks",
+];
+
+fn row(o: &Outcome, base: &Outcome) -> Vec<serde_json::Value> {
+    use serde_json::json;
+    let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+    let hit = ratio(o.cache.hits as f64, o.cache.read_blocks as f64);
+    vec![
+        json!(o.workload),
+        json!(o.system),
+        json!(o.warmup_ops),
+        json!(o.ops),
+        json!(o.sim_ns as f64 / 1e9),
+        json!(o.ops_per_s),
+        json!(ratio(o.ops_per_s, base.ops_per_s)),
+        json!(o.mean_latency_us),
+        json!(ratio(o.mean_latency_us, base.mean_latency_us)),
+        json!(o.erases),
+        json!(o.gc_copies),
+        json!(o.flash_programs),
+        json!(o.silent_evictions),
+        json!(hit),
+        json!(o.cache.bypass_blocks),
+        json!(o.cache.cleaned_blocks),
+        json!(o.cache.metadata_writes),
+        json!(o.disk.reads),
+        json!(o.disk.writes),
+        json!(o.integrity_errors),
+        json!(o.checked_blocks),
+    ]
+}
+
+/// Runs `ftlab flashtier`.
+pub fn run(args: &FlashtierArgs) -> Result<(), CliError> {
+    let config = config(args)?;
+    let workloads: Vec<Personality> = match &args.workloads {
+        None => Personality::ALL.to_vec(),
+        Some(list) => list
+            .split(',')
+            .map(|w| {
+                Personality::parse(w.trim()).ok_or_else(|| {
+                    CliError::Usage(format!("--workloads: unknown `{w}`; use fileserver, webserver, varmail"))
+                })
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    std::fs::create_dir_all(&args.out)
+        .map_err(|error| CliError::Write { what: args.out.display().to_string(), error })?;
+    let mut rows = Vec::new();
+    let mut broken = Vec::new();
+    for w in workloads {
+        let mut base: Option<Outcome> = None;
+        for s in System::ALL {
+            let o =
+                run_system(&config, w, s).map_err(|e| CliError::sim(format!("{} on {}: ", s.name(), w.name()), e))?;
+            eprintln!(
+                "{:<10} {:<8} {:>10.1} ops/s  {:>9.0} us  {:>7} erases  {:>8} copies  integrity errors {}",
+                o.workload, o.system, o.ops_per_s, o.mean_latency_us, o.erases, o.gc_copies, o.integrity_errors
+            );
+            if o.integrity_errors > 0 {
+                broken.push(format!("{} on {}", o.system, o.workload));
+            }
+            let b = base.get_or_insert_with(|| o.clone());
+            rows.push(row(&o, b));
+        }
+    }
+    write_csv(args, &rows)?;
+    let columns: Vec<String> = COLUMNS.iter().map(|c| c.to_string()).collect();
+    for (file, y, title, label) in [
+        ("throughput.svg", "normalized_ops", "Throughput normalized to No-Cache (003 Section 3.3)", "x No-Cache"),
+        ("latency.svg", "normalized_latency", "Mean I/O flowop latency normalized to No-Cache", "x No-Cache"),
+        ("erases.svg", "erases", "Flash erases", "erases"),
+    ] {
+        let spec = PlotSpec {
+            file: file.into(),
+            title: Some(title.into()),
+            x: "workload".into(),
+            series: Some("system".into()),
+            y: y.into(),
+            y_label: Some(label.into()),
+        };
+        draw(&spec, &columns, &rows, &args.out)?;
+    }
+    if broken.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::Failed(format!("integrity check failed: {}", broken.join(", "))))
+    }
+}
+
+fn write_csv(args: &FlashtierArgs, rows: &[Vec<serde_json::Value>]) -> Result<(), CliError> {
+    let path = args.out.join("flashtier.csv");
+    let fail = |error| CliError::Write { what: path.display().to_string(), error };
+    let mut f = std::fs::File::create(&path).map_err(fail)?;
+    let mut text = COLUMNS.join(",") + "\n";
+    for r in rows {
+        let cells: Vec<String> = r
+            .iter()
+            .map(|v| match v {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Number(n) if n.is_f64() => format!("{:.4}", n.as_f64().unwrap_or_default()),
+                other => other.to_string(),
+            })
+            .collect();
+        text += &(cells.join(",") + "\n");
+    }
+    f.write_all(text.as_bytes()).map_err(fail)
+}

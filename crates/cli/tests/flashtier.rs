@@ -1,0 +1,45 @@
+//! `ftlab flashtier`: FlashTier's SSC evaluation (003 Section 3.3) at CI size.
+#![allow(clippy::unwrap_used)]
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+#[test]
+fn writes_the_csv_and_the_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    Command::cargo_bin("ftlab")
+        .unwrap()
+        .args(["flashtier", "--scale", "ci", "--ops", "3000", "--warmup", "2000", "-o"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("ssc-wb"));
+    let csv = std::fs::read_to_string(dir.path().join("flashtier.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 1 + 15, "{csv}");
+    assert!(lines[0].starts_with("workload,system,warmup_ops,ops,sim_s,ops_per_s,normalized_ops"));
+    // No-Cache is its own baseline; every run passed the integrity check.
+    assert!(lines[1].starts_with("fileserver,no-cache,2000,3000,"));
+    assert!(lines[1].split(',').nth(6) == Some("1.0000"), "{}", lines[1]);
+    for l in &lines[1..] {
+        let cells: Vec<&str> = l.split(',').collect();
+        assert_eq!(cells[19], "0", "integrity errors in {l}");
+    }
+    for svg in ["throughput.svg", "latency.svg", "erases.svg"] {
+        assert!(std::fs::read_to_string(dir.path().join(svg)).unwrap().contains("<svg"));
+    }
+}
+
+#[test]
+fn refuses_a_bad_scale_and_an_unknown_workload() {
+    let dir = tempfile::tempdir().unwrap();
+    for (flag, value) in [("--scale", "huge"), ("--workloads", "mailserver")] {
+        Command::cargo_bin("ftlab")
+            .unwrap()
+            .args(["flashtier", flag, value, "-o"])
+            .arg(dir.path())
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(value));
+    }
+}

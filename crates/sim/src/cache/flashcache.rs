@@ -1,0 +1,267 @@
+//! FlashCache over a plain SSD (the SSD system of FlashTier's evaluation,
+//! `003_9b28d6a0046a8156.txt` Section 3.3: "unmodified FlashCache software in
+//! either write-through (WT) or write-back (WB) mode running on the optimized
+//! baseline SSD").
+//!
+//! The SSD's logical pages are cache slots. The manager maps disk blocks to
+//! slots, replaces the least recently used block when no slot is free
+//! (writing it back first if dirty; the SSD is never told that the slot's old
+//! data is dead, so its garbage collection keeps copying it until the slot is
+//! overwritten), and in write-back mode keeps its metadata on the SSD: one
+//! 16-byte record per slot, 256 to a 4 KiB metadata page after the slots,
+//! written synchronously after the data of a dirty write (a request completes
+//! once its data and metadata pages are written) and after a write-back marks
+//! blocks clean. That is FlashCache's persistence of dirty blocks, the "extra
+//! synchronous metadata writes from host to SSD" of the paper's varmail
+//! discussion. Write-through keeps no metadata on the flash (its cache is
+//! not persistent).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use ftlab_nand::SimTime;
+
+use super::{
+    page_read, page_write, runs, CacheConfig, CacheError, CacheManager, CacheStats, DirtyList, Mode, SequentialDetector,
+};
+use crate::device::Device;
+use crate::disk::Disk;
+
+/// Slot records per metadata page (16 bytes each in 4 KiB).
+const RECORDS_PER_PAGE: u64 = 256;
+
+/// A cached block.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    slot: u64,
+    /// Its place in the LRU order.
+    stamp: u64,
+}
+
+/// FlashCache over an SSD; see the [module documentation](self).
+#[derive(Debug)]
+pub struct SsdCache {
+    config: CacheConfig,
+    disk: Disk,
+    dev: Device,
+    /// Data slots; metadata pages follow them.
+    slots: u64,
+    map: HashMap<u64, Entry>,
+    lru: BTreeMap<u64, u64>,
+    next_stamp: u64,
+    free: Vec<u64>,
+    dirty: DirtyList,
+    seq: SequentialDetector,
+    stats: CacheStats,
+    meta_token: u64,
+}
+
+impl SsdCache {
+    /// The manager over `disk` and the SSD `dev` (any FTL, token store).
+    pub fn new(config: CacheConfig, disk: Disk, dev: Device) -> Result<SsdCache, CacheError> {
+        config.validate()?;
+        let pages = dev.logical_pages();
+        // Write-back keeps ceil(slots / 256) metadata pages after the slots.
+        let slots = match config.mode {
+            Mode::WriteBack => pages * RECORDS_PER_PAGE / (RECORDS_PER_PAGE + 1),
+            Mode::WriteThrough => pages,
+        };
+        if slots == 0 {
+            return Err(CacheError::Config(format!("the SSD's {pages} logical pages leave no cache slot")));
+        }
+        Ok(SsdCache {
+            config,
+            disk,
+            dev,
+            slots,
+            map: HashMap::new(),
+            lru: BTreeMap::new(),
+            next_stamp: 0,
+            free: (0..slots).rev().collect(),
+            dirty: DirtyList::default(),
+            seq: SequentialDetector::default(),
+            stats: CacheStats::default(),
+            meta_token: 0,
+        })
+    }
+
+    /// Cache slots (blocks the cache holds at most).
+    pub fn slots(&self) -> u64 {
+        self.slots
+    }
+
+    fn touch(&mut self, block: u64) {
+        if let Some(e) = self.map.get_mut(&block) {
+            self.lru.remove(&e.stamp);
+            e.stamp = self.next_stamp;
+            self.lru.insert(self.next_stamp, block);
+            self.next_stamp += 1;
+        }
+    }
+
+    /// Drops `block` from the cache (its slot becomes free).
+    fn drop_block(&mut self, block: u64) {
+        if let Some(e) = self.map.remove(&block) {
+            self.lru.remove(&e.stamp);
+            self.dirty.remove(block);
+            self.free.push(e.slot);
+        }
+    }
+
+    /// The slot of `block`, allocating one at `at` (evicting the least recently
+    /// used block, written back first if dirty): the slot and when it is free.
+    fn slot_for(&mut self, at: u64, block: u64) -> Result<(u64, u64), CacheError> {
+        if let Some(e) = self.map.get(&block) {
+            let slot = e.slot;
+            self.touch(block);
+            return Ok((slot, at));
+        }
+        let mut ready = at;
+        if self.free.is_empty() {
+            let Some((_, victim)) = self.lru.first_key_value().map(|(&s, &b)| (s, b)) else {
+                return Err(CacheError::Config("cache of no slots".into()));
+            };
+            if self.dirty.contains(victim) {
+                ready = self.write_back(at, &[victim])?;
+            }
+            self.drop_block(victim);
+            self.stats.evictions += 1;
+        }
+        let slot = self.free.pop().unwrap_or_default();
+        self.map.insert(block, Entry { slot, stamp: self.next_stamp });
+        self.lru.insert(self.next_stamp, block);
+        self.next_stamp += 1;
+        Ok((slot, ready))
+    }
+
+    /// Writes the metadata pages of `slots` at `at`: the completion.
+    fn write_metadata(&mut self, at: u64, slots: impl Iterator<Item = u64>) -> Result<u64, CacheError> {
+        let pages: BTreeSet<u64> = slots.map(|s| self.slots + s / RECORDS_PER_PAGE).collect();
+        let mut done = at;
+        for p in pages {
+            self.meta_token += 1;
+            done = done.max(page_write(&mut self.dev, at, p, self.meta_token)?);
+            self.stats.metadata_writes += 1;
+        }
+        Ok(done)
+    }
+
+    /// Writes dirty `blocks` (sorted, all cached) back to the disk from `at`
+    /// and marks them clean (metadata after the disk writes): the completion.
+    fn write_back(&mut self, at: u64, blocks: &[u64]) -> Result<u64, CacheError> {
+        let mut done = at;
+        for (first, len) in runs(blocks) {
+            let mut tokens = Vec::with_capacity(len as usize);
+            let mut read = at;
+            for b in first..first + len {
+                let slot = self.map.get(&b).map(|e| e.slot).unwrap_or_default();
+                let (r, t) = page_read(&mut self.dev, at, slot)?;
+                read = read.max(r);
+                tokens.push(t);
+            }
+            let written =
+                if self.config.lose_writebacks { read } else { self.disk.write(SimTime(read), first, &tokens)?.0 };
+            done = done.max(written);
+        }
+        for &b in blocks {
+            self.dirty.remove(b);
+        }
+        self.stats.cleaned_blocks += blocks.len() as u64;
+        let slots: Vec<u64> = blocks.iter().filter_map(|b| self.map.get(b).map(|e| e.slot)).collect();
+        self.write_metadata(done, slots.into_iter())
+    }
+
+    /// Starts cleaning at `at` when too many blocks are dirty; nothing waits
+    /// for it.
+    fn maybe_clean(&mut self, at: u64) -> Result<(), CacheError> {
+        let limit = self.config.dirty_limit(self.slots);
+        if self.dirty.len() > limit {
+            let n = self.dirty.len() - limit + self.config.clean_batch;
+            let blocks = self.dirty.take_oldest(n);
+            self.write_back(at, &blocks)?;
+        }
+        Ok(())
+    }
+}
+
+impl CacheManager for SsdCache {
+    fn read(&mut self, at: SimTime, block: u64, len: u64) -> Result<(SimTime, Vec<u64>), CacheError> {
+        let at = at.0;
+        let mut done = at;
+        let mut out = vec![0; len as usize];
+        let mut misses = Vec::new();
+        for (i, b) in (block..block + len).enumerate() {
+            if let Some(e) = self.map.get(&b) {
+                let (r, t) = page_read(&mut self.dev, at, e.slot)?;
+                self.touch(b);
+                done = done.max(r);
+                out[i] = t;
+                self.stats.hits += 1;
+            } else {
+                misses.push(b);
+            }
+        }
+        self.stats.read_blocks += len;
+        for (first, n) in runs(&misses) {
+            let (r, tokens) = self.disk.read(SimTime(at), first, n)?;
+            done = done.max(r.0);
+            // Fill the cache clean after the disk read; the request does not wait.
+            for (b, t) in (first..).zip(tokens) {
+                out[(b - block) as usize] = t;
+                let (slot, ready) = self.slot_for(r.0, b)?;
+                page_write(&mut self.dev, ready, slot, t)?;
+            }
+        }
+        Ok((SimTime(done), out))
+    }
+
+    fn write(&mut self, at: SimTime, block: u64, tokens: &[u64]) -> Result<SimTime, CacheError> {
+        let len = tokens.len() as u64;
+        self.stats.write_blocks += len;
+        if self.seq.write(block, len, self.config.sequential_blocks) {
+            self.stats.bypass_blocks += len;
+            for b in block..block + len {
+                self.drop_block(b);
+            }
+            return Ok(self.disk.write(at, block, tokens)?);
+        }
+        let at = at.0;
+        let mut done = at;
+        if self.config.mode == Mode::WriteThrough {
+            done = self.disk.write(SimTime(at), block, tokens)?.0;
+        }
+        let mut slots = Vec::new();
+        for (b, &t) in (block..).zip(tokens) {
+            let (slot, ready) = self.slot_for(at, b)?;
+            done = done.max(page_write(&mut self.dev, ready, slot, t)?);
+            if self.config.mode == Mode::WriteBack {
+                self.dirty.insert(b);
+                slots.push(slot);
+            }
+        }
+        if self.config.mode == Mode::WriteBack {
+            done = self.write_metadata(done, slots.into_iter())?;
+            self.maybe_clean(at)?;
+        }
+        Ok(SimTime(done))
+    }
+
+    fn fsync(&mut self, at: SimTime) -> Result<SimTime, CacheError> {
+        match self.config.mode {
+            Mode::WriteBack => Ok(SimTime(self.dev.flush(at.0)?)),
+            Mode::WriteThrough => Ok(at),
+        }
+    }
+
+    fn stats(&self) -> CacheStats {
+        self.stats
+    }
+    fn disk(&self) -> &Disk {
+        &self.disk
+    }
+    fn device(&self) -> Option<&Device> {
+        Some(&self.dev)
+    }
+    fn device_mut(&mut self) -> Option<&mut Device> {
+        Some(&mut self.dev)
+    }
+}

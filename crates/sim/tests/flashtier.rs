@@ -1,0 +1,141 @@
+//! FlashTier's host side (003 Sections 2.2 and 3.3): the SSC's commands on the
+//! Device with flash timing, and the cache managers over a disk and a flash
+//! cache, end to end with the integrity check.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::HashMap;
+
+use ftlab_ftl::ErrorKind;
+use ftlab_nand::{Payload, SimTime};
+use ftlab_sim::cache::{CacheConfig, CacheManager, Mode, SscCache, SsdCache};
+use ftlab_sim::disk::Disk;
+use ftlab_sim::flashtier::{check, run, run_on, FlashtierConfig, System};
+use ftlab_sim::ssc::{SscCommand, SscReply};
+use ftlab_workload::filebench::Personality;
+
+#[test]
+fn every_system_and_workload_keeps_data_intact() {
+    let config = FlashtierConfig::ci(20_000);
+    for p in Personality::ALL {
+        for s in System::ALL {
+            let o = run(&config, p, s).unwrap();
+            assert_eq!(o.integrity_errors, 0, "{} on {}", s.name(), p.name());
+            assert!(o.checked_blocks > 1000, "{} on {}: {} blocks checked", s.name(), p.name(), o.checked_blocks);
+            if s != System::NoCache {
+                assert!(o.erases > 0, "{} on {}: the cache never collected garbage", s.name(), p.name());
+            }
+        }
+    }
+}
+
+#[test]
+fn the_integrity_check_catches_lost_write_backs() {
+    // A manager bug on purpose: the write-back cleaner marks blocks clean
+    // without writing them to the disk; once they leave the cache the data is
+    // gone, and the check must see it.
+    let mut config = FlashtierConfig::ci(20_000);
+    config.cache.lose_writebacks = true;
+    for s in [System::Ssd(Mode::WriteBack), System::Ssc(Mode::WriteBack)] {
+        let o = run(&config, Personality::Fileserver, s).unwrap();
+        assert!(o.cache.cleaned_blocks > 0);
+        assert!(o.integrity_errors > 0, "{}: a lost write-back went unnoticed", s.name());
+    }
+}
+
+#[test]
+fn runs_are_deterministic() {
+    let config = FlashtierConfig::ci(5_000);
+    for s in [System::Ssd(Mode::WriteBack), System::Ssc(Mode::WriteThrough)] {
+        assert_eq!(run(&config, Personality::Varmail, s).unwrap(), run(&config, Personality::Varmail, s).unwrap());
+    }
+}
+
+#[test]
+fn the_ssc_beats_the_ssd_on_fileserver_erases() {
+    // Silent eviction: the SSD's garbage collection copies cached clean data
+    // the SSC drops (003 Section 3.3, "90% fewer erases").
+    let config = FlashtierConfig::ci(20_000);
+    for mode in [Mode::WriteBack, Mode::WriteThrough] {
+        let ssd = run(&config, Personality::Fileserver, System::Ssd(mode)).unwrap();
+        let ssc = run(&config, Personality::Fileserver, System::Ssc(mode)).unwrap();
+        assert!(ssc.erases < ssd.erases, "{mode:?}: ssc {} vs ssd {} erases", ssc.erases, ssd.erases);
+        assert!(ssc.gc_copies < ssd.gc_copies / 4, "{mode:?}: ssc {} vs ssd {} copies", ssc.gc_copies, ssd.gc_copies);
+        assert!(ssc.silent_evictions > 0);
+    }
+}
+
+#[test]
+fn ssc_write_back_keeps_dirty_data_across_a_power_cut() {
+    let config = FlashtierConfig::ci(10_000);
+    let cache = CacheConfig { mode: Mode::WriteBack, ..config.cache };
+    let disk = Disk::new(config.disk).unwrap();
+    let mut manager = SscCache::new(cache, disk, config.device("ssc").unwrap()).unwrap();
+    let mut fb = config.workload(Personality::Varmail).unwrap();
+    let mut last = HashMap::new();
+    let o = run_on(&config, &mut fb, &mut manager, System::Ssc(Mode::WriteBack), &mut last).unwrap();
+    assert_eq!(o.integrity_errors, 0);
+    let dirty = manager.dirty_blocks();
+    assert!(dirty > 50, "only {dirty} dirty blocks: the test would prove little");
+    // An fsync makes the evicts and cleans durable; then the power goes.
+    let synced = manager.fsync(SimTime(o.end_ns)).unwrap();
+    let (disk, mut dev) = manager.into_parts();
+    let cut = SimTime(synced.0.max(disk.busy_until().0));
+    dev.cut_power(cut).unwrap();
+    assert!(dev.ssc(cut, SscCommand::Read { block: 0 }).is_err(), "a powered-off device answers nothing");
+    dev.recover().unwrap();
+    let at = dev.now();
+    let mut recovered = SscCache::recover(cache, disk, dev, fb.disk_blocks(), at).unwrap();
+    assert_eq!(recovered.dirty_blocks(), dirty, "the dirty list rebuilt with exists");
+    let (checked, wrong) = check(&mut recovered, &last, at).unwrap();
+    assert!(checked > 1000);
+    assert_eq!(wrong, 0, "blocks lost or stale after the power cut");
+}
+
+#[test]
+fn ssc_commands_on_the_device_take_flash_time() {
+    let config = FlashtierConfig::ci(0);
+    let mut dev = config.device("ssc").unwrap();
+    assert!(dev.is_ssc());
+    let t0 = SimTime::from_us(10);
+    let w = dev.ssc(t0, SscCommand::WriteDirty { block: 5_000_000, data: Payload::Token(9) }).unwrap();
+    // One program of a 4 KiB page (163 us) and its transfer.
+    assert!(w.completed.0 >= t0.0 + 163_000, "write-dirty done at {}", w.completed.0);
+    let hit = dev.ssc(w.completed, SscCommand::Read { block: 5_000_000 }).unwrap();
+    assert_eq!(hit.reply, SscReply::Read(Some(Payload::Token(9))));
+    assert!(hit.completed.0 >= w.completed.0 + 60_000, "a hit reads the flash");
+    let miss = dev.ssc(w.completed, SscCommand::Read { block: 7 }).unwrap();
+    assert_eq!(miss, ftlab_sim::ssc::SscDone { completed: w.completed, reply: SscReply::Read(None) });
+    let exists = dev.ssc(w.completed, SscCommand::Exists { first: 4_999_999, count: 3 }).unwrap();
+    assert_eq!(exists.reply, SscReply::Dirty(vec![false, true, false]));
+    dev.ssc(w.completed, SscCommand::Clean { block: 5_000_000 }).unwrap();
+    let flush = dev.ssc(w.completed, SscCommand::Flush).unwrap();
+    assert!(flush.completed > w.completed, "the flush programs the clean record");
+    let state = dev.ssc_state().unwrap();
+    assert_eq!((state.cached, state.dirty), (1, 0));
+    dev.ssc(flush.completed, SscCommand::Evict { block: 5_000_000 }).unwrap();
+    assert_eq!(dev.ssc_state().unwrap().cached, 0);
+    // Odd input: a block beyond the SSC's address space, a plain SSD.
+    let e = dev.ssc(flush.completed, SscCommand::WriteClean { block: 1 << 40, data: Payload::Token(1) }).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Invalid);
+    let mut ssd = config.device("pagemap").unwrap();
+    assert!(!ssd.is_ssc());
+    let e = ssd.ssc(SimTime::ZERO, SscCommand::Read { block: 1 }).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsupported);
+    assert!(SscCache::new(CacheConfig::default(), Disk::new(config.disk).unwrap(), ssd).is_err());
+}
+
+#[test]
+fn the_ssd_manager_runs_over_other_ftls() {
+    let config = FlashtierConfig::ci(5_000);
+    for kind in ["dftl", "fast"] {
+        for mode in [Mode::WriteBack, Mode::WriteThrough] {
+            let cache = CacheConfig { mode, ..config.cache };
+            let disk = Disk::new(config.disk).unwrap();
+            let mut manager = SsdCache::new(cache, disk, config.device(kind).unwrap()).unwrap();
+            let mut fb = config.workload(Personality::Fileserver).unwrap();
+            let o = run_on(&config, &mut fb, &mut manager, System::Ssd(mode), &mut HashMap::new()).unwrap();
+            assert_eq!(o.integrity_errors, 0, "{kind} {mode:?}");
+            assert!(o.cache.hits > 0 && o.erases > 0, "{kind} {mode:?}: {o:?}");
+        }
+    }
+}
