@@ -287,6 +287,7 @@ fn the_chip_test_refuses_what_eq_20_spreads_over_every_chip() {
         lambda: 1.0,
         read_bandwidth_mb_s: 100.0,
         write_bandwidth_mb_s: 100.0,
+        gc_job: Default::default(),
     };
     let t = |name: &str| Task::from_ms(name, 0, 0.0, 16, 6.0, 10).with_granularity(2);
     let set = TaskSet::new(d.clone(), vec![t("a"), t("b"), t("c")]).unwrap();
@@ -312,4 +313,19 @@ fn the_chip_test_refuses_what_eq_20_spreads_over_every_chip() {
     let r = admitter.open(t("c")).unwrap_err();
     assert_eq!((r.test, r.chip), (Test::Chip, Some(0)));
     assert!(r.to_string().contains("chip 0 loaded"), "{r}");
+}
+
+/// 000 Figure 9's throughput limit depends on how Eq. 19 is read: as printed
+/// (a 1 ms collection per block of pages written) the sets fail well before
+/// ftlab's generalized reading (a 2.7 ms stripe erase per stripe written).
+#[test]
+fn eq_19_as_printed_refuses_throughput_the_generalized_reading_admits() {
+    use ftlab_bounds::telomere::{max_schedulable, Axis, GcJobReading, SweepSpec};
+    let base = Device::from_preset(preset("telomere-1tb-ssd").unwrap()).with_over_provisioning(0.1).unwrap();
+    let spec = SweepSpec { tasks: 100, sets: 3, step: 0.05, max: 1.3, ..SweepSpec::default() };
+    let limit = |reading| max_schedulable(&base.clone().with_gc_job(reading), Policy::Sharp, Axis::Throughput, &spec);
+    let printed = limit(GcJobReading::Printed).unwrap();
+    let generalized = limit(GcJobReading::Generalized).unwrap();
+    assert!(printed.first_failure.is_some(), "{printed:?}");
+    assert!(printed.max_util + 0.2 < generalized.max_util, "printed {printed:?} against generalized {generalized:?}");
 }

@@ -468,6 +468,12 @@ pub struct SchedArgs {
     /// MultiLog-Oracle's write amplification, instead of Table 2's.
     #[arg(long, value_name = "F")]
     pub waf: Option<f64>,
+    /// How Telomere's garbage-collection job (000 Eq. 19) is read: `generalized`
+    /// (ftlab's: a g-block stripe erased on min(g, S_chips) chips, once per g*P
+    /// pages written) or `printed` (as printed: ceil(t_e / S_chips) once per P
+    /// pages written; the paper's Figure 9 follows it).
+    #[arg(long, value_enum, default_value = "generalized")]
+    pub gc_job: crate::sched_cmd::GcJobArg,
     /// `table`, `csv` or `json`.
     #[arg(long, short = 'f', value_enum, default_value = "table")]
     pub format: crate::sched_cmd::SchedFormat,

@@ -7,7 +7,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use clap::ValueEnum;
-use ftlab_bounds::telomere::{max_schedulable, Axis, Device, Limit, MultiLogWorkload, Policy, SweepSpec, Test};
+use ftlab_bounds::telomere::{
+    max_schedulable, Axis, Device, GcJobReading, Limit, MultiLogWorkload, Policy, SweepSpec, Test,
+};
 use serde::Serialize;
 
 use crate::admit_cmd::{AdmitPolicy, AdmitWorkload};
@@ -91,6 +93,15 @@ fn test_name(t: Test) -> &'static str {
     }
 }
 
+/// `--gc-job`: how Eq. 19 is read ([`GcJobReading`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GcJobArg {
+    /// ftlab's generalized reading.
+    Generalized,
+    /// As printed in the paper.
+    Printed,
+}
+
 /// Runs `ftlab schedulability`.
 pub fn run(args: &SchedArgs) -> Result<(), CliError> {
     let usage = |e: ftlab_bounds::telomere::TelomereError| CliError::Usage(e.to_string());
@@ -101,7 +112,10 @@ pub fn run(args: &SchedArgs) -> Result<(), CliError> {
             ftlab_nand::presets::names().collect::<Vec<_>>().join(", ")
         ))
     })?;
-    let base = Device::from_preset(preset);
+    let base = Device::from_preset(preset).with_gc_job(match args.gc_job {
+        GcJobArg::Generalized => GcJobReading::Generalized,
+        GcJobArg::Printed => GcJobReading::Printed,
+    });
     let axes: &[Axis] = match args.axis {
         SchedAxis::Storage => &[Axis::Storage],
         SchedAxis::Throughput => &[Axis::Throughput],

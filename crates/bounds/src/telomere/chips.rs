@@ -146,6 +146,7 @@ mod tests {
             lambda: 1.0,
             read_bandwidth_mb_s: 100.0,
             write_bandwidth_mb_s: 100.0,
+            gc_job: Default::default(),
         }
     }
 

@@ -68,7 +68,7 @@ pub use baselines::{
     bank_reservation_load, multilog_waf, valid_pages, waogc_max_lambda, MultiLogWorkload, MULTILOG_WAF,
 };
 pub use chips::{overloaded, stripes, ChipCheck, Overload, Stripe};
-pub use device::Device;
+pub use device::{Device, GcJobReading};
 pub use error::TelomereError;
 pub use generate::{uunifast, GeneratorSpec, MAX_GENERATED_TASKS};
 pub use open::{Admitter, Refusal, TaskHandle};

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::device::Device;
+use super::device::{Device, GcJobReading};
 use super::task::Task;
 
 /// One periodic job: `C` every `T` (deadline = period).
@@ -44,9 +44,24 @@ pub fn write_job(t: &Task, d: &Device) -> Option<Job> {
 /// which is `ceil(g / S_chips) t_e` and just `t_e` for `g = 1`, the case Eq. 19's `P`
 /// (a stripe of one block) is written for. `T_i^g` is generalized from `P` to `g P`
 /// pages per stripe, as Eq. 7 does.
+///
+/// With [`GcJobReading::Printed`] ([`Device::gc_job`]) the equation is taken as
+/// printed instead: `C_i^g = ceil(t_e / S_chips)` with times in milliseconds, the
+/// unit of the paper's worked example (Section 4.2: "the period is in
+/// milliseconds"), so 2.7 ms over 64 chips is 1 ms, every `T_i^w floor(P / w_i)`
+/// (or `T_i^w / ceil(w_i / P)`).
 pub fn gc_job(t: &Task, d: &Device) -> Option<Job> {
     if t.write_pages == 0 {
         return None;
+    }
+    if d.gc_job == GcJobReading::Printed {
+        let p = u64::from(d.pages_per_block);
+        let tw = t.write_period_ns as f64;
+        let period_ns =
+            if t.write_pages > p { tw / t.write_pages.div_ceil(p) as f64 } else { tw * (p / t.write_pages) as f64 };
+        // The ceiling taken in milliseconds, the unit of the paper's times.
+        let ms = d.t_e_ns.div_ceil(u64::from(d.parallel_units)).div_ceil(1_000_000);
+        return Some(Job { capacity_ns: (ms * 1_000_000) as f64, period_ns });
     }
     let stripe = u64::from(t.granularity) * u64::from(d.pages_per_block);
     let tw = t.write_period_ns as f64;
@@ -118,5 +133,15 @@ mod tests {
         let expected = 2.7 / 20.0 + 0.4 / 50.0 + 2.1 / 20.0 + 2.7 / (63.0 * 20.0);
         assert!((load - expected).abs() < 1e-12, "{load} vs {expected}");
         assert_eq!(edf_load(&[], d.t_e_ns), 0.0);
+        // As printed: one block (128 pages) per collection, ceil(2.7 ms / 64) = 1 ms.
+        let printed = d.clone().with_gc_job(GcJobReading::Printed);
+        let g = gc_job(&t, &printed).unwrap();
+        assert_eq!(
+            (g.capacity_ns, g.period_ns),
+            (1e6, 10e6),
+            "ceil(2.7 ms / 64); w = 130 > P: ceil(130 / 128) = 2 a period"
+        );
+        let small = Task::from_ms("s", 0, 0.0, 10, 20.0, 5).with_granularity(64);
+        assert_eq!(gc_job(&small, &printed).unwrap().period_ns, 12.0 * 20e6, "floor(128 / 10) periods");
     }
 }

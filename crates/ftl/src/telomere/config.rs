@@ -234,6 +234,7 @@ impl TelomereConfig {
             lambda: 1.0,
             read_bandwidth_mb_s: bus,
             write_bandwidth_mb_s: bus,
+            gc_job: Default::default(),
         }
     }
 
