@@ -138,13 +138,12 @@ impl Device {
         let nand = self.flash.nand();
         let idle = (0..nand.geometry().dies()).map(|d| nand.die_free_at(DieId(d)).0).max().unwrap_or(0);
         self.clock = self.clock.max(flushed).max(idle);
-        let label = self.label.clone();
         let tmp = temp_path(path);
         let file_err = |source: std::io::Error| ImageError::File { path: path.to_path_buf(), source: source.into() };
         let written = (|| -> std::io::Result<()> {
             let file = File::create(&tmp)?;
             let mut w = BufWriter::new(file);
-            self.flash.nand().save_image(&mut w, SimTime(self.clock), &label)?;
+            self.flash.nand().save_image(&mut w, SimTime(self.clock), &self.label)?;
             w.flush()?;
             w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
             std::fs::rename(&tmp, path)
