@@ -171,6 +171,15 @@ fn image_paths(specs: &[String], names: &[&str]) -> Result<Vec<Option<PathBuf>>,
             )));
         }
         let path = PathBuf::from(file);
+        // Found now rather than when the image is saved at exit.
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !path.exists() && !dir.is_dir() {
+            return Err(CliError::Usage(format!(
+                "--image `{spec}`: the directory {} does not exist, so the image could not be saved there; \
+                 create it or give another path",
+                dir.display()
+            )));
+        }
         if let Some(j) = paths.iter().position(|p| p.as_deref() == Some(path.as_path())) {
             return Err(CliError::Usage(format!(
                 "--image `{spec}`: {} is the image of export `{}` already; give each export a file of its own",

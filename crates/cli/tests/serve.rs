@@ -229,6 +229,11 @@ fn images_are_one_per_export_and_a_foreign_image_is_refused() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("a file of its own"));
+    ftlab()
+        .args(["serve", "--listen", "unix:/tmp/ftlab-image-x.sock", "--image", "/nonexistent-dir/x.img"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("/nonexistent-dir does not exist"));
     std::fs::write(&image, b"not an image").unwrap();
     ftlab()
         .args(["serve", "--listen", "unix:/tmp/ftlab-image-x.sock"])
