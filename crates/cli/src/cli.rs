@@ -190,6 +190,12 @@ pub struct ServeArgs {
     /// own recovery and carry on; commands in flight then fail with EIO.
     #[arg(long, value_name = "N", help_heading = "Server")]
     pub cut_after: Option<u64>,
+    /// Keep an export's device in an image file: [NAME=]FILE (NAME one of the exports; without
+    /// it, the main export). If FILE exists the device is opened from it (rebuilt by the FTL's own
+    /// recovery, as after a power cut) instead of formatted; on SIGINT/SIGTERM it is flushed and
+    /// saved to FILE (written to FILE.tmp, then renamed). Repeatable, one image per export.
+    #[arg(long = "image", value_name = "[NAME=]FILE", help_heading = "Server")]
+    pub images: Vec<String>,
 }
 
 /// A config file and the flags that override its keys (shared by `run` and `compare`).

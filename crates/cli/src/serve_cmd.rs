@@ -1,15 +1,16 @@
 //! `ftlab serve`: the simulated device as a Network Block Device, one export
 //! per device, with live counters in a stats file and the full counters on
-//! exit (SIGINT or SIGTERM stop it cleanly).
+//! exit (SIGINT or SIGTERM stop it cleanly), device images kept across runs
+//! (`--image`) and power cuts on demand (SIGUSR1).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ftlab_lab::overlay::{load_file, to_config};
-use ftlab_server::{Export, ExportOptions, ExportStats, Listen, Listener, Server};
+use ftlab_server::{Export, ExportOptions, ExportStats, Listen, Listener, Server, ServerError};
 use ftlab_sim::device::Device;
-use ftlab_sim::RunConfig;
+use ftlab_sim::{ImageError, RunConfig};
 
 use crate::cli::ServeArgs;
 use crate::config;
@@ -33,7 +34,22 @@ Counters: with --stats FILE, every export's counters as JSON ({\"exports\":
 [...]}, fields as in `ftlab run`'s report where they mean the same: waf,
 gc_page_copies, erases, write_us.p99, ... plus free_blocks and power_cuts),
 rewritten every --stats-interval seconds and at exit. The same JSON is printed
-on stdout when the server stops (SIGINT, SIGTERM).";
+on stdout when the server stops (SIGINT, SIGTERM).
+
+Images: --image FILE keeps the main export's device in FILE, --image NAME=FILE
+the export NAME's (one image per export). A FILE that exists is opened instead
+of formatting the device: the medium is read back and the FTL rebuilt by its
+own recovery, as after a power cut, so every write acknowledged before the
+image was saved reads back. It must have been saved with the same chip,
+geometry and [ftl] table. When SIGINT or SIGTERM stops the server, every
+connection is drained, then each device is flushed (a write-back buffer too)
+and saved to its FILE: written to FILE.tmp, synced, renamed, so a crash while
+saving leaves the old image. The file holds the pages written, not the device
+size.
+
+Power cuts: SIGUSR1 (kill -USR1 PID) cuts the power on every export at its
+current simulated time and recovers it with the FTL's own recovery; commands in
+flight fail with EIO, as with --cut-after. power_cuts counts both.";
 
 /// What the stats file and the exit report hold.
 #[derive(Debug, serde::Serialize)]
@@ -61,18 +77,40 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
     let options = ExportOptions { pace: args.pace, cut_after: args.cut_after };
     let main = config::from_args(&args.config, args.ftl.as_deref())?.config;
     let main_name = args.name.clone().unwrap_or_else(|| main.ftl.kind.clone());
-    let mut exports = vec![Export::new(main_name, open(&main, "")?, options.clone())];
+    let mut specs = vec![(main_name, main.clone(), String::new())];
     for spec in &args.exports {
         let (name, config) = export_config(spec, &main)?;
-        let device = open(&config, &format!("--export {name}: "))?;
-        exports.push(Export::new(name, device, options.clone()));
+        let context = format!("--export {name}: ");
+        specs.push((name, config, context));
+    }
+    let names: Vec<&str> = specs.iter().map(|(name, ..)| name.as_str()).collect();
+    let images = image_paths(&args.images, &names)?;
+    let mut exports = Vec::with_capacity(specs.len());
+    for ((name, config, context), image) in specs.iter().zip(images) {
+        let device = open(config, context, image.as_deref())?;
+        if let Some(path) = &image {
+            if path.exists() {
+                let at = device.now().0;
+                eprintln!("ftlab serve: export `{name}`: opened from {} (recovered at {at} ns)", path.display());
+            } else {
+                eprintln!("ftlab serve: export `{name}`: formatted; saved to {} at exit", path.display());
+            }
+        }
+        let export = Export::new(name.clone(), device, options.clone());
+        exports.push(match image {
+            Some(path) => export.with_image(path),
+            None => export,
+        });
     }
     let server = Arc::new(Server::new(exports)?);
+    // Before any thread starts: every thread inherits SIGUSR1 blocked, and the
+    // socket appears only once a SIGUSR1 cuts the power instead of ending the process.
+    cut_on_sigusr1(&server)?;
     let listener = Listener::bind(&listen)?;
     for e in server.exports() {
         eprintln!("ftlab serve: export `{}`: {}", e.name(), e.description());
     }
-    eprintln!("ftlab serve: listening on {} (stop with Ctrl-C or SIGTERM)", listener.address());
+    eprintln!("ftlab serve: listening on {} (stop with Ctrl-C or SIGTERM; SIGUSR1 cuts the power)", listener.address());
     let stopper = server.clone();
     ctrlc::set_handler(move || stopper.stop())
         .map_err(|e| CliError::Failed(format!("cannot install the SIGINT/SIGTERM handler: {e}")))?;
@@ -84,6 +122,16 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
         }
         server.serve(&listener)
     });
+    // Every connection is closed and every command answered: the images hold
+    // everything acknowledged.
+    let failures = server.save_images();
+    for e in server.exports() {
+        if let Some(path) = e.image() {
+            if !failures.iter().any(|f| matches!(f, ServerError::Image { export, .. } if export == e.name())) {
+                eprintln!("ftlab serve: export `{}`: saved to {}", e.name(), path.display());
+            }
+        }
+    }
     let stats = Stats { exports: server.stats() };
     if let Some(path) = &args.stats {
         write_stats(path, &stats)?;
@@ -92,13 +140,106 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
         .map_err(|e| CliError::Failed(format!("cannot write the counters as JSON: {e}")))?;
     text.push('\n');
     Sink::open(None)?.write(&text)?;
-    served.map_err(CliError::from)
+    served.map_err(CliError::from)?;
+    if failures.is_empty() {
+        return Ok(());
+    }
+    let lines: Vec<String> = failures.iter().map(ToString::to_string).collect();
+    Err(CliError::Failed(lines.join("\n")))
 }
 
-/// The device `config` describes; `context` names it in errors.
-fn open(config: &RunConfig, context: &str) -> Result<Device, CliError> {
+/// Per export (in `names`' order), the image `--image` gives it: `NAME=FILE`
+/// when NAME is an export's name, otherwise the whole value is the main
+/// export's FILE.
+fn image_paths(specs: &[String], names: &[&str]) -> Result<Vec<Option<PathBuf>>, CliError> {
+    let mut paths: Vec<Option<PathBuf>> = vec![None; names.len()];
+    for spec in specs {
+        let named = spec.split_once('=').and_then(|(name, file)| {
+            let i = names.iter().position(|n| *n == name.trim())?;
+            Some((i, file.trim()))
+        });
+        let (i, file) = named.unwrap_or((0, spec.trim()));
+        if file.is_empty() {
+            return Err(CliError::Usage(format!("--image `{spec}`: give a file, FILE or NAME=FILE")));
+        }
+        if paths[i].is_some() {
+            return Err(CliError::Usage(format!(
+                "--image `{spec}`: export `{}` has an image already; give one per export, as NAME=FILE for the \
+                 exports other than the main one ({})",
+                names[i],
+                names.join(", ")
+            )));
+        }
+        let path = PathBuf::from(file);
+        // Found now rather than when the image is saved at exit.
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !path.exists() && !dir.is_dir() {
+            return Err(CliError::Usage(format!(
+                "--image `{spec}`: the directory {} does not exist, so the image could not be saved there; \
+                 create it or give another path",
+                dir.display()
+            )));
+        }
+        if let Some(j) = paths.iter().position(|p| p.as_deref() == Some(path.as_path())) {
+            return Err(CliError::Usage(format!(
+                "--image `{spec}`: {} is the image of export `{}` already; give each export a file of its own",
+                path.display(),
+                names[j]
+            )));
+        }
+        paths[i] = Some(path);
+    }
+    Ok(paths)
+}
+
+/// Cuts the power on every export of `server` each time SIGUSR1 arrives (a
+/// thread waits for it; the calling thread, and every thread it starts
+/// afterwards, keeps it blocked).
+#[cfg(unix)]
+fn cut_on_sigusr1(server: &Arc<Server>) -> Result<(), CliError> {
+    use nix::sys::signal::{SigSet, Signal};
+    let mut set = SigSet::empty();
+    set.add(Signal::SIGUSR1);
+    set.thread_block().map_err(|e| CliError::Failed(format!("cannot block SIGUSR1: {e}")))?;
+    let server = server.clone();
+    std::thread::Builder::new()
+        .name("sigusr1".into())
+        .spawn(move || {
+            while set.wait().is_ok() {
+                for (name, cut) in server.cut_power() {
+                    if let Err(e) = cut {
+                        eprintln!("ftlab serve: export `{name}`: SIGUSR1: {e}");
+                    }
+                }
+            }
+        })
+        .map_err(|e| CliError::Failed(format!("cannot start the SIGUSR1 thread: {e}")))?;
+    Ok(())
+}
+
+/// Power cuts on demand wait for SIGUSR1, which only unix has.
+#[cfg(not(unix))]
+fn cut_on_sigusr1(_server: &Arc<Server>) -> Result<(), CliError> {
+    Ok(())
+}
+
+/// The device `config` describes, opened from `image` if that file exists,
+/// else formatted; `context` names it in errors.
+fn open(config: &RunConfig, context: &str, image: Option<&Path>) -> Result<Device, CliError> {
     ftlab_sim::validate(config).map_err(|e| CliError::sim(context, e))?;
-    Device::open(config).map_err(|e| CliError::sim(context, e))
+    match image {
+        Some(path) if path.exists() => {
+            let device = Device::open_image(config, path).map_err(|e| match e {
+                ImageError::Config(e) => CliError::sim(context, e),
+                e @ (ImageError::Recover { .. } | ImageError::Device { .. }) => {
+                    CliError::Failed(format!("{context}{e}"))
+                }
+                e => CliError::Usage(format!("{context}{e}")),
+            })?;
+            Ok(device)
+        }
+        _ => Device::open(config).map_err(|e| CliError::sim(context, e)),
+    }
 }
 
 /// `NAME=CONFIG.toml` or `NAME=KIND`: the export's name and configuration.

@@ -93,3 +93,153 @@ fn serves_until_sigterm_then_prints_its_counters() {
     assert!(report["exports"][0]["waf"].is_null(), "nothing written: no write amplification");
     assert!(!socket.exists(), "the socket file is removed on exit");
 }
+
+/// A client in transmission with the default export (NBD_OPT_EXPORT_NAME "").
+fn nbd_connect(socket: &std::path::Path) -> UnixStream {
+    use ftlab_server::proto::*;
+    let mut s = UnixStream::connect(socket).unwrap();
+    let mut greeting = [0u8; 18];
+    s.read_exact(&mut greeting).unwrap();
+    s.write_all(&(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES).to_be_bytes()).unwrap();
+    s.write_all(&IHAVEOPT.to_be_bytes()).unwrap();
+    s.write_all(&OPT_EXPORT_NAME.to_be_bytes()).unwrap();
+    s.write_all(&0u32.to_be_bytes()).unwrap();
+    let mut size_and_flags = [0u8; 10];
+    s.read_exact(&mut size_and_flags).unwrap();
+    s
+}
+
+/// One request and its simple reply: the error and a read's bytes.
+fn nbd_call(s: &mut UnixStream, kind: u16, offset: u64, len: u32, data: &[u8]) -> (u32, Vec<u8>) {
+    use ftlab_server::proto::*;
+    let mut m = Vec::new();
+    RequestHeader { flags: 0, kind, cookie: 1, offset, len }.write(&mut m).unwrap();
+    m.extend_from_slice(data);
+    s.write_all(&m).unwrap();
+    assert_eq!(read_u32(s).unwrap(), SIMPLE_REPLY_MAGIC);
+    let error = read_u32(s).unwrap();
+    assert_eq!(read_u64(s).unwrap(), 1);
+    let mut out = vec![0; if kind == CMD_READ && error == 0 { len as usize } else { 0 }];
+    s.read_exact(&mut out).unwrap();
+    (error, out)
+}
+
+fn signal(child: &std::process::Child, sig: &str) {
+    assert!(Command::new("kill").arg(sig).arg(child.id().to_string()).status().unwrap().success());
+}
+
+/// Starts `ftlab serve` on a write-back-buffered pagemap kept in `image`.
+fn serve_with_image(dir: &std::path::Path, image: &std::path::Path) -> (std::process::Child, std::path::PathBuf) {
+    let socket = dir.join("s.sock");
+    let config = dir.join("dev.toml");
+    std::fs::write(
+        &config,
+        "[device]\nchip = \"small-slc\"\nblocks_per_plane = 16\nwrite_buffer_pages = 8\n[ftl]\nkind = \"pagemap\"\n",
+    )
+    .unwrap();
+    let child = ftlab()
+        .arg("serve")
+        .arg(&config)
+        .arg("--listen")
+        .arg(format!("unix:{}", socket.display()))
+        .arg("--image")
+        .arg(image)
+        .arg("--stats")
+        .arg(dir.join("stats.json"))
+        .args(["--stats-interval", "0.05"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the socket", || socket.exists());
+    (child, socket)
+}
+
+/// Written through NBD, SIGUSR1 cuts the power (the writes were acknowledged,
+/// some from the write-back buffer: what the cut keeps is the FTL's contract),
+/// SIGTERM saves the image; a new server opens it and reads back every write
+/// acknowledged after the cut.
+#[test]
+fn an_image_keeps_the_device_across_restarts_and_sigusr1_cuts_the_power() {
+    use ftlab_server::proto::*;
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("dev.img");
+    let page = |i: u8| vec![i.wrapping_mul(37).wrapping_add(1); 4096];
+
+    let (child, socket) = serve_with_image(dir.path(), &image);
+    let mut s = nbd_connect(&socket);
+    assert_eq!(nbd_call(&mut s, CMD_WRITE, 0, 4096, &page(0)).0, 0);
+    assert_eq!(nbd_call(&mut s, CMD_FLUSH, 0, 0, &[]).0, 0);
+    signal(&child, "-USR1");
+    // The cut happens on the signal's thread: wait until the stats file counts it.
+    let stats = dir.path().join("stats.json");
+    wait_for("the power cut", || {
+        std::fs::read_to_string(&stats)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .is_some_and(|v| v["exports"][0]["power_cuts"] == 1)
+    });
+    for i in 1..20u8 {
+        assert_eq!(nbd_call(&mut s, CMD_WRITE, u64::from(i) * 4096, 4096, &page(i)).0, 0);
+    }
+    assert_eq!(nbd_call(&mut s, CMD_READ, 0, 4096, &[]).1, page(0));
+    drop(s);
+    signal(&child, "-TERM");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("power cut at") && stderr.contains("on demand"), "{stderr}");
+    assert!(stderr.contains("saved to"), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["exports"][0]["power_cuts"], 1);
+    assert!(image.exists() && !dir.path().join("dev.img.tmp").exists());
+
+    let (child, socket) = serve_with_image(dir.path(), &image);
+    let mut s = nbd_connect(&socket);
+    for i in 0..20u8 {
+        assert_eq!(nbd_call(&mut s, CMD_READ, u64::from(i) * 4096, 4096, &[]).1, page(i), "page {i}");
+    }
+    drop(s);
+    signal(&child, "-TERM");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("opened from"), "{stderr}");
+}
+
+#[test]
+fn images_are_one_per_export_and_a_foreign_image_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("x.img");
+    ftlab()
+        .args(["serve", "--listen", "unix:/tmp/ftlab-image-x.sock", "--export", "d=dftl"])
+        .arg("--image")
+        .arg(&image)
+        .arg("--image")
+        .arg(&image)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("has an image already"));
+    ftlab()
+        .args(["serve", "--listen", "unix:/tmp/ftlab-image-x.sock", "--export", "d=dftl"])
+        .arg("--image")
+        .arg(&image)
+        .arg("--image")
+        .arg(format!("d={}", image.display()))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("a file of its own"));
+    ftlab()
+        .args(["serve", "--listen", "unix:/tmp/ftlab-image-x.sock", "--image", "/nonexistent-dir/x.img"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("/nonexistent-dir does not exist"));
+    std::fs::write(&image, b"not an image").unwrap();
+    ftlab()
+        .args(["serve", "--listen", "unix:/tmp/ftlab-image-x.sock"])
+        .arg("--image")
+        .arg(&image)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("x.img").and(predicate::str::contains("not an ftlab device image")));
+}

@@ -7,7 +7,8 @@
 //! a block, touching a bad block — keeps OOB metadata with every page, counts
 //! erases, models wear (Eq. 27 of 000_ffe2fafb22bcad8e.txt), turns each operation
 //! into a finish time on per-die and per-channel timelines, can lose power, and
-//! injects program and erase failures ([`faults`]).
+//! injects program and erase failures ([`faults`]), and writes its durable state
+//! to a device image and reads it back ([`medium::image`]).
 //!
 //! ```
 //! use ftlab_nand::{presets, Nand, NandConfig, PageKind, Payload, SimTime};
@@ -44,6 +45,7 @@ pub mod wear;
 pub use error::{GeometryError, NandError, TimingError};
 pub use faults::Faults;
 pub use geometry::{BlockId, DieId, Geometry, PageAddr, Ppa};
+pub use medium::image::ImageError;
 pub use medium::{Nand, NandConfig, NandConfigError, Oob, PageKind, ProgramFailure};
 pub use store::{PageStore, Payload, StoreKind};
 pub use time::SimTime;
@@ -53,5 +55,7 @@ pub use wear::{WearConfig, WearModel};
 
 #[cfg(test)]
 mod fault_tests;
+#[cfg(test)]
+mod image_tests;
 #[cfg(test)]
 mod tests;

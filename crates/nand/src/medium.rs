@@ -679,6 +679,9 @@ impl Nand {
     }
 }
 
+#[path = "image.rs"]
+pub mod image;
+
 #[cfg(test)]
 #[path = "medium_undo_tests.rs"]
 mod undo_tests;

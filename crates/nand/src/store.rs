@@ -123,6 +123,11 @@ impl ByteStore {
     pub fn stored_pages(&self) -> u64 {
         self.bytes.len() as u64
     }
+
+    /// The bytes held for `page`; `None` if it holds none (it reads as zeros).
+    pub(crate) fn get(&self, page: u32) -> Option<&[u8]> {
+        self.bytes.get(&page).map(|b| &b[..])
+    }
 }
 
 impl PageStore for ByteStore {

@@ -89,6 +89,17 @@ impl WearModel {
         WearModel { x, y, endurance: f64::from(config.endurance_cycles), retirement_rber: config.retirement_rber }
     }
 
+    /// The parameters `(x_b, y_b)` of `block` (a device image keeps them).
+    pub(crate) fn params(&self, block: BlockId) -> (f32, f32) {
+        (self.x[block.0 as usize], self.y[block.0 as usize])
+    }
+
+    /// Sets the parameters of `block` (a device image restores them).
+    pub(crate) fn set_params(&mut self, block: BlockId, x: f32, y: f32) {
+        self.x[block.0 as usize] = x;
+        self.y[block.0 as usize] = y;
+    }
+
     /// RBER of `block` after `erase_count` program/erase cycles (Eq. 27). A block
     /// never erased has RBER 0.
     pub fn rber(&self, block: BlockId, erase_count: u32) -> f64 {

@@ -1,5 +1,5 @@
-//! The server's errors: configuration (exports, listen addresses) and I/O on
-//! the listening socket. A failing connection is never one of them: it is
+//! The server's errors: configuration (exports, listen addresses), I/O on
+//! the listening socket, and saving device images. A failing connection is never one of them: it is
 //! closed and logged, and the server carries on.
 
 use std::path::PathBuf;
@@ -23,4 +23,11 @@ pub enum ServerError {
     /// Two exports with one name, or none at all.
     #[error("{0}")]
     Exports(String),
+    /// An export's device could not be saved to its image.
+    #[error("export `{export}`: {source}")]
+    Image {
+        export: String,
+        #[source]
+        source: Box<ftlab_sim::ImageError>,
+    },
 }

@@ -1,6 +1,7 @@
 //! An export: one simulated device under a name, shared by the connections to
 //! it, with the options that shape its time (pacing) and its power (cut after
-//! N commands).
+//! N commands, or on demand with [`Export::cut_power`]), and the device image
+//! it is saved to when the server stops ([`Export::with_image`]).
 //!
 //! Every connection submits to the export's one [`Device`] under its lock and
 //! collects completions from it. The device delivers completions of all
@@ -9,12 +10,14 @@
 //! whichever connection stepped the device.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use ftlab_nand::{BlockId, SimTime};
 use ftlab_sim::device::{Command, Completion, Device, DeviceCounters, DeviceError, Tag};
+use ftlab_sim::ImageError;
 
 use crate::proto;
 use crate::session::Event;
@@ -55,6 +58,8 @@ pub struct Export {
     options: ExportOptions,
     /// Wall-clock time at simulated time zero (pacing).
     origin: Instant,
+    /// The device image the export is saved to ([`Export::save_image`]).
+    image: Option<PathBuf>,
     state: Mutex<State>,
 }
 
@@ -99,8 +104,59 @@ impl Export {
             preferred_block,
             options,
             origin: Instant::now(),
+            image: None,
             state: Mutex::new(State { device, routes: HashMap::new(), completed: 0, power_cuts: 0 }),
         }
+    }
+
+    /// The export, saved to the device image at `path` by
+    /// [`Export::save_image`] (open its device from that image with
+    /// [`Device::open_image`] when the file exists).
+    pub fn with_image(mut self, path: impl Into<PathBuf>) -> Export {
+        self.image = Some(path.into());
+        self
+    }
+
+    /// The device image it is saved to, if any.
+    pub fn image(&self) -> Option<&Path> {
+        self.image.as_deref()
+    }
+
+    /// Saves the device to its image ([`Device::save_image`]: flushed, then
+    /// written whole or not at all); `Ok(false)` if it has none. Call it once
+    /// no connection submits any more (after [`crate::Server::serve`]
+    /// returned), so that every command acknowledged is in the image.
+    pub fn save_image(&self) -> Result<bool, ImageError> {
+        let Some(path) = &self.image else { return Ok(false) };
+        self.lock().device.save_image(path)?;
+        Ok(true)
+    }
+
+    /// Cuts the power now (the device's clock), then recovers with the FTL's
+    /// own recovery: commands in flight fail with EIO, as with
+    /// [`ExportOptions::cut_after`]. Returns when the power was cut, ns.
+    pub fn cut_power(&self) -> Result<u64, DeviceError> {
+        let mut state = self.lock();
+        let at = state.device.now();
+        self.cut(&mut state, at, "on demand")?;
+        Ok(at.0)
+    }
+
+    /// Cuts the power at `at` and recovers, with a line on stderr saying `why`.
+    fn cut(&self, state: &mut State, at: SimTime, why: &str) -> Result<(), DeviceError> {
+        let recovered = state.device.cut_power(at).and_then(|()| state.device.recover());
+        state.power_cuts += 1;
+        match &recovered {
+            Ok(()) => eprintln!(
+                "ftlab serve: export `{}`: power cut at {} ns ({why}, {} commands completed); recovered at {} ns",
+                self.name,
+                at.0,
+                state.completed,
+                state.device.now().0
+            ),
+            Err(e) => eprintln!("ftlab serve: export `{}`: power cut ({why}), recovery failed: {e}", self.name),
+        }
+        recovered
     }
 
     /// Its name.
@@ -214,18 +270,9 @@ impl Export {
         state.completed += 1;
         if self.options.cut_after == Some(state.completed) {
             let at = state.device.now();
-            let recovered = state.device.cut_power(at).and_then(|()| state.device.recover());
-            state.power_cuts += 1;
-            match recovered {
-                Ok(()) => eprintln!(
-                    "ftlab serve: export `{}`: power cut at {} ns after {} commands; recovered at {} ns",
-                    self.name,
-                    at.0,
-                    state.completed,
-                    state.device.now().0
-                ),
-                Err(e) => eprintln!("ftlab serve: export `{}`: power cut, recovery failed: {e}", self.name),
-            }
+            // A failed recovery is on stderr; the device stays off and every
+            // command fails with EIO.
+            let _ = self.cut(state, at, "--cut-after");
         }
     }
 }

@@ -19,6 +19,14 @@
 //!   writes past the end and a full device, `EIO` for a lost power or a failed
 //!   medium, `ENOTSUP` for what the FTL cannot do.
 //!
+//! Power and persistence: [`ExportOptions::cut_after`] cuts the power once
+//! after N commands, [`Server::cut_power`] (SIGUSR1 in `ftlab serve`) whenever
+//! it is called; each export recovers with its FTL's own recovery and commands
+//! in flight fail with `EIO`. An export made [`Export::with_image`] is saved
+//! to its device image by [`Server::save_images`] once [`Server::serve`] has
+//! returned (every connection drained); its device is opened from the image
+//! with [`Device::open_image`](ftlab_sim::device::Device::open_image).
+//!
 //! Time: without pacing ([`ExportOptions::pace`]) the device runs in simulated
 //! time as fast as the host serves it, and its counters report simulated
 //! response times; with pacing each reply waits until its simulated completion

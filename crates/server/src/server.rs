@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use ftlab_sim::device::DeviceError;
+
 use crate::export::{Export, ExportStats};
 use crate::handshake::{negotiate, Negotiated};
 use crate::listen::{Conn, Listener};
@@ -56,6 +58,28 @@ impl Server {
     /// Every export's counters now.
     pub fn stats(&self) -> Vec<ExportStats> {
         self.exports.iter().map(|e| e.stats()).collect()
+    }
+
+    /// Cuts the power on every export now and recovers each with its FTL's own
+    /// recovery ([`Export::cut_power`]): commands in flight fail with EIO.
+    /// Returns, per export, when its power was cut (ns) or why it could not be
+    /// cut or recovered.
+    pub fn cut_power(&self) -> Vec<(String, Result<u64, DeviceError>)> {
+        self.exports.iter().map(|e| (e.name().to_owned(), e.cut_power())).collect()
+    }
+
+    /// Saves every export that has a device image ([`Export::save_image`]),
+    /// each flushed and written whole; call it after [`Server::serve`]
+    /// returned. Tries every export; returns the failures, none if all saved.
+    pub fn save_images(&self) -> Vec<ServerError> {
+        self.exports
+            .iter()
+            .filter_map(|e| {
+                e.save_image()
+                    .err()
+                    .map(|source| ServerError::Image { export: e.name().to_owned(), source: Box::new(source) })
+            })
+            .collect()
     }
 
     /// Asks [`Server::serve`] to return: it stops accepting, ends every

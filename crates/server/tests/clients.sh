@@ -4,7 +4,8 @@
 # pagemap, dftl, lazy-rtgc, gftl and nftl on a 64-block device (small-slc, 16
 # blocks per plane, about 14 MB) that each job overwrites several times, so
 # garbage collection runs hard; an ext4 file system written through nbdfuse,
-# checked and read back over a new connection; then a power cut under fio.
+# checked and read back over a new connection; then a power cut under fio, and
+# a device image kept across a restart (with a SIGUSR1 power cut).
 #
 # Run from the workspace root: bash crates/server/tests/clients.sh
 # FTLAB is the binary under test (default: target/debug/ftlab, built first);
@@ -206,6 +207,32 @@ if have fio "power cut under fio"; then
   else
     fail "powercut: no power cut and recovery reported"; cat "$work/powercut.err"
   fi
+fi
+
+# Device images: a SIGUSR1 power cut, then qemu-img writes a random image into a
+# dftl export kept in $work/dftl.img (dftl acknowledges durable writes);
+# SIGTERM saves it; a new server opens the image and qemu-img compare finds
+# the same bytes.
+if have qemu-img "device images across a restart"; then
+  serve persist --ftl dftl --image "$work/dftl.img"
+  psize=$(grep -o '"size_bytes": [0-9]*' "$work/persist.stats.json" | grep -o '[0-9]*$' | head -1)
+  head -c "$psize" /dev/urandom >"$work/persist.img"
+  kill -USR1 "$server_pid"
+  qemu-img convert -n -f raw -O raw "$work/persist.img" "$(uri persist)" || fail "qemu-img convert into persist"
+  stop persist
+  if [ "$(field persist power_cuts)" = 1 ] && grep -q "on demand" "$work/persist.err" && [ -s "$work/dftl.img" ]; then
+    pass "persist: SIGUSR1 cut the power once; the image is saved ($(stat -c %s "$work/dftl.img") bytes)"
+  else
+    fail "persist: no power cut on SIGUSR1, or no image"; cat "$work/persist.err"
+  fi
+  serve reopened --ftl dftl --image "$work/dftl.img"
+  if grep -q "opened from" "$work/reopened.err" \
+    && qemu-img compare -f raw -F raw "$work/persist.img" "$(uri reopened)" >/dev/null; then
+    pass "reopened from the image: qemu-img compare finds the same bytes"
+  else
+    fail "reopened from the image: the bytes differ"; cat "$work/reopened.err"
+  fi
+  stop reopened
 fi
 
 echo "clients.sh: $(($(date +%s) - start)) s"

@@ -2,7 +2,8 @@
 //! this process: negotiation (LIST, INFO, GO, EXPORT_NAME, unsupported
 //! options), data commands against a byte model, FUA, errors with their codes,
 //! replies out of request order with several requests in flight, a client that
-//! leaves mid-request, two exports and two connections, power cuts.
+//! leaves mid-request, two exports and two connections, power cuts (after N
+//! commands and on demand), device images kept across a restart.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::HashMap;
@@ -40,10 +41,26 @@ impl Drop for Running {
     }
 }
 
+impl Running {
+    /// Stops the server and waits until it has returned: every connection
+    /// closed, every command answered.
+    fn stop(mut self) -> Arc<Server> {
+        self.server.stop();
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+        self.server.clone()
+    }
+}
+
 fn start(exports: &[(&str, &str)], options: ExportOptions) -> Running {
+    let exports = exports.iter().map(|(name, kind)| Export::new(*name, device(kind), options.clone())).collect();
+    start_exports(exports)
+}
+
+fn start_exports(exports: Vec<Export>) -> Running {
     let dir = tempfile::tempdir().unwrap();
     let socket = dir.path().join("nbd.sock");
-    let exports = exports.iter().map(|(name, kind)| Export::new(*name, device(kind), options.clone())).collect();
     let server = Arc::new(Server::new(exports).unwrap());
     let listener = Listener::bind(&Listen::Unix(socket.clone())).unwrap();
     let s = server.clone();
@@ -473,4 +490,97 @@ fn paced_replies_carry_the_same_bytes() {
     }
     c.disconnect();
     assert!(r.server.stats()[0].counters.now_ns > 0);
+}
+
+#[test]
+fn a_power_cut_on_demand_recovers_and_keeps_acknowledged_writes() {
+    let r = start(&[("pm", "pagemap"), ("d", "dftl")], ExportOptions::default());
+    let mut c = Client::connect(&r);
+    c.go("pm");
+    for i in 0..4u64 {
+        c.write(i * 4096, &pattern(i as u8, 4096));
+    }
+    let cuts = r.server.cut_power();
+    assert_eq!(cuts.len(), 2);
+    assert!(cuts.iter().all(|(_, cut)| cut.is_ok()), "{cuts:?}");
+    for i in 0..4u64 {
+        assert_eq!(c.read(i * 4096, 4096), pattern(i as u8, 4096), "write {i}");
+    }
+    c.write(0, &pattern(9, 4096));
+    assert_eq!(c.read(0, 4096), pattern(9, 4096));
+    c.disconnect();
+    let stats = r.server.stats();
+    assert_eq!((stats[0].power_cuts, stats[1].power_cuts), (1, 1));
+    assert_eq!(stats[0].counters.errors, 0);
+}
+
+/// A config for FTL `kind` with extra `[device]` lines.
+fn config(kind: &str, device_extra: &str) -> RunConfig {
+    let toml = format!(
+        "seed = 3\n[device]\nchip = \"small-slc\"\nblocks_per_plane = 16\n{device_extra}\n[ftl]\nkind = \"{kind}\"\n"
+    );
+    RunConfig::from_toml(&toml, "test").unwrap()
+}
+
+/// Each export's device from its image if the file exists, else formatted,
+/// saved to it when the server stops.
+fn image_exports(dir: &std::path::Path, specs: &[(&str, &RunConfig)]) -> Vec<Export> {
+    specs
+        .iter()
+        .map(|(name, config)| {
+            let path = dir.join(format!("{name}.img"));
+            let device =
+                if path.exists() { Device::open_image(config, &path).unwrap() } else { Device::open(config).unwrap() };
+            Export::new(*name, device, ExportOptions::default()).with_image(path)
+        })
+        .collect()
+}
+
+#[test]
+fn a_device_image_keeps_every_write_across_a_restart() {
+    let images = tempfile::tempdir().unwrap();
+    // A write-back buffer: what it holds at the stop is flushed into the image.
+    let pm = config("pagemap", "write_buffer_pages = 16");
+    let dftl = config("dftl", "");
+    let specs = [("pm", &pm), ("d", &dftl)];
+    let r = start_exports(image_exports(images.path(), &specs));
+    let mut c = Client::connect(&r);
+    c.go("pm");
+    for i in 0..40u64 {
+        c.write(i * 4096, &pattern(i as u8, 4096));
+    }
+    // A partial page.
+    c.write(7 * 4096 + 1024, &pattern(99, 1024));
+    c.disconnect();
+    let mut c = Client::connect(&r);
+    c.go("d");
+    for i in 0..10u64 {
+        c.write(i * 8192, &pattern(i as u8 + 100, 8192));
+    }
+    c.disconnect();
+    let server = r.stop();
+    let failures = server.save_images();
+    assert!(failures.is_empty(), "{failures:?}");
+    assert!(images.path().join("pm.img").exists() && images.path().join("d.img").exists());
+    drop(server);
+
+    let r = start_exports(image_exports(images.path(), &specs));
+    let mut c = Client::connect(&r);
+    c.go("pm");
+    for i in 0..40u64 {
+        let mut want = pattern(i as u8, 4096);
+        if i == 7 {
+            want[1024..2048].copy_from_slice(&pattern(99, 1024));
+        }
+        assert_eq!(c.read(i * 4096, 4096), want, "pm page {i}");
+    }
+    assert_eq!(c.read(40 * 4096, 4096), vec![0; 4096], "never written: zeroes");
+    c.disconnect();
+    let mut c = Client::connect(&r);
+    c.go("d");
+    for i in 0..10u64 {
+        assert_eq!(c.read(i * 8192, 8192), pattern(i as u8 + 100, 8192), "d write {i}");
+    }
+    c.disconnect();
+    assert!(r.server.stats().iter().all(|s| s.counters.errors == 0));
 }

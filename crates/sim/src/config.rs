@@ -136,13 +136,13 @@ impl DeviceSpec {
                     format!("device.capacity_gib must be positive, got {gib}"),
                 ));
             }
-            let per_block_plane_column = u64::from(g.channels)
-                * u64::from(g.ways_per_channel)
-                * u64::from(g.dies_per_way)
-                * u64::from(g.planes_per_die)
-                * u64::from(g.pages_per_block)
-                * u64::from(g.page_size);
-            let blocks = (gib * (1u64 << 30) as f64 / per_block_plane_column.max(1) as f64).floor();
+            // In f64: six u32 factors of a hostile shape overflow u64.
+            let per_block_plane_column =
+                [g.channels, g.ways_per_channel, g.dies_per_way, g.planes_per_die, g.pages_per_block, g.page_size]
+                    .iter()
+                    .map(|&f| f64::from(f))
+                    .product::<f64>();
+            let blocks = (gib * (1u64 << 30) as f64 / per_block_plane_column.max(1.0)).floor();
             if blocks < 1.0 || blocks > f64::from(u32::MAX) {
                 return Err(SimError::config("device.capacity_gib", format!(
                     "device.capacity_gib = {gib} gives {blocks} blocks per plane for this shape; choose another capacity"

@@ -50,7 +50,8 @@
 //! power cut; with [`Durability::OnFlush`] only writes completed before a
 //! completed [`Command::Flush`], or written with FUA, do. [`Device::cut_power`]
 //! cuts the power at a time, [`Device::recover`] rebuilds the FTL from the
-//! medium.
+//! medium. [`Device::save_image`] saves the medium to a file after a clean
+//! power-off and [`Device::open_image`] opens it again ([`crate::image`]).
 //!
 //! Replay drivers (trace, generator, periodic tasks) sit on top: they decide
 //! when each command is submitted ([`crate::Engine`] hands page commands
@@ -331,6 +332,9 @@ pub struct Device {
     /// When the power was cut, while it is off.
     pub(crate) off_since: Option<u64>,
     stats: HostStats,
+    /// What a device image records of the FTL ([`crate::image`]); empty for a
+    /// device built by [`Device::new`], whose FTL no configuration names.
+    pub(crate) label: String,
 }
 
 impl std::fmt::Debug for Device {
@@ -363,6 +367,7 @@ impl Device {
             finished: BTreeMap::new(),
             off_since: None,
             stats: HostStats::default(),
+            label: String::new(),
         }
     }
 
@@ -387,7 +392,9 @@ impl Device {
             let mut io = flash.io(SimTime::ZERO);
             builder.format(&mut io).map_err(|e| SimError::building(&config.ftl.kind, e))?
         };
-        Ok(Device::new(flash, ftl, Some(builder)))
+        let mut device = Device::new(flash, ftl, Some(builder));
+        device.label = crate::image::ftl_label(config);
+        Ok(device)
     }
 
     /// The medium.

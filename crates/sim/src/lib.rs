@@ -36,6 +36,7 @@ pub mod device;
 pub mod disk;
 pub mod engine;
 pub mod flashtier;
+pub mod image;
 pub mod metrics;
 pub mod source;
 pub mod ssc;
@@ -49,6 +50,7 @@ use ftlab_workload::TraceError;
 
 pub use config::{RunConfig, Source};
 pub use engine::{Engine, Progress};
+pub use image::ImageError;
 pub use metrics::{Integrity, Report};
 
 use crate::source::{Request, Requests, TaskSpace};
