@@ -346,16 +346,7 @@ mod tests {
     use ftlab_nand::{Geometry, SimTime};
 
     fn geometry() -> Geometry {
-        Geometry {
-            channels: 1,
-            ways_per_channel: 1,
-            dies_per_way: 1,
-            planes_per_die: 1,
-            blocks_per_plane: 16,
-            pages_per_block: 4,
-            page_size: 4096,
-            oob_size: 64,
-        }
+        crate::testing::one_die(16, 4)
     }
 
     fn write(f: &mut Bast, fl: &mut Flash, t: &mut u64, lpn: u32) {

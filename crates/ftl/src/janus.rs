@@ -812,16 +812,7 @@ mod tests {
 
     /// One die, 256 blocks of 32 pages.
     fn geometry() -> Geometry {
-        Geometry {
-            channels: 1,
-            ways_per_channel: 1,
-            dies_per_way: 1,
-            planes_per_die: 1,
-            blocks_per_plane: 256,
-            pages_per_block: 32,
-            page_size: 4096,
-            oob_size: 64,
-        }
+        crate::testing::one_die(256, 32)
     }
 
     /// Flash time of the operations counted so far, by the chip's times.

@@ -35,14 +35,16 @@ pub fn scan(io: &mut Io, table: &mut PageTable) -> Result<Scan, FtlError> {
             newest[lpn] = oob.seq;
             table.set(lpn, ppa);
         }
+        Ok(())
     })
 }
 
 /// Scans every good block as [`scan`] does, handing each readable page's OOB
 /// to `visit` (in block order, pages in program order) instead of filling a
 /// page table: for schemes whose OOB says more than a logical page (e.g. the
-/// nameless-write device's tags and moved-data records).
-pub fn scan_each(io: &mut Io, mut visit: impl FnMut(Ppa, &Oob)) -> Result<Scan, FtlError> {
+/// nameless-write device's tags and moved-data records, the solid-state
+/// cache's disk blocks and records). An error from `visit` ends the scan.
+pub fn scan_each(io: &mut Io, mut visit: impl FnMut(Ppa, &Oob) -> Result<(), FtlError>) -> Result<Scan, FtlError> {
     let g = *io.geometry();
     let mut partial: Vec<Option<(u64, BlockId, u32)>> = vec![None; g.dies() as usize];
     let mut out = Scan::default();
@@ -66,7 +68,7 @@ pub fn scan_each(io: &mut Io, mut visit: impl FnMut(Ppa, &Oob)) -> Result<Scan, 
                 Ok(Some(oob)) => {
                     readable += 1;
                     block_newest = block_newest.max(oob.seq);
-                    visit(ppa, &oob);
+                    visit(ppa, &oob)?;
                 }
                 Ok(None) | Err(NandError::Uncorrectable(_)) => {}
                 Err(e) => return Err(FtlError::Recovery(format!("scanning {ppa:?}: {e}"))),

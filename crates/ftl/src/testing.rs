@@ -11,6 +11,21 @@ use crate::Flash;
 pub(crate) const TIMING: Timing =
     Timing { read_ns: 25_000, read_oob_ns: 25_000, program_ns: 200_000, erase_ns: 1_500_000, channel_mb_per_s: 200 };
 
+/// One die of `blocks` blocks of `pages_per_block` 4 KiB pages (64-byte OOB):
+/// the shape most schemes' unit tests use.
+pub(crate) fn one_die(blocks: u32, pages_per_block: u32) -> Geometry {
+    Geometry {
+        channels: 1,
+        ways_per_channel: 1,
+        dies_per_way: 1,
+        planes_per_die: 1,
+        blocks_per_plane: blocks,
+        pages_per_block,
+        page_size: 4096,
+        oob_size: 64,
+    }
+}
+
 /// A freshly formatted device of `geometry` with [`TIMING`], no bad blocks.
 pub(crate) fn flash(geometry: Geometry, seed: u64) -> Flash {
     let config = NandConfig {

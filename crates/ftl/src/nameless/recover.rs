@@ -23,21 +23,24 @@ impl NamelessDevice {
         // moved copy. Transient: recovery's scan of the tags the host holds.
         let mut tags: HashMap<u32, (u64, Ppa, bool)> = HashMap::new();
         let vmap = &mut d.vmap;
-        let scan = crate::scan::scan_each(io, |ppa, oob| match oob.kind {
-            VIRTUAL => {
-                let l = oob.lpn as usize;
-                if l < vp && oob.seq > vnewest[l] {
-                    vnewest[l] = oob.seq;
-                    vmap.set(l, ppa);
+        let scan = crate::scan::scan_each(io, |ppa, oob| {
+            match oob.kind {
+                VIRTUAL => {
+                    let l = oob.lpn as usize;
+                    if l < vp && oob.seq > vnewest[l] {
+                        vnewest[l] = oob.seq;
+                        vmap.set(l, ppa);
+                    }
                 }
-            }
-            DATA | MOVED => {
-                let e = tags.entry(oob.lpn).or_insert((0, ppa, false));
-                if oob.seq > e.0 {
-                    *e = (oob.seq, ppa, oob.kind == MOVED);
+                DATA | MOVED => {
+                    let e = tags.entry(oob.lpn).or_insert((0, ppa, false));
+                    if oob.seq > e.0 {
+                        *e = (oob.seq, ppa, oob.kind == MOVED);
+                    }
                 }
+                _ => {}
             }
-            _ => {}
+            Ok(())
         })?;
         let metas: Vec<Ppa> = d.vmap.iter().map(|(_, p)| p).collect();
         for ppa in metas {

@@ -6,12 +6,12 @@
 
 use std::collections::BTreeMap;
 
-use ftlab_nand::{BlockId, NandError, PageKind, Ppa};
+use ftlab_nand::{BlockId, PageKind, Ppa};
 
 use super::core::{Ssc, CLEAN_BIT, KEY_MASK, REC_BIT};
 use super::table::{flag, NONE};
 use super::SscConfig;
-use crate::{Flash, FtlError, Io, Purpose};
+use crate::{Flash, FtlError, Io};
 
 impl Ssc {
     /// Rebuilds an SSC from the medium. Blocks whose erase was torn are erased
@@ -21,83 +21,43 @@ impl Ssc {
     /// is closed so that garbage collection moves its live pages off.
     pub fn recover(config: SscConfig, io: &mut Io) -> Result<Self, FtlError> {
         let mut s = Ssc::empty(config, io)?;
-        let g = s.geometry;
         let slots = s.table.slots();
         let mut data_seq = vec![0u64; slots];
         let mut rec_seq = vec![0u64; slots];
-        let mut partial: Vec<Option<(u64, BlockId, u32)>> = vec![None; g.dies() as usize];
-        let mut closed = Vec::new();
-        for b in (0..g.total_blocks()).map(BlockId) {
-            if io.is_bad(b) {
-                continue;
-            }
-            let programmed = io.programmed_pages(b);
-            let grown_bad = io.is_grown_bad(b);
-            if programmed == 0 {
-                if !grown_bad {
-                    s.alloc.release(b);
-                }
-                continue;
-            }
-            let mut readable = 0;
-            let mut block_newest = 0;
-            for page in 0..programmed {
-                let ppa = g.ppa(b, page);
-                let oob = match io.read_oob(ppa, Purpose::Recovery) {
-                    Ok(Some(oob)) => oob,
-                    Ok(None) | Err(NandError::Uncorrectable(_)) => continue,
-                    Err(e) => return Err(FtlError::Recovery(format!("scanning {ppa:?}: {e}"))),
-                };
-                readable += 1;
-                block_newest = block_newest.max(oob.seq);
-                let record = match oob.kind {
-                    PageKind::Data => false,
-                    PageKind::Meta => true,
-                    _ => continue,
-                };
-                let k = oob.lpn & KEY_MASK;
-                let clean = oob.lpn & CLEAN_BIT != 0;
-                let i = s.table.find_or_insert(k).ok_or_else(|| {
-                    FtlError::Recovery(format!("more disk blocks on the flash than the block table holds at {ppa:?}"))
-                })?;
-                let e = s.table.get_mut(i);
-                if record {
-                    s.owner[ppa.0 as usize] = k | REC_BIT;
-                    if oob.seq > rec_seq[i] {
-                        rec_seq[i] = oob.seq;
-                        e.rec = ppa.0;
-                        e.set(flag::REC_CLEAN, clean);
-                    }
-                } else {
-                    s.owner[ppa.0 as usize] = k;
-                    e.copies += 1;
-                    if oob.seq > data_seq[i] {
-                        data_seq[i] = oob.seq;
-                        e.newest = ppa.0;
-                        e.set(flag::FLASH_CLEAN, clean);
-                    }
-                }
-            }
-            if readable == 0 {
-                if io.reclaim(b, Purpose::Recovery)? {
-                    s.alloc.release(b);
-                }
-            } else if grown_bad {
-                closed.push(b);
-            } else if programmed < g.pages_per_block {
-                let die = g.die_of_block(b).0 as usize;
-                match partial[die] {
-                    Some((seq, _, _)) if seq > block_newest => closed.push(b),
-                    prev => {
-                        if let Some((_, other, _)) = prev {
-                            closed.push(other);
-                        }
-                        partial[die] = Some((block_newest, b, programmed));
-                    }
+        let table = &mut s.table;
+        let owner = &mut s.owner;
+        let scan = crate::scan::scan_each(io, |ppa, oob| {
+            let record = match oob.kind {
+                PageKind::Data => false,
+                PageKind::Meta => true,
+                _ => return Ok(()),
+            };
+            let k = oob.lpn & KEY_MASK;
+            let clean = oob.lpn & CLEAN_BIT != 0;
+            let i = table.find_or_insert(k).ok_or_else(|| {
+                FtlError::Recovery(format!("more disk blocks on the flash than the block table holds at {ppa:?}"))
+            })?;
+            let e = table.get_mut(i);
+            if record {
+                owner[ppa.0 as usize] = k | REC_BIT;
+                if oob.seq > rec_seq[i] {
+                    rec_seq[i] = oob.seq;
+                    e.rec = ppa.0;
+                    e.set(flag::REC_CLEAN, clean);
                 }
             } else {
-                closed.push(b);
+                owner[ppa.0 as usize] = k;
+                e.copies += 1;
+                if oob.seq > data_seq[i] {
+                    data_seq[i] = oob.seq;
+                    e.newest = ppa.0;
+                    e.set(flag::FLASH_CLEAN, clean);
+                }
             }
+            Ok(())
+        })?;
+        for &b in &scan.free {
+            s.alloc.release(b);
         }
         // Decide each block's state; records older than the newest data page,
         // and records of blocks with no data page left, say nothing.
@@ -143,11 +103,11 @@ impl Ssc {
                 s.count_live(rec, true);
             }
         }
-        for b in closed {
+        for b in scan.closed {
             s.by_valid.insert(b);
             s.by_dirty.insert(b);
         }
-        for (_, b, next) in partial.into_iter().flatten() {
+        for (b, next) in scan.open {
             s.alloc.reopen(0, b, next);
         }
         Ok(s)
