@@ -350,7 +350,23 @@ if have qemu-img "device images across a restart"; then
   else
     fail "reopened from the image: the bytes differ"; cat "$work/reopened.err"
   fi
-  stop reopened
+  # SIGTERM, then SIGUSR1s while the image is being saved: the save and the
+  # cuts take turns on the device, and the image still holds every byte.
+  kill -TERM "$server_pid"
+  for _ in 1 2 3 4 5; do kill -USR1 "$server_pid" 2>/dev/null || true; done
+  if wait "$server_pid" && grep -q "saved to" "$work/reopened.err"; then
+    server_pid=""
+    serve reopened2 --ftl dftl --image "$work/dftl.img"
+    if qemu-img compare -f raw -F raw "$work/persist.img" "$(uri reopened2)" >/dev/null; then
+      pass "SIGUSR1 during the save at SIGTERM: the image reopens with the same bytes ($(grep -c "on demand" "$work/reopened.err") power cut(s) on demand during the exit; signals sent together may merge into one)"
+    else
+      fail "SIGUSR1 during the save: the reopened image differs"; cat "$work/reopened2.err"
+    fi
+    stop reopened2
+  else
+    fail "SIGUSR1 during the save: ftlab serve did not exit cleanly with the image saved"; cat "$work/reopened.err"
+    server_pid=""
+  fi
 fi
 
 echo "clients.sh: $(($(date +%s) - start)) s"
