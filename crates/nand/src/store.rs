@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -14,8 +15,10 @@ use crate::error::NandError;
 pub enum Payload {
     /// A 64-bit token standing for the page's contents.
     Token(u64),
-    /// The page's bytes (exactly one page long).
-    Bytes(Box<[u8]>),
+    /// The page's bytes (exactly one page long). Shared, never changed in
+    /// place: a read, a copyback or a garbage-collection move of a page hands
+    /// on the same bytes instead of copying them.
+    Bytes(Arc<[u8]>),
 }
 
 impl fmt::Debug for Payload {
@@ -100,7 +103,9 @@ impl PageStore for TokenStore {
 pub struct ByteStore {
     page_size: usize,
     pages: u32,
-    bytes: HashMap<u32, Box<[u8]>>,
+    bytes: HashMap<u32, Arc<[u8]>>,
+    /// What a page never programmed reads as.
+    zeros: Arc<[u8]>,
 }
 
 impl fmt::Debug for ByteStore {
@@ -116,7 +121,12 @@ impl fmt::Debug for ByteStore {
 impl ByteStore {
     /// A store for `pages` pages of `page_size` bytes, all zero.
     pub fn new(pages: u32, page_size: u32) -> Self {
-        ByteStore { page_size: page_size as usize, pages, bytes: HashMap::new() }
+        ByteStore {
+            page_size: page_size as usize,
+            pages,
+            bytes: HashMap::new(),
+            zeros: vec![0; page_size as usize].into(),
+        }
     }
 
     /// Pages whose bytes are held.
@@ -145,7 +155,7 @@ impl PageStore for ByteStore {
     fn read(&self, page: u32) -> Payload {
         match self.bytes.get(&page) {
             Some(b) => Payload::Bytes(b.clone()),
-            None => Payload::Bytes(vec![0; self.page_size].into()),
+            None => Payload::Bytes(self.zeros.clone()),
         }
     }
     fn copy(&mut self, from: u32, to: u32) {
@@ -163,8 +173,10 @@ impl PageStore for ByteStore {
         self.page_size
     }
     fn ram_bytes(&self) -> u64 {
-        // Each held page: its bytes, the box and the map's key and slot.
-        self.bytes.len() as u64 * (self.page_size as u64 + 32)
+        // Each held page: its bytes with their two counts, and the map's key
+        // and slot. Pages that share bytes (copied, not yet rewritten) are
+        // counted each time: an upper bound.
+        self.bytes.len() as u64 * (self.page_size as u64 + 48)
     }
 }
 
@@ -245,7 +257,7 @@ mod tests {
     #[test]
     fn byte_store_roundtrip_and_length_check() {
         let mut s = ByteStore::new(4, 512);
-        let data: Box<[u8]> = (0..512u32).map(|i| i as u8).collect();
+        let data: Arc<[u8]> = (0..512u32).map(|i| i as u8).collect();
         s.write(1, Payload::Bytes(data.clone())).unwrap();
         s.copy(1, 0);
         assert_eq!(s.read(0), Payload::Bytes(data));
