@@ -105,13 +105,17 @@
 //!   6.1.4): page mapping with one log per update-frequency set (powers of 2).
 //!
 //! Shared units the schemes compose: [`alloc::BlockAllocator`],
-//! [`victim::GreedyPicker`] and [`victim::cost_benefit`], [`mapping::PageTable`].
+//! [`victim::GreedyPicker`] and [`victim::cost_benefit`], [`mapping::PageTable`],
+//! the recovery scan of the page-mapped schemes ([`scan`]), the block-mapping
+//! unit of NFTL and GFTL (OOB searches, recovery scan and the OOB tag bits they
+//! own) and the hybrid core of BAST, FAST and Janus-FTL.
 
 use ftlab_nand::{DieId, NandError, Payload, SimTime};
 use thiserror::Error;
 
 pub mod alloc;
 pub mod bast;
+pub(crate) mod blockmap;
 pub mod buffer;
 #[cfg(feature = "testing")]
 pub mod conformance;
