@@ -485,6 +485,7 @@ fn report(
         tasks: m.tasks.clone(),
         sim_seconds: if engine.measuring { end.saturating_sub(engine.measure_start) as f64 / 1e9 } else { 0.0 },
         throughput: m.throughput.series(),
+        ftl_gauges: m.throughput.final_gauges(),
         integrity: verdict.to_string(),
         verdict,
         integrity_errors: m.mismatches,
