@@ -351,6 +351,11 @@ impl Simulation {
         self.engine.logical_pages()
     }
 
+    /// Bytes of one page.
+    pub fn page_size(&self) -> u32 {
+        self.engine.device.flash.nand().geometry().page_size
+    }
+
     /// Physical pages of the device.
     pub fn physical_pages(&self) -> u64 {
         u64::from(self.engine.device.flash.nand().geometry().total_pages())
