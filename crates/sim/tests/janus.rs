@@ -4,7 +4,10 @@
 #![allow(clippy::unwrap_used)]
 
 use ftlab_sim::config::RunConfig;
-use ftlab_sim::{run, Report};
+use ftlab_sim::{run, Report, SimError};
+
+/// The trace fixtures the repository carries (see their README).
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../workload/tests/fixtures/");
 
 fn config(text: &str) -> RunConfig {
     RunConfig::from_toml(text, "test").unwrap()
@@ -53,4 +56,30 @@ fn janus_reports_its_gauges_over_time_and_other_schemes_none() {
     assert!(r.throughput.gauges.is_empty() && r.ftl_gauges.is_empty());
     let json = serde_json::to_value(&r).unwrap();
     assert!(json.get("ftl_gauges").is_none() && json["throughput"].get("gauges").is_none(), "left out");
+}
+
+#[test]
+fn a_trace_replays_repeat_times_back_to_back() {
+    let trace = format!("{FIXTURES}ssdsim.ascii");
+    let base = format!("[precondition]\nfill = true\n[workload]\ntrace = \"{trace}\"\ntrace_format = \"ssdsim\"\n");
+    let once = report(&base);
+    let thrice = report(&format!("{base}repeat = 3\n"));
+    assert_eq!(thrice.requests, 3 * once.requests);
+    assert_eq!(thrice.host_pages_written, 3 * once.host_pages_written);
+    assert_eq!(thrice.host_pages_read, 3 * once.host_pages_read);
+    assert_eq!(thrice.integrity, "ok");
+    assert!(thrice.workload.ends_with(" x 3"), "{}", thrice.workload);
+    assert!(!once.workload.contains(" x "), "{}", once.workload);
+    // The passes follow each other in time (open loop, the trace's timestamps).
+    assert!(thrice.sim_seconds > 2.5 * once.sim_seconds, "{} vs {}", thrice.sim_seconds, once.sim_seconds);
+
+    let err = |text: &str| match RunConfig::from_toml(text, "t").and_then(|c| run(&c, &mut |_| {})) {
+        Err(SimError::Config(c)) => (c.key.clone(), c.to_string()),
+        other => panic!("expected a config error, got {other:?}"),
+    };
+    let (key, msg) = err(&format!("{base}repeat = 0\n"));
+    assert_eq!(key, "workload.repeat", "{msg}");
+    let (key, msg) = err("[workload]\npreset = \"postmark\"\nrepeat = 2\n");
+    assert_eq!(key, "workload.trace", "{msg}");
+    assert!(msg.contains("workload.repeat"), "{msg}");
 }
