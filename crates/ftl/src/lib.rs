@@ -338,6 +338,15 @@ pub trait Ftl: Send + std::fmt::Debug {
     fn nameless(&mut self) -> Option<&mut dyn Nameless> {
         None
     }
+    /// Named gauges of the scheme's internal state now (e.g. Janus-FTL's fused
+    /// blocks and the target its adaptation aims at), with stable names, the
+    /// same names in the same order on every call. The simulator samples them
+    /// at every request completion into the report's time series
+    /// (`throughput.gauges`) and reports their final values (`ftl_gauges`).
+    /// Empty (the default) for schemes without: their reports carry neither.
+    fn gauges(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
     /// Checks the FTL's internal invariants against the medium (used by tests):
     /// e.g. valid pages equal mapped logical pages.
     fn check_invariants(&self, _flash: &Flash) -> Result<(), String> {
