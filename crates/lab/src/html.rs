@@ -407,6 +407,23 @@ pub fn report_html(report: &Value, title: &str) -> String {
             body += &line_plot("gc-over-time", "Garbage collection over time", &series, x, y, false);
         }
     }
+    // The FTL's own gauges (Janus-FTL's page-mapping area, for one), a plot
+    // each: their scales differ.
+    if let Some(gauges) = tp["gauges"].as_object().filter(|_| step > 0.0) {
+        for (name, values) in gauges {
+            let points: Vec<(f64, f64)> = values
+                .as_array()
+                .map(|a| a.iter().enumerate().filter_map(|(i, v)| Some((i as f64 * step, v.as_f64()?))).collect())
+                .unwrap_or_default();
+            if points.len() > 1 {
+                let x = Axis::fit(points.iter().map(|p| p.0), false, "simulated time, s");
+                let y = Axis::fit(points.iter().map(|p| p.1), false, name);
+                let series = [Series { name: name.clone(), points }];
+                let id = format!("gauge-{}", name.replace(|c: char| !c.is_ascii_alphanumeric(), "-"));
+                body += &line_plot(&id, &format!("FTL gauge over time: {name}"), &series, x, y, false);
+            }
+        }
+    }
     if let Some(ops) = report.get("flash_ops").and_then(Value::as_object) {
         let purposes: Vec<String> =
             ops.values().filter_map(Value::as_object).flat_map(|m| m.keys().cloned()).fold(Vec::new(), |mut acc, k| {
@@ -654,6 +671,30 @@ mod tests {
         // The only URL is the SVG namespace, a name that is never fetched.
         assert_eq!(html.matches("http://").count(), html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count());
         assert!(!html.contains("https://") && !html.contains("<script") && !html.contains("src="));
+    }
+
+    #[test]
+    fn an_ftl_with_gauges_gets_a_plot_of_each() {
+        let config = ftlab_sim::RunConfig::from_toml(
+            "[device]\nchip = \"small-slc\"\nblocks_per_plane = 64\n[ftl]\nkind = \"janus\"\n[workload.generator]\nkind = \"uniform\"\nrequests = 3000\n[precondition]\nfill = true\n",
+            "test",
+        )
+        .unwrap();
+        let report = serde_json::to_value(ftlab_sim::run(&config, &mut |_| {}).unwrap()).unwrap();
+        let names: Vec<String> = report["throughput"]["gauges"].as_object().unwrap().keys().cloned().collect();
+        assert!(names.iter().any(|n| n == "fused_blocks"), "{names:?}");
+        let html = report_html(&report, "");
+        for name in &names {
+            assert!(html.contains(&format!("id=\"gauge-{}\"", name.replace('_', "-"))), "{name} missing");
+        }
+        // A scheme without gauges has none.
+        let pagemap = ftlab_sim::RunConfig::from_toml(
+            "[device]\nchip = \"small-slc\"\nblocks_per_plane = 64\n[workload.generator]\nkind = \"uniform\"\nrequests = 3000\n",
+            "test",
+        )
+        .unwrap();
+        let html = report_html(&serde_json::to_value(ftlab_sim::run(&pagemap, &mut |_| {}).unwrap()).unwrap(), "");
+        assert!(!html.contains("id=\"gauge-"));
     }
 
     #[test]
