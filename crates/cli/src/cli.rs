@@ -586,8 +586,9 @@ pub struct JanusModelArgs {
     /// uniformly random one, n / N_D).
     #[arg(long, value_name = "L")]
     pub locality: Option<f64>,
-    /// Hit rates from a file, one per line for 0, 1, 2, ... fused blocks (e.g. a ghost-buffer
-    /// estimate); the last holds beyond.
+    /// Hit rates from a file, one per line for 0, 1, 2, ... fused blocks, or the JSON report
+    /// of an `ftlab run` of janus (its ghost-buffer estimate, `ftl_curves.ghost_hit_rates`);
+    /// the last holds beyond.
     #[arg(long, value_name = "FILE", conflicts_with = "locality")]
     pub hit_rates: Option<PathBuf>,
 }

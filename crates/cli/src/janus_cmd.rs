@@ -14,15 +14,19 @@ use crate::output::Sink;
 fn curve(args: &JanusModelArgs, data_blocks: u32) -> Result<Vec<f64>, CliError> {
     if let Some(path) = &args.hit_rates {
         let text = std::fs::read_to_string(path).map_err(|error| CliError::Read { path: path.clone(), error })?;
-        let mut v = Vec::new();
-        for (i, line) in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).enumerate() {
-            let r: f64 = line.parse().map_err(|_| {
-                CliError::Usage(format!("{}: line {}: `{line}` is not a hit rate", path.display(), i + 1))
-            })?;
-            if !(0.0..=1.0).contains(&r) {
-                return Err(CliError::Usage(format!("{}: hit rate {r} is outside [0, 1]", path.display())));
+        let mut v = if text.trim_start().starts_with('{') {
+            report_curve(&text, path)?
+        } else {
+            let mut v = Vec::new();
+            for (i, line) in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).enumerate() {
+                v.push(line.parse().map_err(|_| {
+                    CliError::Usage(format!("{}: line {}: `{line}` is not a hit rate", path.display(), i + 1))
+                })?);
             }
-            v.push(r);
+            v
+        };
+        if let Some(r) = v.iter().find(|r| !(0.0..=1.0).contains(*r)) {
+            return Err(CliError::Usage(format!("{}: hit rate {r} is outside [0, 1]", path.display())));
         }
         let last = v.last().copied().unwrap_or(0.0);
         v.resize(data_blocks as usize + 1, last);
@@ -34,6 +38,28 @@ fn curve(args: &JanusModelArgs, data_blocks: u32) -> Result<Vec<f64>, CliError> 
             None => f64::from(n) / f64::from(data_blocks),
         })
         .collect())
+}
+
+/// The ghost-buffer curve of an `ftlab run` report (JSON) of Janus-FTL:
+/// `ftl_curves.ghost_hit_rates`.
+fn report_curve(text: &str, path: &std::path::Path) -> Result<Vec<f64>, CliError> {
+    let json: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| CliError::Usage(format!("{}: not a JSON report of `ftlab run`: {e}", path.display())))?;
+    let curve = json["ftl_curves"]["ghost_hit_rates"].as_array().ok_or_else(|| {
+        CliError::Usage(format!(
+            "{}: the report has no ghost-buffer curve (ftl_curves.ghost_hit_rates): it comes from `ftlab run -f json` \
+             of ftl.kind = \"janus\" once its adaptation has decided at least once (every ftl.adaptation_period writes)",
+            path.display()
+        ))
+    })?;
+    curve
+        .iter()
+        .map(|r| {
+            r.as_f64().ok_or_else(|| {
+                CliError::Usage(format!("{}: ftl_curves.ghost_hit_rates holds `{r}`, not a number", path.display()))
+            })
+        })
+        .collect()
 }
 
 /// Runs `ftlab janus-model`.

@@ -591,3 +591,37 @@ fn janus_model_finds_figure_4s_interior_optimum_and_page_mapping_for_random_writ
     let random = stdout_of(&["janus-model"]);
     assert!(random.contains("optimum: 1004 fused blocks"), "{random}");
 }
+
+#[test]
+fn janus_model_reads_the_ghost_buffer_curve_of_a_janus_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_report = |kind: &str| {
+        let config = dir.path().join(format!("{kind}.toml"));
+        std::fs::write(
+            &config,
+            format!(
+                "seed = 1\n[device]\nchip = \"small-slc\"\nblocks_per_plane = 64\n[ftl]\nkind = \"{kind}\"\n\
+                 [workload.generator]\nkind = \"uniform\"\nrequests = 20000\n[precondition]\nfill = true\n"
+            ),
+        )
+        .unwrap();
+        let report = dir.path().join(format!("{kind}.json"));
+        stdout_of(&["run", config.to_str().unwrap(), "-f", "json", "-o", report.to_str().unwrap()]);
+        report
+    };
+    let janus = run_report("janus");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&janus).unwrap()).unwrap();
+    let curve: Vec<f64> =
+        json["ftl_curves"]["ghost_hit_rates"].as_array().unwrap().iter().map(|r| r.as_f64().unwrap()).collect();
+    assert_eq!(curve[0], 0.0);
+    assert!(curve.windows(2).all(|w| w[0] <= w[1]) && curve.iter().all(|r| (0.0..=1.0).contains(r)), "{curve:?}");
+    // Uniform random writes over the device's 246 data blocks: the PMA pays
+    // for itself at every size, so the model picks page mapping throughout.
+    let model = ["janus-model", "--blocks", "256", "--over-provisioned", "10", "--hit-rates"];
+    let out = stdout_of(&[&model[..], &[janus.to_str().unwrap()]].concat());
+    assert!(out.contains("optimum: 246 fused blocks"), "{out}");
+    // A report of a scheme without the curve is refused, naming the field.
+    let pagemap = run_report("pagemap");
+    let e = failure(&[&model[..], &[pagemap.to_str().unwrap()]].concat(), 2);
+    assert!(e.contains("ftl_curves.ghost_hit_rates") && e.contains("janus"), "{e}");
+}

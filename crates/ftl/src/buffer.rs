@@ -145,6 +145,10 @@ impl Ftl for WriteBuffer {
         self.inner.gauges()
     }
 
+    fn curves(&self) -> Vec<(&'static str, Vec<f64>)> {
+        self.inner.curves()
+    }
+
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
         self.inner.check_invariants(flash)
     }

@@ -298,6 +298,9 @@ pub struct Janus {
     /// rate at the target then chosen.
     optimum: u32,
     hit_rate: f64,
+    /// The ghost buffers' hit-rate curve at the last decision (at 0, 1, 2,
+    /// ... fused blocks); empty before the first.
+    rates: Vec<f64>,
     stats: JanusStats,
 }
 
@@ -337,6 +340,7 @@ impl Janus {
             host_writes: 0,
             optimum: target.min(lblocks),
             hit_rate: 0.0,
+            rates: Vec::new(),
             stats: JanusStats::default(),
             core,
         }
@@ -705,6 +709,7 @@ impl Janus {
         }
         self.optimum = best;
         self.hit_rate = rates.get(self.target as usize).copied().unwrap_or(0.0);
+        self.rates = rates;
         self.stats.decisions.push((self.host_writes, self.n_fused, self.target, best));
         self.ghost.decay();
     }
@@ -799,6 +804,15 @@ impl Ftl for Janus {
             ("gc_victims", self.stats.victims as f64),
             ("gc_victim_valid_pages", self.stats.victim_valid_pages as f64),
         ]
+    }
+    /// `ghost_hit_rates`: the curve the last adaptation decision used, for
+    /// `ftlab janus-model --hit-rates` (left out before the first decision).
+    fn curves(&self) -> Vec<(&'static str, Vec<f64>)> {
+        if self.rates.is_empty() {
+            return Vec::new();
+        }
+        // Summed in floating point, the last rates may pass 1 by a rounding error.
+        vec![("ghost_hit_rates", self.rates.iter().map(|r| r.min(1.0)).collect())]
     }
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
         self.core.check(flash)?;

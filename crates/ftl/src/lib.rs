@@ -347,6 +347,13 @@ pub trait Ftl: Send + std::fmt::Debug {
     fn gauges(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
+    /// Named curves of the scheme's internal state now (e.g. Janus-FTL's
+    /// ghost-buffer estimate of the page-mapping area's hit rate at 0, 1, 2,
+    /// ... fused blocks), reported at the end of a run (`ftl_curves`). Empty
+    /// (the default) for schemes without: their reports leave it out.
+    fn curves(&self) -> Vec<(&'static str, Vec<f64>)> {
+        Vec::new()
+    }
     /// Checks the FTL's internal invariants against the medium (used by tests):
     /// e.g. valid pages equal mapped logical pages.
     fn check_invariants(&self, _flash: &Flash) -> Result<(), String> {

@@ -491,6 +491,7 @@ fn report(
         sim_seconds: if engine.measuring { end.saturating_sub(engine.measure_start) as f64 / 1e9 } else { 0.0 },
         throughput: m.throughput.series(),
         ftl_gauges: m.throughput.final_gauges(),
+        ftl_curves: engine.device.ftl.curves().into_iter().map(|(n, c)| (n.to_owned(), c)).collect(),
         integrity: verdict.to_string(),
         verdict,
         integrity_errors: m.mismatches,

@@ -654,6 +654,12 @@ pub struct Report {
     /// without gauges.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub ftl_gauges: BTreeMap<String, f64>,
+    /// The FTL's curves at the end of the run ([`ftlab_ftl::Ftl::curves`]),
+    /// by name (Janus-FTL: `ghost_hit_rates`, the hit rate at 0, 1, 2, ...
+    /// fused blocks its last decision used, which `ftlab janus-model
+    /// --hit-rates` reads back); left out for schemes without.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub ftl_curves: BTreeMap<String, Vec<f64>>,
     pub flash_ops: FlashOps,
     /// `"ok"` when every read returned the latest written value, otherwise a
     /// description of the first mismatch (the text of [`Report::verdict`]).
