@@ -556,7 +556,11 @@ pub struct FlashtierArgs {
     /// The FTL of the SSD systems.
     #[arg(long, value_name = "KIND", default_value = "pagemap")]
     pub ssd_ftl: String,
-    /// Folder for flashtier.csv, throughput.svg, latency.svg and erases.svg.
+    /// How the SSC keeps its map across a power cut: `oob` (per-write OOB logging) or `log`
+    /// (the OpenSSD prototype's map log and checkpoints).
+    #[arg(long, value_enum, value_name = "MODE", default_value = "oob")]
+    pub ssc_consistency: SscConsistency,
+    /// Folder for flashtier.csv, ssc-metadata.csv, throughput.svg, latency.svg and erases.svg.
     #[arg(long, short, value_name = "DIR")]
     pub out: std::path::PathBuf,
 }
@@ -590,6 +594,13 @@ pub struct JanusModelArgs {
     /// estimate); the last holds beyond.
     #[arg(long, value_name = "FILE", conflicts_with = "locality")]
     pub hit_rates: Option<PathBuf>,
+}
+
+/// `ftlab flashtier --ssc-consistency`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SscConsistency {
+    Oob,
+    Log,
 }
 
 /// Formats of `ftlab bounds`.
