@@ -721,9 +721,14 @@ fn log_mode_recovers_without_the_oob() {
     // A cut once the flush completed (the device may run behind the commands).
     let flushed = SimTime(*c.completions.iter().max().unwrap());
     let t = flushed.max(c.now);
+    let reads = c.flash.counters().reads.get(ftlab_ftl::Purpose::Recovery);
     c.cut_and_recover(t);
     // Everything was flushed: the recovered cache holds every dirty block.
     assert_eq!(c.ftl.ssc().unwrap().dirty_blocks(), dirty_before);
+    // Recovery read one OOB per written data block and the metadata blocks'
+    // pages, far fewer than the data pages.
+    let reads = c.flash.counters().reads.get(ftlab_ftl::Purpose::Recovery) - reads;
+    assert!(reads > 0 && reads * 2 < data_pages, "{reads} recovery reads, {data_pages} data pages");
     c.check_all();
 }
 

@@ -33,10 +33,12 @@
 //!   and the log holds a record moving or dropping every page of the victim, so
 //!   the durable map never names an erased page; old metadata blocks are erased
 //!   only after the checkpoint that makes them stale finished.
-//! - **Recovery.** The latest checkpoint whose pages are all readable, then
+//! - **Recovery.** One OOB read per written block (its first readable page
+//!   says metadata or data), then every page of the metadata blocks; no data
+//!   page is read. The latest checkpoint whose pages are all readable, then
 //!   the log pages after it, in sequence order, each naming the one before it
 //!   (a log page that does not follow on, e.g. left after a torn one, is
-//!   skipped). Every mapped page must be a readable data page.
+//!   skipped). Every mapped page must be a written page of a data block.
 //!
 //! The contract differs from OOB logging's: writes, evicts and cleans are
 //! durable once a flush after them completes (the prototype's: "this approach
@@ -418,40 +420,74 @@ impl Ssc {
 
     /// Rebuilds an SSC in log mode from the medium: the latest complete
     /// checkpoint, then the log after it (see the [module documentation](self)).
-    /// The scan of the medium sorts blocks into free, open and closed (as for
-    /// every scheme) and finds the metadata pages by their OOB page kind; a data
-    /// page's OOB is not used.
+    /// The medium is not scanned page by page: each written block's first
+    /// readable OOB says whether it holds metadata (its pages are then read)
+    /// or data (nothing more is read; a data page's OOB names no block).
+    /// Blocks with nothing readable (a torn erase) are erased again; partly
+    /// written data blocks are closed (garbage collection takes their unwritten
+    /// pages back); the partly written metadata block with the newest page is
+    /// reopened. A block that went bad in service is never freed nor reopened.
     pub(super) fn recover_log(config: SscConfig, io: &mut Io) -> Result<Ssc, FtlError> {
         let mut s = Ssc::empty(config, io)?;
         let g = s.geometry;
-        let mut meta = Vec::new();
-        let mut data = vec![false; g.total_pages() as usize];
-        let scan = crate::scan::scan_each(io, |ppa, oob| {
-            match oob.kind {
-                PageKind::Meta => meta.push(ppa),
-                PageKind::Data => data[ppa.0 as usize] = true,
-                _ => {}
-            }
-            Ok(())
-        })?;
-        let mut pages = Vec::with_capacity(meta.len());
+        let mut pages = Vec::new();
+        // Metadata blocks with the newest sequence number in each, data blocks.
         let mut blocks: Vec<(BlockId, u64)> = Vec::new();
+        let mut data_blocks = Vec::new();
+        let mut free = Vec::new();
         let mut newest = 0u64;
-        for ppa in meta {
-            let b = s.layout.block_of(ppa);
-            let page = match io.read(ppa, Purpose::Recovery) {
-                Ok((payload, _)) => parse(&payload),
-                Err(NandError::Uncorrectable(_)) => None,
-                Err(e) => return Err(FtlError::Recovery(format!("reading the map log at {ppa:?}: {e}"))),
-            };
-            let seq = page.as_ref().map_or(0, |p| p.seq);
-            newest = newest.max(seq);
-            match blocks.iter_mut().find(|(m, _)| *m == b) {
-                Some(e) => e.1 = e.1.max(seq),
-                None => blocks.push((b, seq)),
+        for b in (0..g.total_blocks()).map(BlockId) {
+            if io.is_bad(b) {
+                continue;
             }
-            if let Some(p) = page {
-                pages.push(p);
+            let programmed = io.programmed_pages(b);
+            if programmed == 0 {
+                if !io.is_grown_bad(b) {
+                    free.push(b);
+                }
+                continue;
+            }
+            let mut kind = None;
+            for page in 0..programmed {
+                let ppa = g.ppa(b, page);
+                match io.read_oob(ppa, Purpose::Recovery) {
+                    Ok(Some(oob)) => {
+                        kind = Some(oob.kind);
+                        break;
+                    }
+                    Ok(None) | Err(NandError::Uncorrectable(_)) => {}
+                    Err(e) => return Err(FtlError::Recovery(format!("scanning {ppa:?}: {e}"))),
+                }
+            }
+            match kind {
+                None => {
+                    if io.reclaim(b, Purpose::Recovery)? {
+                        free.push(b);
+                    }
+                }
+                Some(PageKind::Meta) => {
+                    let mut top = 0;
+                    for page in 0..programmed {
+                        let ppa = g.ppa(b, page);
+                        let fail = |e| FtlError::Recovery(format!("reading the map log at {ppa:?}: {e}"));
+                        let read = match io.read_oob(ppa, Purpose::Recovery) {
+                            Ok(Some(_)) => match io.read(ppa, Purpose::Recovery) {
+                                Ok((payload, _)) => parse(&payload),
+                                Err(NandError::Uncorrectable(_)) => None,
+                                Err(e) => return Err(fail(e)),
+                            },
+                            Ok(None) | Err(NandError::Uncorrectable(_)) => None,
+                            Err(e) => return Err(fail(e)),
+                        };
+                        if let Some(p) = read {
+                            top = top.max(p.seq);
+                            pages.push(p);
+                        }
+                    }
+                    newest = newest.max(top);
+                    blocks.push((b, top));
+                }
+                Some(_) => data_blocks.push(b),
             }
         }
         // The latest checkpoint with every page readable.
@@ -511,11 +547,19 @@ impl Ssc {
             expected = p.seq;
             replayed += 1;
         }
-        // Every mapped page must be a readable data page, named once.
+        // Every mapped page must be a written page of a data block, named once.
+        let mut is_data = vec![false; g.total_blocks() as usize];
+        for &b in &data_blocks {
+            is_data[b.0 as usize] = true;
+        }
         let mut gone = Vec::new();
         for e in s.table.iter() {
             let p = e.mapped as usize;
-            if p >= data.len() || !data[p] || s.owner[p] != NONE {
+            let written = e.mapped < g.total_pages() && {
+                let b = g.block_of(Ppa(e.mapped));
+                is_data[b.0 as usize] && g.page_in_block(Ppa(e.mapped)) < io.programmed_pages(b)
+            };
+            if !written || s.owner[p] != NONE {
                 gone.push(e.key);
             } else {
                 s.owner[p] = e.key;
@@ -540,24 +584,23 @@ impl Ssc {
             s.cached += 1;
             s.dirty += u64::from(dirty);
         }
-        for &b in &scan.free {
+        for &b in &free {
             s.alloc.release(b);
         }
-        let is_meta = |b: BlockId| blocks.iter().any(|&(m, _)| m == b);
-        for &b in &scan.closed {
-            if !is_meta(b) {
-                s.by_valid.insert(b);
-                s.by_dirty.insert(b);
-            }
+        for &b in &data_blocks {
+            s.by_valid.insert(b);
+            s.by_dirty.insert(b);
         }
+        // Reopen the partly written metadata block holding the newest page.
+        let open = blocks
+            .iter()
+            .filter(|&&(b, _)| !io.is_grown_bad(b) && io.programmed_pages(b) < g.pages_per_block)
+            .max_by_key(|&&(_, top)| top)
+            .map(|&(b, _)| b);
         let mut die = None;
-        for &(b, next) in &scan.open {
-            if is_meta(b) {
-                s.alloc.reopen(META_STREAM, b, next);
-                die = Some(g.die_of_block(b));
-            } else {
-                s.alloc.reopen(0, b, next);
-            }
+        if let Some(b) = open {
+            s.alloc.reopen(META_STREAM, b, io.programmed_pages(b));
+            die = Some(g.die_of_block(b));
         }
         if let Some(l) = s.log.as_mut() {
             l.next_seq = newest + 1;
