@@ -37,6 +37,7 @@ fn config(args: &FlashtierArgs) -> Result<FlashtierConfig, CliError> {
     }
     c.seed = args.seed;
     c.ssd_ftl.clone_from(&args.ssd_ftl);
+    c.cache.set_blocks = args.ssd_set_blocks;
     c.ssc_consistency = match args.ssc_consistency {
         SscConsistency::Oob => Consistency::Oob,
         SscConsistency::Log => Consistency::Log,

@@ -170,3 +170,37 @@ fn the_ssd_manager_runs_over_other_ftls() {
         }
     }
 }
+
+/// FlashCache's set-associative placement (`set_blocks`): 600 blocks that all
+/// fall in one set of 512 slots evict the set's least recently used blocks
+/// while other sets are empty; one global LRU keeps all 600. Every block reads
+/// back its last data either way.
+#[test]
+fn the_ssd_manager_replaces_within_a_set() {
+    let config = FlashtierConfig::ci(0);
+    let run = |set_blocks| {
+        let cache = CacheConfig { mode: Mode::WriteThrough, set_blocks, ..config.cache };
+        let disk = Disk::new(config.disk).unwrap();
+        let mut m = SsdCache::new(cache, disk, config.device("pagemap").unwrap()).unwrap();
+        let sets = if set_blocks == 0 { 1 } else { m.slots() / set_blocks };
+        let mut now = SimTime::ZERO;
+        for k in 0..600u64 {
+            now = m.write(now, k * sets, &[k + 1]).unwrap();
+        }
+        let evictions = m.stats().evictions;
+        for k in 0..600u64 {
+            let (done, got) = m.read(now, k * sets, 1).unwrap();
+            assert_eq!(got, vec![k + 1], "block {}", k * sets);
+            now = done;
+        }
+        (sets, evictions)
+    };
+    let (sets, evictions) = run(512);
+    assert!(sets > 1, "{sets} sets");
+    assert_eq!(evictions, 600 - 512, "{sets} sets of 512");
+    assert_eq!(run(0), (1, 0));
+    // A set larger than the cache is refused, naming the field.
+    let cache = CacheConfig { set_blocks: 1 << 40, ..config.cache };
+    let e = SsdCache::new(cache, Disk::new(config.disk).unwrap(), config.device("pagemap").unwrap()).unwrap_err();
+    assert!(e.to_string().contains("set_blocks"), "{e}");
+}
