@@ -182,7 +182,7 @@ fn the_ssd_manager_replaces_within_a_set() {
         let cache = CacheConfig { mode: Mode::WriteThrough, set_blocks, ..config.cache };
         let disk = Disk::new(config.disk).unwrap();
         let mut m = SsdCache::new(cache, disk, config.device("pagemap").unwrap()).unwrap();
-        let sets = if set_blocks == 0 { 1 } else { m.slots() / set_blocks };
+        let sets = m.slots().checked_div(set_blocks).unwrap_or(1);
         let mut now = SimTime::ZERO;
         for k in 0..600u64 {
             now = m.write(now, k * sets, &[k + 1]).unwrap();
