@@ -100,8 +100,6 @@ pub(super) struct MetaLog {
     next_seq: u64,
     /// Sequence number of the last log page written (0: none).
     last_log: u64,
-    /// First sequence number of the latest complete checkpoint (0: none).
-    ckpt_start: u64,
     /// Finish of the last metadata program.
     settled: SimTime,
     /// Latest finish of a data program (host write or GC copy).
@@ -128,7 +126,6 @@ impl MetaLog {
             per_page: records_per_page(g).max(1),
             next_seq: 1,
             last_log: 0,
-            ckpt_start: 0,
             settled: SimTime::ZERO,
             data_done: SimTime::ZERO,
             since_ckpt: 0,
@@ -392,12 +389,15 @@ impl Ssc {
                 records: records[from..to].to_vec(),
             };
             self.meta_program(io, &page, Purpose::Checkpoint)?;
+            // Each page written takes its sequence number for good: a
+            // checkpoint cut short leaves pages no later one reuses.
+            if let Some(l) = self.log.as_mut() {
+                l.next_seq = page.seq + 1;
+            }
         }
         let Some(l) = self.log.as_mut() else {
             return Ok(());
         };
-        l.next_seq = start + u64::from(total);
-        l.ckpt_start = start;
         l.since_ckpt = 0;
         l.due = false;
         l.changed = false;
@@ -605,7 +605,6 @@ impl Ssc {
         if let Some(l) = s.log.as_mut() {
             l.next_seq = newest + 1;
             l.last_log = expected;
-            l.ckpt_start = ckpt_start;
             l.since_ckpt = replayed;
             l.changed = replayed > 0;
             l.due = replayed >= l.every;
