@@ -22,6 +22,8 @@ quick=(
 rest=(
   janus/figure7:janus/figure7
   janus/refill:janus/refill
+  janus/figure6-oltp:janus/figure6-oltp
+  janus/figure6-pc:janus/figure6-pc
   gftl/sweep:gftl/results
   gftl/sweep-50:gftl/results-50
   gftl/requests:gftl/requests

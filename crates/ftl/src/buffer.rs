@@ -141,6 +141,10 @@ impl Ftl for WriteBuffer {
         self.inner.ram_bytes() + self.capacity as u64 * (self.page_size + 8)
     }
 
+    fn gauges(&self) -> Vec<(&'static str, f64)> {
+        self.inner.gauges()
+    }
+
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
         self.inner.check_invariants(flash)
     }

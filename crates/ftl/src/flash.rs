@@ -390,7 +390,7 @@ impl Io<'_> {
         Ok(oob)
     }
 
-    /// Programs a page with its OOB; returns the sequence number written.
+    /// Programs a page with its OOB (tag 0); returns the sequence number written.
     #[inline]
     pub fn program(
         &mut self,
@@ -400,7 +400,23 @@ impl Io<'_> {
         data: Payload,
         purpose: Purpose,
     ) -> Result<u64, NandError> {
-        self.try_program(ppa, lpn, kind, data, purpose).map_err(|f| f.error)
+        self.try_program_tagged(ppa, lpn, kind, 0, data, purpose).map_err(|f| f.error)
+    }
+
+    /// As [`Io::program`], with the scheme's `tag` in the OOB ([`Oob::tag`]; at
+    /// most [`Oob::MAX_TAG`], else [`NandError::TagOutOfRange`] and nothing is
+    /// programmed).
+    #[inline]
+    pub fn program_tagged(
+        &mut self,
+        ppa: Ppa,
+        lpn: u32,
+        kind: PageKind,
+        tag: u8,
+        data: Payload,
+        purpose: Purpose,
+    ) -> Result<u64, NandError> {
+        self.try_program_tagged(ppa, lpn, kind, tag, data, purpose).map_err(|f| f.error)
     }
 
     /// As [`Io::program`], but a program that did not reach the page hands its
@@ -415,7 +431,21 @@ impl Io<'_> {
         data: Payload,
         purpose: Purpose,
     ) -> Result<u64, Box<ProgramFailure>> {
-        match self.flash.nand.try_program(ppa, lpn, kind, data, self.issue(purpose)) {
+        self.try_program_tagged(ppa, lpn, kind, 0, data, purpose)
+    }
+
+    /// As [`Io::try_program`], with the scheme's `tag` in the OOB.
+    #[inline]
+    pub fn try_program_tagged(
+        &mut self,
+        ppa: Ppa,
+        lpn: u32,
+        kind: PageKind,
+        tag: u8,
+        data: Payload,
+        purpose: Purpose,
+    ) -> Result<u64, Box<ProgramFailure>> {
+        match self.flash.nand.try_program_tagged(ppa, lpn, kind, tag, data, self.issue(purpose)) {
             Ok((seq, span)) => {
                 self.flash.counters.programs.bump(purpose);
                 self.after_program(span, purpose);
@@ -520,7 +550,8 @@ impl Io<'_> {
     }
 
     /// Moves the page at `from` to the erased page `to`: a copyback when both are
-    /// in one plane (and copyback is on), otherwise a read then a program. Returns
+    /// in one plane (and copyback is on), otherwise a read then a program; either
+    /// way the copy's OOB has the source's logical page, kind and tag. Returns
     /// the source's OOB.
     #[inline]
     pub fn copy(&mut self, from: Ppa, to: Ppa, purpose: Purpose) -> Result<Oob, NandError> {
@@ -545,7 +576,7 @@ impl Io<'_> {
             return Ok(oob);
         }
         let (data, oob) = self.read(from, purpose)?;
-        self.program(to, oob.lpn, oob.kind, data, purpose)?;
+        self.program_tagged(to, oob.lpn, oob.kind, oob.tag, data, purpose)?;
         self.supersede(from);
         Ok(oob)
     }
@@ -711,6 +742,22 @@ mod fault_tests {
         assert!(io.is_grown_bad(BlockId(0)));
         assert!(io.reclaim(BlockId(3), Purpose::Gc).unwrap());
         assert_eq!(f.counters().erases.get(Purpose::Gc), 2);
+    }
+
+    #[test]
+    fn a_copy_keeps_the_tag_with_or_without_copyback() {
+        for copyback in [false, true] {
+            let mut f = flash();
+            f.set_copyback(copyback);
+            let g = *f.nand().geometry();
+            let (src, dst) = (g.ppa(BlockId(0), 0), g.ppa(BlockId(1), 0));
+            let mut io = f.io(SimTime::ZERO);
+            io.program_tagged(src, u32::MAX - 1, PageKind::Data, 0b10_0101, Payload::Token(5), Purpose::Host).unwrap();
+            io.copy(src, dst, Purpose::Gc).unwrap();
+            let oob = f.nand().peek_oob(dst).unwrap();
+            assert_eq!((oob.lpn, oob.kind, oob.tag), (u32::MAX - 1, PageKind::Data, 0b10_0101), "copyback {copyback}");
+            assert_eq!(f.counters().copybacks.total(), u64::from(copyback));
+        }
     }
 
     #[test]

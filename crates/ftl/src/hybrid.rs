@@ -35,11 +35,11 @@ use std::collections::VecDeque;
 
 use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa};
 
+use crate::blockmap::{self, interleaved_good_blocks};
 use crate::flash::PROGRAM_ATTEMPTS;
-use crate::nftl::interleaved_good_blocks;
 use crate::{Flash, FtlError, Io, Purpose};
 
-pub(crate) const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = blockmap::NO_PAGE;
 
 /// Whether `e` is a program that failed (its block has gone bad).
 pub(crate) fn program_failed(e: &FtlError) -> bool {
@@ -102,34 +102,10 @@ impl Core {
     /// An empty core for `name` with `over_provisioning` of the good blocks (at
     /// least `min_spare`) not exported.
     pub fn new(name: &'static str, io: &Io, over_provisioning: f64, min_spare: u32) -> Result<Self, FtlError> {
-        if !(0.0..1.0).contains(&over_provisioning) {
-            return Err(FtlError::config(
-                "ftl.over_provisioning",
-                format!("{name}.over_provisioning must be in [0, 1), got {over_provisioning}"),
-            ));
-        }
         let g = *io.geometry();
         let good = interleaved_good_blocks(io).count() as u32;
-        let spare = ((f64::from(good) * over_provisioning).ceil() as u32).max(min_spare);
-        let lblocks = match good.checked_sub(spare) {
-            Some(n) if n > 0 => n,
-            _ => {
-                return Err(FtlError::config(
-                    "device",
-                    format!(
-                        "the device is too small for {name}: {good} good blocks, {spare} of them spare \
-                     (lower {name}.over_provisioning or use a larger device)"
-                    ),
-                ))
-            }
-        };
-        let pages = u64::from(lblocks) * u64::from(g.pages_per_block);
-        if pages >= u64::from(NONE) {
-            return Err(FtlError::config(
-                "device",
-                format!("{name} supports fewer than {NONE} logical pages, got {pages}"),
-            ));
-        }
+        let lblocks = blockmap::logical_blocks(name, good, over_provisioning, min_spare)?;
+        let pages = blockmap::logical_pages(name, lblocks, g.pages_per_block)?;
         Ok(Core {
             g,
             lblocks,

@@ -171,6 +171,11 @@ pub struct JanusStats {
     pub switch_merges: u64,
     pub partial_merges: u64,
     pub migrations: u64,
+    /// Blocks garbage collection chose in the PMA (the full block with the
+    /// fewest valid pages), and their valid pages when chosen: the mean
+    /// victim utilization `u` of Eq. 5 is `victim_valid_pages / (victims N_P)`.
+    pub victims: u64,
+    pub victim_valid_pages: u64,
     /// Per adaptation decision: host writes so far, fused blocks, the target and
     /// the optimum of Eq. 4 estimated from the ghost buffers.
     pub decisions: Vec<(u64, u32, u32, u32)>,
@@ -289,6 +294,10 @@ pub struct Janus {
     costs: JanusCosts,
     period: u64,
     host_writes: u64,
+    /// The optimum of Eq. 4 at the last decision, and the ghost buffers' hit
+    /// rate at the target then chosen.
+    optimum: u32,
+    hit_rate: f64,
     stats: JanusStats,
 }
 
@@ -326,6 +335,8 @@ impl Janus {
             costs,
             period: if cfg.adaptation_period == 0 { u64::from(lblocks) } else { cfg.adaptation_period },
             host_writes: 0,
+            optimum: target.min(lblocks),
+            hit_rate: 0.0,
             stats: JanusStats::default(),
             core,
         }
@@ -425,6 +436,12 @@ impl Janus {
             .min_by_key(|&b| (self.core.valid[b as usize], b))
     }
 
+    /// Counts `victim` as chosen by garbage collection, with its valid pages now.
+    fn count_victim(&mut self, victim: u32) {
+        self.stats.victims += 1;
+        self.stats.victim_valid_pages += u64::from(self.core.valid[victim as usize]);
+    }
+
     /// Garbage collection in the PMA (Section 3.2): the victim's valid pages go
     /// to an empty block, which becomes the active log block; the victim is
     /// erased.
@@ -432,6 +449,7 @@ impl Janus {
         let victim = self
             .victim()
             .ok_or_else(|| FtlError::DeviceFull(format!("{}: no block to collect in the PMA", self.name)))?;
+        self.count_victim(victim);
         if self.core.valid[victim as usize] > 0 {
             if self.core.valid[victim as usize] == self.core.ppb() {
                 return Err(FtlError::DeviceFull(format!("{}: the page-mapping area is full", self.name)));
@@ -484,6 +502,9 @@ impl Janus {
             };
             let v = self.core.valid[victim as usize];
             let room: u32 = self.open.iter().map(|&b| ppb - self.core.next[b as usize]).sum();
+            if v <= room {
+                self.count_victim(victim);
+            }
             if v == 0 {
                 self.core.erase(io, victim, Purpose::Gc)?;
                 self.leave_pma(victim);
@@ -682,6 +703,8 @@ impl Janus {
             let t = self.target;
             self.target = if best > t { t + (best - t).div_ceil(2) } else { t - (t - best).div_ceil(2) };
         }
+        self.optimum = best;
+        self.hit_rate = rates.get(self.target as usize).copied().unwrap_or(0.0);
         self.stats.decisions.push((self.host_writes, self.n_fused, self.target, best));
         self.ghost.decay();
     }
@@ -757,6 +780,25 @@ impl Ftl for Janus {
         // ghost stack.
         let pma_blocks = u64::from(self.n_o) + u64::from(self.n_fused);
         self.core.block_map_bytes() + pma_blocks * u64::from(self.core.ppb()) * 4 + u64::from(self.core.lblocks) * 16
+    }
+    /// `fused_blocks` (`N_F`), `target_fused_blocks` and `optimum_fused_blocks`
+    /// (the optimum of Eq. 4 estimated at the last adaptation decision; the
+    /// target moves halfway toward it), `pma_utilization` (`u_d = N_F / (N_O +
+    /// N_F)`), `ghost_hit_rate` (the ghost buffers' estimate, at the last
+    /// decision, of the PMA's hit rate at the target chosen), and
+    /// `gc_victims` and `gc_victim_valid_pages` (cumulative, see
+    /// [`JanusStats::victims`]).
+    fn gauges(&self) -> Vec<(&'static str, f64)> {
+        let n_f = f64::from(self.n_fused);
+        vec![
+            ("fused_blocks", n_f),
+            ("target_fused_blocks", f64::from(self.target)),
+            ("optimum_fused_blocks", f64::from(self.optimum)),
+            ("pma_utilization", n_f / (f64::from(self.n_o) + n_f).max(1.0)),
+            ("ghost_hit_rate", self.hit_rate),
+            ("gc_victims", self.stats.victims as f64),
+            ("gc_victim_valid_pages", self.stats.victim_valid_pages as f64),
+        ]
     }
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
         self.core.check(flash)?;

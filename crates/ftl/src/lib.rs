@@ -105,13 +105,17 @@
 //!   6.1.4): page mapping with one log per update-frequency set (powers of 2).
 //!
 //! Shared units the schemes compose: [`alloc::BlockAllocator`],
-//! [`victim::GreedyPicker`] and [`victim::cost_benefit`], [`mapping::PageTable`].
+//! [`victim::GreedyPicker`] and [`victim::cost_benefit`], [`mapping::PageTable`],
+//! the recovery scan of the page-mapped schemes ([`scan`]), the block-mapping
+//! unit of NFTL and GFTL (OOB searches, recovery scan and the OOB tag bits they
+//! own) and the hybrid core of BAST, FAST and Janus-FTL.
 
 use ftlab_nand::{DieId, NandError, Payload, SimTime};
 use thiserror::Error;
 
 pub mod alloc;
 pub mod bast;
+pub(crate) mod blockmap;
 pub mod buffer;
 #[cfg(feature = "testing")]
 pub mod conformance;
@@ -333,6 +337,15 @@ pub trait Ftl: Send + std::fmt::Debug {
     /// one (e.g. [`nameless`]).
     fn nameless(&mut self) -> Option<&mut dyn Nameless> {
         None
+    }
+    /// Named gauges of the scheme's internal state now (e.g. Janus-FTL's fused
+    /// blocks and the target its adaptation aims at), with stable names, the
+    /// same names in the same order on every call. The simulator samples them
+    /// at every request completion into the report's time series
+    /// (`throughput.gauges`) and reports their final values (`ftl_gauges`).
+    /// Empty (the default) for schemes without: their reports carry neither.
+    fn gauges(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
     }
     /// Checks the FTL's internal invariants against the medium (used by tests):
     /// e.g. valid pages equal mapped logical pages.

@@ -18,10 +18,12 @@
 //! and write pointers per logical block and one bit per logical page (written and
 //! not trimmed; the paper's NFTL has no trim, the suite requires one).
 //!
-//! Recovery (a full OOB scan) is shared with GFTL: see [`scan_device`]. Pages a
-//! fold copies carry [`MERGE_FLAG`] in the OOB's logical page field, the last one
-//! also [`END_FLAG`], so a fold torn by a power cut is recognised and dropped
-//! (its sources are erased only after it completes).
+//! The block-mapping primitives (OOB searches, the recovery scan, the OOB tag
+//! bits) are shared with GFTL (the `blockmap` module). Pages a fold copies carry
+//! the merge bit in the OOB's tag ([`ftlab_nand::Oob::tag`]), the last one also
+//! the end bit, so a fold torn by a power cut is recognised and dropped (its
+//! sources are erased only after it completes); the OOB's logical-page field
+//! holds the logical page alone, all 32 bits of it.
 
 use std::collections::VecDeque;
 
@@ -29,17 +31,12 @@ use serde::{Deserialize, Serialize};
 
 use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa};
 
+use crate::blockmap::{
+    self, interleaved_good_blocks, reclaim_into, scan_device, search_block, tag, BlockScan, Present,
+};
 use crate::flash::PROGRAM_ATTEMPTS;
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
-/// OOB logical-page bits above this mask carry flags (block-mapped schemes).
-pub(crate) const LPN_MASK: u32 = (1 << 29) - 1;
-/// Set on pages a merge (NFTL fold, GFTL block cleaning) copies.
-pub(crate) const MERGE_FLAG: u32 = 1 << 29;
-/// Set on the last page a merge copies: the merge is complete.
-pub(crate) const END_FLAG: u32 = 1 << 30;
-/// Set on GFTL write-queue pages.
-pub(crate) const WQ_FLAG: u32 = 1 << 31;
 const NONE: u32 = u32::MAX;
 
 /// Configuration of [`Nftl`].
@@ -62,22 +59,12 @@ impl Default for NftlConfig {
 impl NftlConfig {
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
-        if !(0.0..1.0).contains(&self.over_provisioning) {
-            return Err(FtlError::config(
-                "ftl.over_provisioning",
-                format!("nftl.over_provisioning must be in [0, 1), got {}", self.over_provisioning),
-            ));
-        }
-        Ok(())
+        blockmap::check_over_provisioning("nftl", self.over_provisioning)
     }
 
     /// Logical blocks on a device with `good` usable blocks.
     fn logical_blocks(&self, good: u32) -> Result<u32, FtlError> {
-        let spare = ((f64::from(good) * self.over_provisioning).ceil() as u32).max(2);
-        match good.checked_sub(spare) {
-            Some(n) if n > 0 => Ok(n),
-            _ => Err(FtlError::config("device", format!("the device is too small for nftl: {good} good blocks"))),
-        }
+        blockmap::logical_blocks("nftl", good, self.over_provisioning, 2)
     }
 }
 
@@ -90,143 +77,6 @@ impl FtlBuilder for NftlConfig {
     fn recover(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
         Ok(Box::new(Nftl::recover(*self, io)?))
     }
-}
-
-/// The good blocks, one from each die in turn (so round-robin allocation spreads
-/// over the dies).
-pub(crate) fn interleaved_good_blocks<'a>(io: &'a Io) -> impl Iterator<Item = BlockId> + 'a {
-    let g = *io.geometry();
-    (0..g.blocks_per_die())
-        .flat_map(move |i| (0..g.dies()).map(move |d| g.block_of_die(ftlab_nand::DieId(d), i)))
-        .filter(|&b| !io.is_bad(b))
-}
-
-/// One bit per logical page: written and not trimmed.
-#[derive(Debug, Clone)]
-pub(crate) struct Present(Vec<u64>);
-
-impl Present {
-    pub(crate) fn new(n: u32) -> Self {
-        Present(vec![0; (n as usize).div_ceil(64)])
-    }
-    pub(crate) fn get(&self, i: usize) -> bool {
-        self.0[i / 64] & (1 << (i % 64)) != 0
-    }
-    pub(crate) fn set(&mut self, i: usize, on: bool) {
-        if on {
-            self.0[i / 64] |= 1 << (i % 64);
-        } else {
-            self.0[i / 64] &= !(1 << (i % 64));
-        }
-    }
-    pub(crate) fn ram_bytes(&self) -> u64 {
-        self.0.len() as u64 * 8
-    }
-}
-
-/// The newest copy of `lpn` among the first `upto` pages of `block`: its OOB areas
-/// are read backwards (002 Section IV-B). Torn pages are skipped.
-pub(crate) fn search_block(
-    io: &mut Io,
-    block: BlockId,
-    upto: u32,
-    lpn: u32,
-    purpose: Purpose,
-) -> Result<Option<Ppa>, FtlError> {
-    for page in (0..upto).rev() {
-        let ppa = io.geometry().ppa(block, page);
-        match io.read_oob(ppa, purpose) {
-            Ok(Some(oob)) if oob.lpn & LPN_MASK == lpn => return Ok(Some(ppa)),
-            Ok(_) | Err(NandError::Uncorrectable(_)) => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(None)
-}
-
-/// What a scan found in one block: `(page, raw OOB lpn, seq)` of each readable page.
-#[derive(Debug, Clone)]
-pub(crate) struct BlockScan {
-    pub block: BlockId,
-    pub programmed: u32,
-    pub pages: Vec<(u32, u32, u64)>,
-}
-
-impl BlockScan {
-    pub(crate) fn first_seq(&self) -> u64 {
-        self.pages.first().map_or(0, |p| p.2)
-    }
-    pub(crate) fn last_seq(&self) -> u64 {
-        self.pages.iter().map(|p| p.2).max().unwrap_or(0)
-    }
-    /// A merge target whose last copy is missing.
-    pub(crate) fn incomplete_merge(&self) -> bool {
-        self.pages.first().is_some_and(|p| p.1 & MERGE_FLAG != 0) && !self.pages.iter().any(|p| p.1 & END_FLAG != 0)
-    }
-    pub(crate) fn complete_merge(&self) -> bool {
-        self.pages.iter().any(|p| p.1 & END_FLAG != 0)
-    }
-}
-
-/// Reads the OOB of every programmed page of every good block (002 Section VI, the
-/// abrupt-shutdown startup). Blocks with no readable page (e.g. a torn erase) are
-/// erased again and returned in `erased`, with the blocks never written. A block
-/// that went bad in service is never returned as erased; if it holds pages, its
-/// scan counts it fully programmed, so it is never written again.
-pub(crate) fn scan_device(io: &mut Io) -> Result<(Vec<BlockScan>, Vec<BlockId>), FtlError> {
-    let blocks: Vec<BlockId> = interleaved_good_blocks(io).collect();
-    let (mut used, mut erased) = (Vec::new(), Vec::new());
-    for b in blocks {
-        let programmed = io.programmed_pages(b);
-        if io.is_grown_bad(b) {
-            let pages = scan_pages(io, b, programmed)?;
-            if !pages.is_empty() {
-                used.push(BlockScan { block: b, programmed: io.geometry().pages_per_block, pages });
-            }
-            continue;
-        }
-        let mut pages = Vec::new();
-        for page in 0..programmed {
-            let ppa = io.geometry().ppa(b, page);
-            match io.read_oob(ppa, Purpose::Recovery) {
-                Ok(Some(oob)) if oob.kind == PageKind::Data => pages.push((page, oob.lpn, oob.seq)),
-                Ok(_) | Err(NandError::Uncorrectable(_)) => {}
-                Err(e) => return Err(FtlError::Recovery(format!("scanning {ppa:?}: {e}"))),
-            }
-        }
-        if pages.is_empty() {
-            if (programmed == 0 && io.programmed_pages(b) == 0) || io.reclaim(b, Purpose::Recovery)? {
-                erased.push(b);
-            }
-        } else {
-            used.push(BlockScan { block: b, programmed, pages });
-        }
-    }
-    Ok((used, erased))
-}
-
-/// `(page, raw OOB lpn, seq)` of each readable data page of the first
-/// `programmed` pages of `b`.
-fn scan_pages(io: &mut Io, b: BlockId, programmed: u32) -> Result<Vec<(u32, u32, u64)>, FtlError> {
-    let mut pages = Vec::new();
-    for page in 0..programmed {
-        let ppa = io.geometry().ppa(b, page);
-        match io.read_oob(ppa, Purpose::Recovery) {
-            Ok(Some(oob)) if oob.kind == PageKind::Data => pages.push((page, oob.lpn, oob.seq)),
-            Ok(_) | Err(NandError::Uncorrectable(_)) => {}
-            Err(e) => return Err(FtlError::Recovery(format!("scanning {ppa:?}: {e}"))),
-        }
-    }
-    Ok(pages)
-}
-
-/// Erases `b` and appends it to `free`, unless it has gone bad ([`Io::reclaim`]):
-/// then it is retired.
-pub(crate) fn reclaim_into(io: &mut Io, b: BlockId, free: &mut VecDeque<BlockId>) -> Result<(), FtlError> {
-    if io.reclaim(b, Purpose::Recovery)? {
-        free.push_back(b);
-    }
-    Ok(())
 }
 
 /// The NFTL.
@@ -255,13 +105,7 @@ impl Nftl {
         }
         let good = interleaved_good_blocks(io).count() as u32;
         let n = config.logical_blocks(good)?;
-        let pages = u64::from(n) * u64::from(g.pages_per_block);
-        if pages > u64::from(LPN_MASK) {
-            return Err(FtlError::config(
-                "device",
-                format!("nftl supports at most {LPN_MASK} logical pages, got {pages}"),
-            ));
-        }
+        let pages = blockmap::logical_pages("nftl", n, g.pages_per_block)?;
         Ok(Nftl {
             geometry: g,
             logical_blocks: n,
@@ -269,7 +113,7 @@ impl Nftl {
             replacement: vec![NONE; n as usize],
             primary_next: vec![0; n as usize],
             replacement_next: vec![0; n as usize],
-            present: Present::new(pages as u32),
+            present: Present::new(pages),
             free: VecDeque::new(),
             with_replacement: VecDeque::new(),
         })
@@ -287,8 +131,8 @@ impl Nftl {
         f.free.extend(erased);
         let mut per_block: Vec<Vec<BlockScan>> = vec![Vec::new(); f.logical_blocks as usize];
         for s in used {
-            let lb = (s.pages[0].1 & LPN_MASK) / ppb;
-            if s.incomplete_merge() || lb >= f.logical_blocks || s.pages[0].1 & WQ_FLAG != 0 {
+            let lb = s.first().lpn / ppb;
+            if s.incomplete_merge() || lb >= f.logical_blocks || s.first_tagged(tag::QUEUE) {
                 reclaim_into(io, s.block, &mut f.free)?;
             } else {
                 per_block[lb as usize].push(s);
@@ -303,8 +147,8 @@ impl Nftl {
                 reclaim_into(io, s.block, &mut f.free)?;
             }
             for s in &v {
-                for &(_, raw, _) in &s.pages {
-                    f.present.set((raw & LPN_MASK) as usize, true);
+                for p in &s.pages {
+                    f.present.set(p.lpn as usize, true);
                 }
             }
             if v.len() > 2 {
@@ -372,7 +216,7 @@ impl Nftl {
                 let ppa = self.geometry.ppa(BlockId(blk), page);
                 match io.read_oob(ppa, purpose) {
                     Ok(Some(oob)) => {
-                        let lpn = oob.lpn & LPN_MASK;
+                        let lpn = oob.lpn;
                         let slot = &mut newest[(lpn % ppb) as usize];
                         if slot.is_none() && self.present.get(lpn as usize) {
                             *slot = Some(ppa);
@@ -417,9 +261,9 @@ impl Nftl {
             attempts += 1;
             for (k, &src) in sources.iter().enumerate() {
                 let (data, oob) = io.read(src, purpose)?;
-                let end = if k + 1 == sources.len() { END_FLAG } else { 0 };
-                let lpn = (oob.lpn & LPN_MASK) | MERGE_FLAG | end;
-                match io.program(self.geometry.ppa(t, k as u32), lpn, PageKind::Data, data, purpose) {
+                let ppa = self.geometry.ppa(t, k as u32);
+                let merge = tag::merge(k, sources.len());
+                match io.program_tagged(ppa, oob.lpn, PageKind::Data, merge, data, purpose) {
                     Ok(_) => io.supersede(src),
                     Err(NandError::ProgramFailed { .. }) if attempts < PROGRAM_ATTEMPTS => continue 'target,
                     Err(e) => return Err(e.into()),
@@ -573,8 +417,8 @@ impl Ftl for Nftl {
                 }
                 for page in 0..u32::from(next) {
                     if let Some(oob) = nand.peek_oob(g.ppa(BlockId(blk), page)) {
-                        if (oob.lpn & LPN_MASK) / g.pages_per_block != lb as u32 {
-                            return Err(format!("block {blk} of logical block {lb} holds lpn {}", oob.lpn & LPN_MASK));
+                        if oob.lpn / g.pages_per_block != lb as u32 || oob.tag & tag::QUEUE != 0 {
+                            return Err(format!("block {blk} of logical block {lb} holds {oob:?}"));
                         }
                     }
                 }
@@ -639,6 +483,14 @@ mod tests {
         assert_eq!(fl.counters().programs.get(Purpose::Gc), 4);
         assert_eq!(f.replacement_next[0], 1);
         f.check_invariants(&fl).unwrap();
+        // The fold's copies: each logical page in full beside the merge tag, the
+        // last copy's tag ending the fold.
+        let g = *fl.nand().geometry();
+        let oobs: Vec<_> = (0..4).map(|k| fl.nand().peek_oob(g.ppa(BlockId(f.primary[0]), k)).unwrap()).collect();
+        assert_eq!(
+            oobs.iter().map(|o| (o.lpn, o.tag)).collect::<Vec<_>>(),
+            [(0, tag::MERGE), (1, tag::MERGE), (2, tag::MERGE), (3, tag::MERGE | tag::END)]
+        );
         let mut io = fl.io(SimTime(1_000_000_000));
         let got = f.read(&mut io, Lpn(1)).unwrap();
         assert_eq!(got, Some(Payload::Token(1 + 90_000_000)));

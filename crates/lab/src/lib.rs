@@ -11,7 +11,9 @@
 //!   CSV and JSON-lines output;
 //! - [`bounds`]: a chip's design-time bounds, as the papers give them and as
 //!   its real-time FTLs run, and the device Telomere's admission tests see;
-//! - [`html`]: self-contained HTML reports of a run or a sweep (inline SVG).
+//! - [`html`]: self-contained HTML reports of a run or a sweep (inline SVG);
+//! - [`janus`]: what Janus-FTL's figures need beyond a sweep: the ends of a
+//!   phased workload's phases, the measured utilization of GC victims.
 //!
 //! ```
 //! use ftlab_lab::{flatten, overlay, LabError};
@@ -43,6 +45,7 @@ pub mod bounds;
 mod error;
 pub mod flatten;
 pub mod html;
+pub mod janus;
 pub mod overlay;
 pub mod sweep;
 

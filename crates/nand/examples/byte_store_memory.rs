@@ -37,12 +37,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let built = rss_mib();
     let page = g.page_size as u64;
     let pages = (1u64 << 30) / page;
-    let data: Box<[u8]> = (0..g.page_size).map(|i| i as u8).collect();
+    // A buffer of its own per page, as host writes bring.
+    let data: Vec<u8> = (0..g.page_size).map(|i| i as u8).collect();
     // Whole blocks, in order.
     for i in 0..pages {
         let block = BlockId((i / u64::from(g.pages_per_block)) as u32);
         let ppa = g.ppa(block, (i % u64::from(g.pages_per_block)) as u32);
-        nand.program(ppa, i as u32, PageKind::Data, Payload::Bytes(data.clone()), SimTime::ZERO)?;
+        nand.program(ppa, i as u32, PageKind::Data, Payload::Bytes(data.to_vec().into()), SimTime::ZERO)?;
     }
     let written = rss_mib();
     println!(

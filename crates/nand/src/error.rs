@@ -67,6 +67,11 @@ pub enum NandError {
     TornBlock(BlockId),
     #[error("copyback from {from:?} to {to:?}: copyback stays within one plane of one die")]
     CopybackAcrossPlanes { from: Ppa, to: Ppa },
+    #[error(
+        "OOB tag {tag} is out of range: a page's tag takes 6 bits (0 to 63); the FTL scheme must keep its tags \
+         within them"
+    )]
+    TagOutOfRange { tag: u8 },
     #[error("payload does not match the page store: {0}")]
     PayloadMismatch(&'static str),
     #[error("the device is powered off")]

@@ -16,11 +16,11 @@
 //! the FTL rebuilds it from the medium with its own recovery, as after a power
 //! cut.
 //!
-//! Format (version 1), every integer little-endian:
+//! Format (version 2), every integer little-endian:
 //!
 //! ```text
 //! magic      8 bytes  "FTLABIMG"
-//! version    u32      1
+//! version    u32      2
 //! geometry   8 x u32  channels, ways_per_channel, dies_per_way, planes_per_die,
 //!                     blocks_per_plane, pages_per_block, page_size, oob_size
 //! store      u8       0 tokens, 1 bytes
@@ -32,10 +32,16 @@
 //!                     flags u8 (1 torn erase, 2 torn pages), x_b f32, y_b f32
 //! torn       u32 count, then each torn page u32, ascending
 //! pages      per block not factory-bad and not torn by an erase, per page
-//!            below its write pointer: lpn u32, seq << 8 | kind u64, then
+//!            below its write pointer: lpn u32, seq << 8 | tag << 2 | kind
+//!            u64 (the OOB, see [`crate::oob`]), then
 //!            tokens: u64; bytes: u8 0 (reads as zeros) or 1 and page_size bytes
 //! crc        u32      CRC-32 (IEEE) of everything before it
 //! ```
+//!
+//! Version 1 had the same layout, but the FTLs of its time kept their flags in
+//! high bits of the OOB's logical page where version 2's keep them in the tag
+//! ([`crate::Oob::tag`]): a block-mapped FTL would misread a version 1 image,
+//! so it is refused ([`ImageError::Version`]) rather than opened.
 
 use std::io::{self, Read, Write};
 
@@ -47,7 +53,7 @@ use crate::time::SimTime;
 /// The first eight bytes of every image.
 pub const MAGIC: &[u8; 8] = b"FTLABIMG";
 /// The format version this build writes and reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// The longest label an image keeps, bytes.
 pub const MAX_LABEL: usize = 1 << 16;
 

@@ -35,6 +35,7 @@ pub mod error;
 pub mod faults;
 pub mod geometry;
 pub mod medium;
+pub mod oob;
 pub mod presets;
 pub mod store;
 pub mod time;

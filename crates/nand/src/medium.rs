@@ -3,7 +3,9 @@
 //! cuts that tear in-flight operations.
 //!
 //! Memory per physical page (token store): 8 bytes of token, 4 bytes of OOB
-//! logical page, 8 bytes of OOB sequence number and kind — 20 bytes. Page state is
+//! logical page, 8 bytes of OOB sequence number, kind and tag — 20 bytes. The
+//! OOB's last byte packs the kind (bits 0-1) and the scheme's tag (bits 2-7,
+//! [`Oob::tag`]) below the sequence number. Page state is
 //! not stored per page: pages below a block's write pointer are programmed, the
 //! rest erased, and the few pages torn by a power cut sit in a small set.
 //!
@@ -22,47 +24,12 @@ use serde::{Deserialize, Serialize};
 use crate::error::NandError;
 use crate::faults::{Faults, Injector, Op};
 use crate::geometry::{BlockId, DieId, Geometry, Layout, Ppa};
+pub use crate::oob::{Oob, PageKind};
 use crate::store::{AnyStore, PageStore, Payload, StoreKind};
 use crate::time::SimTime;
 use crate::timeline::{Issue, Span, Timelines};
 use crate::timing::Timing;
 use crate::wear::{WearConfig, WearModel};
-
-/// What a page holds, written in its OOB.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[repr(u8)]
-pub enum PageKind {
-    /// Host data.
-    Data = 0,
-    /// Mapping (translation) data.
-    Map = 1,
-    /// A checkpoint of FTL state.
-    Checkpoint = 2,
-    /// Any other FTL metadata.
-    Meta = 3,
-}
-
-impl PageKind {
-    fn from_bits(b: u64) -> PageKind {
-        match b & 0xff {
-            0 => PageKind::Data,
-            1 => PageKind::Map,
-            2 => PageKind::Checkpoint,
-            _ => PageKind::Meta,
-        }
-    }
-}
-
-/// The OOB metadata of a programmed page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Oob {
-    /// Logical page (or, for map pages, the translation page number) the page holds.
-    pub lpn: u32,
-    /// Device-wide program sequence number, strictly increasing in issue order.
-    pub seq: u64,
-    /// What the page holds.
-    pub kind: PageKind,
-}
 
 /// Configuration of a medium.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -167,7 +134,7 @@ pub struct Nand {
     timing: Timing,
     store: AnyStore,
     oob_lpn: Vec<u32>,
-    /// `seq << 8 | kind`.
+    /// `seq << 8 | tag << 2 | kind` ([`Oob::pack`]).
     oob_seqkind: Vec<u64>,
     blocks: Vec<BlockState>,
     torn: HashSet<u32>,
@@ -373,8 +340,7 @@ impl Nand {
 
     #[inline]
     fn oob_at(&self, ppa: Ppa) -> Oob {
-        let sk = self.oob_seqkind[ppa.0 as usize];
-        Oob { lpn: self.oob_lpn[ppa.0 as usize], seq: sk >> 8, kind: PageKind::from_bits(sk) }
+        Oob::unpack(self.oob_lpn[ppa.0 as usize], self.oob_seqkind[ppa.0 as usize])
     }
 
     /// Forgets in-flight records of operations finished by `now`: a power cut can
@@ -450,30 +416,31 @@ impl Nand {
     }
 
     #[inline]
-    fn commit_program(&mut self, ppa: Ppa, block: BlockId, lpn: u32, kind: PageKind, span: Span) -> u64 {
+    fn commit_program(&mut self, ppa: Ppa, block: BlockId, lpn: u32, kind: PageKind, tag: u8, span: Span) -> u64 {
         let i = ppa.0 as usize;
         let seq = self.next_seq;
         self.next_seq += 1;
+        let packed = Oob::pack(seq, kind, tag);
         let b = &mut self.blocks[block.0 as usize];
         b.write_ptr += 1;
         let op = if b.erases_in_flight == 0 {
             self.oob_lpn[i] = lpn;
-            self.oob_seqkind[i] = (seq << 8) | kind as u64;
+            self.oob_seqkind[i] = packed;
             Undo::Program { ppa }
         } else {
             Undo::ProgramOver(Box::new(SavedPage {
                 ppa,
                 old: self.store.read(ppa.0),
                 old_lpn: std::mem::replace(&mut self.oob_lpn[i], lpn),
-                old_seqkind: std::mem::replace(&mut self.oob_seqkind[i], (seq << 8) | kind as u64),
+                old_seqkind: std::mem::replace(&mut self.oob_seqkind[i], packed),
             }))
         };
         self.in_flight.push_back(InFlight { span, op });
         seq
     }
 
-    /// Programs `ppa` with `data` and its OOB, issued at `at`. Returns the sequence
-    /// number written and the operation's span.
+    /// Programs `ppa` with `data` and its OOB (tag 0), issued at `at`. Returns the
+    /// sequence number written and the operation's span.
     #[inline]
     pub fn program(
         &mut self,
@@ -483,7 +450,23 @@ impl Nand {
         data: Payload,
         at: impl Into<Issue>,
     ) -> Result<(u64, Span), NandError> {
-        self.try_program(ppa, lpn, kind, data, at).map_err(|f| f.error)
+        self.try_program_tagged(ppa, lpn, kind, 0, data, at).map_err(|f| f.error)
+    }
+
+    /// As [`Nand::program`], with `tag` ([`Oob::tag`]) in the OOB; a tag above
+    /// [`Oob::MAX_TAG`] is refused ([`NandError::TagOutOfRange`]) and the page
+    /// stays erased.
+    #[inline]
+    pub fn program_tagged(
+        &mut self,
+        ppa: Ppa,
+        lpn: u32,
+        kind: PageKind,
+        tag: u8,
+        data: Payload,
+        at: impl Into<Issue>,
+    ) -> Result<(u64, Span), NandError> {
+        self.try_program_tagged(ppa, lpn, kind, tag, data, at).map_err(|f| f.error)
     }
 
     /// As [`Nand::program`], but a program refused or failed before the data
@@ -500,7 +483,25 @@ impl Nand {
         data: Payload,
         at: impl Into<Issue>,
     ) -> Result<(u64, Span), Box<ProgramFailure>> {
+        self.try_program_tagged(ppa, lpn, kind, 0, data, at)
+    }
+
+    /// As [`Nand::try_program`], with `tag` in the OOB (see
+    /// [`Nand::program_tagged`]).
+    #[inline]
+    pub fn try_program_tagged(
+        &mut self,
+        ppa: Ppa,
+        lpn: u32,
+        kind: PageKind,
+        tag: u8,
+        data: Payload,
+        at: impl Into<Issue>,
+    ) -> Result<(u64, Span), Box<ProgramFailure>> {
         let at: Issue = at.into();
+        if let Err(error) = Oob::check_tag(tag) {
+            return Err(Box::new(ProgramFailure { error, data: Some(data) }));
+        }
         let checked = self
             .check_programmable(ppa)
             .and_then(|block| Ok((block, self.check_time(self.layout.die_of_block(block), at)?)));
@@ -513,7 +514,7 @@ impl Nand {
             self.fail_program(block, span);
             return Err(Box::new(ProgramFailure { error: NandError::ProgramFailed { ppa }, data: Some(data) }));
         }
-        let seq = self.commit_program(ppa, block, lpn, kind, span);
+        let seq = self.commit_program(ppa, block, lpn, kind, tag, span);
         if let Err(error) = self.store.write(ppa.0, data) {
             self.undo_last();
             return Err(Box::new(ProgramFailure { error, data: None }));
@@ -522,8 +523,8 @@ impl Nand {
     }
 
     /// Copyback: moves page `from` to the erased page `to` inside one plane without
-    /// using the channel, issued at `at`. The OOB travels with the data, with a new
-    /// sequence number. Returns the source's OOB (the controller sees it in the
+    /// using the channel, issued at `at`. The OOB (logical page, kind and tag)
+    /// travels with the data, with a new sequence number. Returns the source's OOB (the controller sees it in the
     /// page register), the new sequence number and the span.
     #[inline]
     pub fn copyback(&mut self, from: Ppa, to: Ppa, at: impl Into<Issue>) -> Result<(Oob, u64, Span), NandError> {
@@ -540,7 +541,7 @@ impl Nand {
             self.fail_program(tb, span);
             return Err(NandError::ProgramFailed { ppa: to });
         }
-        let seq = self.commit_program(to, tb, oob.lpn, oob.kind, span);
+        let seq = self.commit_program(to, tb, oob.lpn, oob.kind, oob.tag, span);
         self.store.copy(from.0, to.0);
         Ok((oob, seq, span))
     }

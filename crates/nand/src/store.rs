@@ -2,8 +2,9 @@
 //! token per page by default (8 bytes a page, enough to prove data integrity), or
 //! the full page bytes for an emulated device.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -14,8 +15,10 @@ use crate::error::NandError;
 pub enum Payload {
     /// A 64-bit token standing for the page's contents.
     Token(u64),
-    /// The page's bytes (exactly one page long).
-    Bytes(Box<[u8]>),
+    /// The page's bytes (exactly one page long). Shared, never changed in
+    /// place: a read, a copyback or a garbage-collection move of a page hands
+    /// on the same bytes instead of copying them.
+    Bytes(Arc<[u8]>),
 }
 
 impl fmt::Debug for Payload {
@@ -64,13 +67,13 @@ pub trait PageStore: fmt::Debug + Send {
 pub struct TokenStore {
     tokens: Vec<u64>,
     page_size: usize,
-    bytes: HashMap<u32, Box<[u8]>>,
+    bytes: BTreeMap<u32, Arc<[u8]>>,
 }
 
 impl TokenStore {
     /// A store for `pages` pages, all zero, taking bytes `page_size` long.
     pub fn new(pages: u32, page_size: u32) -> Self {
-        TokenStore { tokens: vec![0; pages as usize], page_size: page_size as usize, bytes: HashMap::new() }
+        TokenStore { tokens: vec![0; pages as usize], page_size: page_size as usize, bytes: BTreeMap::new() }
     }
 
     /// Pages that hold bytes rather than a token.
@@ -134,18 +137,33 @@ impl PageStore for TokenStore {
 /// device (a 1 TiB device with 1 GiB written holds about 1 GiB of page bytes). A
 /// page never programmed reads as zeros. Pages are not freed on erase: an erase
 /// in flight can be undone by a power cut, and the block is programmed again.
+///
+/// Pages are found through a two-level table, not a hash: a table of chunks of
+/// [`CHUNK`] consecutive physical pages, each chunk allocated when one of its
+/// pages is first programmed. FTLs program the pages of a block in order, so
+/// chunks fill up; the table costs 8 bytes per chunk of the device (8 MiB
+/// for 1 TiB of 4 KiB pages).
 pub struct ByteStore {
     page_size: usize,
     pages: u32,
-    bytes: HashMap<u32, Box<[u8]>>,
+    chunks: Vec<Option<Box<Chunk>>>,
+    /// Pages holding bytes.
+    stored: u64,
+    /// What a page never programmed reads as.
+    zeros: Arc<[u8]>,
 }
+
+/// Physical pages per chunk of a [`ByteStore`]'s table.
+pub const CHUNK: usize = 256;
+
+type Chunk = [Option<Arc<[u8]>>; CHUNK];
 
 impl fmt::Debug for ByteStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ByteStore")
             .field("page_size", &self.page_size)
             .field("pages", &self.pages)
-            .field("stored", &self.bytes.len())
+            .field("stored", &self.stored)
             .finish_non_exhaustive()
     }
 }
@@ -153,17 +171,47 @@ impl fmt::Debug for ByteStore {
 impl ByteStore {
     /// A store for `pages` pages of `page_size` bytes, all zero.
     pub fn new(pages: u32, page_size: u32) -> Self {
-        ByteStore { page_size: page_size as usize, pages, bytes: HashMap::new() }
+        let chunks = (pages as usize).div_ceil(CHUNK);
+        ByteStore {
+            page_size: page_size as usize,
+            pages,
+            // Zeroed memory: the operating system maps the table's pages in
+            // as they are first touched.
+            chunks: vec![None; chunks],
+            stored: 0,
+            zeros: vec![0; page_size as usize].into(),
+        }
     }
 
     /// Pages whose bytes are held.
     pub fn stored_pages(&self) -> u64 {
-        self.bytes.len() as u64
+        self.stored
     }
 
     /// The bytes held for `page`; `None` if it holds none (it reads as zeros).
     pub(crate) fn get(&self, page: u32) -> Option<&[u8]> {
-        self.bytes.get(&page).map(|b| &b[..])
+        self.slot(page).map(|b| &b[..])
+    }
+
+    #[inline]
+    fn slot(&self, page: u32) -> Option<&Arc<[u8]>> {
+        let page = page as usize;
+        self.chunks[page / CHUNK].as_ref()?[page % CHUNK].as_ref()
+    }
+
+    /// Makes `page` hold `bytes` (`None`: nothing, it reads as zeros).
+    #[inline]
+    fn set(&mut self, page: u32, bytes: Option<Arc<[u8]>>) {
+        let page = page as usize;
+        let chunk = &mut self.chunks[page / CHUNK];
+        let chunk = match (chunk, &bytes) {
+            (Some(c), _) => c,
+            (None, None) => return,
+            (c @ None, Some(_)) => c.insert(Box::new(std::array::from_fn(|_| None))),
+        };
+        let (had, has) = (chunk[page % CHUNK].is_some(), bytes.is_some());
+        chunk[page % CHUNK] = bytes;
+        self.stored = self.stored + u64::from(has) - u64::from(had);
     }
 }
 
@@ -172,7 +220,7 @@ impl PageStore for ByteStore {
         debug_assert!(page < self.pages);
         match data {
             Payload::Bytes(b) if b.len() == self.page_size => {
-                self.bytes.insert(page, b);
+                self.set(page, Some(b));
                 Ok(())
             }
             Payload::Bytes(_) => Err(NandError::PayloadMismatch("page bytes must be exactly one page long")),
@@ -180,28 +228,23 @@ impl PageStore for ByteStore {
         }
     }
     fn read(&self, page: u32) -> Payload {
-        match self.bytes.get(&page) {
-            Some(b) => Payload::Bytes(b.clone()),
-            None => Payload::Bytes(vec![0; self.page_size].into()),
-        }
+        Payload::Bytes(self.slot(page).unwrap_or(&self.zeros).clone())
     }
     fn copy(&mut self, from: u32, to: u32) {
-        match self.bytes.get(&from) {
-            Some(b) => {
-                let b = b.clone();
-                self.bytes.insert(to, b);
-            }
-            None => {
-                self.bytes.remove(&to);
-            }
-        }
+        let b = self.slot(from).cloned();
+        self.set(to, b);
     }
     fn bytes_per_page(&self) -> usize {
         self.page_size
     }
     fn ram_bytes(&self) -> u64 {
-        // Each held page: its bytes, the box and the map's key and slot.
-        self.bytes.len() as u64 * (self.page_size as u64 + 32)
+        // Each held page: its bytes with their two counts (pages that share
+        // bytes, copied and not yet rewritten, are counted each time: an
+        // upper bound); each chunk allocated; the table.
+        let chunks = self.chunks.iter().filter(|c| c.is_some()).count() as u64;
+        self.stored * (self.page_size as u64 + 16)
+            + chunks * std::mem::size_of::<Chunk>() as u64
+            + self.chunks.len() as u64 * 8
     }
 }
 
@@ -279,7 +322,7 @@ mod tests {
         assert!(s.write(1, Payload::Bytes(vec![0; 8].into())).is_err());
         // A page programmed with bytes holds them (an FTL's metadata), until a
         // token is programmed there again; copies carry them.
-        let meta: Box<[u8]> = (0..16u8).collect();
+        let meta: Arc<[u8]> = (0..16u8).collect();
         s.write(1, Payload::Bytes(meta.clone())).unwrap();
         s.copy(1, 0);
         assert_eq!((s.read(1), s.read(0), s.byte_pages()), (Payload::Bytes(meta.clone()), Payload::Bytes(meta), 2));
@@ -291,7 +334,7 @@ mod tests {
     #[test]
     fn byte_store_roundtrip_and_length_check() {
         let mut s = ByteStore::new(4, 512);
-        let data: Box<[u8]> = (0..512u32).map(|i| i as u8).collect();
+        let data: Arc<[u8]> = (0..512u32).map(|i| i as u8).collect();
         s.write(1, Payload::Bytes(data.clone())).unwrap();
         s.copy(1, 0);
         assert_eq!(s.read(0), Payload::Bytes(data));
@@ -303,13 +346,15 @@ mod tests {
     fn byte_store_holds_only_the_pages_written() {
         // A terabyte's worth of 4 KiB pages, two written.
         let mut s = ByteStore::new(1 << 28, 4096);
-        assert_eq!((s.stored_pages(), s.ram_bytes()), (0, 0));
+        let table = (1 << 28) / CHUNK as u64 * 8;
+        assert_eq!((s.stored_pages(), s.ram_bytes()), (0, table));
         assert_eq!(s.read(12345), Payload::Bytes(vec![0; 4096].into()), "never written: zeros");
         s.write(7, Payload::Bytes(vec![7; 4096].into())).unwrap();
         s.copy(7, (1 << 28) - 1);
         assert_eq!(s.read((1 << 28) - 1), Payload::Bytes(vec![7; 4096].into()));
         assert_eq!(s.stored_pages(), 2);
-        assert!(s.ram_bytes() < 3 * 4096, "{}", s.ram_bytes());
+        let chunks = 2 * std::mem::size_of::<Chunk>() as u64;
+        assert_eq!(s.ram_bytes(), table + chunks + 2 * (4096 + 16));
         // Copying a page never written leaves zeros behind.
         s.copy(12345, 7);
         assert_eq!(s.read(7), Payload::Bytes(vec![0; 4096].into()));

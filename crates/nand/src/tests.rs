@@ -141,9 +141,49 @@ fn oob_carries_lpn_seq_and_kind() {
     let (s2, _) = n.program(g.ppa(BlockId(3), 0), 11, PageKind::Map, Payload::Token(2), T0).unwrap();
     assert!(s2 > s1);
     let (oob, _) = n.read_oob(g.ppa(BlockId(3), 0), T0).unwrap();
-    assert_eq!(oob, Some(Oob { lpn: 11, seq: s2, kind: PageKind::Map }));
+    assert_eq!(oob, Some(Oob::new(11, s2, PageKind::Map)));
     let (erased, _) = n.read_oob(g.ppa(BlockId(3), 1), T0).unwrap();
     assert_eq!(erased, None);
+}
+
+#[test]
+fn the_tag_packs_beside_seq_and_kind_and_travels_with_a_copyback() {
+    let mut n = nand();
+    let g = *n.geometry();
+    let kinds = [PageKind::Data, PageKind::Map, PageKind::Checkpoint, PageKind::Meta];
+    // Every kind with the smallest, largest and a mixed tag; logical pages
+    // using all 32 bits.
+    let mut page = 0;
+    for (i, &kind) in kinds.iter().enumerate() {
+        for tag in [0, Oob::MAX_TAG, 0b10_1010] {
+            let lpn = (0xf000_0000 - ((i as u32) << 28)) | u32::from(tag);
+            let ppa = g.ppa(BlockId(page / 4), page % 4);
+            let (seq, _) = n.program_tagged(ppa, lpn, kind, tag, Payload::Token(7), T0).unwrap();
+            assert_eq!(n.peek_oob(ppa), Some(Oob { lpn, seq, kind, tag }), "{kind:?} tag {tag}");
+            page += 1;
+        }
+    }
+    // A copyback (blocks 0 and 4 are in one plane) keeps the tag.
+    let from = g.ppa(BlockId(0), 1);
+    let to = g.ppa(BlockId(4), 0);
+    let (src, seq, _) = n.copyback(from, to, T0).unwrap();
+    assert_eq!(src.tag, Oob::MAX_TAG);
+    assert_eq!(n.peek_oob(to), Some(Oob { seq, ..src }));
+}
+
+#[test]
+fn a_tag_out_of_range_is_refused_and_the_page_stays_erased() {
+    let mut n = nand();
+    let ppa = n.geometry().ppa(BlockId(0), 0);
+    let tag = Oob::MAX_TAG + 1;
+    let e = n.program_tagged(ppa, 1, PageKind::Data, tag, Payload::Token(1), T0).unwrap_err();
+    assert_eq!(e, NandError::TagOutOfRange { tag: 64 });
+    assert!(e.to_string().contains("0 to 63"), "{e}");
+    let f = n.try_program_tagged(ppa, 1, PageKind::Data, u8::MAX, Payload::Token(2), T0).unwrap_err();
+    assert_eq!((f.error, f.data), (NandError::TagOutOfRange { tag: u8::MAX }, Some(Payload::Token(2))));
+    assert_eq!(Oob::check_tag(Oob::MAX_TAG), Ok(63));
+    assert_eq!(n.peek_oob(ppa), None);
+    n.program_tagged(ppa, 1, PageKind::Data, Oob::MAX_TAG, Payload::Token(3), T0).unwrap();
 }
 
 #[test]

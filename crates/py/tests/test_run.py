@@ -83,6 +83,21 @@ def test_report_dataframes(small):
     assert isinstance(report.rber_distribution(), pd.DataFrame)
 
 
+def test_timeseries_has_a_column_per_ftl_gauge(small):
+    report = ftlab.run(
+        small.replace(**{"ftl.kind": "janus", "precondition.fill": True, "metrics.interval_ms": 1.0}), progress=False
+    )
+    ts = report.timeseries()
+    gauges = [c for c in ts.columns if c.startswith("gauge.")]
+    assert "gauge.fused_blocks" in gauges and "gauge.target_fused_blocks" in gauges
+    assert list(ts.columns[:7]) == [
+        "time_s", "read_pages", "write_pages", "flash_programs", "gc_programs", "erases", "waf"
+    ]
+    assert ts["gauge.fused_blocks"].iloc[-1] == report.to_dict()["ftl_gauges"]["fused_blocks"]
+    plain = ftlab.run(small.replace(**{"metrics.interval_ms": 1.0}), progress=False).timeseries()
+    assert not any(c.startswith("gauge.") for c in plain.columns)
+
+
 def test_same_config_twice_gives_identical_reports(small):
     cfg = small.replace(**{"ftl.kind": "dftl", "precondition.fill": True})
     first = ftlab.run(cfg, progress=False).to_dict()

@@ -4,7 +4,8 @@
 # pagemap, dftl, lazy-rtgc, gftl and nftl on a 64-block device (small-slc, 16
 # blocks per plane, about 14 MB) that each job overwrites several times, so
 # garbage collection runs hard; an ext4 file system written through nbdfuse,
-# checked and read back over a new connection; then a power cut under fio, and
+# checked and read back over a new connection; nbdsh's targeted cases (FUA,
+# write-zeroes, flush, trim then read, error codes); then a power cut under fio, and
 # a device image kept across a restart (with a SIGUSR1 power cut), and a
 # write-back device's flushed writes surviving a power cut (fio verify_only).
 #
@@ -145,6 +146,88 @@ if have nbdcopy "nbdcopy round trip"; then
 fi
 stop clients
 
+# nbdsh (libnbd's Python shell) for targeted cases on a write-back device
+# (device.write_buffer_pages: durable on flush or FUA): flags and block sizes;
+# write-zeroes (with and without NO_HOLE) and trim, each then read; a 512-byte
+# write inside a page; the errors the protocol asks for (libnbd's strict mode
+# off so the requests reach the server), the connection serving on after them;
+# then a flushed write, a FUA write and a write neither flushed nor FUA, a SIGUSR1 power cut,
+# and reads over the same connection: the first two survive, the third is lost
+# (it must be: a check that could not fail would prove nothing). nbdsh runs
+# `python3 -m nbd`: the system Python has the module (Debian python3-libnbd).
+nbdsh_run() { PATH="/usr/bin:$PATH" nbdsh "$@"; }
+if have nbdsh "targeted NBD command cases" && ! nbdsh_run -c 'pass' >"$work/nbdsh.txt" 2>&1; then
+  fail "nbdsh is installed but cannot run (its Python module: Debian package python3-libnbd):"; cat "$work/nbdsh.txt"
+elif command -v nbdsh >/dev/null; then
+  serve nbdsh --ftl pagemap --set device.write_buffer_pages=64
+  if SERVER_PID="$server_pid" SERVER_ERR="$work/nbdsh.err" nbdsh_run -u "$(uri nbdsh)" -c '
+import errno, os, signal, time
+page = h.get_block_size(nbd.SIZE_PREFERRED)
+def check(cond, what):
+    print(("ok: nbdsh: " if cond else "FAILED: nbdsh: ") + what)
+    if not cond:
+        raise SystemExit(1)
+def code(f):
+    try:
+        f()
+    except nbd.Error as e:
+        # The error name (EINVAL): libnbd gives the name or the number.
+        return e.errno if isinstance(e.errno, str) else errno.errorcode.get(e.errno)
+check(h.can_fua() and h.can_flush() and h.can_trim() and h.can_zero() and not h.is_read_only(),
+      "flags: FUA, flush, trim and write-zeroes, writable")
+check(h.get_block_size(nbd.SIZE_MINIMUM) == 512 and page == 4096,
+      "block sizes: minimum 512, preferred one flash page (4096)")
+a = os.urandom(16 * page)
+for flags, label in ((0, "write-zeroes"), (nbd.CMD_FLAG_NO_HOLE, "write-zeroes with NO_HOLE")):
+    h.pwrite(a, 0)
+    h.zero(4 * page + 1024, 2 * page + 512, flags)
+    b = h.pread(16 * page, 0)
+    lo, hi = 2 * page + 512, 6 * page + 1536
+    check(b[:lo] == a[:lo] and b[lo:hi] == bytes(hi - lo) and b[hi:] == a[hi:],
+          label + " (not page-aligned) then read: zeros in the range, the data around it")
+h.pwrite(a, 0)
+h.trim(8 * page, 4 * page)
+b = h.pread(16 * page, 0)
+check(b[:4 * page] == a[:4 * page] and b[4 * page:12 * page] == bytes(8 * page) and b[12 * page:] == a[12 * page:],
+      "trim then read: the trimmed pages read as zeros, the rest is intact")
+s = os.urandom(512)
+h.pwrite(s, 3 * page + 1536)
+b = h.pread(page, 3 * page)
+check(b == a[3 * page:3 * page + 1536] + s + a[3 * page + 2048:4 * page],
+      "a 512-byte write inside a page: read-modify-write keeps the rest of the page")
+size = h.get_size()
+h.set_strict_mode(0)
+check(code(lambda: h.pread(page, size)) == "EINVAL", "read past the end: EINVAL")
+check(code(lambda: h.pwrite(bytes(page), size - 512)) == "ENOSPC", "write past the end: ENOSPC")
+check(code(lambda: h.zero(page, size)) == "ENOSPC", "write-zeroes past the end: ENOSPC")
+check(code(lambda: h.trim(page, size)) == "EINVAL", "trim past the end: EINVAL")
+check(code(lambda: h.pread(100, 7)) == "EINVAL", "a read below the minimum block size, misaligned: EINVAL")
+check(code(lambda: h.pwrite(bytes(100), 512)) == "EINVAL", "a misaligned write: EINVAL")
+check(code(lambda: h.pread(64 << 20, 0)) == "EINVAL", "a 64 MiB read, over the 32 MiB maximum: EINVAL")
+check(h.pread(512, 0) == a[:512], "the connection serves on after the errors")
+base = 1 << 20
+x, z, y = os.urandom(page), os.urandom(page), os.urandom(page)
+h.pwrite(z, base + page)
+h.flush()
+h.pwrite(x, base, nbd.CMD_FLAG_FUA)
+h.pwrite(y, base + 2 * page)
+os.kill(int(os.environ["SERVER_PID"]), signal.SIGUSR1)
+for _ in range(100):
+    if "on demand" in open(os.environ["SERVER_ERR"]).read():
+        break
+    time.sleep(0.05)
+check(h.pread(page, base) == x, "power cut: the FUA write survives")
+check(h.pread(page, base + page) == z, "power cut: the write before FLUSH survives")
+check(h.pread(page, base + 2 * page) == bytes(page),
+      "power cut: the write after the last FLUSH, not FUA, is lost from the write buffer, as it must be")
+' >"$work/nbdsh.txt" 2>&1; then
+    pass "nbdsh: $(grep -c '^ok: nbdsh' "$work/nbdsh.txt") targeted cases (flags, block sizes, write-zeroes, trim, sub-page write, error codes, FUA and flush across a power cut)"
+  else
+    fail "nbdsh targeted cases:"; cat "$work/nbdsh.txt"
+  fi
+  stop nbdsh
+fi
+
 # A real file system through FUSE: nbdfuse shows the export as a file, mkfs.ext4
 # -d writes a tree of files into it, e2fsck -fn finds it clean; then, over a
 # new connection (unmounted and mounted again), e2fsck again and debugfs reads
@@ -267,7 +350,23 @@ if have qemu-img "device images across a restart"; then
   else
     fail "reopened from the image: the bytes differ"; cat "$work/reopened.err"
   fi
-  stop reopened
+  # SIGTERM, then SIGUSR1s while the image is being saved: the save and the
+  # cuts take turns on the device, and the image still holds every byte.
+  kill -TERM "$server_pid"
+  for _ in 1 2 3 4 5; do kill -USR1 "$server_pid" 2>/dev/null || true; done
+  if wait "$server_pid" && grep -q "saved to" "$work/reopened.err"; then
+    server_pid=""
+    serve reopened2 --ftl dftl --image "$work/dftl.img"
+    if qemu-img compare -f raw -F raw "$work/persist.img" "$(uri reopened2)" >/dev/null; then
+      pass "SIGUSR1 during the save at SIGTERM: the image reopens with the same bytes ($(grep -c "on demand" "$work/reopened.err") power cut(s) on demand during the exit; signals sent together may merge into one)"
+    else
+      fail "SIGUSR1 during the save: the reopened image differs"; cat "$work/reopened2.err"
+    fi
+    stop reopened2
+  else
+    fail "SIGUSR1 during the save: ftlab serve did not exit cleanly with the image saved"; cat "$work/reopened.err"
+    server_pid=""
+  fi
 fi
 
 echo "clients.sh: $(($(date +%s) - start)) s"

@@ -206,6 +206,11 @@ pub struct WorkloadSpec {
     pub address: Option<String>,
     /// Count and skip malformed trace lines instead of stopping (default false).
     pub skip_bad_lines: bool,
+    /// Replays the trace this many times back to back (default 1): every pass
+    /// has the trace's requests and addresses, its arrivals shifted to start
+    /// one mean inter-arrival gap after the previous pass's last request. For
+    /// traces too short to reach a steady state.
+    pub repeat: Option<u32>,
     /// A built-in generator by name.
     pub preset: Option<String>,
     /// A generator given in full (`kind = "zipf"`, ...).
@@ -361,7 +366,7 @@ impl MetricsSpec {
 /// Where requests come from, validated.
 #[derive(Debug, Clone)]
 pub enum Source {
-    Trace { path: PathBuf, format: TraceFormat, address: AddressMode, skip_bad_lines: bool },
+    Trace { path: PathBuf, format: TraceFormat, address: AddressMode, skip_bad_lines: bool, repeat: u32 },
     Generator { name: String, spec: GeneratorSpec },
     Tasks { tasks: Vec<TaskSpec>, duration_ns: u64 },
 }
@@ -370,7 +375,10 @@ impl Source {
     /// A short description for reports.
     pub fn describe(&self) -> String {
         match self {
-            Source::Trace { path, format, .. } => format!("{} ({})", path.display(), format.name()),
+            Source::Trace { path, format, repeat: 1, .. } => format!("{} ({})", path.display(), format.name()),
+            Source::Trace { path, format, repeat, .. } => {
+                format!("{} ({}) x {repeat}", path.display(), format.name())
+            }
             Source::Generator { name, .. } => name.clone(),
             Source::Tasks { tasks, .. } => format!("{} periodic tasks", tasks.len()),
         }
@@ -410,12 +418,25 @@ impl WorkloadSpec {
                 }
                 None => AddressMode::Modulo,
             };
-            return Ok(Source::Trace { path: path.clone(), format, address, skip_bad_lines: self.skip_bad_lines });
+            let repeat = self.repeat.unwrap_or(1);
+            if repeat == 0 {
+                return Err(SimError::config(
+                    "workload.repeat",
+                    "workload.repeat = 0 replays nothing: give at least 1 (the default), or leave it out",
+                ));
+            }
+            return Ok(Source::Trace {
+                path: path.clone(),
+                format,
+                address,
+                skip_bad_lines: self.skip_bad_lines,
+                repeat,
+            });
         }
-        if self.trace_format.is_some() || self.address.is_some() {
+        if self.trace_format.is_some() || self.address.is_some() || self.repeat.is_some() {
             return Err(SimError::config(
                 "workload.trace",
-                "workload.trace_format and workload.address need workload.trace",
+                "workload.trace_format, workload.address and workload.repeat need workload.trace",
             ));
         }
         if !self.tasks.is_empty() {

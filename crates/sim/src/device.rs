@@ -484,7 +484,7 @@ impl Device {
                     _ => vec![0; self.page_size as usize],
                 };
                 page[from..from + bytes.len()].copy_from_slice(bytes);
-                self.ftl.write(&mut io, l, Payload::Bytes(page.into_boxed_slice()), &hint).map_err(PageError::Ftl)?;
+                self.ftl.write(&mut io, l, Payload::Bytes(page.into()), &hint).map_err(PageError::Ftl)?;
                 read = Some(Ok(old));
             }
             PageOp::Trim => match self.ftl.trim(&mut io, l) {

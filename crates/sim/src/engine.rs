@@ -571,6 +571,7 @@ impl Engine {
             m.throughput.add(since, req.op == Op::Read, pages);
         }
         m.throughput.flash(since, FlashTotals::of(self.device.flash.counters()));
+        m.throughput.gauges(since, &self.device.ftl.gauges());
         if let (Some(t), Some(deadline)) = (req.task, req.deadline) {
             if let Some(task) = m.tasks.get_mut(t as usize) {
                 task.jobs += 1;

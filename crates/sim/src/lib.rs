@@ -351,6 +351,11 @@ impl Simulation {
         self.engine.logical_pages()
     }
 
+    /// Bytes of one page.
+    pub fn page_size(&self) -> u32 {
+        self.engine.device.flash.nand().geometry().page_size
+    }
+
     /// Physical pages of the device.
     pub fn physical_pages(&self) -> u64 {
         u64::from(self.engine.device.flash.nand().geometry().total_pages())
@@ -485,6 +490,7 @@ fn report(
         tasks: m.tasks.clone(),
         sim_seconds: if engine.measuring { end.saturating_sub(engine.measure_start) as f64 / 1e9 } else { 0.0 },
         throughput: m.throughput.series(),
+        ftl_gauges: m.throughput.final_gauges(),
         integrity: verdict.to_string(),
         verdict,
         integrity_errors: m.mismatches,

@@ -1,6 +1,8 @@
 //! What a run measures and reports. Field names of [`Report`] are stable: they
 //! are the JSON and CSV output of `ftlab`.
 
+use std::collections::BTreeMap;
+
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
@@ -288,6 +290,10 @@ pub struct Throughput {
     erases: Vec<u64>,
     /// Those three counters as of the last request recorded.
     seen: [u64; 3],
+    /// The FTL's gauges by name, in the order it gives them: per bucket, the
+    /// value at the last request completion recorded in it (a bucket without
+    /// one keeps the value before it).
+    gauges: Vec<(&'static str, Vec<f64>)>,
 }
 
 /// Cumulative flash counters of a run as [`Throughput::flash`] takes them.
@@ -328,6 +334,7 @@ impl Throughput {
             gc_programs: Vec::new(),
             erases: Vec::new(),
             seen: [0; 3],
+            gauges: Vec::new(),
         }
     }
 
@@ -341,14 +348,47 @@ impl Throughput {
                 let merged: Vec<u64> = v.chunks(2).map(|c| c.iter().sum()).collect();
                 *v = merged;
             }
+            // A merged interval ends where its later half ends.
+            for (_, g) in &mut self.gauges {
+                let merged: Vec<f64> = g.chunks(2).map(|c| c[c.len() - 1]).collect();
+                *g = merged;
+            }
             i = (t.0 / self.bucket_ns) as usize;
         }
         if self.read.len() <= i {
             for v in [&mut self.read, &mut self.write, &mut self.programs, &mut self.gc_programs, &mut self.erases] {
                 v.resize(i + 1, 0);
             }
+            for (_, g) in &mut self.gauges {
+                let last = g.last().copied().unwrap_or(0.0);
+                g.resize(i + 1, last);
+            }
         }
         i
+    }
+
+    /// The FTL's gauges ([`ftlab_ftl::Ftl::gauges`]) after a request completed
+    /// at `t`: they become the values of `t`'s bucket and of the empty buckets
+    /// after it. A gauge seen for the first time takes its value back to the
+    /// first bucket.
+    #[inline]
+    pub fn gauges(&mut self, t: SimTime, now: &[(&'static str, f64)]) {
+        if now.is_empty() {
+            return;
+        }
+        let i = self.bucket(t);
+        let len = self.read.len();
+        for &(name, v) in now {
+            let k = match self.gauges.iter().position(|(n, _)| *n == name) {
+                Some(k) => k,
+                None => {
+                    self.gauges.push((name, vec![v; len]));
+                    self.gauges.len() - 1
+                }
+            };
+            let g = &mut self.gauges[k].1;
+            g[i..].iter_mut().for_each(|x| *x = v);
+        }
     }
 
     /// `pages` completed at `t` (relative to the start of measurement).
@@ -388,14 +428,24 @@ impl Throughput {
             flash_programs: self.programs.clone(),
             gc_programs: self.gc_programs.clone(),
             erases: self.erases.clone(),
+            gauges: self.gauges.iter().map(|(n, g)| ((*n).to_owned(), g.clone())).collect(),
         }
+    }
+
+    /// The gauges' latest values, by name.
+    pub fn final_gauges(&self) -> BTreeMap<String, f64> {
+        self.gauges.iter().filter_map(|(n, g)| Some(((*n).to_owned(), *g.last()?))).collect()
     }
 }
 
 /// Host pages completed per interval, and the flash work of each interval
 /// (counted when a request completing in it first saw it): write
 /// amplification over time is `flash_programs / write_pages`, garbage
-/// collection's activity `gc_programs` and `erases`.
+/// collection's activity `gc_programs` and `erases`. `gauges`: the FTL's
+/// gauges ([`ftlab_ftl::Ftl::gauges`], e.g. Janus-FTL's `fused_blocks`) per
+/// interval, each the value after the last request completed in it (an
+/// interval without one keeps the value before it); left out of the JSON for
+/// schemes without gauges.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ThroughputSeries {
     pub interval_s: f64,
@@ -404,6 +454,8 @@ pub struct ThroughputSeries {
     pub flash_programs: Vec<u64>,
     pub gc_programs: Vec<u64>,
     pub erases: Vec<u64>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub gauges: BTreeMap<String, Vec<f64>>,
 }
 
 /// Deadline misses of one periodic task.
@@ -597,6 +649,11 @@ pub struct Report {
     /// Simulated time measured, seconds.
     pub sim_seconds: f64,
     pub throughput: ThroughputSeries,
+    /// The FTL's gauges at the end of the run ([`ftlab_ftl::Ftl::gauges`]; the
+    /// last values of `throughput.gauges`), by name; left out for schemes
+    /// without gauges.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub ftl_gauges: BTreeMap<String, f64>,
     pub flash_ops: FlashOps,
     /// `"ok"` when every read returned the latest written value, otherwise a
     /// description of the first mismatch (the text of [`Report::verdict`]).
@@ -689,5 +746,27 @@ mod tests {
         assert_eq!(s.gc_programs, vec![0, 0, 4]);
         assert_eq!(s.erases, vec![0, 0, 1]);
         assert_eq!(s.read_pages.len(), 3, "every series has the same intervals");
+    }
+
+    #[test]
+    fn gauges_hold_the_last_value_of_each_interval_and_merge_to_the_later_half() {
+        let mut t = Throughput::new(1000, false);
+        t.add(SimTime(100), false, 1);
+        t.gauges(SimTime(100), &[]);
+        assert!(t.series().gauges.is_empty(), "no gauges, no series");
+        t.gauges(SimTime(1200), &[("fused", 3.0)]);
+        t.gauges(SimTime(1500), &[("fused", 4.0)]);
+        t.gauges(SimTime(3100), &[("fused", 7.0)]);
+        t.add(SimTime(4100), true, 1);
+        let s = t.series();
+        assert_eq!(s.gauges["fused"], vec![3.0, 4.0, 4.0, 7.0, 7.0], "first value back to the start, then forward");
+        assert_eq!(s.gauges["fused"].len(), s.read_pages.len());
+        assert_eq!(t.final_gauges()["fused"], 7.0);
+        t.gauges(SimTime(1000 * 5000), &[("fused", 9.0)]);
+        let s = t.series();
+        assert_eq!(s.interval_s, 2000.0 / 1e9);
+        assert_eq!(&s.gauges["fused"][..3], &[4.0, 7.0, 7.0]);
+        assert_eq!(s.gauges["fused"].last(), Some(&9.0));
+        assert_eq!(s.gauges["fused"].len(), s.read_pages.len());
     }
 }

@@ -66,6 +66,12 @@ struct TraceSource {
     exhausted: bool,
     /// The end was reached and reported.
     ended: bool,
+    /// Passes over the trace still to start after this one, how to open it
+    /// again, the shift of this pass's arrivals (ns) and the requests it yielded.
+    passes_left: u32,
+    reopen: (std::path::PathBuf, ftlab_workload::TraceFormat, ReadOptions),
+    pass_offset: u64,
+    pass_requests: u64,
 }
 
 /// The latest arrival a trace may ask for, in ns after its first request: half the
@@ -122,10 +128,19 @@ impl TraceSource {
             return Some(Err(e));
         }
         let Some((t, line, r)) = self.window.pop_front() else {
+            if self.passes_left > 0 && self.pass_requests > 0 {
+                return self.next_pass(late);
+            }
             return self.end();
         };
+        self.pass_requests += 1;
         let base = *self.base.get_or_insert(t);
-        let mut at = t.saturating_sub(base);
+        let Some(mut at) = t.saturating_sub(base).checked_add(self.pass_offset) else {
+            return Some(Err(self.time_overflow(
+                line,
+                format!("pass offset {} ns of workload.repeat does not fit the 64-bit ns clock", self.pass_offset),
+            )));
+        };
         if at > MAX_TRACE_ARRIVAL_NS {
             return Some(Err(self.time_overflow(
                 line,
@@ -142,6 +157,22 @@ impl TraceSource {
         }
         self.last = at;
         Some(Ok(Request::from_host(r, at)))
+    }
+
+    /// Starts the next pass over the trace (`workload.repeat`): its first
+    /// request one mean inter-arrival gap of this pass after this pass's last.
+    fn next_pass(&mut self, late: &mut u64) -> Option<Result<Request, SimError>> {
+        let (path, format, opts) = &self.reopen;
+        self.reader = match TraceReader::open(path, *format, opts) {
+            Ok(r) => r,
+            Err(e) => return Some(Err(SimError::Trace(e))),
+        };
+        let span = self.last - self.pass_offset;
+        self.pass_offset = self.last + span / self.pass_requests.saturating_sub(1).max(1);
+        self.passes_left -= 1;
+        self.pass_requests = 0;
+        self.exhausted = false;
+        self.next(late)
     }
 
     /// The end of the trace: an error, once, if the address mapping kept none of its
@@ -187,7 +218,7 @@ impl Requests {
         reorder_window: usize,
     ) -> Result<Requests, SimError> {
         let inner = match source {
-            Source::Trace { path, format, address, skip_bad_lines } => {
+            Source::Trace { path, format, address, skip_bad_lines, repeat } => {
                 let opts = ReadOptions { skip_bad_lines: *skip_bad_lines };
                 let logical_bytes = logical_pages * u64::from(page_size);
                 let mut mapper = AddressMapper::new(*address, logical_bytes, page_size).map_err(SimError::Trace)?;
@@ -207,6 +238,10 @@ impl Requests {
                     time_scale,
                     exhausted: false,
                     ended: false,
+                    passes_left: repeat.saturating_sub(1),
+                    reopen: (path.clone(), *format, opts),
+                    pass_offset: 0,
+                    pass_requests: 0,
                 }))
             }
             Source::Generator { spec, .. } => {

@@ -6,9 +6,9 @@
 //!   areas backwards from its write pointer, reading the page of each logical page
 //!   met first (the newest) that the queue did not hold; pages trimmed are left.
 //!   The data goes to a RAM buffer of `pi` pages.
-//! - **Write**: the buffered pages are programmed to a free block, each flagged as
-//!   a merge copy, the last one with the end flag; then the block map switches to
-//!   the new block and the queue entries it absorbed are dropped.
+//! - **Write**: the buffered pages are programmed to a free block, each tagged as
+//!   a merge copy in the OOB, the last one also as the end; then the block map
+//!   switches to the new block and the queue entries it absorbed are dropped.
 //! - **Erase**: the old block is erased and freed.
 //!
 //! A step packs whole page operations while their times (with channel transfer)
@@ -19,7 +19,7 @@
 use ftlab_nand::{BlockId, NandError, PageKind, Payload, Ppa};
 
 use super::{GcQueueOrder, Gftl, Job, NONE};
-use crate::nftl::{END_FLAG, LPN_MASK, MERGE_FLAG};
+use crate::blockmap::tag;
 use crate::{FtlError, Io, Purpose};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -253,7 +253,7 @@ impl Gftl {
                 c.scan -= 1;
                 match io.read_oob(ppa, Purpose::Gc) {
                     Ok(Some(oob)) => {
-                        let off = (oob.lpn & LPN_MASK) % ppb;
+                        let off = oob.lpn % ppb;
                         if !std::mem::replace(&mut c.seen[off as usize], true) {
                             c.pending = Some((off, ppa));
                         }
@@ -286,20 +286,15 @@ impl Gftl {
             }
             let off = c.order[c.written];
             let Some((data, src)) = c.buffer[off as usize].take() else { unreachable!("ordered pages are buffered") };
-            let end = if c.written + 1 == c.order.len() { END_FLAG } else { 0 };
+            let merge = tag::merge(c.written, c.order.len());
             let (Some(t), lpn) = (c.target, base + off) else { unreachable!("a target is taken for a write phase") };
-            io.program(
-                self.geometry.ppa(t, c.written as u32),
-                lpn | MERGE_FLAG | end,
-                PageKind::Data,
-                data,
-                Purpose::Gc,
-            )?;
+            let ppa = self.geometry.ppa(t, c.written as u32);
+            io.program_tagged(ppa, lpn, PageKind::Data, merge, data, Purpose::Gc)?;
             io.supersede(src);
             *used += self.costs.wrpg;
             c.copied.push((lpn, src));
             c.written += 1;
-            if end != 0 {
+            if merge & tag::END != 0 {
                 // A cleaning torn before its end copy is dropped at recovery: no
                 // source (old block or queue block) is erased before that copy is
                 // durable.

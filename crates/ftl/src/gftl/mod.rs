@@ -29,11 +29,13 @@
 //! buffers a write to the block being read or erased in RAM only; here it also
 //! goes to the write queue on flash (the RAM buffer is updated too, so the
 //! cleaning copies the newest data), so an acknowledged write survives a power
-//! cut. Queue pages carry a flag bit in the OOB's logical-page field, and the
-//! pages a cleaning copies a merge flag (the last one an end flag), so the startup
-//! scan can tell queue blocks from data blocks and a torn cleaning from a finished
-//! one. Trim (absent from the paper) clears a bit per logical page and drops the
-//! page's queue entry. Choices the paper leaves open: a queue block with no live
+//! cut. Queue pages carry a queue bit in the OOB's tag
+//! ([`ftlab_nand::Oob::tag`]), and the pages a cleaning copies a merge bit (the
+//! last one also an end bit), so the startup scan can tell queue blocks from
+//! data blocks and a torn cleaning from a finished one; the OOB searches, the
+//! scan and the tag bits are the block-mapping unit's (the `blockmap` module,
+//! shared with NFTL). Trim (absent from the paper) clears a bit per logical
+//! page and drops the page's queue entry. Choices the paper leaves open: a queue block with no live
 //! page is erased ahead of the data blocks in the GC queue (one step, a whole
 //! block back); the cleaning copies whole page operations per step, and `kappa`
 //! for `L` is the larger of the paper's and this packing's worst case; on a
@@ -57,8 +59,8 @@ use serde::{Deserialize, Serialize};
 use ftlab_bounds::ChipParams;
 use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa, SimTime};
 
+use crate::blockmap::{self, interleaved_good_blocks, search_block, tag, Present};
 use crate::flash::PROGRAM_ATTEMPTS;
-use crate::nftl::{interleaved_good_blocks, search_block, Present, LPN_MASK, WQ_FLAG};
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
 use clean::Cleaning;
@@ -249,9 +251,10 @@ pub(crate) fn sizing(config: &GftlConfig, g: &Geometry, good: u32, costs: Costs)
     if n == 0 {
         return Err(FtlError::config("device", format!("the device is too small for gftl: {good} good blocks")));
     }
-    if n * p > u64::from(LPN_MASK) || pi > u32::from(u16::MAX) {
-        return Err(FtlError::config("device", "gftl: too many logical pages or pages per block"));
+    if pi > u32::from(u16::MAX) {
+        return Err(FtlError::config("device.pages_per_block", "gftl needs at most 65535 pages per block"));
     }
+    blockmap::logical_pages("gftl", n as u32, pi)?;
     let read = p * costs.rdoob + costs.rdpg;
     Ok(GftlSizing {
         kappa: kappa as u32,
@@ -387,7 +390,7 @@ impl Gftl {
             }
         };
         let ppa = self.geometry.ppa(b, next);
-        io.program(ppa, lpn | WQ_FLAG, PageKind::Data, data, Purpose::Host)?;
+        io.program_tagged(ppa, lpn, PageKind::Data, tag::QUEUE, data, Purpose::Host)?;
         // The old copy is dropped while `b` is still the open block: if it is in
         // `b` too and was its last live page, `b` must not join the GC queue as
         // dead (it is about to hold the new copy); closing it first would queue
@@ -648,6 +651,44 @@ pub(crate) mod tests {
         assert_eq!((s.logical_blocks, s.write_queue_pages, s.write_queue_blocks), (32, 112, 7));
         assert_eq!(s.bound_ns, 1_500_000 + 16 * 25_640 + 46_120);
         assert_eq!(g.logical_pages(), 32 * 16);
+    }
+
+    #[test]
+    fn the_logical_space_is_not_capped_at_2_pow_29_pages() {
+        // 2^20 blocks of 1024 pages: over 2^29 logical pages, which flag bits in
+        // the OOB's logical page once forbade; the flags are in the OOB tag now.
+        let g = Geometry { blocks_per_plane: 1 << 20, pages_per_block: 1024, ..crate::testing::one_die(1, 1) };
+        let costs = Costs { rdpg: 46_120, rdoob: 25_640, wrpg: 221_120, er: 1_500_000 };
+        let s = sizing(&GftlConfig::default(), &g, 1 << 20, costs).unwrap();
+        assert!(u64::from(s.logical_blocks) * 1024 > 1 << 29, "{s:?}");
+        let e = sizing(&GftlConfig::default(), &Geometry { pages_per_block: 1 << 16, ..g }, 1 << 20, costs);
+        assert!(matches!(e, Err(FtlError::Config(c)) if c.key == "device.pages_per_block"));
+    }
+
+    #[test]
+    fn queue_and_cleaning_pages_keep_the_logical_page_and_tag_apart() {
+        let (mut flash, mut g) = device(GftlConfig::default());
+        let mut t = 0;
+        for lpn in 0..16 {
+            write(&mut flash, &mut g, &mut t, lpn);
+        }
+        write(&mut flash, &mut g, &mut t, 3);
+        let queued = g.wq_map[&3];
+        let oob = flash.nand().peek_oob(queued).unwrap();
+        assert_eq!((oob.lpn, oob.tag), (3, tag::QUEUE));
+        // Run the cleaning of block 0 to its end: its copies carry the merge
+        // tag, the last one the end tag, beside their own logical pages.
+        while g.cleaning.is_some() || !g.gcq.is_empty() {
+            t += g.sizing.bound_ns;
+            let mut io = flash.io(SimTime(t));
+            g.read(&mut io, Lpn(20)).unwrap();
+        }
+        let target = BlockId(g.map[0]);
+        let oobs: Vec<_> =
+            (0..16).map(|k| flash.nand().peek_oob(flash.nand().geometry().ppa(target, k)).unwrap()).collect();
+        assert_eq!(oobs.iter().map(|o| o.lpn).collect::<Vec<_>>(), (0..16).collect::<Vec<_>>());
+        assert!(oobs[..15].iter().all(|o| o.tag == tag::MERGE) && oobs[15].tag == tag::MERGE | tag::END, "{oobs:?}");
+        g.check_invariants(&flash).unwrap();
     }
 
     #[test]

@@ -5,12 +5,12 @@
 use ftlab_nand::BlockId;
 
 use super::{Gftl, GftlConfig, Job, NONE};
-use crate::nftl::{reclaim_into, scan_device, BlockScan, LPN_MASK, WQ_FLAG};
+use crate::blockmap::{reclaim_into, scan_device, tag, BlockScan};
 use crate::{Flash, FtlError, Io};
 
 impl Gftl {
     /// Rebuilds GFTL from the medium. Queue blocks are those whose pages carry the
-    /// queue flag. Per logical block, a cleaning target without its end copy is
+    /// queue tag. Per logical block, a cleaning target without its end copy is
     /// dropped (the cleaning had not switched the map; its sources are intact) and
     /// the newest remaining data block is the mapped one; older ones are stale.
     /// Each logical page's newest copy wins (a cleaning copies the newest data, so
@@ -27,9 +27,8 @@ impl Gftl {
         let mut queue = Vec::new();
         let mut stale = Vec::new();
         for s in used {
-            let raw = s.pages[0].1;
-            let lb = (raw & LPN_MASK) / ppb;
-            if raw & WQ_FLAG != 0 {
+            let lb = s.first().lpn / ppb;
+            if s.first_tagged(tag::QUEUE) {
                 queue.push(s);
             } else if s.incomplete_merge() || lb >= n {
                 stale.push(s.block);
@@ -51,10 +50,10 @@ impl Gftl {
         // Newest copy of each logical page: (seq, ppa, in a queue block).
         let mut newest: Vec<(u64, u32, bool)> = vec![(0, NONE, false); f.logical_pages_usize()];
         let mut consider = |s: &BlockScan, queued: bool| {
-            for &(page, raw, seq) in &s.pages {
-                let lpn = (raw & LPN_MASK) as usize;
-                if lpn < newest.len() && seq > newest[lpn].0 {
-                    newest[lpn] = (seq, f.geometry.ppa(s.block, page).0, queued);
+            for p in &s.pages {
+                let lpn = p.lpn as usize;
+                if lpn < newest.len() && p.seq > newest[lpn].0 {
+                    newest[lpn] = (p.seq, f.geometry.ppa(s.block, p.page).0, queued);
                 }
             }
         };
@@ -137,8 +136,8 @@ pub(super) fn check(f: &Gftl, flash: &Flash) -> Result<(), String> {
         }
         for page in 0..next {
             if let Some(oob) = nand.peek_oob(g.ppa(BlockId(b), page)) {
-                if oob.lpn & WQ_FLAG != 0 || (oob.lpn & LPN_MASK) / ppb != lb as u32 {
-                    return Err(format!("block {b} of logical block {lb} holds OOB lpn {:#x}", oob.lpn));
+                if oob.tag & tag::QUEUE != 0 || oob.lpn / ppb != lb as u32 {
+                    return Err(format!("block {b} of logical block {lb} holds {oob:?}"));
                 }
             }
         }
@@ -155,7 +154,7 @@ pub(super) fn check(f: &Gftl, flash: &Flash) -> Result<(), String> {
             return Err(format!("queued lpn {lpn} is in block {}, not a queue block", b.0));
         }
         match nand.peek_oob(ppa) {
-            Some(oob) if oob.lpn == lpn | WQ_FLAG => {}
+            Some(oob) if oob.lpn == lpn && oob.tag == tag::QUEUE => {}
             other => return Err(format!("queued lpn {lpn} at {ppa:?} has OOB {other:?}")),
         }
         live[b.0 as usize] += 1;

@@ -138,7 +138,10 @@ class Report(Record):
         interval without host writes); the interval is
         ``throughput.interval_s`` (``metrics.interval_ms`` sets it). Flash
         work counts in the interval of the first request completion after it
-        was issued."""
+        was issued. An FTL with gauges (``throughput.gauges``, e.g. Janus-FTL's
+        ``fused_blocks``) adds one column per gauge after ``waf``, named
+        ``gauge.<name>``: its value after the last request completed in the
+        interval."""
         pd = _pandas()
         t = self._data.get("throughput") or {}
         names = ["read_pages", "write_pages", "flash_programs", "gc_programs", "erases"]
@@ -149,6 +152,8 @@ class Report(Record):
         for k in names:
             frame[k] = cols[k] + [0] * (n - len(cols[k]))
         frame["waf"] = [p / w if w else float("nan") for p, w in zip(frame["flash_programs"], frame["write_pages"])]
+        for name, values in sorted((t.get("gauges") or {}).items()):
+            frame[f"gauge.{name}"] = list(values) + [float("nan")] * (n - len(values))
         return pd.DataFrame(frame)
 
     def erase_counts(self):

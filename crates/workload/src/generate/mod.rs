@@ -8,7 +8,7 @@
 //!
 //! ```toml
 //! [workload]
-//! kind = "hotcold"          # sequential | uniform | zipf | hotcold | postmark | iozone
+//! kind = "hotcold"          # sequential | uniform | zipf | hotcold | postmark | iozone | phases
 //! access_fraction = 0.8     # 80% of the accesses ...
 //! space_fraction = 0.2      # ... go to the first 20% of the pages
 //! requests = 1000000
@@ -173,6 +173,14 @@ pub enum GeneratorSpec {
         #[serde(default)]
         arrival: Arrival,
     },
+    /// Workloads one after another (e.g. PostMark runs with different file
+    /// sets, 004 Figure 8): phase `i` is built with seed `seed + i` over the
+    /// same space, its arrivals shifted to start at the last arrival of the
+    /// phase before. Every phase has the same arrival process.
+    Phases {
+        /// The phases, in order; at least one.
+        phases: Vec<GeneratorSpec>,
+    },
 }
 
 /// A named built-in workload.
@@ -198,6 +206,39 @@ fn invalid<T>(message: String) -> Result<T, TraceError> {
     Err(TraceError::InvalidSpec(message))
 }
 
+/// The message of an invalid-spec error without its wrapper's prefix, to nest.
+fn strip(e: &TraceError) -> String {
+    match e {
+        TraceError::InvalidSpec(m) => m.clone(),
+        e => e.to_string(),
+    }
+}
+
+/// [`GeneratorSpec::Phases`]: the phases' streams one after another.
+struct Phased {
+    streams: std::collections::VecDeque<RequestStream>,
+    /// Shift of the current phase's arrivals, and the last arrival issued.
+    offset: u64,
+    last: u64,
+}
+
+impl Iterator for Phased {
+    type Item = HostRequest;
+
+    fn next(&mut self) -> Option<HostRequest> {
+        loop {
+            let s = self.streams.front_mut()?;
+            if let Some(mut r) = s.next() {
+                r.arrival_ns = r.arrival_ns.saturating_add(self.offset);
+                self.last = r.arrival_ns;
+                return Some(r);
+            }
+            self.streams.pop_front();
+            self.offset = self.last;
+        }
+    }
+}
+
 fn check_fraction(kind: &str, name: &str, x: f64, open: bool) -> Result<(), TraceError> {
     let ok = if open { x > 0.0 && x < 1.0 } else { (0.0..=1.0).contains(&x) };
     if ok {
@@ -217,6 +258,7 @@ impl GeneratorSpec {
             GeneratorSpec::Hotcold { .. } => "hotcold",
             GeneratorSpec::Postmark { .. } => "postmark",
             GeneratorSpec::Iozone { .. } => "iozone",
+            GeneratorSpec::Phases { .. } => "phases",
         }
     }
 
@@ -229,12 +271,17 @@ impl GeneratorSpec {
             | GeneratorSpec::Hotcold { arrival, .. }
             | GeneratorSpec::Postmark { arrival, .. }
             | GeneratorSpec::Iozone { arrival, .. } => *arrival,
+            GeneratorSpec::Phases { phases } => phases.first().map_or(Arrival::Closed, GeneratorSpec::arrival),
         }
     }
 
     /// Requests the workload issues, where a field fixes them (`None` for
-    /// `postmark` and `iozone`, whose count follows from their files).
+    /// `postmark` and `iozone`, whose count follows from their files, and for
+    /// `phases` with one of those).
     pub fn requests(&self) -> Option<u64> {
+        if let GeneratorSpec::Phases { phases } = self {
+            return phases.iter().map(GeneratorSpec::requests).sum();
+        }
         self.mix().map(|m| m.requests)
     }
 
@@ -246,7 +293,7 @@ impl GeneratorSpec {
             | GeneratorSpec::Hotcold { requests, read_fraction, size, arrival, .. } => {
                 Some(Mix { requests: *requests, read_fraction: *read_fraction, size, arrival: *arrival })
             }
-            GeneratorSpec::Postmark { .. } | GeneratorSpec::Iozone { .. } => None,
+            GeneratorSpec::Postmark { .. } | GeneratorSpec::Iozone { .. } | GeneratorSpec::Phases { .. } => None,
         }
     }
 
@@ -287,6 +334,22 @@ impl GeneratorSpec {
                 }
                 check_fraction(kind, "read_fraction", *read_fraction, false)?;
                 arrival.validate()
+            }
+            GeneratorSpec::Phases { phases } => {
+                let Some(first) = phases.first() else {
+                    return invalid("phases needs at least one phase, got none".into());
+                };
+                for (i, p) in phases.iter().enumerate() {
+                    p.validate().map_err(|e| TraceError::InvalidSpec(format!("phases[{i}]: {}", strip(&e))))?;
+                    if p.arrival() != first.arrival() {
+                        return invalid(format!(
+                            "phases[{i}]: every phase needs the same arrival process as phases[0] ({:?}), got {:?}",
+                            first.arrival(),
+                            p.arrival()
+                        ));
+                    }
+                }
+                Ok(())
             }
             _ => Ok(()),
         }
@@ -388,6 +451,16 @@ impl GeneratorSpec {
                     phase: 0,
                     pos: 0,
                 }))
+            }
+            GeneratorSpec::Phases { phases } => {
+                let mut streams = Vec::with_capacity(phases.len());
+                for (i, p) in phases.iter().enumerate() {
+                    let s = p
+                        .build(n, page_size, seed.wrapping_add(i as u64))
+                        .map_err(|e| TraceError::InvalidSpec(format!("phases[{i}]: {}", strip(&e))))?;
+                    streams.push(s);
+                }
+                Ok(Box::new(Phased { streams: streams.into_iter().collect(), offset: 0, last: 0 }))
             }
             // The four address patterns returned above.
             _ => invalid(format!("{kind}: no generator")),

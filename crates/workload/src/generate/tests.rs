@@ -257,3 +257,64 @@ fn hotcold_default() -> GeneratorSpec {
         arrival: Arrival::Closed,
     }
 }
+
+#[test]
+fn phases_run_one_after_another_with_their_own_seeds() {
+    let a = GeneratorSpec::Uniform {
+        requests: 5,
+        read_fraction: 0.0,
+        size: SizeDist::fixed(1),
+        arrival: Arrival::Exponential { mean_ns: 1000.0 },
+    };
+    let b = GeneratorSpec::Sequential {
+        requests: 3,
+        read_fraction: 0.0,
+        size: SizeDist::fixed(1),
+        arrival: Arrival::Exponential { mean_ns: 1000.0 },
+    };
+    let spec: GeneratorSpec =
+        toml::from_str("kind = \"phases\"\n[[phases]]\nkind = \"uniform\"\nrequests = 5\narrival = { kind = \"exponential\", mean_ns = 1000.0 }\n[[phases]]\nkind = \"sequential\"\nrequests = 3\narrival = { kind = \"exponential\", mean_ns = 1000.0 }\n").unwrap();
+    assert_eq!(spec, GeneratorSpec::Phases { phases: vec![a.clone(), b.clone()] });
+    assert_eq!(spec.requests(), Some(8));
+    let all = collect(&spec, 1000, 7);
+    let first = collect(&a, 1000, 7);
+    let second = collect(&b, 1000, 8);
+    assert_eq!(&all[..5], &first[..], "phase 0 has the seed");
+    let shift = first[4].arrival_ns;
+    for (x, y) in all[5..].iter().zip(&second) {
+        assert_eq!(x.offset, y.offset, "phase 1 has seed + 1");
+        assert_eq!(x.arrival_ns, y.arrival_ns + shift, "phase 1 starts where phase 0 ended");
+    }
+    assert_eq!(all.len(), 8);
+    let postmark = GeneratorSpec::Phases { phases: vec![GeneratorSpec::preset("postmark").unwrap(), a.clone()] };
+    assert_eq!(postmark.requests(), None, "a phase with no fixed count");
+}
+
+#[test]
+fn bad_phases_name_the_phase() {
+    let e = GeneratorSpec::Phases { phases: vec![] }.validate().unwrap_err().to_string();
+    assert!(e.contains("at least one phase"), "{e}");
+    let good = GeneratorSpec::preset("uniform-random-write").unwrap();
+    let zero =
+        GeneratorSpec::Uniform { requests: 0, read_fraction: 0.0, size: SizeDist::fixed(1), arrival: Arrival::Closed };
+    let e = GeneratorSpec::Phases { phases: vec![good.clone(), zero] }.validate().unwrap_err().to_string();
+    assert!(e.contains("phases[1]: uniform requests must be > 0"), "{e}");
+    let open = GeneratorSpec::Uniform {
+        requests: 1,
+        read_fraction: 0.0,
+        size: SizeDist::fixed(1),
+        arrival: Arrival::Exponential { mean_ns: 1.0 },
+    };
+    let e = GeneratorSpec::Phases { phases: vec![good.clone(), open] }.validate().unwrap_err().to_string();
+    assert!(e.contains("phases[1]: every phase needs the same arrival process"), "{e}");
+    let big = GeneratorSpec::Postmark {
+        files: 1000,
+        file_pages: SizeDist::fixed(16),
+        transactions: 1,
+        read_fraction: 0.5,
+        create_fraction: 0.5,
+        arrival: Arrival::Closed,
+    };
+    let e = GeneratorSpec::Phases { phases: vec![good, big] }.build(100, PS, 1).err().unwrap().to_string();
+    assert!(e.contains("phases[1]: postmark: 1000 files"), "{e}");
+}

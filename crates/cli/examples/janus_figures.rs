@@ -1,0 +1,202 @@
+//! Janus-FTL's Figures 5 and 8 (004), beyond what a sweep plots: CSV and SVG.
+//!
+//! ```text
+//! cargo run --release -p ftlab-cli --example janus_figures -- figure8 experiments/janus/figure8.toml
+//! cargo run --release -p ftlab-cli --example janus_figures -- figure5 experiments/janus/figure5.toml [U_D ...]
+//! ```
+//!
+//! - `figure8 RUN.toml`: runs the configuration (a `phases` generator, an FTL
+//!   with gauges) and its prefixes ending at each phase's end; writes
+//!   `figure8.csv` (per interval: time, phase, the FTL's gauges),
+//!   `figure8-phases.csv` (per phase: its end, the gauges there, the mean
+//!   fused blocks over the phase's second half) and `figure8.svg` beside the
+//!   configuration.
+//! - `figure5 RUN.toml [U_D ...]`: for each PMA utilization `u_d` (default
+//!   0.5 to 0.95), runs the configuration (`janus-fix`, a `hotcold` generator)
+//!   with `ftl.utilization = u_d` and its hot region set to the target number
+//!   of fused blocks, so that the fused blocks are exactly those written; writes
+//!   `figure5.csv` (u_d set and measured, the victims' measured utilization u
+//!   over the run's second half, u from Eq. 5) and `figure5.svg`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use plotters::prelude::*;
+
+use ftlab_bounds::janus::victim_utilization as eq5_u;
+use ftlab_lab::janus::{phase_reports, victim_point};
+use ftlab_lab::overlay::{load_file, to_config};
+use ftlab_sim::config::RunConfig;
+use ftlab_sim::Report;
+
+/// A line (or, with `points`, markers only) of a chart.
+struct Line {
+    name: String,
+    points: Vec<(f64, f64)>,
+    markers: bool,
+}
+
+/// Draws `lines` into an SVG at `path`, with vertical rules at `rules`.
+fn chart(path: &Path, title: &str, x_label: &str, y_label: &str, lines: &[Line], rules: &[f64]) -> Result<()> {
+    let xs = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
+    let ys = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
+    let (x0, x1) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
+    let y1 = ys.fold(0.0f64, f64::max).max(1e-9) * 1.08;
+    let root = SVGBackend::new(path, (960, 540)).into_drawing_area();
+    let fail = |e: &dyn std::fmt::Display| anyhow::anyhow!("cannot draw {}: {e}", path.display());
+    root.fill(&WHITE).map_err(|e| fail(&e))?;
+    let mut c = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x0..x1.max(x0 + 1e-9), 0f64..y1)
+        .map_err(|e| fail(&e))?;
+    c.configure_mesh().x_desc(x_label).y_desc(y_label).draw().map_err(|e| fail(&e))?;
+    for &x in rules {
+        c.draw_series(LineSeries::new([(x, 0.0), (x, y1)], BLACK.mix(0.3))).map_err(|e| fail(&e))?;
+    }
+    for (i, l) in lines.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        let drawn = if l.markers {
+            c.draw_series(l.points.iter().map(|&p| Circle::new(p, 5, color.filled()))).map_err(|e| fail(&e))?
+        } else {
+            c.draw_series(LineSeries::new(l.points.iter().copied(), color.stroke_width(2))).map_err(|e| fail(&e))?
+        };
+        drawn
+            .label(l.name.as_str())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 4), (x + 14, y + 4)], color.filled()));
+    }
+    c.configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(|e| fail(&e))?;
+    root.present().map_err(|e| fail(&e))?;
+    Ok(())
+}
+
+fn load(path: &Path) -> Result<RunConfig> {
+    Ok(to_config(load_file(path)?, &path.display().to_string())?)
+}
+
+fn gauge<'a>(r: &'a Report, name: &str) -> Result<&'a [f64]> {
+    r.throughput.gauges.get(name).map(Vec::as_slice).with_context(|| format!("the FTL has no gauge `{name}`"))
+}
+
+/// The mean of `v` over `[a, b)`, clamped to its length.
+fn mean(v: &[f64], a: usize, b: usize) -> f64 {
+    let s = &v[a.min(v.len())..b.min(v.len())];
+    if s.is_empty() {
+        f64::NAN
+    } else {
+        s.iter().sum::<f64>() / s.len() as f64
+    }
+}
+
+fn figure8(path: &Path) -> Result<()> {
+    let config = load(path)?;
+    let reports = phase_reports(&config)?;
+    let full = reports.last().context("no phase")?;
+    let step = full.throughput.interval_s;
+    let ends: Vec<f64> = reports.iter().map(|r| r.sim_seconds).collect();
+    let names = ["fused_blocks", "target_fused_blocks", "optimum_fused_blocks", "pma_utilization", "ghost_hit_rate"];
+    let series: Vec<&[f64]> = names.iter().map(|n| gauge(full, n)).collect::<Result<_>>()?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let phase_of = |t: f64| ends.iter().position(|&e| t < e).unwrap_or(ends.len() - 1);
+    let mut csv = format!("time_s,phase,{}\n", names.join(","));
+    for i in 0..series[0].len() {
+        let t = (i + 1) as f64 * step;
+        let cells: Vec<String> = series.iter().map(|s| format!("{}", s[i])).collect();
+        csv += &format!("{t},{},{}\n", phase_of(t) + 1, cells.join(","));
+    }
+    std::fs::write(dir.join("figure8.csv"), csv)?;
+    let mut sum = String::from("phase,end_s,requests_to_end,fused_blocks_at_end,target_fused_blocks_at_end,mean_fused_blocks_second_half,pma_utilization_at_end,ghost_hit_rate_at_end\n");
+    let mut start = 0.0;
+    for (k, r) in reports.iter().enumerate() {
+        let g = |n: &str| r.ftl_gauges.get(n).copied().unwrap_or(f64::NAN);
+        let mid = ((start + r.sim_seconds) / 2.0 / step) as usize;
+        let end = (r.sim_seconds / step) as usize;
+        sum += &format!(
+            "{},{},{},{},{},{:.1},{:.4},{:.4}\n",
+            k + 1,
+            r.sim_seconds,
+            r.requests,
+            g("fused_blocks"),
+            g("target_fused_blocks"),
+            mean(series[0], mid, end),
+            g("pma_utilization"),
+            g("ghost_hit_rate")
+        );
+        start = r.sim_seconds;
+    }
+    std::fs::write(dir.join("figure8-phases.csv"), &sum)?;
+    print!("{sum}");
+    let line = |k: usize, name: &str| Line {
+        name: name.into(),
+        points: series[k].iter().enumerate().map(|(i, &y)| ((i + 1) as f64 * step, y)).collect(),
+        markers: false,
+    };
+    chart(
+        &dir.join("figure8.svg"),
+        &format!("{} during PostMark-like phases (004 Figure 8)", full.ftl),
+        "simulated time, s (rules: phase ends)",
+        "logical blocks",
+        &[line(0, "fused blocks"), line(1, "target")],
+        &ends[..ends.len() - 1],
+    )
+}
+
+fn figure5(path: &Path, points: &[f64]) -> Result<()> {
+    let table = load_file(path)?;
+    let origin = path.display().to_string();
+    let mut rows = String::from("u_d,fused_blocks,hot_fraction,u_d_measured,u_measured,u_eq5,victims\n");
+    let (mut measured, mut model) = (Vec::new(), Vec::new());
+    for &u_d in points {
+        let p = victim_point(&table, &origin, u_d)?;
+        rows += &format!(
+            "{u_d},{},{:.5},{:.4},{:.4},{:.4},{}\n",
+            p.fused_blocks, p.hot_fraction, p.u_d_measured, p.u, p.u_eq5, p.victims
+        );
+        measured.push((p.u_d_measured, p.u));
+    }
+    for i in 0..=90 {
+        let u_d = 0.05 + 0.01 * f64::from(i);
+        model.push((u_d, eq5_u(u_d)));
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::write(dir.join("figure5.csv"), &rows)?;
+    print!("{rows}");
+    chart(
+        &dir.join("figure5.svg"),
+        "GC victims' utilization u against PMA utilization u_d (004 Figure 5)",
+        "u_d, PMA utilization",
+        "u, victim utilization",
+        &[
+            Line { name: "Eq. 5".into(), points: model, markers: false },
+            Line {
+                name: "measured (janus-fix, uniform random over the fused blocks)".into(),
+                points: measured,
+                markers: true,
+            },
+        ],
+        &[],
+    )
+}
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("figure8") if args.len() == 2 => figure8(&PathBuf::from(&args[1])),
+        Some("figure5") if args.len() >= 2 => {
+            let points: Vec<f64> = if args.len() > 2 {
+                args[2..].iter().map(|a| a.parse().with_context(|| format!("u_d `{a}`"))).collect::<Result<_>>()?
+            } else {
+                vec![0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95]
+            };
+            figure5(&PathBuf::from(&args[1]), &points)
+        }
+        _ => bail!("usage: janus_figures figure8 RUN.toml | figure5 RUN.toml [U_D ...]"),
+    }
+}
