@@ -556,7 +556,15 @@ pub struct FlashtierArgs {
     /// The FTL of the SSD systems.
     #[arg(long, value_name = "KIND", default_value = "pagemap")]
     pub ssd_ftl: String,
-    /// Folder for flashtier.csv, throughput.svg, latency.svg and erases.svg.
+    /// The SSD manager's placement: 0 for one global LRU, N for FlashCache's set-associative
+    /// placement with sets of N blocks (FlashCache's are 512) and LRU within each set.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub ssd_set_blocks: u64,
+    /// How the SSC keeps its map across a power cut: `oob` (per-write OOB logging) or `log`
+    /// (the OpenSSD prototype's map log and checkpoints).
+    #[arg(long, value_enum, value_name = "MODE", default_value = "oob")]
+    pub ssc_consistency: SscConsistency,
+    /// Folder for flashtier.csv, ssc-metadata.csv, throughput.svg, latency.svg and erases.svg.
     #[arg(long, short, value_name = "DIR")]
     pub out: std::path::PathBuf,
 }
@@ -591,6 +599,13 @@ pub struct JanusModelArgs {
     /// the last holds beyond.
     #[arg(long, value_name = "FILE", conflicts_with = "locality")]
     pub hit_rates: Option<PathBuf>,
+}
+
+/// `ftlab flashtier --ssc-consistency`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SscConsistency {
+    Oob,
+    Log,
 }
 
 /// Formats of `ftlab bounds`.

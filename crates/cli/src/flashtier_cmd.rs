@@ -1,14 +1,16 @@
 //! `ftlab flashtier`: FlashTier's SSC evaluation (003 Section 3.3,
 //! [`ftlab_sim::flashtier`]): No-Cache, SSD-WB, SSD-WT, SSC-WB and SSC-WT on
 //! the fileserver, webserver and varmail personalities, normalized to
-//! No-Cache, written as a CSV and SVG bar charts.
+//! No-Cache, written as a CSV and SVG bar charts; the SSC systems' metadata
+//! programs, write amplification and recovery after the run in a second CSV.
 
 use std::io::Write as _;
 
+use ftlab_ftl::ssc::Consistency;
 use ftlab_sim::flashtier::{run as run_system, FlashtierConfig, Outcome, System};
 use ftlab_workload::filebench::Personality;
 
-use crate::cli::FlashtierArgs;
+use crate::cli::{FlashtierArgs, SscConsistency};
 use crate::error::CliError;
 use crate::plot::{draw, PlotSpec};
 
@@ -35,6 +37,11 @@ fn config(args: &FlashtierArgs) -> Result<FlashtierConfig, CliError> {
     }
     c.seed = args.seed;
     c.ssd_ftl.clone_from(&args.ssd_ftl);
+    c.cache.set_blocks = args.ssd_set_blocks;
+    c.ssc_consistency = match args.ssc_consistency {
+        SscConsistency::Oob => Consistency::Oob,
+        SscConsistency::Log => Consistency::Log,
+    };
     Ok(c)
 }
 
@@ -62,6 +69,49 @@ const COLUMNS: [&str; 21] = [
     "integrity_errors",
     "checked_blocks",
 ];
+
+/// Columns of ssc-metadata.csv (the SSC systems), in order.
+const SSC_COLUMNS: [&str; 14] = [
+    "workload",
+    "system",
+    "consistency",
+    "host_programs",
+    "map_programs",
+    "checkpoint_programs",
+    "flash_programs",
+    "waf",
+    "erases",
+    "recovery_ms",
+    "dirty_before_cut",
+    "dirty_after_recovery",
+    "cached_before_cut",
+    "cached_after_recovery",
+];
+
+fn ssc_row(o: &Outcome, consistency: Consistency) -> Option<Vec<serde_json::Value>> {
+    use serde_json::json;
+    let r = o.recovery?;
+    let waf = if o.host_programs > 0 { o.flash_programs as f64 / o.host_programs as f64 } else { 0.0 };
+    Some(vec![
+        json!(o.workload),
+        json!(o.system),
+        json!(match consistency {
+            Consistency::Oob => "oob",
+            Consistency::Log => "log",
+        }),
+        json!(o.host_programs),
+        json!(o.map_programs),
+        json!(o.checkpoint_programs),
+        json!(o.flash_programs),
+        json!(waf),
+        json!(o.erases),
+        json!(r.ns as f64 / 1e6),
+        json!(r.dirty_before),
+        json!(r.dirty_after),
+        json!(r.cached_before),
+        json!(r.cached_after),
+    ])
+}
 
 fn row(o: &Outcome, base: &Outcome) -> Vec<serde_json::Value> {
     use serde_json::json;
@@ -109,6 +159,7 @@ pub fn run(args: &FlashtierArgs) -> Result<(), CliError> {
     std::fs::create_dir_all(&args.out)
         .map_err(|error| CliError::Write { what: args.out.display().to_string(), error })?;
     let mut rows = Vec::new();
+    let mut ssc_rows = Vec::new();
     let mut broken = Vec::new();
     for w in workloads {
         let mut base: Option<Outcome> = None;
@@ -122,11 +173,28 @@ pub fn run(args: &FlashtierArgs) -> Result<(), CliError> {
             if o.integrity_errors > 0 {
                 broken.push(format!("{} on {}", o.system, o.workload));
             }
+            if let Some(r) = o.recovery {
+                eprintln!(
+                    "{:<10} {:<8} map {} + checkpoint {} programs; recovery {:.1} ms, dirty {} -> {}",
+                    o.workload,
+                    o.system,
+                    o.map_programs,
+                    o.checkpoint_programs,
+                    r.ns as f64 / 1e6,
+                    r.dirty_before,
+                    r.dirty_after
+                );
+                if r.dirty_after != r.dirty_before {
+                    broken.push(format!("{} on {} (recovery lost dirty blocks)", o.system, o.workload));
+                }
+            }
+            ssc_rows.extend(ssc_row(&o, config.ssc_consistency));
             let b = base.get_or_insert_with(|| o.clone());
             rows.push(row(&o, b));
         }
     }
-    write_csv(args, &rows)?;
+    write_csv(&args.out.join("flashtier.csv"), &COLUMNS, &rows)?;
+    write_csv(&args.out.join("ssc-metadata.csv"), &SSC_COLUMNS, &ssc_rows)?;
     let columns: Vec<String> = COLUMNS.iter().map(|c| c.to_string()).collect();
     for (file, y, title, label) in [
         ("throughput.svg", "normalized_ops", "Throughput normalized to No-Cache (003 Section 3.3)", "x No-Cache"),
@@ -150,11 +218,10 @@ pub fn run(args: &FlashtierArgs) -> Result<(), CliError> {
     }
 }
 
-fn write_csv(args: &FlashtierArgs, rows: &[Vec<serde_json::Value>]) -> Result<(), CliError> {
-    let path = args.out.join("flashtier.csv");
+fn write_csv(path: &std::path::Path, columns: &[&str], rows: &[Vec<serde_json::Value>]) -> Result<(), CliError> {
     let fail = |error| CliError::Write { what: path.display().to_string(), error };
-    let mut f = std::fs::File::create(&path).map_err(fail)?;
-    let mut text = COLUMNS.join(",") + "\n";
+    let mut f = std::fs::File::create(path).map_err(fail)?;
+    let mut text = columns.join(",") + "\n";
     for r in rows {
         let cells: Vec<String> = r
             .iter()

@@ -30,10 +30,34 @@ fn writes_the_csv_and_the_plots() {
     }
 }
 
+/// `--ssc-consistency log`: ssc-metadata.csv has the SSC rows with their log
+/// and checkpoint programs and a recovery that kept every dirty block.
+#[test]
+fn the_ssc_log_mode_writes_its_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    Command::cargo_bin("ftlab")
+        .unwrap()
+        .args(["flashtier", "--scale", "ci", "--ops", "3000", "--warmup", "2000", "--workloads", "varmail"])
+        .args(["--ssc-consistency", "log", "-o"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let csv = std::fs::read_to_string(dir.path().join("ssc-metadata.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 1 + 2, "{csv}");
+    assert!(lines[0].starts_with("workload,system,consistency,host_programs,map_programs,checkpoint_programs"));
+    for l in &lines[1..] {
+        let cells: Vec<&str> = l.split(',').collect();
+        assert_eq!(cells[2], "log", "{l}");
+        assert!(cells[4].parse::<u64>().unwrap() > 0 && cells[5].parse::<u64>().unwrap() > 0, "{l}");
+        assert_eq!(cells[10], cells[11], "dirty blocks before the cut and after recovery: {l}");
+    }
+}
+
 #[test]
 fn refuses_a_bad_scale_and_an_unknown_workload() {
     let dir = tempfile::tempdir().unwrap();
-    for (flag, value) in [("--scale", "huge"), ("--workloads", "mailserver")] {
+    for (flag, value) in [("--scale", "huge"), ("--workloads", "mailserver"), ("--ssc-consistency", "sometimes")] {
         Command::cargo_bin("ftlab")
             .unwrap()
             .args(["flashtier", flag, value, "-o"])

@@ -38,3 +38,8 @@ conformance!(
     ssc_dirty_victims,
     ftlab_ftl::ssc::SscConfig { eviction: ftlab_ftl::ssc::Eviction::Dirty, ..Default::default() }
 );
+// The map log with checkpoints: writes are durable at the next flush.
+conformance!(
+    ssc_map_log,
+    ftlab_ftl::ssc::SscConfig { consistency: ftlab_ftl::ssc::Consistency::Log, ..Default::default() }
+);

@@ -3,7 +3,9 @@
 //! clean/dirty contract, at high fill so silent eviction and garbage collection
 //! run hard; power cuts at random points with recovery; determinism; silent
 //! eviction saving copies; the defined results of odd input; injected program
-//! and erase failures.
+//! and erase failures. Every suite runs for both consistency designs: per-write
+//! OOB logging (a write is durable when acknowledged) and the map log with
+//! checkpoints (a write, like an evict or clean, once a later flush completed).
 //!
 //! The random suites run 32 cases each; for a long run outside CI:
 //! `FTLAB_FUZZ_CASES=2000 cargo test --release -p ftlab-ftl --test ssc`.
@@ -13,7 +15,7 @@
 use std::collections::BTreeMap;
 
 use ftlab_ftl::conformance::{nand_config, proptest, small_geometry, Geometry};
-use ftlab_ftl::ssc::{Eviction, SscConfig, MAX_BLOCKS, MAX_EXISTS};
+use ftlab_ftl::ssc::{Consistency, Eviction, SscConfig, MAX_BLOCKS, MAX_EXISTS};
 use ftlab_ftl::{ErrorKind, Flash, Ftl, FtlBuilder, FtlError};
 use ftlab_nand::{BlockId, Faults, Nand, NandConfig, NandError, Payload, SimTime};
 use proptest::prelude::*;
@@ -69,8 +71,9 @@ enum Ev {
 }
 
 /// One block's commands since the last point where its state was certain, each
-/// with the time it became durable (a write at its acknowledgement, an evict or
-/// clean when a later flush completed).
+/// with the time it became durable (with OOB logging a write at its
+/// acknowledgement; an evict or clean, and in log mode a write too, when a
+/// later flush completed).
 #[derive(Debug, Clone)]
 struct History {
     base: State,
@@ -111,6 +114,8 @@ struct Cache {
     /// The medium injects program and erase failures: a write or flush may
     /// fail with an I/O or no-space error ([`Cache::fault_error`]).
     faulty: bool,
+    /// Log mode: writes are durable at the next completed flush.
+    log: bool,
 }
 
 fn token(p: Option<Payload>) -> Option<u64> {
@@ -138,6 +143,7 @@ impl Cache {
             next_token: 1,
             completions: Vec::new(),
             faulty: !nand.faults.is_none(),
+            log: config.consistency == Consistency::Log,
         }
     }
 
@@ -182,7 +188,8 @@ impl Cache {
             Ok(()) => {
                 assert!(!must_refuse, "write of block {block} (dirty {dirty}) beyond the capacity {cap} was taken");
                 self.completions.push(done.as_ns());
-                self.push(block, Ev::Write { token, dirty }, Some(done));
+                let durable = if self.log { None } else { Some(done) };
+                self.push(block, Ev::Write { token, dirty }, durable);
             }
             Err(e) if must_refuse => {
                 assert!(matches!(e, FtlError::DeviceFull(_)) && e.kind() == ErrorKind::NoSpace, "{e}");
@@ -195,7 +202,8 @@ impl Cache {
                 let (got, now_dirty) = self.observe(block);
                 match (cur, got) {
                     (_, Some(t)) if t == token => {
-                        self.push(block, Ev::Write { token, dirty: now_dirty }, Some(SimTime::LATEST))
+                        let durable = if self.log { None } else { Some(SimTime::LATEST) };
+                        self.push(block, Ev::Write { token, dirty: now_dirty }, durable)
                     }
                     (State::Present { token: old, dirty: d }, Some(t)) => {
                         assert!(t == old && now_dirty == d, "block {block}: a failed write left {t}, it held {cur:?}")
@@ -356,8 +364,15 @@ impl Cache {
     }
 }
 
-fn config(eviction: Eviction) -> SscConfig {
-    SscConfig { eviction, ..SscConfig::default() }
+fn config(eviction: Eviction, consistency: Consistency) -> SscConfig {
+    SscConfig { eviction, consistency, ..SscConfig::default() }
+}
+
+/// Both consistency designs.
+const BOTH: [Consistency; 2] = [Consistency::Oob, Consistency::Log];
+
+fn consistency() -> impl Strategy<Value = Consistency> {
+    prop_oneof![Just(Consistency::Oob), Just(Consistency::Log)]
 }
 
 #[derive(Debug, Clone)]
@@ -398,8 +413,8 @@ proptest! {
     /// Random commands over 300 blocks (more than the 216 the tiny device caches)
     /// against the model; the first divergence fails and shrinks.
     #[test]
-    fn random_commands_match_the_model(ev in eviction(), ops in cmds(300)) {
-        let mut c = Cache::new(config(ev), tiny(), 0.0, 1);
+    fn random_commands_match_the_model(ev in eviction(), cons in consistency(), ops in cmds(300)) {
+        let mut c = Cache::new(config(ev, cons), tiny(), 0.0, 1);
         for op in &ops {
             match *op {
                 Cmd::WriteClean(b) => c.write(disk_block(b), false),
@@ -418,10 +433,15 @@ proptest! {
     /// A power cut at a random point of random commands, recovery, more
     /// commands, another cut.
     #[test]
-    fn power_cuts_keep_the_contract(ev in eviction(), seed in 0u64..1_000_000, clean_share in 0u32..100) {
+    fn power_cuts_keep_the_contract(
+        ev in eviction(),
+        cons in consistency(),
+        seed in 0u64..1_000_000,
+        clean_share in 0u32..100,
+    ) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let bad = if seed % 2 == 0 { 0.0 } else { 0.05 };
-        let mut c = Cache::new(config(ev), tiny(), bad, seed);
+        let mut c = Cache::new(config(ev, cons), tiny(), bad, seed);
         for _ in 0..2 {
             for _ in 0..rng.gen_range(200..2500) {
                 c.random_cmd(&mut rng, 300, clean_share);
@@ -441,27 +461,27 @@ proptest! {
 /// Long runs of each policy at high fill: every block is checked at the end.
 #[test]
 fn long_runs_at_high_fill() {
-    for ev in [Eviction::Off, Eviction::Valid, Eviction::Dirty] {
+    for (ev, cons) in [Eviction::Off, Eviction::Valid, Eviction::Dirty].into_iter().flat_map(|e| BOTH.map(|c| (e, c))) {
         let mut rng = ChaCha8Rng::seed_from_u64(3);
-        let mut c = Cache::new(config(ev), tiny(), 0.0, 3);
+        let mut c = Cache::new(config(ev, cons), tiny(), 0.0, 3);
         for _ in 0..20_000 {
             c.random_cmd(&mut rng, 400, 60);
             c.advance(rng.gen_range(0..=100_000));
         }
         c.check_all();
         let erases = c.flash.counters().erases.total();
-        assert!(erases > 100, "{ev:?}: only {erases} erases; the run must collect garbage");
+        assert!(erases > 100, "{ev:?} {cons:?}: only {erases} erases; the run must collect garbage");
         let evictions = c.ftl.ssc().unwrap().evictions();
-        assert_eq!(evictions == 0, ev == Eviction::Off, "{ev:?}: {evictions} silent evictions");
+        assert_eq!(evictions == 0, ev == Eviction::Off, "{ev:?} {cons:?}: {evictions} silent evictions");
     }
 }
 
 /// Same seed, same counters and completion times.
 #[test]
 fn deterministic() {
-    let run = |ev| {
+    let run = |ev, cons| {
         let mut rng = ChaCha8Rng::seed_from_u64(99);
-        let mut c = Cache::new(config(ev), tiny(), 0.02, 5);
+        let mut c = Cache::new(config(ev, cons), tiny(), 0.02, 5);
         for _ in 0..5000 {
             c.random_cmd(&mut rng, 300, 50);
             c.advance(rng.gen_range(0..=100_000));
@@ -469,7 +489,9 @@ fn deterministic() {
         (*c.flash.counters(), c.completions.clone(), c.ftl.ssc().unwrap().evictions())
     };
     for ev in [Eviction::Valid, Eviction::Dirty] {
-        assert_eq!(run(ev), run(ev));
+        for cons in BOTH {
+            assert_eq!(run(ev, cons), run(ev, cons));
+        }
     }
 }
 
@@ -478,8 +500,14 @@ fn deterministic() {
 /// them, so it copies far fewer pages (003 Section 3.3.2).
 #[test]
 fn silent_eviction_saves_copies() {
+    for cons in BOTH {
+        silent_eviction_saves_copies_in(cons);
+    }
+}
+
+fn silent_eviction_saves_copies_in(cons: Consistency) {
     let run = |ev| {
-        let mut c = Cache::new(config(ev), small_geometry(), 0.0, 1);
+        let mut c = Cache::new(config(ev, cons), small_geometry(), 0.0, 1);
         let blocks = (c.capacity() * 9 / 10) as u32;
         let mut rng = ChaCha8Rng::seed_from_u64(11);
         for _ in 0..blocks * 8 {
@@ -509,8 +537,14 @@ fn silent_eviction_saves_copies() {
 /// prototype's choice (victims by valid pages) on a mostly clean workload.
 #[test]
 fn dirty_victims_evict_more_and_copy_less() {
+    for cons in BOTH {
+        dirty_victims_evict_more_and_copy_less_in(cons);
+    }
+}
+
+fn dirty_victims_evict_more_and_copy_less_in(cons: Consistency) {
     let run = |ev| {
-        let mut c = Cache::new(config(ev), tiny(), 0.0, 1);
+        let mut c = Cache::new(config(ev, cons), tiny(), 0.0, 1);
         let mut rng = ChaCha8Rng::seed_from_u64(5);
         for _ in 0..8000 {
             let b = disk_block(rng.gen_range(0..400));
@@ -533,7 +567,13 @@ fn dirty_victims_evict_more_and_copy_less() {
 /// rest are no-ops or defined overwrites.
 #[test]
 fn odd_input_has_defined_results() {
-    let mut c = Cache::new(SscConfig::default(), tiny(), 0.0, 1);
+    for cons in BOTH {
+        odd_input_has_defined_results_in(cons);
+    }
+}
+
+fn odd_input_has_defined_results_in(cons: Consistency) {
+    let mut c = Cache::new(config(Eviction::Valid, cons), tiny(), 0.0, 1);
     let mut io = c.flash.io(SimTime::ZERO);
     let s = c.ftl.ssc().unwrap();
     // exists: capped, no huge allocation; the end must not overflow.
@@ -583,7 +623,13 @@ fn odd_input_has_defined_results() {
 /// is cleaned; overwrites of dirty blocks and clean writes still go in.
 #[test]
 fn full_of_dirty_data_refuses_new_dirty_blocks() {
-    let mut c = Cache::new(SscConfig::default(), tiny(), 0.0, 1);
+    for cons in BOTH {
+        full_of_dirty_data_refuses_new_dirty_blocks_in(cons);
+    }
+}
+
+fn full_of_dirty_data_refuses_new_dirty_blocks_in(cons: Consistency) {
+    let mut c = Cache::new(config(Eviction::Valid, cons), tiny(), 0.0, 1);
     let cap = c.capacity();
     for i in 0..cap {
         c.write(disk_block(i as u32), true);
@@ -606,7 +652,13 @@ fn full_of_dirty_data_refuses_new_dirty_blocks() {
 /// gone (the records of the OOB-logging design).
 #[test]
 fn flushed_evict_and_clean_survive_a_cut() {
-    let mut c = Cache::new(SscConfig::default(), tiny(), 0.0, 1);
+    for cons in BOTH {
+        flushed_evict_and_clean_survive_a_cut_in(cons);
+    }
+}
+
+fn flushed_evict_and_clean_survive_a_cut_in(cons: Consistency) {
+    let mut c = Cache::new(config(Eviction::Valid, cons), tiny(), 0.0, 1);
     for i in 0..20 {
         c.write(disk_block(i), true);
         c.advance(300_000);
@@ -624,7 +676,108 @@ fn flushed_evict_and_clean_survive_a_cut() {
         assert!(!c.observe(disk_block(i + 10)).1, "block {i}: cleaned and flushed, recovered dirty");
     }
     let records = c.flash.counters().programs.get(ftlab_ftl::Purpose::Map);
-    assert_eq!(records, 20, "one record per flushed evict or clean");
+    let checkpoints = c.flash.counters().programs.get(ftlab_ftl::Purpose::Checkpoint);
+    match cons {
+        Consistency::Oob => assert_eq!((records, checkpoints), (20, 0), "one record per flushed evict or clean"),
+        // A log page per 7 data pages (a block's worth less its last page: 2
+        // for the 20 writes), then the flush's log page (the evicts and
+        // cleans) and its checkpoint of the 10 blocks still cached (one page).
+        Consistency::Log => assert_eq!((records, checkpoints), (3, 1), "the log pages and checkpoint of the flush"),
+    }
+}
+
+fn log_config() -> SscConfig {
+    config(Eviction::Valid, Consistency::Log)
+}
+
+/// Log mode: a data page's OOB holds no disk block, so recovery cannot use
+/// one; after a run with garbage collection, flushes and a cut, the recovered
+/// cache keeps the contract (from the checkpoint and the log alone).
+#[test]
+fn log_mode_recovers_without_the_oob() {
+    let mut c = Cache::new(log_config(), tiny(), 0.0, 7);
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for _ in 0..3000 {
+        c.random_cmd(&mut rng, 300, 40);
+        c.advance(rng.gen_range(0..=200_000));
+    }
+    c.flush();
+    let nand = c.flash.nand();
+    let g = *nand.geometry();
+    let mut data_pages = 0;
+    for p in 0..g.total_pages() {
+        if let Some(oob) = nand.peek_oob(ftlab_nand::Ppa(p)) {
+            if oob.kind == ftlab_nand::PageKind::Data {
+                assert_eq!(oob.lpn, 0, "page {p}: a data page's OOB names a block in log mode");
+                data_pages += 1;
+            }
+        }
+    }
+    assert!(data_pages > 100, "{data_pages} data pages");
+    let erases = c.flash.counters().erases.total();
+    assert!(erases > 100, "only {erases} erases: the run must collect garbage");
+    c.check_all();
+    let dirty_before = c.ftl.ssc().unwrap().dirty_blocks();
+    // A cut once the flush completed (the device may run behind the commands).
+    let flushed = SimTime(*c.completions.iter().max().unwrap());
+    let t = flushed.max(c.now);
+    let reads = c.flash.counters().reads.get(ftlab_ftl::Purpose::Recovery);
+    c.cut_and_recover(t);
+    // Everything was flushed: the recovered cache holds every dirty block.
+    assert_eq!(c.ftl.ssc().unwrap().dirty_blocks(), dirty_before);
+    // Recovery read one OOB per written data block and the metadata blocks'
+    // pages, far fewer than the data pages.
+    let reads = c.flash.counters().reads.get(ftlab_ftl::Purpose::Recovery) - reads;
+    assert!(reads > 0 && reads * 2 < data_pages, "{reads} recovery reads, {data_pages} data pages");
+    c.check_all();
+}
+
+/// Log mode: changes after the last flush are durable once a log page holds
+/// them, and recovery replays them in order after the checkpoint. After a
+/// flush (a checkpoint of blocks 0-4, dirty), seven writes with evicts and
+/// cleans between them fill a block's worth of data pages, so their log page
+/// goes out; three more writes (no log page yet) are gone after a cut.
+#[test]
+fn log_mode_replays_the_log_after_the_checkpoint() {
+    let mut c = Cache::new(log_config(), tiny(), 0.0, 1);
+    for i in 0..5 {
+        c.write(disk_block(i), true);
+        c.advance(300_000);
+    }
+    c.flush();
+    let checkpoints = c.flash.counters().programs.get(ftlab_ftl::Purpose::Checkpoint);
+    assert_eq!(checkpoints, 1);
+    let logged = c.flash.counters().programs.get(ftlab_ftl::Purpose::Map);
+    let b = disk_block;
+    c.write(b(5), true);
+    c.evict(b(5));
+    c.write(b(6), true);
+    c.clean(b(6));
+    c.write(b(7), false);
+    c.write(b(7), true);
+    c.write(b(0), false);
+    c.write(b(8), true);
+    c.write(b(9), true);
+    assert_eq!(c.flash.counters().programs.get(ftlab_ftl::Purpose::Map), logged + 1, "one log page");
+    for i in 10..13 {
+        c.write(b(i), true);
+    }
+    let want: Vec<State> = (0..13).map(|i| c.model.get(&b(i)).map_or(State::Absent, History::current)).collect();
+    c.advance(50_000_000);
+    let t = c.now;
+    c.flash.power_cut(t);
+    let mut io = c.flash.io(t);
+    let mut ftl = c.builder.recover(&mut io).unwrap();
+    let s = ftl.ssc().unwrap();
+    for (i, want) in want.into_iter().enumerate() {
+        let got = token(s.read(&mut io, b(i as u32)).unwrap());
+        let dirty = s.exists(&mut io, b(i as u32), 1).unwrap()[0];
+        let got = got.map_or(State::Absent, |token| State::Present { token, dirty });
+        // Blocks 10-12 were never logged.
+        let want = if i >= 10 { State::Absent } else { want };
+        assert_eq!(got, want, "block {i}");
+    }
+    assert_eq!(c.flash.counters().programs.get(ftlab_ftl::Purpose::Checkpoint), checkpoints);
 }
 
 #[test]
@@ -674,11 +827,13 @@ fn reached_through_the_ftl_trait_and_registry() {
 fn injected_faults_keep_the_cache_contract() {
     let seeds = std::env::var("FTLAB_FAULT_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(6u64);
     for seed in 0..seeds {
-        for ev in [Eviction::Off, Eviction::Valid, Eviction::Dirty] {
+        for (ev, cons) in
+            [Eviction::Off, Eviction::Valid, Eviction::Dirty].into_iter().flat_map(|e| BOTH.map(|c| (e, c)))
+        {
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
             let faults = Faults { program_fail_rate: 0.002, erase_fail_rate: 0.005, ..Faults::default() };
             let bad = if seed % 2 == 0 { 0.0 } else { 0.03 };
-            let mut c = Cache::on(config(ev), &NandConfig { faults, ..nand_config(tiny(), bad, seed) });
+            let mut c = Cache::on(config(ev, cons), &NandConfig { faults, ..nand_config(tiny(), bad, seed) });
             let clean_share = rng.gen_range(0..100);
             c.flash.fail_program_in(rng.gen_range(1..20));
             let mut grown = 0;
@@ -700,7 +855,7 @@ fn injected_faults_keep_the_cache_contract() {
                 c.cut_and_recover(t);
                 c.check_all();
             }
-            assert!(grown > 0, "seed {seed}, {ev:?}: the run must have made blocks go bad");
+            assert!(grown > 0, "seed {seed}, {ev:?} {cons:?}: the run must have made blocks go bad");
         }
     }
 }

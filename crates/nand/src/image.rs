@@ -273,7 +273,15 @@ impl Nand {
                 match &self.store {
                     AnyStore::Token(s) => match s.read(page) {
                         Payload::Token(t) => out.u64(t)?,
-                        Payload::Bytes(_) => unreachable!("a token store holds tokens"),
+                        Payload::Bytes(_) => {
+                            return Err(io::Error::new(
+                                io::ErrorKind::InvalidInput,
+                                format!(
+                                    "page {page} of this token store holds bytes (an FTL's metadata), which an image \
+                                     of a token store cannot keep: save a device that stores bytes"
+                                ),
+                            ))
+                        }
                     },
                     AnyStore::Bytes(s) => match s.get(page) {
                         Some(bytes) => {

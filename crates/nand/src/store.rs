@@ -2,6 +2,7 @@
 //! token per page by default (8 bytes a page, enough to prove data integrity), or
 //! the full page bytes for an emulated device.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -54,16 +55,30 @@ pub trait PageStore: fmt::Debug + Send {
     fn ram_bytes(&self) -> u64;
 }
 
-/// One `u64` per page.
+/// One `u64` per page, and the bytes of the few pages programmed with bytes.
+///
+/// A device that keeps tokens for data still holds real bytes where an FTL
+/// writes its own metadata as bytes (e.g. the solid-state cache's map log and
+/// checkpoints, which its recovery reads back): such a page's bytes are kept
+/// beside the tokens, until a token is programmed there again. Bytes must be
+/// exactly one page long. A page that holds bytes cannot be saved in a device
+/// image of a token store (the image keeps one token per page).
 #[derive(Debug)]
 pub struct TokenStore {
     tokens: Vec<u64>,
+    page_size: usize,
+    bytes: BTreeMap<u32, Arc<[u8]>>,
 }
 
 impl TokenStore {
-    /// A store for `pages` pages, all zero.
-    pub fn new(pages: u32) -> Self {
-        TokenStore { tokens: vec![0; pages as usize] }
+    /// A store for `pages` pages, all zero, taking bytes `page_size` long.
+    pub fn new(pages: u32, page_size: u32) -> Self {
+        TokenStore { tokens: vec![0; pages as usize], page_size: page_size as usize, bytes: BTreeMap::new() }
+    }
+
+    /// Pages that hold bytes rather than a token.
+    pub fn byte_pages(&self) -> u64 {
+        self.bytes.len() as u64
     }
 }
 
@@ -73,24 +88,47 @@ impl PageStore for TokenStore {
         match data {
             Payload::Token(t) => {
                 self.tokens[page as usize] = t;
+                if !self.bytes.is_empty() {
+                    self.bytes.remove(&page);
+                }
                 Ok(())
             }
-            Payload::Bytes(_) => Err(NandError::PayloadMismatch("this device stores tokens, not page bytes")),
+            Payload::Bytes(b) if b.len() == self.page_size => {
+                self.bytes.insert(page, b);
+                Ok(())
+            }
+            Payload::Bytes(_) => Err(NandError::PayloadMismatch("page bytes must be exactly one page long")),
         }
     }
     #[inline]
     fn read(&self, page: u32) -> Payload {
+        if !self.bytes.is_empty() {
+            if let Some(b) = self.bytes.get(&page) {
+                return Payload::Bytes(b.clone());
+            }
+        }
         Payload::Token(self.tokens[page as usize])
     }
     #[inline]
     fn copy(&mut self, from: u32, to: u32) {
         self.tokens[to as usize] = self.tokens[from as usize];
+        if !self.bytes.is_empty() {
+            match self.bytes.get(&from) {
+                Some(b) => {
+                    let b = b.clone();
+                    self.bytes.insert(to, b);
+                }
+                None => {
+                    self.bytes.remove(&to);
+                }
+            }
+        }
     }
     fn bytes_per_page(&self) -> usize {
         8
     }
     fn ram_bytes(&self) -> u64 {
-        self.tokens.len() as u64 * 8
+        self.tokens.len() as u64 * 8 + self.bytes.len() as u64 * (self.page_size as u64 + 32)
     }
 }
 
@@ -221,7 +259,7 @@ impl AnyStore {
     /// The store of `kind` for `pages` pages of `page_size` bytes.
     pub(crate) fn new(kind: StoreKind, pages: u32, page_size: u32) -> Self {
         match kind {
-            StoreKind::Token => AnyStore::Token(TokenStore::new(pages)),
+            StoreKind::Token => AnyStore::Token(TokenStore::new(pages, page_size)),
             StoreKind::Bytes => AnyStore::Bytes(ByteStore::new(pages, page_size)),
         }
     }
@@ -266,7 +304,7 @@ impl PageStore for AnyStore {
 /// Builds the store of `kind` for `pages` pages of `page_size` bytes.
 pub fn new_store(kind: StoreKind, pages: u32, page_size: u32) -> Box<dyn PageStore> {
     match kind {
-        StoreKind::Token => Box::new(TokenStore::new(pages)),
+        StoreKind::Token => Box::new(TokenStore::new(pages, page_size)),
         StoreKind::Bytes => Box::new(ByteStore::new(pages, page_size)),
     }
 }
@@ -276,12 +314,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn token_store_roundtrip_and_mismatch() {
-        let mut s = TokenStore::new(4);
+    fn token_store_roundtrip_bytes_and_length_check() {
+        let mut s = TokenStore::new(4, 16);
         s.write(2, Payload::Token(7)).unwrap();
         s.copy(2, 3);
         assert_eq!(s.read(3), Payload::Token(7));
         assert!(s.write(1, Payload::Bytes(vec![0; 8].into())).is_err());
+        // A page programmed with bytes holds them (an FTL's metadata), until a
+        // token is programmed there again; copies carry them.
+        let meta: Arc<[u8]> = (0..16u8).collect();
+        s.write(1, Payload::Bytes(meta.clone())).unwrap();
+        s.copy(1, 0);
+        assert_eq!((s.read(1), s.read(0), s.byte_pages()), (Payload::Bytes(meta.clone()), Payload::Bytes(meta), 2));
+        s.write(1, Payload::Token(9)).unwrap();
+        s.copy(3, 0);
+        assert_eq!((s.read(1), s.read(0), s.byte_pages()), (Payload::Token(9), Payload::Token(7), 0));
     }
 
     #[test]

@@ -118,15 +118,19 @@ fn copyback_stays_in_its_plane() {
 }
 
 #[test]
-fn payload_kind_must_match_the_store() {
+fn payload_must_fit_the_store() {
     let mut n = nand();
     let p = n.geometry().ppa(BlockId(0), 0);
+    // A token store takes bytes of exactly one page (an FTL's metadata), no other length.
     assert!(matches!(
-        n.program(p, 1, PageKind::Data, Payload::Bytes(vec![0; 4096].into()), T0),
+        n.program(p, 1, PageKind::Data, Payload::Bytes(vec![0; 100].into()), T0),
         Err(NandError::PayloadMismatch(_))
     ));
     // The refused program left the page erased.
     n.program(p, 1, PageKind::Data, Payload::Token(1), T0).unwrap();
+    let q = n.geometry().ppa(BlockId(0), 1);
+    n.program(q, 2, PageKind::Meta, Payload::Bytes(vec![7; 4096].into()), T0).unwrap();
+    assert_eq!(n.read(q, T0).unwrap().0, Payload::Bytes(vec![7; 4096].into()));
 }
 
 #[test]

@@ -25,6 +25,19 @@
 //! 60 us (one t_R), an erase 3 ms. The SSD system runs `pagemap` (the
 //! optimized baseline is page-mapped) and the SSC `ssc`, both holding back
 //! 7% of the flash. The disk is [`DiskConfig::default`], the WD1502FAEX.
+//! The SSC keeps its map by per-write OOB logging or, with
+//! [`FlashtierConfig::ssc_consistency`] `log`, by the prototype's map log and
+//! checkpoints ([`ftlab_ftl::ssc::Consistency`]).
+//!
+//! # Metadata and recovery
+//!
+//! Each outcome counts the device's map programs (the SSC's records or log
+//! pages; [`ftlab_ftl::Purpose::Map`]) and checkpoint programs
+//! ([`ftlab_ftl::Purpose::Checkpoint`]) over the measurement. After the
+//! integrity check, [`run`] flushes an SSC system's device, cuts its power when the
+//! flush completes, and recovers it ([`Recovery`]): the simulated time of the
+//! recovery, and the dirty blocks before and after, which must match (every
+//! dirty block acknowledged before a completed flush survives, dirty).
 //!
 //! # Integrity
 //!
@@ -39,6 +52,8 @@ use std::collections::{BinaryHeap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
+use ftlab_ftl::ssc::Consistency;
+use ftlab_ftl::Purpose;
 use ftlab_nand::{SimTime, StoreKind};
 use ftlab_workload::filebench::{BlockIo, Filebench, FilebenchSpec, Personality};
 
@@ -46,6 +61,7 @@ use crate::cache::{CacheConfig, CacheError, CacheManager, CacheStats, Mode, NoCa
 use crate::device::Device;
 use crate::disk::{Disk, DiskConfig, DiskCounters};
 use crate::metrics::Latency;
+use crate::ssc::SscCommand;
 use crate::{RunConfig, SimError};
 
 /// A system of the evaluation.
@@ -105,6 +121,10 @@ pub struct FlashtierConfig {
     pub cache: CacheConfig,
     /// The disk.
     pub disk: DiskConfig,
+    /// How the SSC keeps its map across a power cut: `oob` (per-write OOB
+    /// logging) or `log` (the prototype's map log and checkpoints). Default
+    /// `oob`.
+    pub ssc_consistency: Consistency,
 }
 
 impl Default for FlashtierConfig {
@@ -120,6 +140,7 @@ impl Default for FlashtierConfig {
             ssd_ftl: "pagemap".into(),
             cache: CacheConfig::default(),
             disk: DiskConfig::default(),
+            ssc_consistency: Consistency::Oob,
         }
     }
 }
@@ -174,8 +195,9 @@ impl FlashtierConfig {
             ),
             ));
         }
-        let reserve = match kind {
-            "ssc" => "reserve = 0.07",
+        let reserve = match (kind, self.ssc_consistency) {
+            ("ssc", Consistency::Oob) => "reserve = 0.07",
+            ("ssc", Consistency::Log) => "reserve = 0.07\nconsistency = \"log\"",
             _ => "over_provisioning = 0.07",
         };
         Ok(format!(
@@ -259,6 +281,15 @@ pub struct Outcome {
     pub integrity_errors: u64,
     /// Blocks the final check read.
     pub checked_blocks: u64,
+    /// Flash pages programmed for the host.
+    pub host_programs: u64,
+    /// Flash pages programmed for the map (the SSC's records or log pages).
+    pub map_programs: u64,
+    /// Flash pages programmed for checkpoints.
+    pub checkpoint_programs: u64,
+    /// The SSC's flush, power cut and recovery after the run ([`run`] only;
+    /// `None` for the other systems and from [`run_on`]).
+    pub recovery: Option<Recovery>,
     pub cache: CacheStats,
     pub disk: DiskCounters,
 }
@@ -267,7 +298,12 @@ pub struct Outcome {
 pub fn run(config: &FlashtierConfig, personality: Personality, system: System) -> Result<Outcome, SimError> {
     let mut manager = config.manager(system)?;
     let mut fb = config.workload(personality)?;
-    run_on(config, &mut fb, &mut *manager, system, &mut HashMap::new())
+    let mut o = run_on(config, &mut fb, &mut *manager, system, &mut HashMap::new())?;
+    if let (System::Ssc(_), Some(device)) = (system, manager.device_mut()) {
+        let err = |e: CacheError| SimError::Cache { system: system.name().to_string(), source: Box::new(e) };
+        o.recovery = Some(recover_after(device, SimTime(o.end_ns)).map_err(err)?);
+    }
+    Ok(o)
 }
 
 /// Runs `fb` through `manager` for `config.ops` flowops, then checks every
@@ -343,6 +379,10 @@ pub fn run_on(
         silent_evictions: after.silent_evictions - before.silent_evictions,
         integrity_errors: errors + final_errors,
         checked_blocks,
+        host_programs: after.host_programs - before.host_programs,
+        map_programs: after.map_programs - before.map_programs,
+        checkpoint_programs: after.checkpoint_programs - before.checkpoint_programs,
+        recovery: None,
         cache: after.cache.since(&before.cache),
         disk: after.disk.since(&before.disk),
     })
@@ -355,6 +395,9 @@ struct Snapshot {
     gc_copies: u64,
     flash_programs: u64,
     silent_evictions: u64,
+    host_programs: u64,
+    map_programs: u64,
+    checkpoint_programs: u64,
     cache: CacheStats,
     disk: DiskCounters,
 }
@@ -365,10 +408,14 @@ impl Snapshot {
             let c = d.counters();
             (c.erases, c.gc_page_copies, c.flash_pages_programmed)
         });
+        let programs = |p| manager.device().map_or(0, |d| d.flash().counters().programs.get(p));
         Snapshot {
             erases,
             gc_copies,
             flash_programs,
+            host_programs: programs(Purpose::Host),
+            map_programs: programs(Purpose::Map),
+            checkpoint_programs: programs(Purpose::Checkpoint),
             silent_evictions: manager.device_mut().and_then(|d| d.ssc_state()).map_or(0, |s| s.evictions),
             cache: manager.stats(),
             disk: manager.disk().counters(),
@@ -389,4 +436,37 @@ pub fn check(manager: &mut dyn CacheManager, last: &HashMap<u64, u64>, at: SimTi
         wrong += u64::from(got.first() != Some(&t));
     }
     Ok((blocks.len() as u64, wrong))
+}
+
+/// An SSC's recovery after a run: flushed at the end of the run, power cut
+/// when the flush completed, recovered from the medium.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Recovery {
+    /// Simulated time of the recovery (the scan and, in log mode, reading the
+    /// checkpoint and the log), ns.
+    pub ns: u64,
+    /// Dirty blocks at the cut, and after the recovery (equal, or the device
+    /// lost dirty data).
+    pub dirty_before: u64,
+    pub dirty_after: u64,
+    /// Cached blocks at the cut, and after the recovery (clean blocks may go).
+    pub cached_before: u64,
+    pub cached_after: u64,
+}
+
+/// Flushes `device` at `at`, cuts its power when the flush completed and
+/// recovers it.
+fn recover_after(device: &mut Device, at: SimTime) -> Result<Recovery, CacheError> {
+    let flushed = device.ssc(at, SscCommand::Flush)?.completed;
+    let before = device.ssc_state().unwrap_or_default();
+    device.cut_power(flushed)?;
+    device.recover()?;
+    let after = device.ssc_state().unwrap_or_default();
+    Ok(Recovery {
+        ns: device.counters().now_ns.saturating_sub(flushed.0),
+        dirty_before: before.dirty,
+        dirty_after: after.dirty,
+        cached_before: before.cached,
+        cached_after: after.cached,
+    })
 }

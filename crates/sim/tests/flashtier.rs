@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use ftlab_ftl::ssc::Consistency;
 use ftlab_ftl::ErrorKind;
 use ftlab_nand::{Payload, SimTime};
 use ftlab_sim::cache::{CacheConfig, CacheManager, Mode, SscCache, SsdCache};
@@ -24,7 +25,31 @@ fn every_system_and_workload_keeps_data_intact() {
             if s != System::NoCache {
                 assert!(o.erases > 0, "{} on {}: the cache never collected garbage", s.name(), p.name());
             }
+            assert_eq!(o.recovery.is_some(), matches!(s, System::Ssc(_)));
+            if let Some(r) = o.recovery {
+                assert_eq!(r.dirty_after, r.dirty_before, "{} on {}: recovery lost dirty blocks", s.name(), p.name());
+                assert!(r.ns > 0 && r.cached_after <= r.cached_before);
+            }
         }
+    }
+}
+
+/// The SSC in log mode: its log pages and checkpoints are counted as map and
+/// checkpoint programs (OOB logging writes no checkpoint), they cost flash
+/// programs, and a recovery after a flush keeps every dirty block.
+#[test]
+fn the_ssc_log_mode_counts_its_metadata() {
+    for p in [Personality::Fileserver, Personality::Varmail] {
+        let s = System::Ssc(Mode::WriteBack);
+        let oob = run(&FlashtierConfig::ci(10_000), p, s).unwrap();
+        let log_config = FlashtierConfig { ssc_consistency: Consistency::Log, ..FlashtierConfig::ci(10_000) };
+        let log = run(&log_config, p, s).unwrap();
+        assert_eq!((oob.checkpoint_programs, log.integrity_errors), (0, 0), "{}", p.name());
+        assert!(log.map_programs > 0 && log.checkpoint_programs > 0, "{}: {log:?}", p.name());
+        let meta = log.map_programs + log.checkpoint_programs;
+        assert!(log.flash_programs >= log.host_programs + log.gc_copies + meta, "{}: {log:?}", p.name());
+        let r = log.recovery.unwrap();
+        assert!(r.dirty_before > 0 && r.dirty_after == r.dirty_before, "{}: {r:?}", p.name());
     }
 }
 
@@ -66,7 +91,13 @@ fn the_ssc_beats_the_ssd_on_fileserver_erases() {
 
 #[test]
 fn ssc_write_back_keeps_dirty_data_across_a_power_cut() {
-    let config = FlashtierConfig::ci(10_000);
+    for consistency in [Consistency::Oob, Consistency::Log] {
+        write_back_keeps_dirty_data_across_a_power_cut(consistency);
+    }
+}
+
+fn write_back_keeps_dirty_data_across_a_power_cut(consistency: Consistency) {
+    let config = FlashtierConfig { ssc_consistency: consistency, ..FlashtierConfig::ci(10_000) };
     let cache = CacheConfig { mode: Mode::WriteBack, ..config.cache };
     let disk = Disk::new(config.disk).unwrap();
     let mut manager = SscCache::new(cache, disk, config.device("ssc").unwrap()).unwrap();
@@ -138,4 +169,38 @@ fn the_ssd_manager_runs_over_other_ftls() {
             assert!(o.cache.hits > 0 && o.erases > 0, "{kind} {mode:?}: {o:?}");
         }
     }
+}
+
+/// FlashCache's set-associative placement (`set_blocks`): 600 blocks that all
+/// fall in one set of 512 slots evict the set's least recently used blocks
+/// while other sets are empty; one global LRU keeps all 600. Every block reads
+/// back its last data either way.
+#[test]
+fn the_ssd_manager_replaces_within_a_set() {
+    let config = FlashtierConfig::ci(0);
+    let run = |set_blocks| {
+        let cache = CacheConfig { mode: Mode::WriteThrough, set_blocks, ..config.cache };
+        let disk = Disk::new(config.disk).unwrap();
+        let mut m = SsdCache::new(cache, disk, config.device("pagemap").unwrap()).unwrap();
+        let sets = m.slots().checked_div(set_blocks).unwrap_or(1);
+        let mut now = SimTime::ZERO;
+        for k in 0..600u64 {
+            now = m.write(now, k * sets, &[k + 1]).unwrap();
+        }
+        let evictions = m.stats().evictions;
+        for k in 0..600u64 {
+            let (done, got) = m.read(now, k * sets, 1).unwrap();
+            assert_eq!(got, vec![k + 1], "block {}", k * sets);
+            now = done;
+        }
+        (sets, evictions)
+    };
+    let (sets, evictions) = run(512);
+    assert!(sets > 1, "{sets} sets");
+    assert_eq!(evictions, 600 - 512, "{sets} sets of 512");
+    assert_eq!(run(0), (1, 0));
+    // A set larger than the cache is refused, naming the field.
+    let cache = CacheConfig { set_blocks: 1 << 40, ..config.cache };
+    let e = SsdCache::new(cache, Disk::new(config.disk).unwrap(), config.device("pagemap").unwrap()).unwrap_err();
+    assert!(e.to_string().contains("set_blocks"), "{e}");
 }

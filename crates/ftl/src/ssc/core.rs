@@ -5,8 +5,9 @@
 use ftlab_nand::geometry::Layout;
 use ftlab_nand::{BlockId, DieId, Geometry, PageKind, Payload, Ppa, SimTime, StoreKind};
 
+use super::log::MetaLog;
 use super::table::{flag, BlockTable, Entry, NONE};
-use super::{key, Eviction, SolidStateCache, SscConfig, MAX_BLOCKS, MAX_EXISTS};
+use super::{key, Consistency, Eviction, SolidStateCache, SscConfig, MAX_BLOCKS, MAX_EXISTS};
 use crate::alloc::{Allocation, BlockAllocator};
 use crate::victim::GreedyPicker;
 use crate::{check_lpn, Durability, Flash, Ftl, FtlError, Hint, Io, Lpn, Purpose};
@@ -20,7 +21,7 @@ pub(super) const KEY_MASK: u32 = !(1 << 31);
 
 /// The solid-state cache FTL (FlashTier, 003 Sections 2.2 and 3.3.2): page
 /// mapping of disk blocks through a static hash table, garbage collection with
-/// silent eviction, per-write OOB logging.
+/// silent eviction, per-write OOB logging or a map log with checkpoints.
 #[derive(Debug)]
 pub struct Ssc {
     pub(super) config: SscConfig,
@@ -57,6 +58,11 @@ pub struct Ssc {
     /// Blocks with an evict or clean the next flush makes durable, in command
     /// order (a block may appear twice; the second time it has nothing left).
     pub(super) pending: Vec<u32>,
+    /// The map log and checkpoints (`consistency = "log"`); `None` with OOB
+    /// logging. In log mode a data page's OOB holds no disk block, no record
+    /// pages are written, and a block's entry lives while it is cached (its
+    /// stale pages are unowned at once), so `copies` is 1 outside a collection.
+    pub(super) log: Option<MetaLog>,
 }
 
 impl Ssc {
@@ -65,6 +71,7 @@ impl Ssc {
         let g = *io.geometry();
         let good = (0..g.total_blocks()).filter(|&b| !io.is_bad(BlockId(b))).count() as u32;
         let capacity = config.capacity(&g, good)?;
+        let log = (config.consistency == Consistency::Log).then(|| MetaLog::new(&config, &g));
         Ok(Ssc {
             config,
             geometry: g,
@@ -74,7 +81,7 @@ impl Ssc {
             owner: vec![NONE; g.total_pages() as usize],
             by_valid: GreedyPicker::new(g.total_blocks(), g.pages_per_block),
             by_dirty: GreedyPicker::new(g.total_blocks(), g.pages_per_block),
-            alloc: BlockAllocator::empty(&g, 1),
+            alloc: BlockAllocator::empty(&g, Self::streams(&config)),
             cached: 0,
             dirty: 0,
             evictions: 0,
@@ -82,13 +89,22 @@ impl Ssc {
             erases_done: SimTime::ZERO,
             settled: SimTime::ZERO,
             pending: Vec::new(),
+            log,
         })
+    }
+
+    /// Allocator streams: data, and with a map log its metadata pages.
+    fn streams(config: &SscConfig) -> u32 {
+        match config.consistency {
+            Consistency::Oob => 1,
+            Consistency::Log => 2,
+        }
     }
 
     /// An SSC on a freshly formatted medium.
     pub fn format(config: SscConfig, io: &mut Io) -> Result<Self, FtlError> {
         let mut ssc = Self::empty(config, io)?;
-        ssc.alloc = BlockAllocator::formatted(&ssc.geometry, 1, |b| io.is_bad(b));
+        ssc.alloc = BlockAllocator::formatted(&ssc.geometry, Self::streams(&config), |b| io.is_bad(b));
         Ok(ssc)
     }
 
@@ -287,8 +303,14 @@ impl Ssc {
             // Retired by a failed program: not erased, its pages stay.
             return Ok(true);
         }
+        if let Err(e) = self.log_before_erase(io) {
+            // Its pages are moved off; a later collection erases it.
+            self.by_valid.insert(victim);
+            self.by_dirty.insert(victim);
+            return Err(e);
+        }
         io.start_after(self.erase_after[victim.0 as usize]);
-        if takes_newest {
+        if takes_newest && self.log.is_none() {
             io.start_after(self.erases_done);
         }
         let usable = io.reclaim(victim, Purpose::Gc)?;
@@ -337,6 +359,7 @@ impl Ssc {
         // stay on the flash, and a cleaned one would come back dirty after a
         // cut, so every cached page is copied off it.
         let off = self.config.eviction == Eviction::Off || io.is_grown_bad(victim);
+        let log = self.log.is_some();
         // Whether the erase takes the newest page of some disk block.
         let mut takes_newest = false;
         // Slots of the clean pages evicted silently (no slot moves before the
@@ -367,7 +390,7 @@ impl Ssc {
             if e.mapped == p {
                 let dirty = e.has(flag::DIRTY);
                 if off || e.must_copy() {
-                    let dst = if !dirty && !e.has(flag::FLASH_CLEAN) {
+                    let dst = if !log && !dirty && !e.has(flag::FLASH_CLEAN) {
                         // A cleaned page: the copy says clean in its OOB.
                         let (data, _) = io.read(Ppa(p), Purpose::Gc)?;
                         let (dst, _) =
@@ -389,6 +412,10 @@ impl Ssc {
                             e.set(flag::FLASH_CLEAN, true);
                         }
                     });
+                    if log {
+                        self.log_map(k, dst.0, dirty);
+                        self.log_copied(io);
+                    }
                 } else {
                     // Silent eviction: the only copy of a clean block goes with
                     // the erase. Applied once every copy is made: a pass that
@@ -397,7 +424,7 @@ impl Ssc {
                     evicted.push(i);
                     takes_newest = true;
                 }
-            } else if e.newest == p && e.mapped == NONE && !e.covered() {
+            } else if !log && e.newest == p && e.mapped == NONE && !e.covered() {
                 if e.copies > 1 {
                     // The newest page of an evicted block, with older copies
                     // left: erasing it would let a recovery find an older one.
@@ -413,6 +440,8 @@ impl Ssc {
                 e.mapped = NONE;
                 e.set(flag::FLASH_CLEAN | flag::PENDING_CLEAN, false);
             });
+            let k = self.table.get(i).key;
+            self.log_evict(k);
             self.evictions += 1;
         }
         Ok(takes_newest)
@@ -420,7 +449,7 @@ impl Ssc {
 
     /// Collects garbage while at most `free_blocks` blocks are free (at most one
     /// pass per block of the device, then the caller's allocation decides).
-    fn collect_until(&mut self, io: &mut Io, free_blocks: u32) -> Result<(), FtlError> {
+    pub(super) fn collect_until(&mut self, io: &mut Io, free_blocks: u32) -> Result<(), FtlError> {
         let mut passes = 0;
         while self.alloc.free_blocks() <= free_blocks && passes < self.geometry.total_blocks() {
             passes += 1;
@@ -472,10 +501,18 @@ impl Ssc {
                  off; evict some blocks first, or set eviction"
             )));
         }
+        io.independent(|io| self.checkpoint_if_due(io))?;
         let target = self.config.gc_free_blocks;
         io.independent(|io| self.collect_until(io, target))?;
         let die = io.free_die_from(self.alloc.next_die());
-        let tag = if dirty { k } else { k | CLEAN_BIT };
+        // In log mode the OOB carries no map record.
+        let tag = if self.log.is_some() {
+            0
+        } else if dirty {
+            k
+        } else {
+            k | CLEAN_BIT
+        };
         // A failed program retires its block and the write goes elsewhere; if
         // it cannot be written, the block keeps what it held.
         let (ppa, _) = io.program_placed(tag, PageKind::Data, data, Purpose::Host, |_, bad| self.place(die, bad))?;
@@ -488,18 +525,26 @@ impl Ssc {
         if old != NONE {
             io.supersede(Ppa(old));
         }
+        // In log mode the superseded page is nobody's at once.
+        let replaces = self.log.is_some() && old != NONE;
+        if replaces {
+            self.owner[old as usize] = NONE;
+        }
         self.drop_record(io, i);
         self.update(i, |e| {
             e.mapped = ppa.0;
             e.newest = ppa.0;
-            e.copies += 1;
+            if !replaces {
+                e.copies += 1;
+            }
             e.set(flag::DIRTY, dirty);
             e.set(flag::FLASH_CLEAN, !dirty);
             e.set(flag::PENDING_EVICT | flag::PENDING_CLEAN, false);
         });
+        self.log_map(k, ppa.0, dirty);
         io.ack();
         self.settled = self.settled.max(io.last_finish());
-        Ok(())
+        self.log_after_data(io)
     }
 }
 
@@ -536,7 +581,20 @@ impl SolidStateCache for Ssc {
             e.mapped = NONE;
             e.set(flag::DIRTY | flag::FLASH_CLEAN, false);
         });
-        self.make_pending(i, flag::PENDING_EVICT);
+        if self.log.is_some() {
+            // The page is nobody's; the entry goes with it, unless a failed
+            // collection left a copy of the block to be erased.
+            self.owner[e.mapped as usize] = NONE;
+            let entry = self.table.get_mut(i);
+            entry.copies -= 1;
+            entry.newest = NONE;
+            if entry.copies == 0 {
+                self.table.remove(i);
+            }
+            self.log_evict(k);
+        } else {
+            self.make_pending(i, flag::PENDING_EVICT);
+        }
         Ok(())
     }
 
@@ -550,7 +608,11 @@ impl SolidStateCache for Ssc {
             return Ok(());
         }
         self.update(i, |e| e.set(flag::DIRTY, false));
-        self.make_pending(i, flag::PENDING_CLEAN);
+        if self.log.is_some() {
+            self.log_map(k, e.mapped, false);
+        } else {
+            self.make_pending(i, flag::PENDING_CLEAN);
+        }
         Ok(())
     }
 
@@ -569,6 +631,12 @@ impl SolidStateCache for Ssc {
     }
 
     fn flush(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        if self.log.is_some() {
+            self.log_flush(io)?;
+            let end = io.last_finish().max(self.settled).max(self.log_settled());
+            io.complete_after(end);
+            return Ok(());
+        }
         let pending = std::mem::take(&mut self.pending);
         for (n, &k) in pending.iter().enumerate() {
             if let Err(e) = self.flush_one(io, k) {
@@ -629,7 +697,15 @@ impl Ftl for Ssc {
     }
 
     fn durability(&self) -> Durability {
-        Durability::OnAck
+        if self.log.is_some() {
+            Durability::OnFlush
+        } else {
+            Durability::OnAck
+        }
+    }
+
+    fn background(&mut self, io: &mut Io, _until: SimTime) -> Result<(), FtlError> {
+        self.log_idle(io)
     }
 
     fn ram_bytes(&self) -> u64 {
@@ -639,6 +715,7 @@ impl Ftl for Ssc {
             + self.by_dirty.ram_bytes()
             + self.alloc.ram_bytes()
             + self.pending.capacity() as u64 * 4
+            + self.log.as_ref().map_or(0, MetaLog::ram_bytes)
     }
 
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {

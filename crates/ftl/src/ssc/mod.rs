@@ -60,7 +60,7 @@
 //! the framework ([`crate::Counters`]: data copies under [`crate::Purpose::Gc`],
 //! records under [`crate::Purpose::Map`]).
 //!
-//! # Consistency and durability: per-write OOB logging
+//! # Consistency and durability: per-write OOB logging (the default)
 //!
 //! This is the original FlashTier design (Section 3.3.2, "Consistency and
 //! durability": mapping changes logged in each page's OOB): a data page's OOB
@@ -80,13 +80,17 @@
 //! writes an evict record itself before it erases the newest (stale) page of an
 //! evicted block whose older copies remain.
 //!
-//! The prototype's other design (a log of map changes in the last page of each
-//! erase block, checkpoints on flush and idle, recovery from checkpoint and
-//! log) is not implemented: ftlab's default page store keeps one 64-bit token
-//! per page, which cannot hold a block's log of map changes or a checkpoint of
-//! the map; it needs the byte store.
+//! The prototype's design (a log of map changes written out as log pages,
+//! checkpoints of the whole map on flush, when idle and after a number of log
+//! pages, recovery from the latest checkpoint and the log after it) is the
+//! other configuration, `consistency = "log"`; its design, where it follows
+//! and departs from 003 and its weaker contract (writes too are durable only
+//! at a flush) are in `ssc/log.rs`. Its metadata pages hold real bytes, on either
+//! page store (the token store keeps the bytes of the pages an FTL
+//! programs with bytes).
 //!
-//! The contract after a power cut and [`crate::FtlBuilder::recover`]:
+//! The contract of OOB logging after a power cut and
+//! [`crate::FtlBuilder::recover`]:
 //!
 //! - an acknowledged write (dirty or clean) is durable at its acknowledgement,
 //!   as with every ftlab FTL ([`crate::Durability::OnAck`]): a dirty block
@@ -147,6 +151,7 @@ use ftlab_nand::Payload;
 use crate::{FtlError, Io};
 
 mod core;
+mod log;
 mod recover;
 mod table;
 
@@ -217,6 +222,27 @@ pub enum Eviction {
     Dirty,
 }
 
+/// How the SSC keeps its map consistent and durable across a power cut (003
+/// Section 3.3.2, "Consistency and durability"); see the [module
+/// documentation](self).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Consistency {
+    /// Per-write OOB logging (FlashTier's design): each data page's OOB holds
+    /// its disk block and clean/dirty kind, records make evicts and cleans
+    /// durable at a flush, and recovery scans every OOB. Writes are durable
+    /// when acknowledged. The default.
+    #[default]
+    Oob,
+    /// The OpenSSD prototype's design: map changes go to a log in RAM, written
+    /// out as log pages, and the whole map is checkpointed on flush, when
+    /// idle and after a number of log pages; recovery loads the latest
+    /// complete checkpoint and replays the log after it. Data pages carry no
+    /// disk block in their OOB. Writes, evicts and cleans are durable once a
+    /// flush after them completes.
+    Log,
+}
+
 /// Configuration of [`Ssc`]. Every field has a documented default.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -230,11 +256,25 @@ pub struct SscConfig {
     pub gc_free_blocks: u32,
     /// Silent eviction policy. Default `valid`.
     pub eviction: Eviction,
+    /// How the map survives a power cut: `oob` (per-write OOB logging) or
+    /// `log` (map log and checkpoints, the prototype's). Default `oob`.
+    pub consistency: Consistency,
+    /// With `consistency = "log"`: a checkpoint is written after this many log
+    /// pages since the last one (besides on flush and when idle). 0, the
+    /// default, means as many log pages as a checkpoint of a full cache takes
+    /// (at least 8), so the log never costs more than twice the checkpoints.
+    pub checkpoint_log_pages: u32,
 }
 
 impl Default for SscConfig {
     fn default() -> Self {
-        SscConfig { reserve: 0.07, gc_free_blocks: 2, eviction: Eviction::Valid }
+        SscConfig {
+            reserve: 0.07,
+            gc_free_blocks: 2,
+            eviction: Eviction::Valid,
+            consistency: Consistency::Oob,
+            checkpoint_log_pages: 0,
+        }
     }
 }
 
@@ -253,7 +293,52 @@ impl SscConfig {
                 "ssc.gc_free_blocks must be at least 1 (GC needs a free block to copy into)",
             ));
         }
+        if self.consistency == Consistency::Log && self.gc_free_blocks < 2 {
+            return Err(FtlError::config(
+                "ftl.gc_free_blocks",
+                "ssc.gc_free_blocks must be at least 2 with consistency = \"log\" (a collection may open a block \
+                 for its copies and one for the log page it writes before its erase)",
+            ));
+        }
+        if self.consistency == Consistency::Oob && self.checkpoint_log_pages != 0 {
+            return Err(FtlError::config(
+                "ftl.checkpoint_log_pages",
+                "ssc.checkpoint_log_pages applies to consistency = \"log\" only; drop it or set consistency",
+            ));
+        }
         Ok(())
+    }
+
+    /// With `consistency = "log"`: log pages between checkpoints on a device
+    /// of `geometry` (see [`SscConfig::checkpoint_log_pages`]).
+    pub fn log_pages_per_checkpoint(&self, geometry: &ftlab_nand::Geometry) -> u32 {
+        if self.checkpoint_log_pages > 0 {
+            return self.checkpoint_log_pages;
+        }
+        log::checkpoint_pages(geometry, geometry.total_pages().min(MAX_BLOCKS as u32)).max(8)
+    }
+
+    /// Blocks held back for the map log and checkpoints (0 with OOB logging):
+    /// two checkpoints of a full cache (the old one stays until the new one is
+    /// complete), the log between them with some slack, the open metadata
+    /// block, and one partly written block per die that a recovery may leave.
+    fn meta_blocks(&self, geometry: &ftlab_nand::Geometry) -> Result<u64, FtlError> {
+        if self.consistency == Consistency::Oob {
+            return Ok(0);
+        }
+        if (geometry.page_size as usize) < log::HEADER + 2 * log::RECORD {
+            return Err(FtlError::config(
+                "ftl.consistency",
+                format!(
+                    "ssc consistency = \"log\" needs pages of at least {} bytes for its log, got {}",
+                    log::HEADER + 2 * log::RECORD,
+                    geometry.page_size
+                ),
+            ));
+        }
+        let ckpt = u64::from(log::checkpoint_pages(geometry, geometry.total_pages().min(MAX_BLOCKS as u32)));
+        let pages = 2 * ckpt + u64::from(self.log_pages_per_checkpoint(geometry)) + 8;
+        Ok(pages.div_ceil(u64::from(geometry.pages_per_block)) + 2 + u64::from(geometry.dies()))
     }
 
     /// The cache capacity in blocks on a device with `good_blocks` usable
@@ -263,13 +348,13 @@ impl SscConfig {
     /// is dirty.
     pub fn capacity(&self, geometry: &ftlab_nand::Geometry, good_blocks: u32) -> Result<u32, FtlError> {
         let ppb = u64::from(geometry.pages_per_block);
-        let slack = u64::from(self.gc_free_blocks) + u64::from(geometry.dies()) + 1;
+        let slack = u64::from(self.gc_free_blocks) + u64::from(geometry.dies()) + 1 + self.meta_blocks(geometry)?;
         let max = u64::from(good_blocks).saturating_sub(slack) * ppb;
         let wanted = ((u64::from(good_blocks) * ppb) as f64 * (1.0 - self.reserve)).floor() as u64;
         let cap = wanted.min(max).min(MAX_BLOCKS);
         if cap == 0 {
             return Err(FtlError::config("device", format!(
-                "the device is too small for ssc: {good_blocks} good blocks, {slack} needed as GC reserve and open blocks"
+                "the device is too small for ssc: {good_blocks} good blocks, {slack} needed as GC reserve, open blocks and map log"
             )));
         }
         Ok(cap as u32)

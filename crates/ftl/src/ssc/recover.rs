@@ -19,7 +19,12 @@ impl Ssc {
     /// reopened, other partly written blocks are closed. A block that went bad
     /// in service is never freed nor reopened: its readable pages count, and it
     /// is closed so that garbage collection moves its live pages off.
+    /// With `consistency = "log"` the map comes from the latest checkpoint
+    /// and the log after it instead (see `ssc/log.rs`).
     pub fn recover(config: SscConfig, io: &mut Io) -> Result<Self, FtlError> {
+        if config.consistency == super::Consistency::Log {
+            return Ssc::recover_log(config, io);
+        }
         let mut s = Ssc::empty(config, io)?;
         let slots = s.table.slots();
         let mut data_seq = vec![0u64; slots];
@@ -124,21 +129,27 @@ impl Ssc {
 
 /// The SSC's invariants against the medium: every cached block's page and every
 /// live record hold what the table says, the per-block counts and copies match,
-/// and the totals match.
+/// and the totals match. In log mode a data page's OOB holds no disk block
+/// (logical page 0) and no data page lies in a metadata block.
 pub(super) fn check(s: &Ssc, flash: &Flash) -> Result<(), String> {
     let g = &s.geometry;
     let nand = flash.nand();
     let mut valid = vec![0u32; g.total_blocks() as usize];
     let mut must_copy = vec![0u32; g.total_blocks() as usize];
     let mut copies: BTreeMap<u32, u32> = BTreeMap::new();
+    let log = s.log.as_ref();
     for (p, &o) in s.owner.iter().enumerate() {
         if o == NONE {
             continue;
         }
         let oob = nand.peek_oob(Ppa(p as u32)).ok_or_else(|| format!("page {p} has owner {o:#x} but no OOB"))?;
         let want_kind = if o & REC_BIT != 0 { PageKind::Meta } else { PageKind::Data };
-        if oob.kind != want_kind || oob.lpn & KEY_MASK != o & KEY_MASK {
+        let want_lpn = if log.is_some() { 0 } else { o & KEY_MASK };
+        if oob.kind != want_kind || oob.lpn & KEY_MASK != want_lpn {
             return Err(format!("page {p} has owner {o:#x} but its OOB is {oob:?}"));
+        }
+        if log.is_some_and(|l| l.is_meta(g.block_of(Ppa(p as u32)))) {
+            return Err(format!("data page {p} (owner {o:#x}) lies in a metadata block"));
         }
         if o & REC_BIT == 0 {
             *copies.entry(o).or_default() += 1;
@@ -158,7 +169,8 @@ pub(super) fn check(s: &Ssc, flash: &Flash) -> Result<(), String> {
             let oob = nand.peek_oob(Ppa(e.mapped)).ok_or_else(|| format!("block {k} maps to an erased page"))?;
             let is_dirty = e.has(flag::DIRTY);
             let flash_clean = oob.lpn & CLEAN_BIT != 0;
-            if s.owner[e.mapped as usize] != k || flash_clean != e.has(flag::FLASH_CLEAN) || (is_dirty && flash_clean) {
+            let oob_agrees = log.is_some() || (flash_clean == e.has(flag::FLASH_CLEAN) && !(is_dirty && flash_clean));
+            if s.owner[e.mapped as usize] != k || !oob_agrees {
                 return Err(format!("block {k} maps to page {} whose OOB is {oob:?} (flags {:#x})", e.mapped, e.flags));
             }
             if e.newest != e.mapped {
@@ -182,7 +194,7 @@ pub(super) fn check(s: &Ssc, flash: &Flash) -> Result<(), String> {
             valid[b] += 1;
             must_copy[b] += 1;
         }
-        if e.mapped == NONE && e.newest == NONE && !e.covered() && e.copies > 0 {
+        if log.is_none() && e.mapped == NONE && e.newest == NONE && !e.covered() && e.copies > 0 {
             return Err(format!("block {k}: evicted, {} copies on the flash, no newest page and no record", e.copies));
         }
     }

@@ -7,7 +7,12 @@
 //! slots, replaces the least recently used block when no slot is free
 //! (writing it back first if dirty; the SSD is never told that the slot's old
 //! data is dead, so its garbage collection keeps copying it until the slot is
-//! overwritten), and in write-back mode keeps its metadata on the SSD: one
+//! overwritten): over all slots by default, or, with
+//! [`CacheConfig::set_blocks`] N, within the block's set as FlashCache does
+//! (set-associative: `slots / N` sets of N consecutive slots, disk block `b`
+//! in set `b mod sets`, the slots after the last whole set unused; FlashCache
+//! also keeps runs of consecutive disk blocks in one set, which ftlab does
+//! not). In write-back mode it keeps its metadata on the SSD: one
 //! 16-byte record per slot, 256 to a 4 KiB metadata page after the slots,
 //! written synchronously after the data of a dirty write (a request completes
 //! once its data and metadata pages are written) and after a write-back marks
@@ -46,9 +51,11 @@ pub struct SsdCache {
     /// Data slots; metadata pages follow them.
     slots: u64,
     map: HashMap<u64, Entry>,
-    lru: BTreeMap<u64, u64>,
+    /// Per set (one set for global LRU): stamp -> block, oldest first.
+    lru: Vec<BTreeMap<u64, u64>>,
     next_stamp: u64,
-    free: Vec<u64>,
+    /// Per set: its free slots.
+    free: Vec<Vec<u64>>,
     dirty: DirtyList,
     seq: SequentialDetector,
     stats: CacheStats,
@@ -68,15 +75,23 @@ impl SsdCache {
         if slots == 0 {
             return Err(CacheError::Config(format!("the SSD's {pages} logical pages leave no cache slot")));
         }
+        let per_set = if config.set_blocks == 0 { slots } else { config.set_blocks };
+        if per_set > slots {
+            return Err(CacheError::Config(format!(
+                "cache.set_blocks = {per_set} is more than the SSD's {slots} cache slots: use fewer blocks per set, \
+                 or 0 for one global LRU"
+            )));
+        }
+        let sets = slots / per_set;
         Ok(SsdCache {
             config,
             disk,
             dev,
             slots,
             map: HashMap::new(),
-            lru: BTreeMap::new(),
+            lru: vec![BTreeMap::new(); sets as usize],
             next_stamp: 0,
-            free: (0..slots).rev().collect(),
+            free: (0..sets).map(|s| (s * per_set..(s + 1) * per_set).rev().collect()).collect(),
             dirty: DirtyList::default(),
             seq: SequentialDetector::default(),
             stats: CacheStats::default(),
@@ -89,21 +104,28 @@ impl SsdCache {
         self.slots
     }
 
+    /// The set of disk block `block`.
+    fn set_of(&self, block: u64) -> usize {
+        (block % self.lru.len() as u64) as usize
+    }
+
     fn touch(&mut self, block: u64) {
+        let set = self.set_of(block);
         if let Some(e) = self.map.get_mut(&block) {
-            self.lru.remove(&e.stamp);
+            self.lru[set].remove(&e.stamp);
             e.stamp = self.next_stamp;
-            self.lru.insert(self.next_stamp, block);
+            self.lru[set].insert(self.next_stamp, block);
             self.next_stamp += 1;
         }
     }
 
     /// Drops `block` from the cache (its slot becomes free).
     fn drop_block(&mut self, block: u64) {
+        let set = self.set_of(block);
         if let Some(e) = self.map.remove(&block) {
-            self.lru.remove(&e.stamp);
+            self.lru[set].remove(&e.stamp);
             self.dirty.remove(block);
-            self.free.push(e.slot);
+            self.free[set].push(e.slot);
         }
     }
 
@@ -116,8 +138,9 @@ impl SsdCache {
             return Ok((slot, at));
         }
         let mut ready = at;
-        if self.free.is_empty() {
-            let Some((_, victim)) = self.lru.first_key_value().map(|(&s, &b)| (s, b)) else {
+        let set = self.set_of(block);
+        if self.free[set].is_empty() {
+            let Some((_, victim)) = self.lru[set].first_key_value().map(|(&s, &b)| (s, b)) else {
                 return Err(CacheError::Config("cache of no slots".into()));
             };
             if self.dirty.contains(victim) {
@@ -126,9 +149,9 @@ impl SsdCache {
             self.drop_block(victim);
             self.stats.evictions += 1;
         }
-        let slot = self.free.pop().unwrap_or_default();
+        let slot = self.free[set].pop().unwrap_or_default();
         self.map.insert(block, Entry { slot, stamp: self.next_stamp });
-        self.lru.insert(self.next_stamp, block);
+        self.lru[set].insert(self.next_stamp, block);
         self.next_stamp += 1;
         Ok((slot, ready))
     }

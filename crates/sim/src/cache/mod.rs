@@ -94,6 +94,11 @@ pub struct CacheConfig {
     /// without writing them to the disk, so data is lost once they leave the
     /// cache (the integrity check must catch it). Default false.
     pub lose_writebacks: bool,
+    /// The SSD manager's placement: 0 (the default) replaces by one global
+    /// LRU over every slot; N > 0 makes it set-associative as FlashCache
+    /// (sets of N slots, 512 in FlashCache; disk block `b` goes to set
+    /// `b mod sets`; each set replaces by its own LRU).
+    pub set_blocks: u64,
 }
 
 impl Default for CacheConfig {
@@ -104,6 +109,7 @@ impl Default for CacheConfig {
             clean_batch: 256,
             sequential_blocks: 16,
             lose_writebacks: false,
+            set_blocks: 0,
         }
     }
 }
