@@ -37,8 +37,8 @@ use serde::{Deserialize, Serialize};
 
 use ftlab_nand::Payload;
 
-use crate::hybrid::{is_bad, program_failed, retrying, Core, Persistence, NONE};
-use crate::maplog::MapPersistence;
+use crate::hybrid::{is_bad, program_failed, retrying, Core, NONE};
+use crate::maplog::{MapPersistence, Persistence};
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
 /// Configuration of [`Bast`].

@@ -45,7 +45,7 @@ use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa};
 
 use crate::blockmap::{self, interleaved_good_blocks};
 use crate::flash::PROGRAM_ATTEMPTS;
-use crate::maplog::{MapLog, MapPersistence};
+use crate::maplog::{map_area, MapLog, MapPersistence, Persistence};
 use crate::{Flash, FtlError, Io, Purpose};
 
 pub(crate) const NONE: u32 = blockmap::NO_PAGE;
@@ -109,38 +109,6 @@ pub(crate) struct Core {
     maps: Option<MapLog>,
     /// How the maps persist, and whether every page copy is a map entry.
     persistence: Persistence,
-}
-
-/// How a scheme's maps persist.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct Persistence {
-    pub mode: MapPersistence,
-    /// The data blocks are page-mapped too (every page copy updates the map).
-    pub page_mapped: bool,
-}
-
-/// The ring's size and a checkpoint's pages for `name` on `good` good blocks.
-fn map_area(
-    name: &str,
-    g: &Geometry,
-    good: u32,
-    over_provisioning: f64,
-    min_spare: u32,
-    p: Persistence,
-) -> Result<(u32, u32), FtlError> {
-    if p.mode == MapPersistence::Nvram {
-        return Ok((0, 0));
-    }
-    let lblocks = blockmap::logical_blocks(name, good, over_provisioning, min_spare)?;
-    let ppb = u64::from(g.pages_per_block);
-    let entries = if p.page_mapped {
-        u64::from(lblocks) * ppb
-    } else {
-        // The block map, and a page map of the spare blocks.
-        u64::from(lblocks) + u64::from(good - lblocks) * ppb
-    };
-    let pages = MapLog::checkpoint_pages(g, entries);
-    Ok((MapLog::ring_blocks(g, pages), pages))
 }
 
 impl Core {

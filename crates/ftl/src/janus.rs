@@ -61,8 +61,8 @@ use ftlab_bounds::janus::{optimal_fused_with, JanusCosts};
 use ftlab_nand::Payload;
 
 use crate::flash::PROGRAM_ATTEMPTS;
-use crate::hybrid::{fence, is_bad, program_failed, retrying, Core, Persistence, NONE};
-use crate::maplog::MapPersistence;
+use crate::hybrid::{fence, is_bad, program_failed, retrying, Core, NONE};
+use crate::maplog::{MapPersistence, Persistence};
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
 /// Configuration of [`Janus`] (`janus` and `janus-fix`).

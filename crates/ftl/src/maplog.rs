@@ -30,6 +30,8 @@ use serde::{Deserialize, Serialize};
 
 use ftlab_nand::{BlockId, Geometry, PageKind, Payload, StoreKind};
 
+use crate::blockmap;
+
 use crate::hybrid::{is_bad, program_failed, NONE};
 use crate::{FtlError, Io, Purpose};
 
@@ -49,6 +51,38 @@ pub enum MapPersistence {
 pub const ENTRY_BYTES: u32 = 8;
 /// Bytes of one checkpointed entry (a location; the key is its position).
 const CHECKPOINT_ENTRY_BYTES: u64 = 4;
+
+/// How a scheme's maps persist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Persistence {
+    pub mode: MapPersistence,
+    /// The data blocks are page-mapped too (every page copy updates the map).
+    pub page_mapped: bool,
+}
+
+/// The ring's size and a checkpoint's pages for `name` on `good` good blocks.
+pub(crate) fn map_area(
+    name: &str,
+    g: &Geometry,
+    good: u32,
+    over_provisioning: f64,
+    min_spare: u32,
+    p: Persistence,
+) -> Result<(u32, u32), FtlError> {
+    if p.mode == MapPersistence::Nvram {
+        return Ok((0, 0));
+    }
+    let lblocks = blockmap::logical_blocks(name, good, over_provisioning, min_spare)?;
+    let ppb = u64::from(g.pages_per_block);
+    let entries = if p.page_mapped {
+        u64::from(lblocks) * ppb
+    } else {
+        // The block map, and a page map of the spare blocks.
+        u64::from(lblocks) + u64::from(good - lblocks) * ppb
+    };
+    let pages = MapLog::checkpoint_pages(g, entries);
+    Ok((MapLog::ring_blocks(g, pages), pages))
+}
 
 /// The map log of a hybrid-mapped scheme in flash mode.
 #[derive(Debug, Clone)]
