@@ -349,7 +349,8 @@ mod tests {
         p.insert("map_persistence".into(), toml::Value::String("disk".into()));
         for kind in ["bast", "fast", "janus", "janus-fix"] {
             let e = crate::registry::build(kind, &p).unwrap_err();
-            assert!(matches!(e, FtlError::Config(ref c) if c.key.contains("map_persistence")), "{kind}: {e}");
+            assert!(matches!(e, FtlError::Config(ref c) if c.key == "ftl.map_persistence"), "{kind}: {e}");
+            assert!(e.to_string().contains("ftl.map_persistence"), "{kind}: {e}");
         }
     }
 }

@@ -258,8 +258,10 @@ fn overlay<T: Serialize + DeserializeOwned>(kind: &str, base: T, params: &toml::
             one.insert(k.clone(), v.clone());
             T::deserialize(toml::Value::Table(one)).is_err()
         });
-        let key = bad.map_or_else(|| "ftl".to_string(), |(k, _)| format!("ftl.{k}"));
-        FtlError::config(key, format!("FTL `{kind}`: {}", e.message()))
+        match bad {
+            Some((k, _)) => FtlError::config(format!("ftl.{k}"), format!("FTL `{kind}`: ftl.{k}: {}", e.message())),
+            None => FtlError::config("ftl", format!("FTL `{kind}`: {}", e.message())),
+        }
     })
 }
 
