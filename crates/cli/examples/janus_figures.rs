@@ -1,8 +1,9 @@
-//! Janus-FTL's Figures 5 and 8 (004), beyond what a sweep plots: CSV and SVG.
+//! Janus-FTL's Figures 5, 8 and 9 (004), beyond what a sweep plots: CSV and SVG.
 //!
 //! ```text
 //! cargo run --release -p ftlab-cli --example janus_figures -- figure8 experiments/janus/figure8.toml
 //! cargo run --release -p ftlab-cli --example janus_figures -- figure5 experiments/janus/figure5.toml [U_D ...]
+//! cargo run --release -p ftlab-cli --example janus_figures -- figure9 experiments/janus/figure9.toml
 //! ```
 //!
 //! - `figure8 RUN.toml`: runs the configuration (a `phases` generator, an FTL
@@ -17,6 +18,13 @@
 //!   of fused blocks, so that the fused blocks are exactly those written; writes
 //!   `figure5.csv` (u_d set and measured, the victims' measured utilization u
 //!   over the run's second half, u from Eq. 5) and `figure5.svg`.
+//! - `figure9 RUN.toml`: runs the configuration once per FTL of [`FIGURE9`]
+//!   (`ftl.kind` set, and `ftl.map_persistence = "flash"` for the hybrid
+//!   schemes) and splits each run's flash time by purpose: map, GC and data
+//!   (host) time, each the sum over the run's operations of that purpose of
+//!   the chip's latency (read, program, erase; a copyback is a read and a
+//!   program; channel transfers left out); writes `figure9.csv` and a stacked
+//!   bar chart `figure9.svg`.
 
 use std::path::{Path, PathBuf};
 
@@ -185,6 +193,124 @@ fn figure5(path: &Path, points: &[f64]) -> Result<()> {
     )
 }
 
+/// Figure 9's FTLs: label, `ftl.kind`, and whether to set
+/// `ftl.map_persistence = "flash"` (the page-mapped FTL with its map on flash
+/// is DFTL, whose translation pages are map operations already).
+const FIGURE9: [(&str, &str, bool); 4] =
+    [("PPM (dftl)", "dftl", false), ("BAST", "bast", true), ("FAST", "fast", true), ("Janus", "janus", true)];
+
+/// Seconds of flash time of purpose `p` in `r`, at `t`'s latencies.
+fn purpose_seconds(r: &Report, t: &ftlab_nand::Timing, p: ftlab_ftl::Purpose) -> f64 {
+    let o = &r.flash_ops;
+    let ns = o.reads.get(p) * t.read_ns
+        + o.oob_reads.get(p) * t.read_oob_ns
+        + o.programs.get(p) * t.program_ns
+        + o.erases.get(p) * t.erase_ns;
+    ns as f64 / 1e9
+}
+
+/// Stacked bars: one per `(label, [values])`, segments named by `parts`.
+fn stacked(path: &Path, title: &str, y_label: &str, parts: &[&str], bars: &[(String, Vec<f64>)]) -> Result<()> {
+    let y1 = bars.iter().map(|(_, v)| v.iter().sum::<f64>()).fold(0.0f64, f64::max).max(1e-9) * 1.1;
+    let root = SVGBackend::new(path, (960, 540)).into_drawing_area();
+    let fail = |e: &dyn std::fmt::Display| anyhow::anyhow!("cannot draw {}: {e}", path.display());
+    root.fill(&WHITE).map_err(|e| fail(&e))?;
+    let labels: Vec<String> = bars.iter().map(|(l, _)| l.clone()).collect();
+    let mut c = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0f64..bars.len() as f64, 0f64..y1)
+        .map_err(|e| fail(&e))?;
+    c.configure_mesh()
+        .disable_x_mesh()
+        .x_labels(bars.len() * 2 + 1)
+        .x_label_formatter(&|x| {
+            let i = x.floor() as usize;
+            if (x - x.floor() - 0.5).abs() < 1e-6 && i < labels.len() {
+                labels[i].clone()
+            } else {
+                String::new()
+            }
+        })
+        .y_desc(y_label)
+        .draw()
+        .map_err(|e| fail(&e))?;
+    for (k, part) in parts.iter().enumerate() {
+        let color = Palette99::pick(k).to_rgba();
+        let rects = bars.iter().enumerate().map(|(i, (_, v))| {
+            let base: f64 = v[..k].iter().sum();
+            Rectangle::new([(i as f64 + 0.2, base), (i as f64 + 0.8, base + v[k])], color.filled())
+        });
+        c.draw_series(rects)
+            .map_err(|e| fail(&e))?
+            .label(*part)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 4), (x + 14, y + 4)], color.filled()));
+    }
+    c.configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(|e| fail(&e))?;
+    root.present().map_err(|e| fail(&e))?;
+    Ok(())
+}
+
+fn figure9(path: &Path) -> Result<()> {
+    use ftlab_ftl::Purpose;
+    let table = load_file(path)?;
+    let origin = path.display().to_string();
+    let mut rows = String::from(
+        "ftl,ftl.kind,map_persistence,requests,host_pages_written,map_reads,map_programs,map_erases,gc_page_copies,gc_erases,map_s,gc_s,data_s,total_s,overhead_s\n",
+    );
+    let mut bars = Vec::new();
+    for (label, kind, flash) in FIGURE9 {
+        let mut t = table.clone();
+        let ftl = t.entry("ftl").or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        let ftl = ftl.as_table_mut().context("[ftl] is not a table")?;
+        ftl.insert("kind".into(), kind.into());
+        if flash {
+            ftl.insert("map_persistence".into(), "flash".into());
+        }
+        let config = to_config(t, &origin)?;
+        let r = ftlab_sim::run(&config, &mut |_| {})?;
+        let chip = ftlab_nand::presets::preset(&r.chip).with_context(|| format!("no chip preset `{}`", r.chip))?;
+        let timing = chip.timing;
+        let (map, gc, data) = (
+            purpose_seconds(&r, &timing, Purpose::Map),
+            purpose_seconds(&r, &timing, Purpose::Gc),
+            purpose_seconds(&r, &timing, Purpose::Host),
+        );
+        let o = &r.flash_ops;
+        rows += &format!(
+            "{label},{kind},{},{},{},{},{},{},{},{},{map:.3},{gc:.3},{data:.3},{:.3},{:.3}\n",
+            if flash { "flash" } else { "(translation pages)" },
+            r.requests,
+            o.programs.get(Purpose::Host),
+            o.reads.get(Purpose::Map),
+            o.programs.get(Purpose::Map),
+            o.erases.get(Purpose::Map),
+            o.programs.get(Purpose::Gc),
+            o.erases.get(Purpose::Gc),
+            map + gc + data,
+            map + gc,
+        );
+        bars.push((label.to_string(), vec![data, gc, map]));
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::write(dir.join("figure9.csv"), &rows)?;
+    print!("{rows}");
+    stacked(
+        &dir.join("figure9.svg"),
+        "Flash time by purpose, maps on flash, 10% over-provisioning (004 Figure 9)",
+        "flash time, s",
+        &["data time", "GC time", "map time"],
+        &bars,
+    )
+}
+
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -197,6 +323,7 @@ fn main() -> Result<()> {
             };
             figure5(&PathBuf::from(&args[1]), &points)
         }
-        _ => bail!("usage: janus_figures figure8 RUN.toml | figure5 RUN.toml [U_D ...]"),
+        Some("figure9") if args.len() == 2 => figure9(&PathBuf::from(&args[1])),
+        _ => bail!("usage: janus_figures figure8 RUN.toml | figure5 RUN.toml [U_D ...] | figure9 RUN.toml"),
     }
 }

@@ -38,6 +38,7 @@ use serde::{Deserialize, Serialize};
 use ftlab_nand::Payload;
 
 use crate::hybrid::{is_bad, program_failed, retrying, Core, NONE};
+use crate::maplog::{MapPersistence, Persistence};
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
 /// Configuration of [`Bast`].
@@ -49,11 +50,16 @@ pub struct BastConfig {
     /// three blocks are spare (a log block, the merge target and one a power cut
     /// may take back: a block whose erase it overtook holds trimmed pages again).
     pub over_provisioning: f64,
+    /// Where the maps persist (`ftl.map_persistence`): `"nvram"` (the default:
+    /// no map I/O, 004's simulation setting) or `"flash"` (a map log with
+    /// checkpoints whose I/O counts as map operations, 004's Linux MTD setting;
+    /// see the `maplog` module).
+    pub map_persistence: MapPersistence,
 }
 
 impl Default for BastConfig {
     fn default() -> Self {
-        BastConfig { over_provisioning: 0.03 }
+        BastConfig { over_provisioning: 0.03, map_persistence: MapPersistence::Nvram }
     }
 }
 
@@ -70,10 +76,16 @@ impl BastConfig {
     }
 }
 
+impl BastConfig {
+    fn persistence(&self) -> Persistence {
+        Persistence { mode: self.map_persistence, page_mapped: false }
+    }
+}
+
 impl FtlBuilder for BastConfig {
     fn format(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
         self.validate()?;
-        let core = Core::format("bast", io, self.over_provisioning, MIN_SPARE)?;
+        let core = Core::format_with("bast", io, self.over_provisioning, MIN_SPARE, self.persistence())?;
         Ok(Box::new(Bast::with_core(core)))
     }
     fn recover(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
@@ -125,7 +137,7 @@ impl Bast {
 
     /// Rebuilds BAST from an OOB scan.
     pub fn recover(config: BastConfig, io: &mut Io) -> Result<Self, FtlError> {
-        let (core, rest) = Core::recover("bast", io, config.over_provisioning, MIN_SPARE)?;
+        let (core, rest) = Core::recover("bast", io, config.over_provisioning, MIN_SPARE, config.persistence())?;
         let good = core.free.len() + core.data.iter().filter(|&&d| d != NONE).count() + rest.len();
         let lblocks = core.lblocks as usize;
         let mut f = Bast {
@@ -307,6 +319,9 @@ impl Ftl for Bast {
         check_lpn(lpn, self.logical_pages())?;
         retrying(|| self.write_once(io, lpn, data.clone()))
     }
+    fn flush(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        self.core.flush_maps(io)
+    }
     fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
         check_lpn(lpn, self.logical_pages())?;
         self.core.invalidate(lpn.0);
@@ -358,7 +373,7 @@ mod tests {
     #[test]
     fn sequential_rewrite_switches_random_rewrite_merges_fully() {
         let mut fl = crate::testing::flash(geometry(), 1);
-        let cfg = BastConfig { over_provisioning: 0.25 };
+        let cfg = BastConfig { over_provisioning: 0.25, ..Default::default() };
         let mut f = Bast::with_core(Core::format("bast", &fl.io(SimTime::ZERO), cfg.over_provisioning, 2).unwrap());
         let mut t = 0;
         for lpn in 0..4 {
@@ -399,7 +414,8 @@ mod tests {
         assert!(e.contains("bast.over_provisioning"), "{e}");
         // A device too small for the spare blocks is a configuration error.
         let mut fl = crate::testing::flash(geometry(), 1);
-        let e = BastConfig { over_provisioning: 0.99 }.format(&mut fl.io(SimTime::ZERO)).unwrap_err();
+        let e =
+            BastConfig { over_provisioning: 0.99, ..Default::default() }.format(&mut fl.io(SimTime::ZERO)).unwrap_err();
         assert!(matches!(e, FtlError::Config(ref c) if c.problem.contains("over_provisioning")), "{e}");
     }
 }

@@ -41,6 +41,7 @@ use ftlab_nand::Payload;
 
 pub use crate::bast::MergeCounts;
 use crate::hybrid::{is_bad, program_failed, retrying, Core, NONE};
+use crate::maplog::{MapPersistence, Persistence};
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
 /// Configuration of [`Fast`].
@@ -52,11 +53,16 @@ pub struct FastConfig {
     /// four blocks are spare (the sequential log block, a random log block and
     /// two kept free).
     pub over_provisioning: f64,
+    /// Where the maps persist (`ftl.map_persistence`): `"nvram"` (the default:
+    /// no map I/O, 004's simulation setting) or `"flash"` (a map log with
+    /// checkpoints whose I/O counts as map operations, 004's Linux MTD setting;
+    /// see the `maplog` module).
+    pub map_persistence: MapPersistence,
 }
 
 impl Default for FastConfig {
     fn default() -> Self {
-        FastConfig { over_provisioning: 0.03 }
+        FastConfig { over_provisioning: 0.03, map_persistence: MapPersistence::Nvram }
     }
 }
 
@@ -81,10 +87,16 @@ const MIN_SPARE: u32 = 4;
 /// a log block again until merged).
 const RESERVE: usize = 2;
 
+impl FastConfig {
+    fn persistence(&self) -> Persistence {
+        Persistence { mode: self.map_persistence, page_mapped: false }
+    }
+}
+
 impl FtlBuilder for FastConfig {
     fn format(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
         self.validate()?;
-        let core = Core::format("fast", io, self.over_provisioning, MIN_SPARE)?;
+        let core = Core::format_with("fast", io, self.over_provisioning, MIN_SPARE, self.persistence())?;
         let good = core.free.len();
         Ok(Box::new(Fast::with_core(core, good)))
     }
@@ -123,7 +135,7 @@ impl Fast {
 
     /// Rebuilds FAST from an OOB scan.
     pub fn recover(config: FastConfig, io: &mut Io) -> Result<Self, FtlError> {
-        let (core, rest) = Core::recover("fast", io, config.over_provisioning, MIN_SPARE)?;
+        let (core, rest) = Core::recover("fast", io, config.over_provisioning, MIN_SPARE, config.persistence())?;
         let good = core.free.len() + core.data.iter().filter(|&&d| d != NONE).count() + rest.len();
         let mut f = Self::with_core(core, good);
         f.random = rest.into_iter().map(|(_, b)| b).collect();
@@ -307,6 +319,9 @@ impl Ftl for Fast {
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
         check_lpn(lpn, self.logical_pages())?;
         retrying(|| self.write_once(io, lpn, data.clone()))
+    }
+    fn flush(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        self.core.flush_maps(io)
     }
     fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
         check_lpn(lpn, self.logical_pages())?;

@@ -27,6 +27,14 @@
 //! [`Core::recover`] never frees, reopens or names as a data block a block gone
 //! bad.
 //!
+//! Maps are kept in non-volatile RAM or written to flash ([`MapPersistence`],
+//! the `maplog` module): in flash mode the core notes a dirty map entry for
+//! every host page written, every page copied out of place (every page copied
+//! when the data area is page-mapped, as Janus-FTL's is), every block taken and
+//! every block erased, and programs the map pages from [`Core::write`],
+//! [`Core::erase`] and [`Core::flush_maps`]. The ring of map blocks is reserved
+//! before the over-provisioning is taken from the rest.
+//!
 //! The location of every logical page is kept in RAM (so a read costs one flash
 //! read, as the schemes' page maps of their log blocks give); each scheme reports
 //! the RAM its own structures need (block map, page map of its log blocks).
@@ -37,6 +45,7 @@ use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa};
 
 use crate::blockmap::{self, interleaved_good_blocks};
 use crate::flash::PROGRAM_ATTEMPTS;
+use crate::maplog::{map_area, MapLog, MapPersistence, Persistence};
 use crate::{Flash, FtlError, Io, Purpose};
 
 pub(crate) const NONE: u32 = blockmap::NO_PAGE;
@@ -96,17 +105,36 @@ pub(crate) struct Core {
     /// padding pages.
     pub bytes: Option<bool>,
     name: &'static str,
+    /// The map log in flash mode.
+    maps: Option<MapLog>,
+    /// How the maps persist, and whether every page copy is a map entry.
+    persistence: Persistence,
 }
 
 impl Core {
     /// An empty core for `name` with `over_provisioning` of the good blocks (at
     /// least `min_spare`) not exported.
-    pub fn new(name: &'static str, io: &Io, over_provisioning: f64, min_spare: u32) -> Result<Self, FtlError> {
+    fn new(
+        name: &'static str,
+        io: &Io,
+        over_provisioning: f64,
+        min_spare: u32,
+        persistence: Persistence,
+    ) -> Result<(Self, u32, u32), FtlError> {
         let g = *io.geometry();
         let good = interleaved_good_blocks(io).count() as u32;
-        let lblocks = blockmap::logical_blocks(name, good, over_provisioning, min_spare)?;
+        let (ring, checkpoint) = map_area(name, &g, good, over_provisioning, min_spare, persistence)?;
+        let lblocks = match good.checked_sub(ring) {
+            Some(rest) => blockmap::logical_blocks(name, rest, over_provisioning, min_spare)?,
+            None => {
+                return Err(FtlError::config(
+                    "ftl.map_persistence",
+                    format!("{name}: {good} good blocks cannot hold the {ring} map blocks of flash mode"),
+                ))
+            }
+        };
         let pages = blockmap::logical_pages(name, lblocks, g.pages_per_block)?;
-        Ok(Core {
+        let c = Core {
             g,
             lblocks,
             loc: vec![NONE; pages as usize],
@@ -117,14 +145,70 @@ impl Core {
             free: VecDeque::new(),
             bytes: None,
             name,
-        })
+            maps: None,
+            persistence,
+        };
+        Ok((c, ring, checkpoint))
     }
 
     /// A core on a freshly formatted medium.
+    #[cfg(test)]
     pub fn format(name: &'static str, io: &Io, over_provisioning: f64, min_spare: u32) -> Result<Self, FtlError> {
-        let mut c = Self::new(name, io, over_provisioning, min_spare)?;
+        let (mut c, _, _) = Self::new(name, io, over_provisioning, min_spare, Persistence::default())?;
         c.free = interleaved_good_blocks(io).collect();
         Ok(c)
+    }
+
+    /// A core on a freshly formatted medium, its maps persisting as `p` says.
+    pub fn format_with(
+        name: &'static str,
+        io: &mut Io,
+        over_provisioning: f64,
+        min_spare: u32,
+        p: Persistence,
+    ) -> Result<Self, FtlError> {
+        let (mut c, ring, checkpoint) = Self::new(name, io, over_provisioning, min_spare, p)?;
+        c.free = interleaved_good_blocks(io).collect();
+        c.start_maps(io, ring, checkpoint)?;
+        Ok(c)
+    }
+
+    /// Takes the ring of map blocks from the free blocks and writes the first
+    /// checkpoint (flash mode only).
+    fn start_maps(&mut self, io: &mut Io, ring: u32, checkpoint: u32) -> Result<(), FtlError> {
+        if self.persistence.mode == MapPersistence::Nvram {
+            return Ok(());
+        }
+        let mut blocks = Vec::with_capacity(ring as usize);
+        for _ in 0..ring {
+            blocks.push(self.take_free()?);
+        }
+        self.maps = Some(MapLog::start(io, blocks, checkpoint, &mut self.next, &mut self.free)?);
+        Ok(())
+    }
+
+    /// Notes `n` dirty map entries (flash mode).
+    #[inline]
+    fn dirty(&mut self, n: u32) {
+        if let Some(m) = &mut self.maps {
+            m.dirty(n);
+        }
+    }
+
+    /// Programs the full map pages pending (flash mode).
+    fn log_maps(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        match &mut self.maps {
+            Some(m) => m.log(io, &mut self.next, &mut self.free),
+            None => Ok(()),
+        }
+    }
+
+    /// Programs every dirty map entry (a flush; flash mode).
+    pub fn flush_maps(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        match &mut self.maps {
+            Some(m) => m.flush(io, &mut self.next, &mut self.free),
+            None => Ok(()),
+        }
     }
 
     #[inline]
@@ -170,7 +254,13 @@ impl Core {
 
     /// Takes an erased block.
     pub fn take_free(&mut self) -> Result<u32, FtlError> {
-        self.free.pop_front().map(|b| b.0).ok_or_else(|| FtlError::DeviceFull(format!("{}: no free block", self.name)))
+        let b = self
+            .free
+            .pop_front()
+            .map(|b| b.0)
+            .ok_or_else(|| FtlError::DeviceFull(format!("{}: no free block", self.name)))?;
+        self.dirty(1);
+        Ok(b)
     }
 
     fn moved(&mut self, lpn: u32, to: Ppa, block: u32) {
@@ -215,7 +305,8 @@ impl Core {
             io.supersede(Ppa(old));
         }
         self.moved(lpn, to, block);
-        Ok(())
+        self.dirty(1);
+        self.log_maps(io)
     }
 
     /// Copies `lpn`'s valid copy to the next page of `block`.
@@ -226,6 +317,9 @@ impl Core {
             return Err(self.failed(block, e));
         }
         self.moved(lpn, to, block);
+        if self.persistence.page_mapped || to.0 % self.ppb() != lpn % self.ppb() {
+            self.dirty(1);
+        }
         Ok(())
     }
 
@@ -272,7 +366,8 @@ impl Core {
         } else {
             self.next[block as usize] = self.ppb();
         }
-        Ok(())
+        self.dirty(1);
+        self.log_maps(io)
     }
 
     /// The last offset of logical block `lb` with a valid page.
@@ -412,8 +507,9 @@ impl Core {
         io: &mut Io,
         over_provisioning: f64,
         min_spare: u32,
+        p: Persistence,
     ) -> Result<(Self, Vec<(u64, u32)>), FtlError> {
-        let mut c = Self::new(name, io, over_provisioning, min_spare)?;
+        let (mut c, ring, checkpoint) = Self::new(name, io, over_provisioning, min_spare, p)?;
         let lpages = c.logical_pages();
         let blocks: Vec<BlockId> = interleaved_good_blocks(io).collect();
         let mut newest_seq = vec![0u64; lpages as usize];
@@ -426,6 +522,14 @@ impl Core {
                 let ppa = c.g.ppa(b, page);
                 match io.read_oob(ppa, Purpose::Recovery) {
                     Ok(Some(oob)) => {
+                        if oob.kind == PageKind::Map && p.mode == MapPersistence::Flash {
+                            // The checkpoint and the log after it (see the
+                            // `maplog` module); a torn page reads as nothing.
+                            match io.read(ppa, Purpose::Map) {
+                                Ok(_) | Err(NandError::Uncorrectable(_)) => {}
+                                Err(e) => return Err(FtlError::Recovery(format!("{name}: reading {ppa:?}: {e}"))),
+                            }
+                        }
                         block_seq[b.0 as usize] = block_seq[b.0 as usize].max(oob.seq);
                         page_seq[ppa.0 as usize] = oob.seq;
                         if oob.kind == PageKind::Data && oob.lpn < lpages {
@@ -528,6 +632,7 @@ impl Core {
             }
         }
         rest.sort_unstable();
+        c.start_maps(io, ring, checkpoint)?;
         Ok((c, rest))
     }
 
@@ -582,6 +687,11 @@ impl Core {
         for (lb, &d) in self.data.iter().enumerate() {
             if d != NONE && !self.in_place(d, lb as u32) {
                 return Err(format!("{}: data block {d} of logical block {lb} is not in place", self.name));
+            }
+        }
+        for b in self.maps.iter().flat_map(MapLog::blocks) {
+            if self.valid[b as usize] != 0 || self.free.contains(&BlockId(b)) || self.data.contains(&b) {
+                return Err(format!("{}: map block {b} is also a data, log or free block", self.name));
             }
         }
         Ok(())

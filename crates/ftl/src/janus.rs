@@ -62,6 +62,7 @@ use ftlab_nand::Payload;
 
 use crate::flash::PROGRAM_ATTEMPTS;
 use crate::hybrid::{fence, is_bad, program_failed, retrying, Core, NONE};
+use crate::maplog::{MapPersistence, Persistence};
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
 /// Configuration of [`Janus`] (`janus` and `janus-fix`).
@@ -91,6 +92,12 @@ pub struct JanusConfig {
     /// block, which they leave empty, so that term is rarely paid; false
     /// charges a miss `N_P C_CP + C_E` only.
     pub defusion_refill_cost: bool,
+    /// Where the maps persist (`ftl.map_persistence`): `"nvram"` (the default:
+    /// no map I/O, 004's simulation setting) or `"flash"` (a map log with
+    /// checkpoints whose I/O counts as map operations, 004's Linux MTD setting;
+    /// see the `maplog` module). As 004 Section 6 says of its implementation,
+    /// the flash map is a page map of the BMA and the PMA alike.
+    pub map_persistence: MapPersistence,
 }
 
 impl Default for JanusConfig {
@@ -102,6 +109,7 @@ impl Default for JanusConfig {
             sequential_log_blocks: 4,
             adaptation_period: 0,
             defusion_refill_cost: true,
+            map_persistence: MapPersistence::Nvram,
         }
     }
 }
@@ -135,6 +143,10 @@ impl JanusConfig {
         Ok(())
     }
 
+    fn persistence(&self) -> Persistence {
+        Persistence { mode: self.map_persistence, page_mapped: true }
+    }
+
     fn name(&self) -> &'static str {
         if self.adaptive {
             "janus"
@@ -147,7 +159,7 @@ impl JanusConfig {
 impl FtlBuilder for JanusConfig {
     fn format(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
         self.validate()?;
-        let core = Core::format(self.name(), io, self.over_provisioning, MIN_SPARE)?;
+        let core = Core::format_with(self.name(), io, self.over_provisioning, MIN_SPARE, self.persistence())?;
         let good = core.free.len() as u32;
         Ok(Box::new(Janus::with_core(*self, core, good, io)))
     }
@@ -348,7 +360,7 @@ impl Janus {
 
     /// Rebuilds Janus-FTL from an OOB scan.
     pub fn recover(cfg: JanusConfig, io: &mut Io) -> Result<Self, FtlError> {
-        let (core, rest) = Core::recover(cfg.name(), io, cfg.over_provisioning, MIN_SPARE)?;
+        let (core, rest) = Core::recover(cfg.name(), io, cfg.over_provisioning, MIN_SPARE, cfg.persistence())?;
         let good = (core.free.len() + core.data.iter().filter(|&&d| d != NONE).count() + rest.len()) as u32;
         let mut f = Self::with_core(cfg, core, good, io);
         let ppb = f.core.ppb();
@@ -774,6 +786,9 @@ impl Ftl for Janus {
             self.adapt();
         }
         retrying(|| self.write_once(io, lpn, data.clone()))
+    }
+    fn flush(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        self.core.flush_maps(io)
     }
     fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
         check_lpn(lpn, self.logical_pages())?;

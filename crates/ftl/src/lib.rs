@@ -128,6 +128,7 @@ pub(crate) mod hybrid;
 pub mod janus;
 pub mod lazy_rtgc;
 pub mod lazy_rtgc_ondemand;
+pub mod maplog;
 pub mod mapping;
 pub mod multilog;
 pub mod nameless;

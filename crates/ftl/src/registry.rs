@@ -237,6 +237,7 @@ where
 /// values are errors naming the key.
 fn overlay<T: Serialize + DeserializeOwned>(kind: &str, base: T, params: &toml::Table) -> Result<T, FtlError> {
     let mut table = toml::Table::try_from(&base).map_err(|e| FtlError::config("ftl", format!("{kind}: {e}")))?;
+    let defaults = table.clone();
     for (k, v) in params {
         if !table.contains_key(k) {
             let known: Vec<&String> = table.keys().collect();
@@ -250,8 +251,18 @@ fn overlay<T: Serialize + DeserializeOwned>(kind: &str, base: T, params: &toml::
         }
         table.insert(k.clone(), v.clone());
     }
-    T::deserialize(toml::Value::Table(table))
-        .map_err(|e| FtlError::config("ftl", format!("FTL `{kind}`: {}", e.message())))
+    T::deserialize(toml::Value::Table(table)).map_err(|e| {
+        // The key whose value alone fails, if one does.
+        let bad = params.iter().find(|&(k, v)| {
+            let mut one = defaults.clone();
+            one.insert(k.clone(), v.clone());
+            T::deserialize(toml::Value::Table(one)).is_err()
+        });
+        match bad {
+            Some((k, _)) => FtlError::config(format!("ftl.{k}"), format!("FTL `{kind}`: ftl.{k}: {}", e.message())),
+            None => FtlError::config("ftl", format!("FTL `{kind}`: {}", e.message())),
+        }
+    })
 }
 
 #[cfg(test)]
