@@ -71,8 +71,12 @@ fn the_mqsim_model_amplifies_clearly_more_than_the_ftlab_model() {
     let (ftlab, ftlab_erases, n) = random_overwrites(&config(GcModel::Ftlab), 6);
     let (mqsim, mqsim_erases, m) = random_overwrites(&config(GcModel::Mqsim), 6);
     assert_eq!(n, m, "both models export the same logical space here");
+    // Per plane the mqsim model keeps 4 blocks free, up to 4 victims in flight
+    // and a translation block out of its greedy pool, against one free block a
+    // plane here: WAF 6.1 against 1.7. Victims returned to the pool as soon as
+    // they are picked would give 2.6.
     assert!(
-        mqsim > ftlab * 1.15 && mqsim_erases > ftlab_erases * 115 / 100,
+        mqsim > ftlab * 2.5 && mqsim_erases > ftlab_erases * 5 / 2,
         "mqsim WAF {mqsim:.3} ({mqsim_erases} erases) vs ftlab {ftlab:.3} ({ftlab_erases} erases)"
     );
 }
@@ -127,6 +131,7 @@ fn victims_in_flight_are_neither_free_nor_candidates_until_their_erase_finishes(
         if let Some(p) = (0..4).find(|&p| !ftl.in_flight[p].is_empty()) {
             break p as u32;
         }
+        assert!(i < u64::from(n) * 4, "no victim in flight after {i} writes");
     };
     let (victim, erased) = *ftl.in_flight[plane as usize].front().unwrap();
     assert!(erased > now);
