@@ -24,6 +24,12 @@
 //!   3% of the blocks over-provisioned (the paper sweeps 3% to 20%; set
 //!   `over_provisioning`), greedy victims. The paper fills the device sequentially
 //!   before measuring; that is the simulator's preconditioning, not an FTL setting.
+//!
+//! Garbage collection follows one of two models ([`GcModel`], `gc_model`):
+//! ftlab's own (the default, above: one device-wide pool, the greedy victim
+//! collected whole before a write), or `mqsim` ([`plane_gc`]): the per-plane
+//! pools, victims in flight and stalled writes of MQSim, for results that are
+//! to be compared with that simulator's.
 
 use serde::{Deserialize, Serialize};
 
