@@ -84,6 +84,35 @@ impl BlockAllocator {
         a
     }
 
+    /// An allocator whose pools are planes instead of dies, with no free block
+    /// (fill it with [`BlockAllocator::release`]): every `die` argument of its
+    /// methods names a plane, numbered die by die (`die * planes_per_die +
+    /// plane`, the order of the block numbers), and [`BlockAllocator::next_die`]
+    /// runs over planes.
+    pub fn per_plane(geometry: &Geometry, streams: u32) -> Self {
+        Self::empty(&Self::planes_as_dies(geometry), streams)
+    }
+
+    /// As [`BlockAllocator::per_plane`], over a freshly formatted device: every
+    /// good block free.
+    pub fn formatted_per_plane(geometry: &Geometry, streams: u32, is_bad: impl Fn(BlockId) -> bool) -> Self {
+        Self::formatted(&Self::planes_as_dies(geometry), streams, is_bad)
+    }
+
+    /// `geometry` with each plane counted as a die of one plane: the same block
+    /// and page numbers, grouped by plane.
+    fn planes_as_dies(geometry: &Geometry) -> Geometry {
+        Geometry { dies_per_way: geometry.dies_per_way * geometry.planes_per_die, planes_per_die: 1, ..*geometry }
+    }
+
+    /// Takes a free block of `die` out of circulation (e.g. a block a scheme
+    /// holds in reserve); `None` if the die has none.
+    pub fn take_free(&mut self, die: DieId) -> Option<BlockId> {
+        let block = self.free[die.0 as usize].pop_front()?;
+        self.free_count -= 1;
+        Some(block)
+    }
+
     /// Returns an erased block to the free list of its die.
     pub fn release(&mut self, block: BlockId) {
         let die = self.geometry.die_of_block(block);
@@ -162,6 +191,13 @@ impl BlockAllocator {
         }
         let dies = self.geometry.dies();
         (1..dies).find_map(|i| self.next_page_on(stream, DieId((die.0 + i) % dies)))
+    }
+
+    /// As [`BlockAllocator::next_page`], on `die` only: `None` when its open
+    /// block of `stream` is full and it has no free block.
+    #[inline]
+    pub fn next_page_in(&mut self, stream: u32, die: DieId) -> Option<Allocation> {
+        self.next_page_on(stream, die)
     }
 
     /// As [`BlockAllocator::next_page`], but a new open block is the free block

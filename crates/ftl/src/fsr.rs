@@ -65,6 +65,7 @@ impl FsrConfig {
             victim: VictimPolicy::Greedy,
             background_gc_free_blocks: 0,
             free_order: crate::alloc::FreeOrder::Fifo,
+            ..PageMapConfig::default()
         }
     }
 

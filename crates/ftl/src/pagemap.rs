@@ -24,15 +24,24 @@
 //!   3% of the blocks over-provisioned (the paper sweeps 3% to 20%; set
 //!   `over_provisioning`), greedy victims. The paper fills the device sequentially
 //!   before measuring; that is the simulator's preconditioning, not an FTL setting.
+//!
+//! Garbage collection follows one of two models ([`GcModel`], `gc_model`):
+//! ftlab's own (the default, above: one device-wide pool, the greedy victim
+//! collected whole before a write), or `mqsim` ([`plane_gc`]): the per-plane
+//! pools, victims in flight and stalled writes of MQSim, for results that are
+//! to be compared with that simulator's.
 
 use serde::{Deserialize, Serialize};
 
 use ftlab_nand::{BlockId, Geometry, Payload, Ppa, SimTime};
 
+pub mod plane_gc;
+
 use crate::alloc::{Allocation, BlockAllocator, FreeOrder};
 use crate::pagecore::PageCore;
 use crate::victim::{CostBenefitPicker, GreedyPicker, VictimPicker, VictimPolicy};
 use crate::{Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
+use plane_gc::PlaneGcMap;
 
 /// Configuration of [`PageMap`]. Every field has a documented default.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -52,7 +61,33 @@ pub struct PageMapConfig {
     /// Which free block a new open block is: `fifo` (the default, no wear
     /// leveling) or `rber` (the lowest RBER first, 000 Section 6.4).
     pub free_order: FreeOrder,
+    /// How garbage collection works: `ftlab` (the default: one device-wide
+    /// greedy pass before a write while the free blocks are at most
+    /// `gc_free_blocks`) or `mqsim` (per-plane pools and victims, several in
+    /// flight, writes stalled: [`plane_gc`]).
+    pub gc_model: GcModel,
+    /// With `gc_model = "mqsim"`: how many victims a plane collects at once,
+    /// and the free blocks below which its host writes stall. Default 10, the
+    /// value the matched simulator fixes; at least 2.
+    pub gc_max_victims_per_plane: u32,
 }
+
+/// How the page map collects garbage ([`PageMapConfig::gc_model`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcModel {
+    /// One device-wide pool of free blocks and of victims; before a host write,
+    /// while the free blocks are at most `gc_free_blocks`, the greedy victim is
+    /// collected whole (its valid pages copied, then erased and free again).
+    #[default]
+    Ftlab,
+    /// The garbage collection of MQSim, the simulator whose results it
+    /// reproduces ([`plane_gc`]).
+    Mqsim,
+}
+
+/// Victims a plane collects at once under `gc_model = "mqsim"` by default.
+pub const DEFAULT_MAX_VICTIMS_PER_PLANE: u32 = 10;
 
 impl Default for PageMapConfig {
     fn default() -> Self {
@@ -62,6 +97,8 @@ impl Default for PageMapConfig {
             victim: VictimPolicy::Greedy,
             background_gc_free_blocks: 0,
             free_order: FreeOrder::Fifo,
+            gc_model: GcModel::Ftlab,
+            gc_max_victims_per_plane: DEFAULT_MAX_VICTIMS_PER_PLANE,
         }
     }
 }
@@ -107,7 +144,15 @@ impl PageMapConfig {
                  (000 Section 6.2); use \"fifo\" or \"rber\"",
             ));
         }
-        Ok(())
+        match self.gc_model {
+            GcModel::Ftlab if self.gc_max_victims_per_plane != DEFAULT_MAX_VICTIMS_PER_PLANE => Err(FtlError::config(
+                "ftl.gc_max_victims_per_plane",
+                "pagemap.gc_max_victims_per_plane applies to gc_model = \"mqsim\" only; set that too, \
+                     or leave it out",
+            )),
+            GcModel::Ftlab => Ok(()),
+            GcModel::Mqsim => plane_gc::validate(self),
+        }
     }
 
     /// Logical pages exported on a device with `good_blocks` usable blocks. The
@@ -133,15 +178,23 @@ impl PageMapConfig {
 /// map, not a branch taken on every write.
 impl FtlBuilder for PageMapConfig {
     fn format(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
-        Ok(match self.victim {
-            VictimPolicy::Greedy => Box::new(PageMap::<GreedyPicker>::format(*self, io)?),
-            VictimPolicy::CostBenefit => Box::new(PageMap::<CostBenefitPicker>::format(*self, io)?),
+        Ok(match (self.gc_model, self.victim) {
+            (GcModel::Ftlab, VictimPolicy::Greedy) => Box::new(PageMap::<GreedyPicker>::format(*self, io)?),
+            (GcModel::Ftlab, VictimPolicy::CostBenefit) => Box::new(PageMap::<CostBenefitPicker>::format(*self, io)?),
+            (GcModel::Mqsim, VictimPolicy::Greedy) => Box::new(PlaneGcMap::<GreedyPicker>::format(*self, io)?),
+            (GcModel::Mqsim, VictimPolicy::CostBenefit) => {
+                Box::new(PlaneGcMap::<CostBenefitPicker>::format(*self, io)?)
+            }
         })
     }
     fn recover(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
-        Ok(match self.victim {
-            VictimPolicy::Greedy => Box::new(PageMap::<GreedyPicker>::recover(*self, io)?),
-            VictimPolicy::CostBenefit => Box::new(PageMap::<CostBenefitPicker>::recover(*self, io)?),
+        Ok(match (self.gc_model, self.victim) {
+            (GcModel::Ftlab, VictimPolicy::Greedy) => Box::new(PageMap::<GreedyPicker>::recover(*self, io)?),
+            (GcModel::Ftlab, VictimPolicy::CostBenefit) => Box::new(PageMap::<CostBenefitPicker>::recover(*self, io)?),
+            (GcModel::Mqsim, VictimPolicy::Greedy) => Box::new(PlaneGcMap::<GreedyPicker>::recover(*self, io)?),
+            (GcModel::Mqsim, VictimPolicy::CostBenefit) => {
+                Box::new(PlaneGcMap::<CostBenefitPicker>::recover(*self, io)?)
+            }
         })
     }
 }

@@ -11,6 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use ftlab_nand::geometry::Divisor;
 use ftlab_nand::{BlockId, SimTime};
 
 const NIL: u32 = u32::MAX;
@@ -138,6 +139,90 @@ impl VictimPicker for CostBenefitPicker {
     }
     fn ram_bytes(&self) -> u64 {
         self.counts.ram_bytes() + self.modified.len() as u64 * 8
+    }
+}
+
+/// One picker per plane, for garbage collection that chooses its victims inside
+/// one plane ([`PlanePickers::pick_in`]); block numbers are the device's, the
+/// blocks of a plane consecutive (as [`ftlab_nand::Geometry`] numbers them).
+/// As a [`VictimPicker`] over the whole device, it picks among the planes'
+/// victims the one with the fewest valid pages (ties: the lowest plane).
+#[derive(Debug, Clone)]
+pub struct PlanePickers<P> {
+    planes: Vec<P>,
+    blocks_per_plane: Divisor,
+}
+
+impl<P: VictimPicker> PlanePickers<P> {
+    /// Pickers for `planes` planes of `blocks_per_plane` blocks of
+    /// `pages_per_block` pages.
+    pub fn per_plane(planes: u32, blocks_per_plane: u32, pages_per_block: u32) -> Self {
+        PlanePickers {
+            planes: (0..planes.max(1)).map(|_| P::new(blocks_per_plane, pages_per_block)).collect(),
+            blocks_per_plane: Divisor::new(blocks_per_plane.max(1)),
+        }
+    }
+
+    /// The picker of `block`'s plane, and the block's number inside it.
+    #[inline]
+    fn locate(&mut self, block: BlockId) -> (&mut P, BlockId) {
+        let plane = self.blocks_per_plane.div(block.0) as usize;
+        (&mut self.planes[plane], BlockId(self.blocks_per_plane.rem(block.0)))
+    }
+
+    /// The victim of `plane` at `now`, without removing it from the candidates.
+    #[inline]
+    pub fn pick_in(&mut self, plane: u32, now: SimTime) -> Option<BlockId> {
+        let first = plane * self.blocks_per_plane.get();
+        self.planes[plane as usize].pick(now).map(|b| BlockId(first + b.0))
+    }
+}
+
+impl<P: VictimPicker> VictimPicker for PlanePickers<P> {
+    /// One plane of all `blocks`.
+    fn new(blocks: u32, pages_per_block: u32) -> Self {
+        Self::per_plane(1, blocks, pages_per_block)
+    }
+    #[inline]
+    fn valid(&self, block: BlockId) -> u32 {
+        let plane = self.blocks_per_plane.div(block.0) as usize;
+        self.planes[plane].valid(BlockId(self.blocks_per_plane.rem(block.0)))
+    }
+    #[inline]
+    fn written(&mut self, block: BlockId, now: SimTime) {
+        let (p, b) = self.locate(block);
+        p.written(b, now);
+    }
+    #[inline]
+    fn dec(&mut self, block: BlockId) {
+        let (p, b) = self.locate(block);
+        p.dec(b);
+    }
+    fn insert(&mut self, block: BlockId) {
+        let (p, b) = self.locate(block);
+        p.insert(b);
+    }
+    fn remove(&mut self, block: BlockId) {
+        let (p, b) = self.locate(block);
+        p.remove(b);
+    }
+    fn set_valid(&mut self, block: BlockId, valid: u32) {
+        let (p, b) = self.locate(block);
+        p.set_valid(b, valid);
+    }
+    fn pick(&mut self, now: SimTime) -> Option<BlockId> {
+        let mut best: Option<BlockId> = None;
+        for plane in 0..self.planes.len() as u32 {
+            if let Some(b) = self.pick_in(plane, now) {
+                if best.is_none_or(|c| self.valid(b) < self.valid(c)) {
+                    best = Some(b);
+                }
+            }
+        }
+        best
+    }
+    fn ram_bytes(&self) -> u64 {
+        self.planes.iter().map(P::ram_bytes).sum()
     }
 }
 
@@ -372,6 +457,30 @@ mod tests {
         g.insert(BlockId(0));
         g.insert(BlockId(1));
         assert_eq!(g.pick(SimTime::from_ms(1001)), Some(BlockId(0)));
+    }
+
+    #[test]
+    fn plane_pickers_pick_inside_one_plane() {
+        // Two planes of three blocks: blocks 0-2 and 3-5.
+        let mut p = PlanePickers::<GreedyPicker>::per_plane(2, 3, 4);
+        for (b, v) in [(0, 3), (1, 2), (3, 1), (4, 4), (5, 2)] {
+            for _ in 0..v {
+                p.written(BlockId(b), SimTime::ZERO);
+            }
+            p.insert(BlockId(b));
+        }
+        assert_eq!(p.pick_in(0, SimTime::ZERO), Some(BlockId(1)));
+        assert_eq!(p.pick_in(1, SimTime::ZERO), Some(BlockId(3)));
+        assert_eq!(p.pick(SimTime::ZERO), Some(BlockId(3)), "the device-wide pick: fewest valid");
+        p.remove(BlockId(3));
+        p.dec(BlockId(0));
+        p.dec(BlockId(0));
+        assert_eq!((p.valid(BlockId(0)), p.valid(BlockId(5))), (1, 2));
+        assert_eq!(p.pick_in(0, SimTime::ZERO), Some(BlockId(0)));
+        assert_eq!(p.pick_in(1, SimTime::ZERO), Some(BlockId(5)));
+        assert_eq!(p.pick(SimTime::ZERO), Some(BlockId(0)));
+        p.set_valid(BlockId(3), 0);
+        assert_eq!(p.valid(BlockId(3)), 0);
     }
 
     proptest! {

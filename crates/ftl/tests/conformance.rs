@@ -5,7 +5,7 @@
 use ftlab_ftl::conformance;
 
 use ftlab_ftl::alloc::FreeOrder;
-use ftlab_ftl::pagemap::PageMapConfig;
+use ftlab_ftl::pagemap::{GcModel, PageMapConfig};
 use ftlab_ftl::victim::VictimPolicy;
 
 conformance!(pure_page_level, PageMapConfig::preset("pure-page-level").unwrap());
@@ -18,6 +18,29 @@ conformance!(
 conformance!(
     pagemap_cost_benefit,
     PageMapConfig { victim: VictimPolicy::CostBenefit, background_gc_free_blocks: 4, ..PageMapConfig::default() }
+);
+
+// The mqsim garbage-collection model: per-plane pools and victims, victims in
+// flight until their erase finishes, host writes stalled below the stall level;
+// with 2 victims a plane on the suite's device (12 blocks a plane), and with the
+// default 10 on planes of 32 blocks.
+conformance!(
+    pagemap_mqsim_gc,
+    PageMapConfig { gc_model: GcModel::Mqsim, gc_max_victims_per_plane: 2, ..PageMapConfig::default() }
+);
+conformance!(
+    pagemap_mqsim_gc_ten_victims,
+    PageMapConfig { gc_model: GcModel::Mqsim, gc_free_blocks: 8, ..PageMapConfig::default() },
+    ftlab_nand::Geometry {
+        channels: 1,
+        ways_per_channel: 2,
+        dies_per_way: 1,
+        planes_per_die: 2,
+        blocks_per_plane: 32,
+        pages_per_block: 16,
+        page_size: 4096,
+        oob_size: 128,
+    }
 );
 
 // A write-back buffer in device RAM over a page-mapped and a block-mapped FTL:

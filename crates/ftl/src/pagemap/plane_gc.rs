@@ -1,0 +1,428 @@
+//! The page map with MQSim's garbage collection (`gc_model = "mqsim"` of
+//! [`PageMapConfig`]): the model to pick when a result is to be compared with,
+//! or carried over from, MQSim (CMU SAFARI), the SSD simulator this model
+//! matches. Mapping, trim, reads and recovery are the page map's
+//! ([`PageCore`]); what differs is where pages go and how garbage is collected:
+//!
+//! - **Planes, not dies.** A logical page always lives in one plane, chosen
+//!   from its number channel first, then way, die and plane (the matched
+//!   simulator's default static allocation, `CWDP`). Each plane has its own
+//!   pool of free blocks, its own open block for host data and one for pages
+//!   moved by garbage collection, and its own greedy victims
+//!   ([`PlanePickers`]): a plane's garbage collection copies inside the plane.
+//! - **One block held for translation pages.** At format (and after recovery)
+//!   each plane takes one free block out of its pool as the matched
+//!   simulator's translation write frontier; with the whole map in RAM
+//!   nothing is written there, so it only narrows the pool.
+//! - **The trigger.** A plane collects when its free pool is *below* the
+//!   threshold `T = max(gc_free_blocks / planes, 1, N)` blocks (the configured
+//!   device-wide reserve spread over the planes, rounded down, raised to `N =
+//!   gc_max_victims_per_plane`): one greedy victim per trigger, a trigger
+//!   being a plane's open block (host or GC) filling up and a new one taken
+//!   from the pool, or an erase of the plane finishing while its pool is
+//!   below `N`; at most `N` victims of a plane are in flight (picked, not yet
+//!   erased). A victim with no invalid page is never taken.
+//! - **Victims in flight.** A victim's valid pages are copied and its erase is
+//!   issued when it is picked, so the set of pages copied is the set valid at
+//!   that moment (a page the host overwrites later has been copied all the
+//!   same); the block is back in its plane's pool only when its erase has
+//!   finished on the die's timeline, so victims in flight count neither as
+//!   free nor as candidates, and the trigger keeps firing while they are
+//!   pending.
+//! - **Stalled writes.** A host write to a plane whose pool is below `N` waits
+//!   for the plane's oldest erase in flight (each finishing erase may pick
+//!   another victim) until the pool is back at `N`; a copy that finds its
+//!   plane without a free block waits the same way. A wait is recorded in the
+//!   FTL's books as the block's early return; the write's program is issued
+//!   after the erase on the same die, so its timing includes the wait.
+//!
+//! Sizing: a plane keeps `T` free blocks, its two open blocks, the translation
+//! block and one block of slack, so a plane whose pool is below `N` with no
+//! victim in flight always has a victim with an invalid page; the logical space
+//! is that much below the smallest plane's good blocks, times the planes.
+
+use std::collections::VecDeque;
+
+use ftlab_nand::{BlockId, DieId, Geometry, Payload, Ppa, SimTime};
+
+use super::{GcModel, PageMapConfig};
+use crate::alloc::{Allocation, BlockAllocator, FreeOrder};
+use crate::pagecore::PageCore;
+use crate::victim::{PlanePickers, VictimPicker};
+use crate::{Flash, Ftl, FtlError, Hint, Io, Lpn, Purpose};
+
+/// The open block for host data, in each plane.
+const HOST: u32 = 0;
+/// The open block for pages moved by garbage collection, in each plane.
+const GC: u32 = 1;
+/// Blocks of a plane besides its threshold of free blocks that are not for
+/// data: the two open blocks, the translation block, one block of slack.
+const PLANE_RESERVE: u32 = 4;
+
+/// The checks of `gc_model = "mqsim"` (called by [`PageMapConfig::validate`]).
+pub(super) fn validate(config: &PageMapConfig) -> Result<(), FtlError> {
+    debug_assert_eq!(config.gc_model, GcModel::Mqsim);
+    if config.gc_max_victims_per_plane < 2 {
+        return Err(FtlError::config(
+            "ftl.gc_max_victims_per_plane",
+            format!(
+                "pagemap.gc_max_victims_per_plane must be at least 2 with gc_model = \"mqsim\", got {}: \
+                 host writes stall below that many free blocks of a plane, and with fewer than 2 a write \
+                 could take the plane's last free block while its victims still need room for their copies",
+                config.gc_max_victims_per_plane
+            ),
+        ));
+    }
+    if config.background_gc_free_blocks != 0 {
+        return Err(FtlError::config(
+            "ftl.background_gc_free_blocks",
+            "pagemap.background_gc_free_blocks is not used by gc_model = \"mqsim\", which collects on its \
+             triggers only; leave it at 0",
+        ));
+    }
+    if config.free_order != FreeOrder::Fifo {
+        return Err(FtlError::config(
+            "ftl.free_order",
+            "gc_model = \"mqsim\" takes free blocks first in, first out; use free_order = \"fifo\"",
+        ));
+    }
+    Ok(())
+}
+
+/// Free blocks below which a plane collects: the configured device-wide
+/// reserve spread over the planes (rounded down, at least 1), and at least the
+/// victims a plane may have in flight.
+pub fn plane_threshold(config: &PageMapConfig, geometry: &Geometry) -> u32 {
+    let planes = geometry.dies() * geometry.planes_per_die;
+    (config.gc_free_blocks / planes).max(1).max(config.gc_max_victims_per_plane)
+}
+
+/// Logical pages exported when the plane with the fewest good blocks has
+/// `min_good` (see the module documentation).
+fn logical_pages(config: &PageMapConfig, geometry: &Geometry, min_good: u32) -> Result<u32, FtlError> {
+    let planes = u64::from(geometry.dies() * geometry.planes_per_die);
+    let ppb = u64::from(geometry.pages_per_block);
+    let reserve = plane_threshold(config, geometry) + PLANE_RESERVE;
+    if min_good <= reserve {
+        return Err(FtlError::config(
+            "ftl.gc_max_victims_per_plane",
+            format!(
+                "the device is too small for pagemap with gc_model = \"mqsim\": a plane has {min_good} good \
+                 blocks, and {reserve} are needed besides data ({} free below which it collects, two open \
+                 blocks, a translation block, one of slack); use fewer gc_max_victims_per_plane or larger planes",
+                reserve - PLANE_RESERVE
+            ),
+        ));
+    }
+    let max = planes * u64::from(min_good - reserve) * ppb;
+    let total = planes * u64::from(geometry.blocks_per_plane) * ppb;
+    let wanted = (total as f64 * (1.0 - config.over_provisioning)).floor() as u64;
+    Ok(wanted.min(max) as u32)
+}
+
+/// The plane a logical page lives in: channel first, then way, die, plane.
+#[derive(Debug, Clone, Copy)]
+struct PlaneOfPage {
+    channels: u32,
+    ways: u32,
+    dies_per_way: u32,
+    planes_per_die: u32,
+}
+
+impl PlaneOfPage {
+    fn new(g: &Geometry) -> Self {
+        PlaneOfPage {
+            channels: g.channels,
+            ways: g.ways_per_channel,
+            dies_per_way: g.dies_per_way,
+            planes_per_die: g.planes_per_die,
+        }
+    }
+
+    /// The plane of `lpn`, numbered die by die (`die * planes_per_die + plane`).
+    #[inline]
+    fn plane(&self, lpn: u32) -> u32 {
+        let channel = lpn % self.channels;
+        let rest = lpn / self.channels;
+        let way = rest % self.ways;
+        let rest = rest / self.ways;
+        let die_in_way = rest % self.dies_per_way;
+        let plane = (rest / self.dies_per_way) % self.planes_per_die;
+        let die = (channel * self.ways + way) * self.dies_per_way + die_in_way;
+        die * self.planes_per_die + plane
+    }
+}
+
+/// The page map under `gc_model = "mqsim"`, choosing victims with `P` inside
+/// each plane (see the module documentation).
+#[derive(Debug)]
+pub struct PlaneGcMap<P: VictimPicker> {
+    core: PageCore,
+    picker: PlanePickers<P>,
+    /// Free blocks below which a plane collects.
+    threshold: u32,
+    /// Victims a plane may have in flight; host writes to a plane wait while its
+    /// pool is below this many blocks.
+    max_victims: u32,
+    /// Per plane, the victims whose erase was issued, with the erase's finish,
+    /// in issue order (so in finish order: a plane's operations run in order).
+    in_flight: Vec<VecDeque<(BlockId, SimTime)>>,
+    /// No victim's erase finishes before this ([`SimTime::MAX`] when none is in
+    /// flight).
+    next_due: SimTime,
+    route: PlaneOfPage,
+    /// Host writes that waited for an erase.
+    stalls: u64,
+}
+
+impl<P: VictimPicker> PlaneGcMap<P> {
+    fn empty(config: PageMapConfig, io: &Io) -> Result<Self, FtlError> {
+        config.validate()?;
+        let g = *io.geometry();
+        let planes = g.dies() * g.planes_per_die;
+        let min_good = (0..planes)
+            .map(|p| (0..g.blocks_per_plane).filter(|&i| !io.is_bad(BlockId(p * g.blocks_per_plane + i))).count())
+            .min()
+            .unwrap_or(0) as u32;
+        let logical_pages = logical_pages(&config, &g, min_good)?;
+        let mut core = PageCore::new(g, logical_pages, 2);
+        core.alloc = BlockAllocator::per_plane(&g, 2);
+        Ok(PlaneGcMap {
+            core,
+            picker: PlanePickers::per_plane(planes, g.blocks_per_plane, g.pages_per_block),
+            threshold: plane_threshold(&config, &g),
+            max_victims: config.gc_max_victims_per_plane,
+            in_flight: vec![VecDeque::new(); planes as usize],
+            next_due: SimTime::MAX,
+            route: PlaneOfPage::new(&g),
+            stalls: 0,
+        })
+    }
+
+    /// The page map on a freshly formatted medium.
+    pub fn format(config: PageMapConfig, io: &mut Io) -> Result<Self, FtlError> {
+        let mut ftl = Self::empty(config, io)?;
+        let g = ftl.core.geometry;
+        ftl.core.alloc = BlockAllocator::formatted_per_plane(&g, 2, |b| io.is_bad(b));
+        ftl.hold_translation_blocks();
+        Ok(ftl)
+    }
+
+    /// Rebuilds the page map from the medium by the OOB scan ([`PageCore::recover`]);
+    /// partly written blocks are closed (garbage collection reclaims their
+    /// unwritten pages), and each plane holds a translation block again.
+    pub fn recover(config: PageMapConfig, io: &mut Io) -> Result<Self, FtlError> {
+        let mut ftl = Self::empty(config, io)?;
+        let scan = ftl.core.recover(io, &mut ftl.picker)?;
+        for b in scan.free {
+            ftl.core.alloc.release(b);
+        }
+        for b in scan.closed.into_iter().chain(scan.open.into_iter().map(|(b, _)| b)) {
+            ftl.picker.insert(b);
+        }
+        ftl.hold_translation_blocks();
+        Ok(ftl)
+    }
+
+    fn hold_translation_blocks(&mut self) {
+        for plane in 0..self.in_flight.len() as u32 {
+            self.core.alloc.take_free(DieId(plane));
+        }
+    }
+
+    /// Free blocks of `plane`.
+    #[inline]
+    fn pool(&self, plane: u32) -> u32 {
+        self.core.alloc.free_blocks_in(DieId(plane))
+    }
+
+    /// The next page of `plane`'s open block for `stream`, after retiring
+    /// `bad` (see [`crate::pagemap::PageMap`]). When a new block must be opened
+    /// that is a trigger (counted in `triggers`), and when the pool is empty the
+    /// plane waits for its oldest erase in flight (also a trigger: an erase
+    /// finished below the stall level).
+    #[allow(clippy::too_many_arguments)]
+    fn place(
+        alloc: &mut BlockAllocator,
+        picker: &mut PlanePickers<P>,
+        in_flight: &mut VecDeque<(BlockId, SimTime)>,
+        plane: u32,
+        stream: u32,
+        bad: Option<BlockId>,
+        triggers: &mut u32,
+    ) -> Result<Ppa, FtlError> {
+        if let Some(b) = bad {
+            if alloc.retire(b).is_some() {
+                picker.insert(b);
+            }
+        }
+        let pool = DieId(plane);
+        if alloc.open_room(stream, pool) == 0 {
+            if alloc.free_blocks_in(pool) == 0 {
+                if let Some((b, _)) = in_flight.pop_front() {
+                    alloc.release(b);
+                    *triggers += 1;
+                }
+            }
+            *triggers += 1;
+        }
+        let Allocation { ppa, filled } = alloc
+            .next_page_in(stream, pool)
+            .ok_or_else(|| FtlError::DeviceFull(format!("plane {plane} has no free block and no erase in flight")))?;
+        if let Some(b) = filled {
+            picker.insert(b);
+        }
+        Ok(ppa)
+    }
+
+    /// Picks one victim of `plane` if its pool is below the threshold and fewer
+    /// than the maximum are in flight, copies its valid pages inside the plane
+    /// and issues its erase. Returns the triggers its copies fired, or `None`
+    /// if nothing was picked.
+    fn collect_one(&mut self, io: &mut Io, plane: u32) -> Result<Option<u32>, FtlError> {
+        let in_flight = self.in_flight[plane as usize].len() as u32;
+        if self.pool(plane) >= self.threshold || in_flight >= self.max_victims {
+            return Ok(None);
+        }
+        let Some(victim) = self.picker.pick_in(plane, io.now()) else {
+            return Ok(None);
+        };
+        if self.picker.valid(victim) >= self.core.geometry.pages_per_block {
+            return Ok(None);
+        }
+        self.picker.remove(victim);
+        let mut triggers = 0;
+        let in_flight = &mut self.in_flight[plane as usize];
+        self.core.evacuate(io, &mut self.picker, victim, |alloc, picker, _, bad| {
+            Self::place(alloc, picker, in_flight, plane, GC, bad, &mut triggers)
+        })?;
+        if io.reclaim(victim, Purpose::Gc)? {
+            let done = io.die_free_at(self.core.layout.die_of_block(victim));
+            self.in_flight[plane as usize].push_back((victim, done));
+            self.next_due = self.next_due.min(done);
+        }
+        Ok(Some(triggers))
+    }
+
+    /// Runs `triggers` triggers of `plane`, and those their collections fire.
+    fn trigger(&mut self, io: &mut Io, plane: u32, mut triggers: u32) -> Result<(), FtlError> {
+        while triggers > 0 {
+            triggers -= 1;
+            if let Some(more) = self.collect_one(io, plane)? {
+                triggers += more;
+            }
+        }
+        Ok(())
+    }
+
+    /// Returns the oldest victim of `plane` in flight to its pool (its erase
+    /// finished, or a write waits for it); an erase that leaves the pool below
+    /// the stall level is a trigger. Returns whether there was one.
+    fn finish_oldest(&mut self, io: &mut Io, plane: u32) -> Result<bool, FtlError> {
+        let Some((b, _)) = self.in_flight[plane as usize].pop_front() else {
+            return Ok(false);
+        };
+        self.core.alloc.release(b);
+        if self.pool(plane) < self.max_victims {
+            self.trigger(io, plane, 1)?;
+        }
+        Ok(true)
+    }
+
+    /// Returns every victim whose erase finished by now to its pool.
+    fn finish_due(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        let now = io.now();
+        if now < self.next_due {
+            return Ok(());
+        }
+        for plane in 0..self.in_flight.len() {
+            while self.in_flight[plane].front().is_some_and(|&(_, done)| done <= now) {
+                self.finish_oldest(io, plane as u32)?;
+            }
+        }
+        self.next_due =
+            self.in_flight.iter().filter_map(|q| q.front().map(|&(_, done)| done)).min().unwrap_or(SimTime::MAX);
+        Ok(())
+    }
+
+    /// Before a host write to `plane`: while its pool is below the stall level,
+    /// wait for its oldest erase in flight, or pick a victim when none is.
+    fn wait_for_room(&mut self, io: &mut Io, plane: u32) -> Result<(), FtlError> {
+        let mut waited = false;
+        while self.pool(plane) < self.max_victims {
+            if self.finish_oldest(io, plane)? {
+                waited = true;
+            } else {
+                match self.collect_one(io, plane)? {
+                    Some(triggers) => self.trigger(io, plane, triggers)?,
+                    None => break,
+                }
+            }
+        }
+        self.stalls += u64::from(waited);
+        Ok(())
+    }
+}
+
+impl<P: VictimPicker + 'static> Ftl for PlaneGcMap<P> {
+    fn name(&self) -> &'static str {
+        "pagemap"
+    }
+
+    fn logical_pages(&self) -> u32 {
+        self.core.logical_pages
+    }
+
+    fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
+        self.core.read(io, lpn)
+    }
+
+    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
+        let l = self.core.index(lpn)?;
+        let plane = self.route.plane(lpn.0);
+        io.independent(|io| {
+            self.finish_due(io)?;
+            self.wait_for_room(io, plane)
+        })?;
+        let old = self.core.table.get(l);
+        let mut triggers = 0;
+        let in_flight = &mut self.in_flight[plane as usize];
+        self.core.write_placed(io, &mut self.picker, lpn, old, data, |alloc, picker, _, bad| {
+            Self::place(alloc, picker, in_flight, plane, HOST, bad, &mut triggers)
+        })?;
+        io.ack();
+        io.independent(|io| self.trigger(io, plane, triggers))
+    }
+
+    fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
+        let l = self.core.index(lpn)?;
+        self.core.trim(&mut self.picker, l);
+        Ok(())
+    }
+
+    fn ram_bytes(&self) -> u64 {
+        self.core.ram_bytes() + self.picker.ram_bytes()
+    }
+
+    fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
+        self.core.check(&self.picker, flash)
+    }
+
+    fn placement(&self) -> Option<&dyn crate::Placement> {
+        Some(self)
+    }
+}
+
+impl<P: VictimPicker> crate::Placement for PlaneGcMap<P> {
+    fn die_of(&self, lpn: Lpn) -> Option<DieId> {
+        self.core.die_of(lpn)
+    }
+
+    fn write_die(&self, lpn: Lpn, _hint: &Hint) -> Option<DieId> {
+        Some(DieId(self.route.plane(lpn.0) / self.core.geometry.planes_per_die))
+    }
+}
+
+#[cfg(test)]
+#[path = "plane_gc_tests.rs"]
+mod tests;
