@@ -341,6 +341,18 @@ impl Throughput {
     /// The bucket of `t`, made to exist.
     #[inline]
     fn bucket(&mut self, t: SimTime) -> usize {
+        let i = (t.0 / self.bucket_ns) as usize;
+        if i < self.read.len() {
+            return i;
+        }
+        self.grow(t)
+    }
+
+    /// [`Throughput::bucket`] past the last bucket: merges buckets in pairs
+    /// while there would be too many, then adds buckets up to `t`'s.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, t: SimTime) -> usize {
         let mut i = (t.0 / self.bucket_ns) as usize;
         while !self.fixed && i >= Self::MAX_BUCKETS {
             self.bucket_ns *= 2;
