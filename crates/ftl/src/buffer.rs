@@ -5,7 +5,12 @@
 //! [`Ftl::flush`] and in idle time ([`Ftl::background`]). Reads of buffered pages
 //! are served from RAM. Its durability is [`Durability::OnFlush`]: a power cut
 //! loses what was buffered, and only writes completed before a completed flush
-//! are sure to survive. Copies in RAM take no simulated time (the buffer models
+//! are sure to survive.
+//!
+//! Copies between host and buffer take DRAM time when a rate is set
+//! (`device.dram_mb_per_s`): each page written into the buffer or read from
+//! it is one copy, copies run one at a time, and the command completes no
+//! earlier than its copy. Without a rate they take none (the buffer then models
 //! where data is, not DRAM timing).
 //!
 //! Set through the device configuration (`device.write_buffer_pages`), over any
@@ -24,16 +29,38 @@ pub struct WriteBufferBuilder {
     pub inner: Box<dyn FtlBuilder + Send + Sync>,
     /// Pages the buffer holds (at least 1).
     pub pages: usize,
+    /// DRAM copy time per byte, picoseconds (0: copies are free).
+    pub dram_ps_per_byte: u64,
+}
+
+impl WriteBufferBuilder {
+    /// A buffer of `pages` pages over what `inner` builds, copies free.
+    pub fn new(inner: Box<dyn FtlBuilder + Send + Sync>, pages: usize) -> Self {
+        WriteBufferBuilder { inner, pages, dram_ps_per_byte: 0 }
+    }
+
+    /// Copies at `mb_per_s` (10^6 bytes a second); errors name
+    /// `device.dram_mb_per_s`.
+    pub fn with_dram(mut self, mb_per_s: f64) -> Result<Self, FtlError> {
+        if !(mb_per_s.is_finite() && mb_per_s > 0.0 && mb_per_s <= 1e6) {
+            return Err(FtlError::config(
+                "device.dram_mb_per_s",
+                format!("device.dram_mb_per_s must be a rate in MB/s above 0 and at most 1,000,000, got {mb_per_s}"),
+            ));
+        }
+        self.dram_ps_per_byte = (1e6 / mb_per_s).round().max(1.0) as u64;
+        Ok(self)
+    }
 }
 
 impl FtlBuilder for WriteBufferBuilder {
     fn format(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
-        Ok(Box::new(WriteBuffer::new(self.inner.format(io)?, self.pages, io)?))
+        Ok(Box::new(WriteBuffer::new(self.inner.format(io)?, self.pages, io)?.dram(self.dram_ps_per_byte)))
     }
 
     /// The buffer was in RAM: it comes back empty over the recovered FTL.
     fn recover(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
-        Ok(Box::new(WriteBuffer::new(self.inner.recover(io)?, self.pages, io)?))
+        Ok(Box::new(WriteBuffer::new(self.inner.recover(io)?, self.pages, io)?.dram(self.dram_ps_per_byte)))
     }
 }
 
@@ -48,6 +75,10 @@ pub struct WriteBuffer {
     /// When the pages written out so far are durable (the completion of the
     /// last drain): a flush completes no earlier.
     drained_until: SimTime,
+    /// DRAM copy time per byte, ps (0: free).
+    dram_ps_per_byte: u64,
+    /// When the DRAM copy engine is next free.
+    dram_free: SimTime,
 }
 
 impl WriteBuffer {
@@ -60,7 +91,34 @@ impl WriteBuffer {
             ));
         }
         let page_size = u64::from(io.geometry().page_size);
-        Ok(WriteBuffer { inner, pages: BTreeMap::new(), capacity, page_size, drained_until: SimTime::ZERO })
+        Ok(WriteBuffer {
+            inner,
+            pages: BTreeMap::new(),
+            capacity,
+            page_size,
+            drained_until: SimTime::ZERO,
+            dram_ps_per_byte: 0,
+            dram_free: SimTime::ZERO,
+        })
+    }
+
+    /// The same buffer with DRAM copies of `ps_per_byte` picoseconds a byte.
+    pub fn dram(mut self, ps_per_byte: u64) -> Self {
+        self.dram_ps_per_byte = ps_per_byte;
+        self
+    }
+
+    /// One page copied between host and buffer, starting no earlier than the
+    /// command and the previous copy: the command completes no earlier than
+    /// its end.
+    fn copy(&mut self, io: &mut Io) {
+        if self.dram_ps_per_byte == 0 {
+            return;
+        }
+        let ns = (self.page_size * self.dram_ps_per_byte).div_ceil(1000);
+        let end = SimTime(io.now().0.max(self.dram_free.0) + ns);
+        self.dram_free = end;
+        io.complete_after(end);
     }
 
     /// Writes every buffered page to the FTL behind, in logical-page order. On a
@@ -97,7 +155,11 @@ impl Ftl for WriteBuffer {
     fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
         check_lpn(lpn, self.logical_pages())?;
         match self.pages.get(&lpn.0) {
-            Some((data, _)) => Ok(Some(data.clone())),
+            Some((data, _)) => {
+                let data = data.clone();
+                self.copy(io);
+                Ok(Some(data))
+            }
             None => self.inner.read(io, lpn),
         }
     }
@@ -109,6 +171,7 @@ impl Ftl for WriteBuffer {
         }
         self.pages.insert(lpn.0, (data, *hint));
         io.ack();
+        self.copy(io);
         Ok(())
     }
 

@@ -47,11 +47,11 @@ conformance!(
 // durable on flush, and the power-cut check holds it to exactly that.
 conformance!(
     write_buffer_over_pagemap,
-    ftlab_ftl::buffer::WriteBufferBuilder { inner: Box::new(PageMapConfig::default()), pages: 8 }
+    ftlab_ftl::buffer::WriteBufferBuilder::new(Box::new(PageMapConfig::default()), 8)
 );
 conformance!(
     write_buffer_over_nftl,
-    ftlab_ftl::buffer::WriteBufferBuilder { inner: Box::new(ftlab_ftl::nftl::NftlConfig::default()), pages: 16 }
+    ftlab_ftl::buffer::WriteBufferBuilder::new(Box::new(ftlab_ftl::nftl::NftlConfig::default()), 16)
 );
 
 // The solid-state cache through the block interface (write = write-dirty, trim =

@@ -65,6 +65,18 @@ pub struct DeviceSpec {
     /// on flush and in idle time; durability becomes "on flush"
     /// (`ftlab_ftl::buffer`).
     pub write_buffer_pages: Option<u32>,
+    /// DRAM copy rate of the write buffer, MB/s (10^6 bytes a second; default:
+    /// copies take no time): every page the host writes into the buffer, or
+    /// reads from it, is a copy at this rate, one at a time
+    /// (`ftlab_ftl::buffer`). Needs `write_buffer_pages`.
+    pub dram_mb_per_s: Option<f64>,
+    /// Host link rate, MB/s (default: no link cost): a write's data crosses the
+    /// link before the FTL sees it, a read's after its flash work, one transfer
+    /// at a time ([`crate::host_link`]).
+    pub host_mb_per_s: Option<f64>,
+    /// Controller firmware time per command, us (default 0), spent one command
+    /// at a time before its flash work ([`crate::host_link`]).
+    pub command_overhead_us: Option<f64>,
 }
 
 impl Default for DeviceSpec {
@@ -87,11 +99,20 @@ impl Default for DeviceSpec {
             copyback: true,
             wear: WearConfig::default(),
             write_buffer_pages: None,
+            dram_mb_per_s: None,
+            host_mb_per_s: None,
+            command_overhead_us: None,
         }
     }
 }
 
 impl DeviceSpec {
+    /// The host link and controller model `host_mb_per_s` and
+    /// `command_overhead_us` describe, if any.
+    pub fn host_link(&self) -> Result<Option<crate::host_link::HostLink>, SimError> {
+        crate::host_link::HostLink::new(self.host_mb_per_s, self.command_overhead_us)
+    }
+
     /// The chip preset named by `chip`.
     pub fn preset(&self) -> Result<&'static ChipPreset, SimError> {
         presets::preset(&self.chip).ok_or_else(|| {
@@ -215,6 +236,11 @@ pub struct WorkloadSpec {
     pub preset: Option<String>,
     /// A generator given in full (`kind = "zipf"`, ...).
     pub generator: Option<GeneratorSpec>,
+    /// The unit a generator's sizes and addresses count in, bytes (default: the
+    /// device's logical page), as fio's block size: e.g. 4096 makes
+    /// `size = { kind = "fixed", pages = 1 }` a 4 KiB request on a device of
+    /// 32 KiB pages. A multiple of 512; generators only.
+    pub block_bytes: Option<u32>,
     /// Periodic real-time tasks.
     #[serde(rename = "task")]
     pub tasks: Vec<TaskSpec>,
@@ -367,7 +393,7 @@ impl MetricsSpec {
 #[derive(Debug, Clone)]
 pub enum Source {
     Trace { path: PathBuf, format: TraceFormat, address: AddressMode, skip_bad_lines: bool, repeat: u32 },
-    Generator { name: String, spec: GeneratorSpec },
+    Generator { name: String, spec: GeneratorSpec, block_bytes: Option<u32> },
     Tasks { tasks: Vec<TaskSpec>, duration_ns: u64 },
 }
 
@@ -397,6 +423,13 @@ impl WorkloadSpec {
             return Err(SimError::config(
                 "workload.max_requests",
                 "workload.max_requests (--requests) = 0 runs nothing: give at least 1, or leave it out",
+            ));
+        }
+        if self.block_bytes.is_some() && (self.trace.is_some() || !self.tasks.is_empty()) {
+            return Err(SimError::config(
+                "workload.block_bytes",
+                "workload.block_bytes is the unit of a generator's sizes and addresses; traces give bytes and \
+                 tasks pages: leave it out",
             ));
         }
         if let Some(path) = &self.trace {
@@ -461,10 +494,19 @@ impl WorkloadSpec {
             }
             return Ok(Source::Tasks { tasks: self.tasks.clone(), duration_ns: (ms * 1e6) as u64 });
         }
+        if let Some(b) = self.block_bytes {
+            if b == 0 || b % 512 != 0 {
+                return Err(SimError::config(
+                    "workload.block_bytes",
+                    format!("workload.block_bytes must be a positive multiple of 512 bytes, got {b}"),
+                ));
+            }
+        }
+        let block_bytes = self.block_bytes;
         if let Some(spec) = &self.generator {
             spec.validate().map_err(|e| SimError::config("workload.generator", format!("workload.generator: {e}")))?;
             self.check_max_requests(spec, &format!("the workload.generator ({})", spec.kind()))?;
-            return Ok(Source::Generator { name: spec.kind().to_string(), spec: spec.clone() });
+            return Ok(Source::Generator { name: spec.kind().to_string(), spec: spec.clone(), block_bytes });
         }
         let name = self.preset.clone().unwrap_or_else(|| "skewed-random-write".into());
         let spec = GeneratorSpec::preset(&name).ok_or_else(|| {
@@ -477,7 +519,7 @@ impl WorkloadSpec {
             )
         })?;
         self.check_max_requests(&spec, &format!("workload preset `{name}`"))?;
-        Ok(Source::Generator { name, spec })
+        Ok(Source::Generator { name, spec, block_bytes })
     }
 
     /// `max_requests` above the requests a generator issues would end the run

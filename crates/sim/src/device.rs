@@ -65,6 +65,7 @@ use thiserror::Error;
 use ftlab_ftl::{Durability, ErrorKind, Flash, Ftl, FtlBuilder, FtlError, Hint, Lpn};
 use ftlab_nand::{DieId, Payload, SimTime};
 
+use crate::host_link::HostLink;
 use crate::metrics::{Latency, LatencySummary};
 use crate::{RunConfig, SimError};
 
@@ -335,6 +336,8 @@ pub struct Device {
     /// What a device image records of the FTL ([`crate::image`]); empty for a
     /// device built by [`Device::new`], whose FTL no configuration names.
     pub(crate) label: String,
+    /// The host link and controller, if modelled ([`crate::host_link`]).
+    pub(crate) host_link: Option<HostLink>,
 }
 
 impl std::fmt::Debug for Device {
@@ -368,7 +371,15 @@ impl Device {
             off_since: None,
             stats: HostStats::default(),
             label: String::new(),
+            host_link: None,
         }
+    }
+
+    /// Models the host link and controller with `link` ([`crate::host_link`];
+    /// `None`: commands reach the FTL at dispatch and complete with their flash
+    /// work).
+    pub fn set_host_link(&mut self, link: Option<HostLink>) {
+        self.host_link = link;
     }
 
     /// The device `config`'s `[device]` and `[ftl]` tables describe, formatted,
@@ -394,6 +405,7 @@ impl Device {
         };
         let mut device = Device::new(flash, ftl, Some(builder));
         device.label = crate::image::ftl_label(config);
+        device.host_link = config.device.host_link()?;
         Ok(device)
     }
 
@@ -592,6 +604,9 @@ impl Device {
             return Err(DeviceError::InThePast { command: "power cut", at: at.0, clock: self.clock });
         }
         self.flash.power_cut(at);
+        if let Some(link) = self.host_link.as_mut() {
+            link.reset(at.0);
+        }
         self.clock = at.0;
         for Reverse((t, tag)) in self.pending.iter() {
             if *t > at.0 {
@@ -687,6 +702,12 @@ impl Device {
         self.check_range(&cmd).map_err(|e| (at, e))?;
         let ps = self.page_size;
         let (offset, len) = cmd.range();
+        // The controller's firmware time and, for a write, its data crossing
+        // the link come before the flash work.
+        let at = match self.host_link.as_mut() {
+            Some(link) => link.start(at, if matches!(cmd, Command::Write { .. }) { len } else { 0 }),
+            None => at,
+        };
         let mut done = at;
         let fail = |lpn: u64, e: PageError| match e {
             PageError::Ftl(source) => DeviceError::Ftl { command, lpn, source },
@@ -713,6 +734,9 @@ impl Device {
                 }
                 self.stats.bytes_read += len;
                 reply.data = Some(out);
+                if let Some(link) = self.host_link.as_mut() {
+                    done = link.finish(done, len);
+                }
             }
             Command::Write { ref data, fua, .. } => {
                 done = self.write_bytes(at, offset, len, data, false).map_err(|(lpn, e)| (at, fail(lpn, e)))?;

@@ -409,9 +409,20 @@ impl Engine {
         (lpn == first && req.offset % ps != 0) || (lpn == last && (req.offset + u64::from(req.len)) % ps != 0)
     }
 
+    /// Models the host link and controller ([`crate::host_link`]) for requests
+    /// dispatched whole.
+    pub fn set_host_link(&mut self, link: Option<crate::host_link::HostLink>) {
+        self.device.set_host_link(link);
+    }
+
     /// Serves one request dispatched at `d`; returns its completion time.
     fn serve(&mut self, req: &Request, d: u64) -> Result<u64, SimError> {
         let (first, last) = self.pages_of(req)?;
+        // Firmware time, and a write's data crossing the host link, come first.
+        let d = match self.device.host_link.as_mut() {
+            Some(link) => link.start(d, if req.op == Op::Write { u64::from(req.len) } else { 0 }),
+            None => d,
+        };
         let mut completion = d;
         let mut rmw = 0;
         for lpn in first..=last {
@@ -423,6 +434,11 @@ impl Engine {
             let page_done = self.serve_page(req, cmd, self.dispatched)?;
             rmw += u64::from(partial && req.op == Op::Write);
             completion = completion.max(page_done);
+        }
+        if req.op == Op::Read {
+            if let Some(link) = self.device.host_link.as_mut() {
+                completion = link.finish(completion, u64::from(req.len));
+            }
         }
         self.record_request(req, last - first + 1, rmw, completion);
         Ok(completion)

@@ -36,6 +36,7 @@ pub mod device;
 pub mod disk;
 pub mod engine;
 pub mod flashtier;
+pub mod host_link;
 pub mod image;
 pub mod metrics;
 pub mod source;
@@ -186,6 +187,18 @@ fn prepare(config: &RunConfig) -> Result<Prepared, SimError> {
     let tasks = matches!(source, Source::Tasks { .. });
     let dispatch =
         config.host.dispatch.unwrap_or(if tasks { config::Dispatch::PerDieEdf } else { config::Dispatch::Request });
+    if dispatch == config::Dispatch::PerDieEdf && config.device.host_link()?.is_some() {
+        let key =
+            if config.device.host_mb_per_s.is_some() { "device.host_mb_per_s" } else { "device.command_overhead_us" };
+        return Err(SimError::config(
+            key,
+            format!(
+                "{key} models the host link of requests dispatched whole (host.dispatch = \"request\"); \
+                 page commands dispatched per die (periodic tasks' default) have no host link model: \
+                 set host.dispatch = \"request\" or leave {key} out"
+            ),
+        ));
+    }
     Ok(Prepared { nand, builder, source, host, dispatch, bound_ns })
 }
 
@@ -216,6 +229,10 @@ pub(crate) fn ftl_builder(config: &RunConfig, source: Option<&Source>) -> Result
     }
     .map_err(|e| SimError::building(kind, e))?;
     Ok(match config.device.write_buffer_pages {
+        None if config.device.dram_mb_per_s.is_some() => return Err(SimError::config(
+            "device.dram_mb_per_s",
+            "device.dram_mb_per_s is the write buffer's copy rate: set device.write_buffer_pages too, or leave it out",
+        )),
         None => builder,
         Some(0) => {
             return Err(SimError::config(
@@ -223,7 +240,13 @@ pub(crate) fn ftl_builder(config: &RunConfig, source: Option<&Source>) -> Result
                 "device.write_buffer_pages = 0 is no buffer: leave it out, or give it at least 1 page",
             ))
         }
-        Some(pages) => Box::new(ftlab_ftl::buffer::WriteBufferBuilder { inner: builder, pages: pages as usize }),
+        Some(pages) => {
+            let b = ftlab_ftl::buffer::WriteBufferBuilder::new(builder, pages as usize);
+            Box::new(match config.device.dram_mb_per_s {
+                Some(rate) => b.with_dram(rate).map_err(|e| SimError::building(kind, e))?,
+                None => b,
+            })
+        }
     })
 }
 
@@ -340,6 +363,7 @@ impl Simulation {
         let interval_ns = config.metrics.interval_ms.map(|ms| (ms * 1e6) as u64);
         let admission = ftl.realtime().and_then(|r| r.admission());
         let mut engine = Engine::new(flash, ftl, p.host, p.nand.store, interval_ns);
+        engine.set_host_link(config.device.host_link()?);
         if let Some(b) = p.bound_ns {
             engine.set_bound(b);
         }

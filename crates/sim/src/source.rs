@@ -244,8 +244,13 @@ impl Requests {
                     pass_requests: 0,
                 }))
             }
-            Source::Generator { spec, .. } => {
-                Inner::Generator(spec.build(logical_pages, page_size, seed).map_err(SimError::Trace)?, time_scale)
+            Source::Generator { spec, block_bytes, .. } => {
+                // Sizes and addresses in the generator's own unit, if it has one.
+                let (blocks, unit) = match *block_bytes {
+                    Some(b) => (logical_pages * u64::from(page_size) / u64::from(b), b),
+                    None => (logical_pages, page_size),
+                };
+                Inner::Generator(spec.build(blocks, unit, seed).map_err(SimError::Trace)?, time_scale)
             }
             Source::Tasks { tasks, duration_ns } => {
                 let mut space = tasks_space.clone();

@@ -1,0 +1,161 @@
+//! The host link and controller model (`device.host_mb_per_s`,
+//! `device.command_overhead_us`), the write buffer's DRAM copies
+//! (`device.dram_mb_per_s`) and a generator's own block size
+//! (`workload.block_bytes`), through whole runs and the `Device`.
+#![allow(clippy::unwrap_used)]
+
+use ftlab_nand::SimTime;
+use ftlab_sim::device::{Command, Device};
+use ftlab_sim::{run, Report, RunConfig};
+
+fn report(toml: &str) -> Report {
+    run(&RunConfig::from_toml(toml, "t").unwrap(), &mut |_| {}).unwrap()
+}
+
+fn error(toml: &str) -> String {
+    match RunConfig::from_toml(toml, "t") {
+        Err(e) => e.to_string(),
+        Ok(c) => run(&c, &mut |_| {}).unwrap_err().to_string(),
+    }
+}
+
+/// 8 dies of small-slc, closed loop at depth 32: far more flash bandwidth than
+/// a 20 MB/s link.
+fn sequential(extra_device: &str, op: &str) -> String {
+    let read = if op == "read" { 1.0 } else { 0.0 };
+    format!(
+        "seed = 1\n[device]\nchannels = 4\nways = 2\nblocks_per_plane = 32\n{extra_device}\n\
+         [ftl]\nkind = \"pagemap\"\n[host]\nqueue_depth = 32\nmode = \"closed\"\n\
+         [precondition]\nfill = true\n\
+         [workload]\ngenerator = {{ kind = \"sequential\", requests = 4000, read_fraction = {read}, \
+         size = {{ kind = \"fixed\", pages = 4 }} }}\n"
+    )
+}
+
+fn mb_per_s(r: &Report) -> f64 {
+    let pages = (r.host_pages_read + r.host_pages_written) as f64;
+    pages * 4096.0 / r.sim_seconds / 1e6
+}
+
+#[test]
+fn the_link_caps_reads_and_writes_at_its_rate() {
+    for op in ["write", "read"] {
+        let free = report(&sequential("", op));
+        let linked = report(&sequential("host_mb_per_s = 20", op));
+        let (f, l) = (mb_per_s(&free), mb_per_s(&linked));
+        // The flash alone is far faster than 20 MB/s; the link holds it to 20.
+        assert!(f > 40.0, "{op}: {f} MB/s without a link");
+        assert!((l - 20.0).abs() < 0.5, "{op}: {l} MB/s over a 20 MB/s link");
+        assert!(linked.integrity == "ok", "{}", linked.integrity);
+    }
+}
+
+#[test]
+fn firmware_time_is_spent_one_command_at_a_time() {
+    // 1,000 us a command, one at a time: at most 1,000 commands a second
+    // whatever the queue depth.
+    let r = report(&sequential("command_overhead_us = 1000", "write"));
+    let iops = r.requests as f64 / r.sim_seconds;
+    assert!((iops - 1000.0).abs() < 5.0, "{iops} commands a second");
+    // Each waits for the ones queued before it: at depth 32, about 32 ms.
+    assert!(r.write_us.mean > 30_000.0, "{:?}", r.write_us);
+}
+
+#[test]
+fn a_read_completes_once_its_bytes_are_out() {
+    // QD 1 reads of one page: the link adds exactly the transfer of 4 KiB.
+    let cfg = |link: &str| {
+        format!(
+            "seed = 1\n[device]\nblocks_per_plane = 32\n{link}\n[ftl]\nkind = \"pagemap\"\n\
+             [host]\nqueue_depth = 1\nmode = \"closed\"\n[precondition]\nfill = true\n\
+             [workload]\ngenerator = {{ kind = \"uniform\", requests = 500, read_fraction = 1.0 }}\n"
+        )
+    };
+    let free = report(&cfg(""));
+    let linked = report(&cfg("host_mb_per_s = 100"));
+    let added = linked.read_us.mean - free.read_us.mean;
+    assert!((added - 40.96).abs() < 0.01, "the link added {added} us to a 4 KiB read");
+}
+
+#[test]
+fn the_device_pays_the_link_too() {
+    let config = RunConfig::from_toml(
+        "[device]\nchip = \"small-slc\"\nblocks_per_plane = 16\nhost_mb_per_s = 10\n[ftl]\nkind = \"pagemap\"\n",
+        "t",
+    )
+    .unwrap();
+    let mut dev = Device::open(&config).unwrap();
+    dev.submit(SimTime::ZERO, Command::write(0, vec![1; 4096])).unwrap();
+    let w = dev.step().unwrap();
+    // 4 KiB at 10 MB/s is 409.6 us before the flash work even starts.
+    assert!(w.completed.0 > 409_600 + 200_000, "{:?}", w.completed);
+    dev.submit(w.completed, Command::read(0, 4096)).unwrap();
+    let r = dev.step().unwrap();
+    assert!(r.completed.0 - w.completed.0 > 409_600, "{:?}", r.completed);
+    assert_eq!(r.result.unwrap().data.unwrap(), vec![1; 4096]);
+}
+
+#[test]
+fn dram_copies_take_time_in_the_write_buffer() {
+    let cfg = |dram: &str| {
+        format!(
+            "seed = 1\n[device]\nblocks_per_plane = 32\nwrite_buffer_pages = 64\n{dram}\n\
+             [ftl]\nkind = \"pagemap\"\n[host]\nqueue_depth = 1\nmode = \"closed\"\n\
+             [workload]\ngenerator = {{ kind = \"uniform\", requests = 2000 }}\n"
+        )
+    };
+    let free = report(&cfg(""));
+    let timed = report(&cfg("dram_mb_per_s = 50"));
+    // A write absorbed by the buffer costs its copy: 4 KiB at 50 MB/s = 81.92 us.
+    assert!(free.write_us.p50 < 1.0, "{:?}", free.write_us);
+    assert!((timed.write_us.p50 - 81.92).abs() < 0.5, "{:?}", timed.write_us);
+    assert_eq!(timed.integrity, "ok");
+}
+
+#[test]
+fn block_bytes_makes_requests_smaller_than_a_page() {
+    // jasmine-openssd has 32 KiB pages: 4 KiB writes are read-modify-writes.
+    let r = report(
+        "seed = 1\n[device]\nchip = \"jasmine-openssd\"\nblocks_per_plane = 8\n[ftl]\nkind = \"pagemap\"\n\
+         [host]\nqueue_depth = 8\nmode = \"closed\"\n\
+         [workload]\nblock_bytes = 4096\n\
+         generator = { kind = \"uniform\", requests = 300, size = { kind = \"fixed\", pages = 1 } }\n",
+    );
+    assert_eq!(r.requests, 300);
+    assert_eq!(r.rmw_pages, 300);
+    assert_eq!(r.host_pages_written, 300);
+}
+
+#[test]
+fn bad_values_name_their_key() {
+    let base = "[device]\nblocks_per_plane = 16\n";
+    for (extra, key) in [
+        ("host_mb_per_s = 0", "device.host_mb_per_s"),
+        ("host_mb_per_s = -5.0", "device.host_mb_per_s"),
+        ("command_overhead_us = -1.0", "device.command_overhead_us"),
+        ("write_buffer_pages = 8\ndram_mb_per_s = 0", "device.dram_mb_per_s"),
+        ("dram_mb_per_s = 100", "device.dram_mb_per_s"),
+    ] {
+        let e = error(&format!("{base}{extra}\n[workload]\ngenerator = {{ kind = \"uniform\", requests = 10 }}\n"));
+        assert!(e.contains(key), "{extra}: {e}");
+    }
+    let e =
+        error(&format!("{base}[workload]\nblock_bytes = 1000\ngenerator = {{ kind = \"uniform\", requests = 10 }}\n"));
+    assert!(e.contains("workload.block_bytes"), "{e}");
+    let e = error(&format!("{base}[workload]\nblock_bytes = 4096\ntrace = \"x.csv\"\ntrace_format = \"msr\"\n"));
+    assert!(e.contains("workload.block_bytes"), "{e}");
+    // Page commands dispatched per die have no host link model.
+    let e = error(&format!(
+        "{base}host_mb_per_s = 100\n[host]\ndispatch = \"per-die-edf\"\n\
+         [workload]\ngenerator = {{ kind = \"uniform\", requests = 10 }}\n"
+    ));
+    assert!(e.contains("device.host_mb_per_s") && e.contains("host.dispatch"), "{e}");
+}
+
+#[test]
+fn runs_with_a_link_are_deterministic() {
+    let t = sequential("host_mb_per_s = 30\ncommand_overhead_us = 3", "write");
+    let a = serde_json::to_string(&report(&t)).unwrap();
+    let b = serde_json::to_string(&report(&t)).unwrap();
+    assert_eq!(a, b);
+}
