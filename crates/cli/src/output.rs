@@ -140,6 +140,15 @@ pub fn summary(r: &Report, config: &RunConfig, capped: bool) -> String {
             r.requests, r.host_pages_read, r.host_pages_written, r.host_pages_trimmed, r.sim_seconds
         ),
     );
+    if r.sim_seconds > 0.0 {
+        kv(
+            "throughput",
+            format!(
+                "{:.0} IOPS, {:.1} MB/s read, {:.1} MB/s written (bytes the requests asked for)",
+                r.iops, r.read_mb_per_s, r.write_mb_per_s
+            ),
+        );
+    }
     if capped {
         kv(
             "",

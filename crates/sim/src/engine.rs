@@ -66,6 +66,9 @@ pub struct Measured {
     pub pages_read: u64,
     pub pages_written: u64,
     pub pages_trimmed: u64,
+    /// Bytes the host's measured reads and writes asked for.
+    pub bytes_read: u64,
+    pub bytes_written: u64,
     pub rmw_pages: u64,
     pub throughput: Throughput,
     pub tasks: Vec<TaskReport>,
@@ -104,6 +107,8 @@ impl Measured {
             pages_read: 0,
             pages_written: 0,
             pages_trimmed: 0,
+            bytes_read: 0,
+            bytes_written: 0,
             rmw_pages: 0,
             throughput: tp,
             tasks: tasks
@@ -572,10 +577,12 @@ impl Engine {
             Op::Read => {
                 m.read.record(response);
                 m.pages_read += pages;
+                m.bytes_read += u64::from(req.len);
             }
             Op::Write => {
                 m.write.record(response);
                 m.pages_written += pages;
+                m.bytes_written += u64::from(req.len);
             }
             Op::Trim => {
                 m.trim.record(response);

@@ -479,6 +479,8 @@ fn report(
         None => metrics::Integrity::Ok,
         Some(first) => metrics::Integrity::Failed { mismatches: m.mismatches, first },
     };
+    let sim_seconds = if engine.measuring { end.saturating_sub(engine.measure_start) as f64 / 1e9 } else { 0.0 };
+    let per_second = |x: f64| if sim_seconds > 0.0 { x / sim_seconds } else { 0.0 };
     let mut report = Report {
         ftl: config.ftl.kind.clone(),
         chip: config.device.chip.clone(),
@@ -512,7 +514,10 @@ fn report(
         max_read_block_us: m.max_read_block_ns.map(|ns| ns as f64 / 1e3),
         deadline_misses: m.tasks.iter().map(|t| t.deadline_misses).sum(),
         tasks: m.tasks.clone(),
-        sim_seconds: if engine.measuring { end.saturating_sub(engine.measure_start) as f64 / 1e9 } else { 0.0 },
+        sim_seconds,
+        iops: per_second(m.requests as f64),
+        read_mb_per_s: per_second(m.bytes_read as f64 / 1e6),
+        write_mb_per_s: per_second(m.bytes_written as f64 / 1e6),
         throughput: m.throughput.series(),
         ftl_gauges: m.throughput.final_gauges(),
         ftl_curves: engine.device.ftl.curves().into_iter().map(|(n, c)| (n.to_owned(), c)).collect(),

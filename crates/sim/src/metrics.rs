@@ -660,6 +660,12 @@ pub struct Report {
     pub tasks: Vec<TaskReport>,
     /// Simulated time measured, seconds.
     pub sim_seconds: f64,
+    /// Measured host requests per simulated second (0 for a run of no time).
+    pub iops: f64,
+    /// Measured host read and write bandwidth, 10^6 bytes of requests per
+    /// simulated second.
+    pub read_mb_per_s: f64,
+    pub write_mb_per_s: f64,
     pub throughput: ThroughputSeries,
     /// The FTL's gauges at the end of the run ([`ftlab_ftl::Ftl::gauges`]; the
     /// last values of `throughput.gauges`), by name; left out for schemes

@@ -47,6 +47,9 @@ fn the_link_caps_reads_and_writes_at_its_rate() {
         assert!(f > 40.0, "{op}: {f} MB/s without a link");
         assert!((l - 20.0).abs() < 0.5, "{op}: {l} MB/s over a 20 MB/s link");
         assert!(linked.integrity == "ok", "{}", linked.integrity);
+        // The report's own bandwidth and IOPS say the same.
+        assert!((l - (linked.read_mb_per_s + linked.write_mb_per_s)).abs() < 1e-9, "{l} vs {linked:?}");
+        assert!((linked.iops - linked.requests as f64 / linked.sim_seconds).abs() < 1e-9);
     }
 }
 
