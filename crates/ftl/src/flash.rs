@@ -8,6 +8,7 @@ use ftlab_nand::{
     StoreKind,
 };
 
+use crate::read_buffer::ReadBuffer;
 use crate::FtlError;
 
 /// How many pages [`Io::program_placed`] and [`Io::copy_placed`] try before
@@ -123,6 +124,8 @@ pub struct Flash {
     /// gave up ([`PROGRAM_ATTEMPTS`]): the next [`Io::program_placed`] or
     /// [`Io::copy_placed`] has the FTL retire it first.
     unretired: Option<BlockId>,
+    /// The read buffer in device DRAM, if any ([`crate::read_buffer`]).
+    read_buffer: Option<ReadBuffer>,
 }
 
 impl Flash {
@@ -137,7 +140,16 @@ impl Flash {
             use_copyback: true,
             host_end: vec![SimTime::ZERO; dies],
             unretired: None,
+            read_buffer: None,
         }
+    }
+    /// Puts `buffer` between the flash and host reads ([`crate::read_buffer`]).
+    pub fn set_read_buffer(&mut self, buffer: Option<ReadBuffer>) {
+        self.read_buffer = buffer;
+    }
+    /// The read buffer, if any.
+    pub fn read_buffer(&self) -> Option<&ReadBuffer> {
+        self.read_buffer.as_ref()
     }
     /// Whether GC moves inside one plane use copyback (default true).
     pub fn set_copyback(&mut self, on: bool) {
@@ -195,6 +207,9 @@ impl Flash {
         self.unretired = None;
         self.erase_barrier.iter_mut().for_each(|b| *b = (*b).min(t));
         self.host_end.iter_mut().for_each(|h| *h = (*h).min(t));
+        if let Some(b) = &mut self.read_buffer {
+            b.clear(t);
+        }
     }
 }
 
@@ -373,12 +388,44 @@ impl Io<'_> {
         r
     }
 
-    /// Reads a page and its OOB.
+    /// Reads a page and its OOB. A host read goes through the read buffer if
+    /// there is one ([`crate::read_buffer`]).
     #[inline]
     pub fn read(&mut self, ppa: Ppa, purpose: Purpose) -> Result<(Payload, Oob), NandError> {
+        if purpose == Purpose::Host && self.flash.read_buffer.is_some() {
+            if let Some(mut buffer) = self.flash.read_buffer.take() {
+                let r = self.read_buffered(&mut buffer, ppa);
+                self.flash.read_buffer = Some(buffer);
+                return r;
+            }
+        }
         let (data, oob, span) = self.flash.nand.read(ppa, self.issue(purpose))?;
         self.flash.counters.reads.bump(purpose);
         self.after_read(span, purpose);
+        Ok((data, oob))
+    }
+
+    /// A host read through the read buffer: from DRAM if the page is there,
+    /// else from the flash into the buffer; either way the page's bytes are
+    /// then copied out of the buffer.
+    #[cold]
+    fn read_buffered(&mut self, buffer: &mut ReadBuffer, ppa: Ppa) -> Result<(Payload, Oob), NandError> {
+        let erases = self.flash.nand.erase_count(self.flash.nand.layout().block_of(ppa));
+        let bytes = u64::from(self.flash.nand.geometry().page_size);
+        let (data, oob, from) = match buffer.lookup(ppa, erases) {
+            Some((data, oob)) => (data, oob, self.ready),
+            None => {
+                let (data, oob, span) = self.flash.nand.read(ppa, self.issue(Purpose::Host))?;
+                self.flash.counters.reads.bump(Purpose::Host);
+                self.after_read(span, Purpose::Host);
+                buffer.insert(ppa, erases, data.clone(), oob);
+                (data, oob, span.finish)
+            }
+        };
+        let end = buffer.copy(from, bytes);
+        self.ready = self.ready.max(end);
+        self.complete_after(end);
+        self.done = self.done.max(end);
         Ok((data, oob))
     }
 

@@ -135,6 +135,7 @@ pub mod nameless;
 pub mod nftl;
 pub mod pagecore;
 pub mod pagemap;
+pub mod read_buffer;
 pub mod registry;
 pub mod rftl;
 pub mod scan;

@@ -65,10 +65,16 @@ pub struct DeviceSpec {
     /// on flush and in idle time; durability becomes "on flush"
     /// (`ftlab_ftl::buffer`).
     pub write_buffer_pages: Option<u32>,
-    /// DRAM copy rate of the write buffer, MB/s (10^6 bytes a second; default:
-    /// copies take no time): every page the host writes into the buffer, or
-    /// reads from it, is a copy at this rate, one at a time
-    /// (`ftlab_ftl::buffer`). Needs `write_buffer_pages`.
+    /// Flash pages of read buffer in device DRAM (default none): a host read
+    /// brings the whole flash page in, later host reads of it are served from
+    /// DRAM until it is evicted, least recently used first
+    /// (`ftlab_ftl::read_buffer`).
+    pub read_buffer_pages: Option<u32>,
+    /// DRAM copy rate of the write and read buffers, MB/s (10^6 bytes a second;
+    /// default: copies take no time): every page the host writes into the
+    /// write buffer or reads from it, and every page a read takes out of the
+    /// read buffer, is a copy at this rate, one at a time per buffer
+    /// (`ftlab_ftl::buffer`, `ftlab_ftl::read_buffer`). Needs a buffer.
     pub dram_mb_per_s: Option<f64>,
     /// Host link rate, MB/s (default: no link cost): a write's data crosses the
     /// link before the FTL sees it, a read's after its flash work, one transfer
@@ -99,6 +105,7 @@ impl Default for DeviceSpec {
             copyback: true,
             wear: WearConfig::default(),
             write_buffer_pages: None,
+            read_buffer_pages: None,
             dram_mb_per_s: None,
             host_mb_per_s: None,
             command_overhead_us: None,
@@ -107,6 +114,31 @@ impl Default for DeviceSpec {
 }
 
 impl DeviceSpec {
+    /// Sets what the device configures on the medium's wrapper: copyback and
+    /// the read buffer. Errors name the key.
+    pub fn configure_flash(&self, flash: &mut ftlab_ftl::Flash) -> Result<(), SimError> {
+        flash.set_copyback(self.copyback);
+        let buffer = match self.read_buffer_pages {
+            None => None,
+            Some(pages) => {
+                let ps =
+                    match self.dram_mb_per_s {
+                        Some(r) if r.is_finite() && r > 0.0 && r <= 1e6 => (1e6 / r).round().max(1.0) as u64,
+                        Some(r) => return Err(SimError::config(
+                            "device.dram_mb_per_s",
+                            format!(
+                                "device.dram_mb_per_s must be a rate in MB/s above 0 and at most 1,000,000, got {r}"
+                            ),
+                        )),
+                        None => 0,
+                    };
+                Some(ftlab_ftl::read_buffer::ReadBuffer::new(pages, ps).map_err(|e| SimError::building("device", e))?)
+            }
+        };
+        flash.set_read_buffer(buffer);
+        Ok(())
+    }
+
     /// The host link and controller model `host_mb_per_s` and
     /// `command_overhead_us` describe, if any.
     pub fn host_link(&self) -> Result<Option<crate::host_link::HostLink>, SimError> {

@@ -398,7 +398,7 @@ impl Device {
         let builder = crate::ftl_builder(config, None)?;
         let nand = ftlab_nand::Nand::new(&nand).map_err(|e| SimError::config("device", format!("device: {e}")))?;
         let mut flash = Flash::new(nand);
-        flash.set_copyback(config.device.copyback);
+        config.device.configure_flash(&mut flash)?;
         let ftl = {
             let mut io = flash.io(SimTime::ZERO);
             builder.format(&mut io).map_err(|e| SimError::building(&config.ftl.kind, e))?

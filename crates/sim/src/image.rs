@@ -106,7 +106,7 @@ impl Device {
             return Err(ImageError::Ftl { path: path.to_path_buf(), image: label, config: want });
         }
         let mut flash = Flash::new(nand);
-        flash.set_copyback(config.device.copyback);
+        config.device.configure_flash(&mut flash).map_err(ImageError::Config)?;
         let (ftl, recovered) = {
             let mut io = flash.io(saved_at);
             let ftl = builder.recover(&mut io).map_err(|source| ImageError::Recover {

@@ -229,10 +229,13 @@ pub(crate) fn ftl_builder(config: &RunConfig, source: Option<&Source>) -> Result
     }
     .map_err(|e| SimError::building(kind, e))?;
     Ok(match config.device.write_buffer_pages {
-        None if config.device.dram_mb_per_s.is_some() => return Err(SimError::config(
-            "device.dram_mb_per_s",
-            "device.dram_mb_per_s is the write buffer's copy rate: set device.write_buffer_pages too, or leave it out",
-        )),
+        None if config.device.dram_mb_per_s.is_some() && config.device.read_buffer_pages.is_none() => {
+            return Err(SimError::config(
+                "device.dram_mb_per_s",
+                "device.dram_mb_per_s is the buffers' copy rate: set device.write_buffer_pages or \
+                 device.read_buffer_pages too, or leave it out",
+            ))
+        }
         None => builder,
         Some(0) => {
             return Err(SimError::config(
@@ -355,7 +358,7 @@ impl Simulation {
         let p = prepare(config)?;
         let nand = Nand::new(&p.nand).map_err(|e| SimError::config("device", format!("device: {e}")))?;
         let mut flash = Flash::new(nand);
-        flash.set_copyback(config.device.copyback);
+        config.device.configure_flash(&mut flash)?;
         let ftl = {
             let mut io = flash.io(SimTime::ZERO);
             p.builder.format(&mut io).map_err(|e| SimError::building(&config.ftl.kind, e))?
