@@ -69,7 +69,8 @@ fn mqsim_default_files_import() {
     assert_eq!((s2[0].priority, s2[1].priority), (Priority::Urgent, Priority::High));
     // Scenario 3: MQSim's TPC-C trace, found next to the workload file.
     let t = &scenarios[2].config.flows[0].workload;
-    assert_eq!(t.trace.as_deref(), Some(data("traces/tpcc-small.trace").as_path()));
+    let tpcc = std::fs::canonicalize(data("traces/tpcc-small.trace")).unwrap();
+    assert_eq!(t.trace.as_deref(), Some(tpcc.as_path()));
     assert_eq!(t.trace_format.as_deref(), Some("mqsim"));
 
     let s = &scenarios[0];
@@ -206,8 +207,12 @@ fn an_imported_scenario_runs_with_per_flow_slowdowns() {
 
 #[test]
 fn tpcc_trace_flow_runs() {
-    let scenarios =
-        import(&data("ssdconfig.xml"), &data("workload.xml"), &Options { blocks_per_plane: Some(16) }).unwrap();
+    let scenarios = import(
+        &data("ssdconfig.xml"),
+        &data("workload.xml"),
+        &Options { blocks_per_plane: Some(16), ..Options::default() },
+    )
+    .unwrap();
     let mut config = scenarios[2].config.clone();
     assert!(config.unsupported.iter().any(|u| u.contains("Block_No_Per_Plane=2048 replaced by 16")));
     config.flows[0].workload.max_requests = Some(2000);
@@ -270,4 +275,32 @@ fn bad_files_are_errors_naming_file_element_and_fix() {
     assert!(error(&ssd, &w).contains("has no IO_Flow_Parameter_Set_Synthetic"));
     let e = error(&dir.path().join("absent.xml"), &w);
     assert!(e.contains("absent.xml"), "{e}");
+}
+
+#[test]
+fn hotcold_normal_sizes_and_bandwidth_map_to_generators() {
+    let dir = tempfile::tempdir().unwrap();
+    let flow = synthetic("MEDIUM", 30, 1, 100)
+        .replace("QUEUE_DEPTH", "BANDWIDTH")
+        .replace("RANDOM_UNIFORM", "RANDOM_HOTCOLD")
+        .replace("FIXED", "NORMAL")
+        .replace("<Average_Request_Size>8<", "<Bandwidth>1000000</Bandwidth><Percentage_of_Hot_Region>20</Percentage_of_Hot_Region><Variance_Request_Size>48</Variance_Request_Size><Average_Request_Size>32<");
+    let (ssd, workload) = small(dir.path(), "", &flow);
+    let s = &import(&ssd, &workload, &Options::default()).unwrap()[0];
+    let f = &s.config.flows[0];
+    assert_eq!((f.priority, f.mode, f.queue_depth), (Priority::Medium, Some(LoopMode::Open), Some(1024)));
+    match f.workload.generator.as_ref().unwrap() {
+        GeneratorSpec::Hotcold { access_fraction, space_fraction, read_fraction, size, arrival, requests } => {
+            // MQSim: (100 - H)% of the requests go to H% of the space.
+            assert_eq!((*access_fraction, *space_fraction, *read_fraction, *requests), (0.8, 0.2, 0.3, 100));
+            // 32 +- sqrt(3 x 48) = 32 +- 12 sectors, in 4 KiB pages of 8 sectors: 3..=6 (rounded).
+            assert_eq!(*size, SizeDist::uniform(3, 6));
+            // 32 sectors of 512 B at 1 MB/s: one request every 16.384 ms on average.
+            assert_eq!(*arrival, Arrival::Exponential { mean_ns: 16_384_000.0 });
+        }
+        g => panic!("{g:?}"),
+    }
+    assert!(has(s, "Request_Size_Distribution=NORMAL"));
+    let report = ftlab_sim::run(&s.config, &mut |_| {}).unwrap();
+    assert_eq!(report.flows[0].requests, 100);
 }

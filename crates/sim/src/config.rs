@@ -647,11 +647,14 @@ impl RunConfig {
         Ok(config)
     }
 
-    /// Makes a relative `workload.trace` relative to `dir`.
+    /// Makes a relative `workload.trace` (and each flow's) relative to `dir`.
     pub fn resolve_paths(&mut self, dir: &std::path::Path) {
-        if let Some(trace) = &mut self.workload.trace {
-            if trace.is_relative() {
-                *trace = dir.join(&*trace);
+        let workloads = std::iter::once(&mut self.workload).chain(self.flows.iter_mut().map(|f| &mut f.workload));
+        for w in workloads {
+            if let Some(trace) = &mut w.trace {
+                if trace.is_relative() {
+                    *trace = dir.join(&*trace);
+                }
             }
         }
     }

@@ -49,6 +49,9 @@ const SECTOR: u32 = 512;
 pub struct Options {
     /// Replaces `Block_No_Per_Plane` (a smaller device for a quick run).
     pub blocks_per_plane: Option<u32>,
+    /// Fills the logical space before measuring even when
+    /// `Enabled_Preconditioning` is false.
+    pub precondition_fill: bool,
 }
 
 /// One `IO_Scenario`, ready to run.
@@ -75,11 +78,20 @@ pub fn import(ssd: &Path, workload: &Path, options: &Options) -> Result<Vec<Scen
         .map(|(i, (flows, flow_notes))| {
             let mut unsupported = device.unsupported.clone();
             unsupported.extend(flow_notes);
+            if options.precondition_fill && !device.precondition {
+                unsupported.push(
+                    "Enabled_Preconditioning=false overridden: the logical space is filled first (--precondition-fill)"
+                        .into(),
+                );
+            }
             let config = RunConfig {
                 device: device.device.clone(),
                 ftl: device.ftl.clone(),
                 host: HostSpec { fetch_size: Some(device.fetch_size), ..HostSpec::default() },
-                precondition: PreconditionSpec { fill: device.precondition, ..PreconditionSpec::default() },
+                precondition: PreconditionSpec {
+                    fill: device.precondition || options.precondition_fill,
+                    ..PreconditionSpec::default()
+                },
                 seed: Some(device.seed),
                 flows,
                 unsupported,

@@ -215,6 +215,14 @@ fn synthetic(sec: &mut Section, ssd: &Ssd, name: &str, out: &mut Vec<String>) ->
         (0, n) => n,
         _ => UNBOUNDED_REQUESTS,
     };
+    if read > 0 && !ssd.precondition {
+        out.push(format!(
+            "{} / Read_Percentage={read} with Enabled_Preconditioning=false: MQSim maps a page never written when \
+             it is read and reads flash for it (Address_Mapping_Unit_Page_Level.cpp:590); ftlab answers such a read \
+             without a flash read: give --precondition-fill (precondition.fill = true) to read written data",
+            sec.path
+        ));
+    }
     let read_fraction = f64::from(read) / 100.0;
     let generator = match address.as_str() {
         "STREAMING" => GeneratorSpec::Sequential { requests, read_fraction, size, arrival },
@@ -310,7 +318,9 @@ fn resolve(file: &str, workload: &Path) -> Option<PathBuf> {
         return given.is_file().then_some(given);
     }
     let beside = workload.parent().map(|d| d.join(&given));
-    beside.into_iter().chain([given]).find(|p| p.is_file())
+    let found = beside.into_iter().chain([given]).find(|p| p.is_file())?;
+    // Absolute, so that a config written elsewhere still finds it.
+    Some(std::fs::canonicalize(&found).unwrap_or(found))
 }
 
 fn count_lines(path: &Path) -> std::io::Result<u64> {
