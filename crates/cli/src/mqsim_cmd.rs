@@ -48,6 +48,9 @@ pub fn run(args: &MqsimArgs) -> Result<(), CliError> {
             for f in &mut s.config.flows {
                 f.workload.max_requests = Some(f.workload.max_requests.map_or(n, |m| m.min(n)));
             }
+            s.config.unsupported.push(format!(
+                "Stop_Time, Total_Requests_To_Generate and the traces' lengths capped at {n} requests a flow (--requests)"
+            ));
         }
         for u in &s.config.unsupported {
             eprintln!("warning: scenario {}: not modelled: {u}", s.index);
