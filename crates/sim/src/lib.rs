@@ -1,6 +1,10 @@
 //! ftlab's simulator: replays traces, generated workloads and periodic real-time
 //! task sets through any FTL and reports what researchers publish.
 //!
+//! Several host flows, each with its own workload, queue and priority, can
+//! share one device, with each flow's slowdown against its run alone
+//! ([`flows`], `[[flow]]` tables).
+//!
 //! Host-side models sit beside the replay engine: a disk ([`disk`]), cache
 //! managers that put a flash cache in front of it ([`cache`], over a plain SSD
 //! or over the solid-state cache's commands of [`ssc`]), and FlashTier's
