@@ -84,6 +84,20 @@ fn a_starved_flow_shows_a_large_slowdown() {
 }
 
 #[test]
+fn weights_share_the_device_within_a_class() {
+    // Two like writers behind a fetch of 2: weight 3 gets three fetches to
+    // the other's one while both wait.
+    let text = format!(
+        "[host]\nfetch_size = 2\n{}{}",
+        flow("heavy", "queue_depth = 4\nweight = 3", 2000, 0.0),
+        flow("light", "queue_depth = 4", 2000, 0.0)
+    );
+    let r = run(&config(&text), &mut |_| {}).unwrap();
+    let (heavy, light) = (slowdown(&r, "heavy"), slowdown(&r, "light"));
+    assert!(light > 1.5 * heavy, "weight 3 against 1: slowdowns {heavy} and {light}");
+}
+
+#[test]
 fn flow_runs_are_deterministic() {
     let text = format!("{}{}", flow("a", "queue_depth = 4", 1500, 0.3), flow("b", "weight = 3", 1500, 0.7));
     let one = run(&config(&text), &mut |_| {}).unwrap();
