@@ -82,8 +82,10 @@ pub struct FlowSpec {
     pub weight: Option<u32>,
     /// Seed of its generator (default: the run's seed plus the flow's index).
     pub seed: Option<u64>,
-    /// No request of the flow is fetched after this many ms of the measured
-    /// run (default: until its source ends).
+    /// The flow ends at its first request that could not start until after
+    /// this many ms of the measured run, by its arrival and its own queue
+    /// (a wait for a device slot does not end it; MQSim's `Stop_Time`;
+    /// default: until its source ends).
     pub stop_ms: Option<f64>,
     /// Multiplies its trace timestamps, on top of `host.time_scale` (default 1;
     /// MQSim's `Time_Unit`).

@@ -38,7 +38,8 @@ pub struct FlowInput<'a> {
     pub rank: u8,
     /// Share within its class, > 0.
     pub weight: u32,
-    /// No request of the flow is fetched after this time (ns after the start).
+    /// The flow ends at its first request that could not start until after
+    /// this time (ns after the start) by its arrival and its own queue.
     pub stop_ns: Option<u64>,
     /// What was measured of the flow.
     pub stats: FlowStats,
