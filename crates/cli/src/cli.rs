@@ -52,6 +52,11 @@ pub enum Command {
     /// schedulable (the Telomere paper's Figures 7-9).
     #[command(after_long_help = crate::sched_cmd::SCHED_AFTER_HELP)]
     Schedulability(SchedArgs),
+    /// Run MQSim's ssdconfig.xml and workload.xml: each scenario's flows on one device,
+    /// each flow alone too, with per-flow slowdowns; MQSim settings ftlab does not model
+    /// are listed.
+    #[command(after_long_help = crate::mqsim_cmd::MQSIM_AFTER_HELP)]
+    Mqsim(MqsimArgs),
     /// Write one self-contained HTML page (inline SVG plots, no network) of a run's JSON
     /// report or of a sweep's CSV or JSON-lines rows.
     Report(ReportArgs),
@@ -71,7 +76,8 @@ fn run_after_help() -> String {
     format!(
         "\
 Configuration: CONFIG is a TOML file with the optional tables [device], [ftl],
-[workload], [host], [precondition], [metrics] and a top-level `seed`. Flags
+[workload] (or several [[flow]] tables sharing the device), [host],
+[precondition], [metrics] and a top-level `seed`. Flags
 override its keys, then each --set KEY=VALUE overrides in the order given. A
 relative `workload.trace` in a file is relative to that file.
 
@@ -567,6 +573,39 @@ pub struct FlashtierArgs {
     /// Folder for flashtier.csv, ssc-metadata.csv, throughput.svg, latency.svg and erases.svg.
     #[arg(long, short, value_name = "DIR")]
     pub out: std::path::PathBuf,
+}
+
+/// `ftlab mqsim`.
+#[derive(Debug, Args)]
+pub struct MqsimArgs {
+    /// MQSim's SSD configuration (ssdconfig.xml).
+    #[arg(long, value_name = "FILE")]
+    pub ssd: PathBuf,
+    /// MQSim's workload definitions (workload.xml).
+    #[arg(long, value_name = "FILE")]
+    pub workload: PathBuf,
+    /// Run only scenario N (from 1) of the workload file (default: every one).
+    #[arg(long, value_name = "N")]
+    pub scenario: Option<usize>,
+    /// Write each scenario's ftlab config (scenario-N.toml) and JSON report
+    /// (scenario-N.json) into DIR, created if missing.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+    /// Write the configs (with --out-dir) or print them, and run nothing.
+    #[arg(long)]
+    pub no_run: bool,
+    /// Replace MQSim's Block_No_Per_Plane (a smaller device, for a quick run).
+    #[arg(long, value_name = "N")]
+    pub blocks_per_plane: Option<u32>,
+    /// At most N requests a flow (for a quick run of flows that stop on time).
+    #[arg(long, value_name = "N")]
+    pub requests: Option<u64>,
+    /// Fill the logical space before measuring even if Enabled_Preconditioning is false
+    /// (so that reads find written data).
+    #[arg(long)]
+    pub precondition_fill: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// `ftlab janus-model`. The defaults are 004's Figure 4 example.

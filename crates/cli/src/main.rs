@@ -14,6 +14,7 @@ mod error;
 mod flashtier_cmd;
 mod janus_cmd;
 mod listing;
+mod mqsim_cmd;
 mod output;
 mod plot;
 mod progress;
@@ -66,6 +67,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Schedulability(args) => sched_cmd::run(&args)?,
         Command::Serve(args) => serve_cmd::run(&args)?,
         Command::Report(args) => report_page(&args)?,
+        Command::Mqsim(args) => mqsim_cmd::run(&args)?,
         Command::Presets(args) => Sink::open(None)?.write(&listing::presets(args.group))?,
         Command::Trace(cli::TraceCommand::Stats(args)) => listing::trace_stats_cmd(&args)?,
         Command::Completions { shell } => {
@@ -94,7 +96,7 @@ fn report_page(args: &cli::ReportArgs) -> Result<(), CliError> {
 /// Runs `config`, advancing `bar`; `label` names it in errors. A run that
 /// stopped with an error after it started gives its report and the error, so
 /// the report is written before the error is returned.
-fn simulate(config: &RunConfig, bar: &Bar, label: &str) -> Result<(Report, Option<CliError>), CliError> {
+pub(crate) fn simulate(config: &RunConfig, bar: &Bar, label: &str) -> Result<(Report, Option<CliError>), CliError> {
     match ftlab_sim::run(config, &mut bar.tracker()) {
         Ok(report) => Ok((report, None)),
         Err(SimError::Stopped { error, report }) => Ok((*report, Some(CliError::sim(label, *error)))),
@@ -103,7 +105,7 @@ fn simulate(config: &RunConfig, bar: &Bar, label: &str) -> Result<(Report, Optio
 }
 
 /// An error if any report failed its integrity check (after the reports are written).
-fn check_integrity(reports: &[Report]) -> Result<(), CliError> {
+pub(crate) fn check_integrity(reports: &[Report]) -> Result<(), CliError> {
     match reports.iter().find(|r| r.integrity != "ok") {
         None => Ok(()),
         Some(r) => Err(CliError::Failed(format!("{}: data integrity check failed: {}", r.ftl, r.integrity))),

@@ -210,12 +210,49 @@ pub fn summary(r: &Report, config: &RunConfig, capped: bool) -> String {
     ];
     s.push_str(&align(&rows));
     s.push('\n');
+    if !r.flows.is_empty() {
+        s.push_str(&flows(r));
+        s.push('\n');
+    }
+    for (i, u) in r.unsupported.iter().enumerate() {
+        s.push_str(&format!("  {:<13} {u}\n", if i == 0 { "not modelled" } else { "" }));
+    }
+    if !r.unsupported.is_empty() {
+        s.push('\n');
+    }
     let verdict = if r.integrity == "ok" {
         "ok (every read returned the data last written)".to_owned()
     } else {
         format!("FAILED, {} mismatches; first: {}", r.integrity_errors, r.integrity)
     };
     s.push_str(&format!("  {:<13} {verdict}\n", "integrity"));
+    s
+}
+
+/// The per-flow table of a `[[flow]]` run: response times shared and alone
+/// (us) and slowdowns.
+fn flows(r: &Report) -> String {
+    let mut rows = vec![["  flow", "priority", "qd", "requests", "mean", "p99", "alone mean", "alone p99", "slowdown"]
+        .map(String::from)
+        .to_vec()];
+    let opt = |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
+    for f in &r.flows {
+        rows.push(vec![
+            format!("  {}", f.name),
+            f.priority.clone(),
+            f.queue_depth.to_string(),
+            f.requests.to_string(),
+            format!("{:.1}", f.response_us.mean),
+            format!("{:.1}", f.response_us.p99),
+            opt(f.alone_response_us.map(|a| a.mean), 1),
+            opt(f.alone_response_us.map(|a| a.p99), 1),
+            opt(f.slowdown, 3),
+        ]);
+    }
+    let mut s = align(&rows);
+    if let Some(fair) = r.fairness {
+        s.push_str(&format!("  fairness (smallest slowdown / largest): {fair:.3}\n"));
+    }
     s
 }
 

@@ -91,7 +91,7 @@ impl Bar {
 /// generated workload of fixed length without preconditioning.
 pub fn expected_requests(config: &RunConfig) -> Option<u64> {
     let pre = &config.precondition;
-    if pre.fill || pre.random_overwrites > 0.0 {
+    if pre.fill || pre.random_overwrites > 0.0 || !config.flows.is_empty() {
         return None;
     }
     let generated = generated_requests(config);

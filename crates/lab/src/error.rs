@@ -24,6 +24,10 @@ pub enum LabError {
     /// A report could not be serialized to its columns.
     #[error("cannot serialize the report: {0}")]
     Serialize(serde_json::Error),
+    /// An MQSim configuration file (`ftlab mqsim`) that cannot be imported:
+    /// `file` (with `:line` where known), the element, the problem and the fix.
+    #[error("{}: {element}: {problem}", file.display())]
+    Mqsim { file: PathBuf, element: String, problem: String },
     /// A simulation failed.
     #[error("{0}")]
     Run(SimError),

@@ -46,6 +46,7 @@ mod error;
 pub mod flatten;
 pub mod html;
 pub mod janus;
+pub mod mqsim;
 pub mod overlay;
 pub mod sweep;
 

@@ -25,6 +25,15 @@ pub struct RunConfig {
     pub metrics: MetricsSpec,
     /// Seed of every random draw of the run (default 1).
     pub seed: Option<u64>,
+    /// `[[flow]]`: several host flows sharing the device instead of one
+    /// `[workload]` ([`crate::flows`]; default none).
+    #[serde(rename = "flow", skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<crate::flows::FlowSpec>,
+    /// Settings of an imported configuration (`ftlab mqsim`) that ftlab does
+    /// not model, by name: copied into the report's `unsupported` so they are
+    /// never silently dropped (default none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unsupported: Vec<String>,
 }
 
 /// `[device]`: a chip preset and any geometry or timing overrides.
@@ -337,6 +346,10 @@ pub struct HostSpec {
     /// How requests reach the flash (default `request`, `per-die-edf` for task
     /// sets; see [`Dispatch`]).
     pub dispatch: Option<Dispatch>,
+    /// `[[flow]]` runs only: requests of all flows in the device at once
+    /// (MQSim's `Queue_Fetch_Size`; default no limit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fetch_size: Option<u32>,
 }
 
 impl Default for HostSpec {
@@ -348,6 +361,7 @@ impl Default for HostSpec {
             idle_threshold_us: 1000.0,
             reorder_window: 4096,
             dispatch: None,
+            fetch_size: None,
         }
     }
 }
@@ -707,11 +721,14 @@ impl RunConfig {
         Ok(config)
     }
 
-    /// Makes a relative `workload.trace` relative to `dir`.
+    /// Makes a relative `workload.trace` (and each flow's) relative to `dir`.
     pub fn resolve_paths(&mut self, dir: &std::path::Path) {
-        if let Some(trace) = &mut self.workload.trace {
-            if trace.is_relative() {
-                *trace = dir.join(&*trace);
+        let workloads = std::iter::once(&mut self.workload).chain(self.flows.iter_mut().map(|f| &mut f.workload));
+        for w in workloads {
+            if let Some(trace) = &mut w.trace {
+                if trace.is_relative() {
+                    *trace = dir.join(&*trace);
+                }
             }
         }
     }

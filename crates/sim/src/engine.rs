@@ -40,8 +40,11 @@ use crate::metrics::{Content, FlashTotals, Latency, Mismatch, RetirementWatch, T
 use crate::source::Request;
 use crate::SimError;
 
+mod flows;
 mod host_queue;
 mod per_die;
+
+pub use flows::{FlowInput, FlowStats};
 
 use host_queue::HostQueue;
 

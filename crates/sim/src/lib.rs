@@ -1,6 +1,10 @@
 //! ftlab's simulator: replays traces, generated workloads and periodic real-time
 //! task sets through any FTL and reports what researchers publish.
 //!
+//! Several host flows, each with its own workload, queue and priority, can
+//! share one device, with each flow's slowdown against its run alone
+//! ([`flows`], `[[flow]]` tables).
+//!
 //! Host-side models sit beside the replay engine: a disk ([`disk`]), cache
 //! managers that put a flash cache in front of it ([`cache`], over a plain SSD
 //! or over the solid-state cache's commands of [`ssc`]), and FlashTier's
@@ -36,6 +40,7 @@ pub mod device;
 pub mod disk;
 pub mod engine;
 pub mod flashtier;
+pub mod flows;
 pub mod host_link;
 pub mod image;
 pub mod metrics;
@@ -156,12 +161,20 @@ struct Prepared {
     dispatch: config::Dispatch,
     /// `metrics.bound_us`, ns.
     bound_ns: Option<u64>,
+    /// `[[flow]]`s (empty: `source` is the workload) and `host.fetch_size`.
+    flows: Vec<flows::Flow>,
+    fetch: u32,
 }
 
 fn prepare(config: &RunConfig) -> Result<Prepared, SimError> {
     let seed = config.seed();
     let nand = config.device.nand_config(seed)?;
-    let source = config.workload.source()?;
+    let flows = flows::flows(config)?;
+    let fetch = flows::fetch_size(config)?;
+    let source = match flows.first() {
+        Some(f) => f.source.clone(),
+        None => config.workload.source()?,
+    };
     let builder = ftl_builder(config, Some(&source))?;
     let host = config.host.resolve(&source)?;
     config.precondition.validate()?;
@@ -199,7 +212,13 @@ fn prepare(config: &RunConfig) -> Result<Prepared, SimError> {
             ),
         ));
     }
-    Ok(Prepared { nand, builder, source, host, dispatch, bound_ns })
+    if !flows.is_empty() && dispatch != config::Dispatch::Request {
+        return Err(SimError::config(
+            "host.dispatch",
+            "[[flow]] runs dispatch by request: leave host.dispatch out or set it to \"request\"",
+        ));
+    }
+    Ok(Prepared { nand, builder, source, host, dispatch, bound_ns, flows, fetch })
 }
 
 /// The FTL `config`'s `[ftl]` table (and `device.over_provisioning`) names,
@@ -314,13 +333,35 @@ fn precondition_requests(
 }
 
 /// Runs `config` and reports. `progress` is called every few thousand requests.
+///
+/// With `[[flow]]`s, each flow then runs alone on a fresh device too (same
+/// preconditioning, same part of the space, same seed), and the report gives
+/// each flow's slowdown ([`flows`]).
 pub fn run(config: &RunConfig, progress: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
+    let mut shared = run_one(config, None, progress)?;
+    if shared.flows.is_empty() {
+        return Ok(shared);
+    }
+    let mut alone = Vec::with_capacity(config.flows.len());
+    for i in 0..config.flows.len() {
+        alone.push(run_one(config, Some(i), progress)?);
+    }
+    flows::set_slowdowns(&mut shared, &alone);
+    Ok(shared)
+}
+
+/// One run of `config`; with `[[flow]]`s, of all flows or of flow `only`.
+fn run_one(config: &RunConfig, only: Option<usize>, progress: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
     let mut sim = Simulation::new(config)?;
     if let Err(e) = sim.precondition(progress) {
         let (report, outcome) = report(config, &sim.prepared, &mut sim.engine, None, Err(e));
         return finish(report, outcome);
     }
-    sim.measure(progress)
+    if sim.prepared.flows.is_empty() {
+        sim.measure(progress)
+    } else {
+        sim.measure_flows(only, progress)
+    }
 }
 
 /// `report`, or the error that stopped the run carrying the report (its `error`
@@ -411,6 +452,34 @@ impl Simulation {
         Ok(())
     }
 
+    /// Runs the `[[flow]]`s (all, or only flow `only`), measuring, and reports
+    /// each flow's response times (no slowdowns: [`run`] adds them).
+    pub fn measure_flows(
+        mut self,
+        only: Option<usize>,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Report, SimError> {
+        let config = &self.config;
+        let p = &self.prepared;
+        let engine = &mut self.engine;
+        engine.start_measuring(config.precondition.start_at_first_gc);
+        if let Some(f) = config.workload.stop_at_retired_fraction {
+            engine.stop_at_retired(f);
+        }
+        let offset = engine.busy_until();
+        let driven = flows::drive(engine, &p.flows, only, p.fetch, &p.host, offset, progress);
+        let (flows, driven) = match driven {
+            Ok(f) => (f, Ok(())),
+            Err(e) => (Vec::new(), Err(e)),
+        };
+        let (mut report, outcome) = report(config, p, engine, None, driven);
+        if only.is_some() {
+            report.workload = format!("{} alone", report.workload);
+        }
+        report.flows = flows;
+        finish(report, outcome)
+    }
+
     /// Replays the workload, measuring, and reports. A run that stops with an
     /// error is [`SimError::Stopped`], with the report of what it did.
     pub fn measure(mut self, progress: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
@@ -487,7 +556,11 @@ fn report(
     let mut report = Report {
         ftl: config.ftl.kind.clone(),
         chip: config.device.chip.clone(),
-        workload: p.source.describe(),
+        workload: if p.flows.is_empty() {
+            p.source.describe()
+        } else {
+            p.flows.iter().map(|f| format!("{}: {}", f.name, f.source.describe())).collect::<Vec<_>>().join("; ")
+        },
         seed,
         requests: m.requests,
         host_pages_read: m.pages_read,
@@ -529,6 +602,7 @@ fn report(
         integrity_errors: m.mismatches,
         expired_reads: m.expired_reads,
         late_requests: requests.map_or(0, |r| r.late),
+        unsupported: config.unsupported.clone(),
         ..Report::default()
     };
     report.set_flash(&counters);

@@ -698,6 +698,18 @@ pub struct Report {
     /// Why the run stopped before its end (a flash, FTL or trace error); null
     /// when it ran to the end. The other fields report what it did until then.
     pub error: Option<String>,
+    /// `[[flow]]` runs: each flow's response times, alone and shared, and its
+    /// slowdown ([`crate::flows`]); left out of single-workload reports.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<crate::flows::FlowReport>,
+    /// `[[flow]]` runs: the smallest flow slowdown / the largest (1 is fair);
+    /// left out otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fairness: Option<f64>,
+    /// Settings of an imported configuration that ftlab does not model
+    /// (the config's `unsupported`); left out when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unsupported: Vec<String>,
 }
 
 impl Report {

@@ -1,0 +1,293 @@
+//! MQSim's `ssdconfig.xml` (`Execution_Parameter_Set`: `Host_Parameter_Set`,
+//! `Device_Parameter_Set` with its `Flash_Parameter_Set`) as ftlab's device,
+//! FTL and host. Defaults are MQSim's (`src/exec/*_Parameter_Set.cpp` at
+//! CMU-SAFARI/MQSim 7ec40e3).
+
+use std::path::Path;
+
+use ftlab_nand::{Timing, WearConfig};
+use ftlab_sim::config::{DeviceSpec, FtlSpec};
+
+use super::xml::Section;
+use super::{Options, SECTOR};
+use crate::LabError;
+
+/// What the workload import needs of the device.
+#[derive(Debug, Clone)]
+pub(super) struct Ssd {
+    pub device: DeviceSpec,
+    pub ftl: FtlSpec,
+    pub seed: u64,
+    pub precondition: bool,
+    pub io_queue_depth: u32,
+    pub fetch_size: u32,
+    /// Whether the device has a DRAM data cache a flow could use.
+    pub data_cache: String,
+    pub page_size: u32,
+    /// Channels, chips a channel, dies a chip, planes a die.
+    pub shape: [u32; 4],
+    /// Settings ftlab does not model.
+    pub unsupported: Vec<String>,
+}
+
+const SCHEMES: &[&str] = &[
+    "CDPW", "CDWP", "CPDW", "CPWD", "CWDP", "CWPD", "DCPW", "DCWP", "DPCW", "DPWC", "DWCP", "DWPC", "PCDW", "PCWD",
+    "PDCW", "PDWC", "PWCD", "PWDC", "WCDP", "WCPD", "WDCP", "WDPC", "WPCD", "WPDC",
+];
+
+/// Reads `ssdconfig.xml` at `path`.
+pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, LabError> {
+    let mut out = Vec::new();
+    let text = super::xml::lenient(path, text, &mut out);
+    let doc = super::xml::parse(path, &text)?;
+    let root = doc.root_element();
+    let mut top = Section::new(path, root.tag_name().name().to_string(), root);
+    if root.tag_name().name() != "Execution_Parameter_Set" {
+        return Err(top.error(
+            "",
+            "the root element is not <Execution_Parameter_Set>: give MQSim's SSD configuration (ssdconfig.xml) \
+             with --ssd, the workload definitions with --workload",
+        ));
+    }
+    if let Some(mut host) = top.section("Host_Parameter_Set") {
+        let bw: f64 = host.value("PCIe_Lane_Bandwidth", 1.0)?;
+        let lanes: u32 = host.value("PCIe_Lane_Count", 4)?;
+        out.push(format!(
+            "PCIe_Lane_Bandwidth={bw} GB/s x PCIe_Lane_Count={lanes}: the host link is not modelled (transfers to \
+             and from the host take no time)"
+        ));
+        let _sata_delay: u64 = host.value("SATA_Processing_Delay", 400_000)?; // judged with HostInterface_Type
+        if host.flag("Enable_ResponseTime_Logging", false)? {
+            out.push(
+                "Enable_ResponseTime_Logging=true: no per-period response-time log is written (the report's \
+                 throughput series and per-flow summaries stand in)"
+                    .into(),
+            );
+        }
+        let _period: u64 = host.value("ResponseTime_Logging_Period_Length", 400_000)?;
+        host.unread(&mut out);
+    }
+    let mut d = top
+        .section("Device_Parameter_Set")
+        .ok_or_else(|| top.error("", "no <Device_Parameter_Set>: MQSim needs one; copy MQSim's ssdconfig.xml"))?;
+    let seed: u64 = d.value("Seed", 123)?;
+    let precondition = d.flag("Enabled_Preconditioning", true)?;
+    d.choice("Memory_Type", "FLASH", &["FLASH"])?;
+    let interface = d.choice("HostInterface_Type", "NVME", &["NVME", "SATA"])?;
+    if interface == "SATA" {
+        out.push(
+            "HostInterface_Type=SATA (with SATA_Processing_Delay): modelled as NVMe queues; the SATA NCQ and its \
+             processing delay are not"
+                .into(),
+        );
+    }
+    let io_queue_depth: u32 = d.value("IO_Queue_Depth", 1024)?;
+    let fetch_size: u32 = d.value("Queue_Fetch_Size", 512)?;
+    if io_queue_depth == 0 || fetch_size == 0 {
+        return Err(d.error("IO_Queue_Depth", "IO_Queue_Depth and Queue_Fetch_Size must be at least 1"));
+    }
+    let caching = d.choice("Caching_Mechanism", "ADVANCED", &["SIMPLE", "ADVANCED"])?;
+    let sharing = d.choice("Data_Cache_Sharing_Mode", "SHARED", &["SHARED", "EQUAL_PARTITIONING"])?;
+    let cache_bytes: u64 = d.value("Data_Cache_Capacity", 512 << 20)?;
+    for name in [
+        "Data_Cache_DRAM_Row_Size",
+        "Data_Cache_DRAM_Data_Rate",
+        "Data_Cache_DRAM_Data_Busrt_Size",
+        "Data_Cache_DRAM_tRCD",
+        "Data_Cache_DRAM_tCL",
+        "Data_Cache_DRAM_tRP",
+    ] {
+        let _: u64 = d.value(name, 0)?;
+    }
+    let data_cache = format!(
+        "Caching_Mechanism={caching}, Data_Cache_Sharing_Mode={sharing}, Data_Cache_Capacity={cache_bytes} and the \
+         Data_Cache_DRAM_* timings"
+    );
+    let mapping = d.choice("Address_Mapping", "PAGE_LEVEL", &["PAGE_LEVEL", "HYBRID"])?;
+    if mapping == "HYBRID" {
+        return Err(d.error(
+            "Address_Mapping",
+            "HYBRID: MQSim does not implement hybrid mapping either; give PAGE_LEVEL (ftlab's hybrid FTLs run \
+             with --set ftl.kind=fast or bast on the written TOML)",
+        ));
+    }
+    let ideal = d.flag("Ideal_Mapping_Table", false)?;
+    let cmt: u64 = d.value("CMT_Capacity", 2 << 20)?;
+    let cmt_sharing = d.choice("CMT_Sharing_Mode", "SHARED", &["SHARED", "EQUAL_PARTITIONING"])?;
+    if !ideal {
+        out.push(format!(
+            "Ideal_Mapping_Table=false, CMT_Capacity={cmt}, CMT_Sharing_Mode={cmt_sharing}: the cached mapping \
+             table is not modelled; the whole page map is in RAM as with Ideal_Mapping_Table=true (the mqsim GC \
+             model runs on the page map; ftl.kind = \"dftl\" caches the map but has ftlab's own GC)"
+        ));
+    }
+    let scheme = d.choice("Plane_Allocation_Scheme", "CWDP", SCHEMES)?;
+    if scheme != "CWDP" {
+        out.push(format!(
+            "Plane_Allocation_Scheme={scheme}: ftlab's mqsim GC model places logical pages on planes channel first \
+             (CWDP)"
+        ));
+    }
+    let sched =
+        d.choice("Transaction_Scheduling_Policy", "OUT_OF_ORDER", &["OUT_OF_ORDER", "PRIORITY_OUT_OF_ORDER", "FLIN"])?;
+    out.push(format!(
+        "Transaction_Scheduling_Policy={sched}: each die serves its operations in dispatch order; priority classes \
+         act when requests are fetched from the flows' queues only"
+    ));
+    let op: f64 = d.value("Overprovisioning_Ratio", 0.07)?;
+    let gc_threshold: f64 = d.value("GC_Exec_Threshold", 0.05)?;
+    if !(0.0..1.0).contains(&op) || !(0.0..1.0).contains(&gc_threshold) {
+        return Err(d.error("Overprovisioning_Ratio", "Overprovisioning_Ratio and GC_Exec_Threshold must be in [0, 1)"));
+    }
+    let policy =
+        d.choice("GC_Block_Selection_Policy", "RGA", &["GREEDY", "RGA", "RANDOM", "RANDOM_P", "RANDOM_PP", "FIFO"])?;
+    if policy != "GREEDY" {
+        out.push(format!("GC_Block_Selection_Policy={policy}: victims are chosen greedily (fewest valid pages)"));
+    }
+    let copyback = d.flag("Use_Copyback_for_GC", false)?;
+    let preemptible = d.flag("Preemptible_GC_Enabled", true)?;
+    let hard: f64 = d.value("GC_Hard_Threshold", 0.005)?;
+    if preemptible {
+        out.push(format!(
+            "Preemptible_GC_Enabled=true, GC_Hard_Threshold={hard}: GC is not preempted by user requests"
+        ));
+    }
+    if d.flag("Dynamic_Wearleveling_Enabled", true)? {
+        out.push(
+            "Dynamic_Wearleveling_Enabled=true: free blocks are taken first in, first out, not by erase count".into(),
+        );
+    }
+    let static_wl = d.flag("Static_Wearleveling_Enabled", true)?;
+    let static_threshold: u32 = d.value("Static_Wearleveling_Threshold", 100)?;
+    if static_wl {
+        out.push(format!(
+            "Static_Wearleveling_Enabled=true, Static_Wearleveling_Threshold={static_threshold}: no static wear \
+             leveling"
+        ));
+    }
+    // MQSim reads the first of these under its misspelt name only.
+    for name in [
+        "Prefered_suspend_erase_time_for_read",
+        "Preferred_suspend_erase_time_for_read",
+        "Preferred_suspend_erase_time_for_write",
+        "Preferred_suspend_write_time_for_read",
+    ] {
+        let _: u64 = d.value(name, 0)?;
+    }
+    let channels: u32 = d.value("Flash_Channel_Count", 8)?;
+    let width: u32 = d.value("Flash_Channel_Width", 1)?;
+    let rate: u32 = d.value("Channel_Transfer_Rate", 300)?;
+    let chips: u32 = d.value("Chip_No_Per_Channel", 4)?;
+    d.choice("Flash_Comm_Protocol", "NVDDR2", &["NVDDR2"])?;
+
+    let mut f = d.section("Flash_Parameter_Set").ok_or_else(|| {
+        d.error(
+            "",
+            "no <Flash_Parameter_Set>: MQSim needs one inside <Device_Parameter_Set>; copy MQSim's ssdconfig.xml",
+        )
+    })?;
+    let tech = f.choice("Flash_Technology", "MLC", &["SLC", "MLC", "TLC"])?;
+    let suspension = f.choice("CMD_Suspension_Support", "ERASE", &["NONE", "ERASE", "PROGRAM", "PROGRAM_ERASE"])?;
+    let level = |f: &mut Section, what: &str, default: u64| -> Result<[u64; 3], LabError> {
+        Ok([
+            f.value(&format!("Page_{what}_Latency_LSB"), default)?,
+            f.value(&format!("Page_{what}_Latency_CSB"), default)?,
+            f.value(&format!("Page_{what}_Latency_MSB"), default)?,
+        ])
+    };
+    let reads = level(&mut f, "Read", 75_000)?;
+    let programs = level(&mut f, "Program", 750_000)?;
+    let erase_ns: u64 = f.value("Block_Erase_Latency", 3_800_000)?;
+    let endurance: u32 = f.value("Block_PE_Cycles_Limit", 10_000)?;
+    let suspend_erase: u64 = f.value("Suspend_Erase_Time", 700_000)?;
+    let suspend_program: u64 = f.value("Suspend_Program_Time", 100_000)?;
+    if suspension != "NONE" {
+        out.push(format!(
+            "CMD_Suspension_Support={suspension} (Suspend_Erase_Time={suspend_erase}, \
+             Suspend_Program_Time={suspend_program}, Preferred_suspend_*): operations are never suspended"
+        ));
+    }
+    let dies: u32 = f.value("Die_No_Per_Chip", 2)?;
+    let planes: u32 = f.value("Plane_No_Per_Die", 2)?;
+    let mut blocks: u32 = f.value("Block_No_Per_Plane", 2048)?;
+    let pages: u32 = f.value("Page_No_Per_Block", 256)?;
+    let page_size: u32 = f.value("Page_Capacity", 8192)?;
+    let oob: u32 = f.value("Page_Metadat_Capacity", 1872)?;
+    if page_size == 0 || page_size % SECTOR != 0 {
+        return Err(f.error("Page_Capacity", format!("{page_size} bytes is not a whole number of 512-byte sectors")));
+    }
+    let bits = match tech.as_str() {
+        "SLC" => 1,
+        "MLC" => 2,
+        _ => 3,
+    };
+    let latency = |name: &str, l: [u64; 3], out: &mut Vec<String>| {
+        let used = &l[..bits];
+        let mean = used.iter().sum::<u64>() / bits as u64;
+        if used.iter().any(|&x| x != used[0]) {
+            out.push(format!(
+                "Page_{name}_Latency_LSB/CSB/MSB = {used:?} ns differ: every page takes their mean, {mean} ns"
+            ));
+        }
+        mean
+    };
+    let read_ns = latency("Read", reads, &mut out);
+    let program_ns = latency("Program", programs, &mut out);
+    if let Some(b) = options.blocks_per_plane {
+        out.push(format!("Block_No_Per_Plane={blocks} replaced by {b} (--blocks-per-plane)"));
+        blocks = b;
+    }
+    f.unread(&mut out);
+    d.unread(&mut out);
+    top.unread(&mut out);
+
+    let chip = match tech.as_str() {
+        "SLC" => "small-slc",
+        "MLC" => "cosmos-openssd",
+        _ => "toshiba-tlc-2gb",
+    };
+    let device = DeviceSpec {
+        chip: chip.into(),
+        channels: Some(channels),
+        ways: Some(chips),
+        dies: Some(dies),
+        planes: Some(planes),
+        blocks_per_plane: Some(blocks),
+        pages_per_block: Some(pages),
+        page_size: Some(page_size),
+        oob_size: Some(oob),
+        over_provisioning: Some(op),
+        timing: Some(Timing {
+            read_ns,
+            read_oob_ns: read_ns,
+            program_ns,
+            erase_ns,
+            channel_mb_per_s: rate.saturating_mul(width),
+        }),
+        copyback,
+        wear: WearConfig { endurance_cycles: endurance, ..WearConfig::default() },
+        ..DeviceSpec::default()
+    };
+    // MQSim's threshold is per plane, truncated (GC_and_WL_Unit_Base.cpp:22);
+    // the mqsim model takes the device-wide count and divides it by the planes.
+    let all_planes = u64::from(channels) * u64::from(chips) * u64::from(dies) * u64::from(planes);
+    let per_plane = (gc_threshold * f64::from(blocks)).floor() as u64;
+    let gc_free_blocks = (per_plane * all_planes).clamp(1, u64::from(u32::MAX));
+    let mut params = toml::Table::new();
+    params.insert("victim".into(), toml::Value::String("greedy".into()));
+    params.insert("gc_model".into(), toml::Value::String("mqsim".into()));
+    params.insert("gc_max_victims_per_plane".into(), toml::Value::Integer(10));
+    params.insert("gc_free_blocks".into(), toml::Value::Integer(gc_free_blocks as i64));
+    Ok(Ssd {
+        device,
+        ftl: FtlSpec { kind: "pagemap".into(), params },
+        seed,
+        precondition,
+        io_queue_depth,
+        fetch_size,
+        data_cache,
+        page_size,
+        shape: [channels, chips, dies, planes],
+        unsupported: out,
+    })
+}

@@ -1,0 +1,103 @@
+//! MQSim's configuration files as ftlab runs: `ssdconfig.xml` (the device)
+//! and `workload.xml` (scenarios of host flows), read into one
+//! [`ftlab_sim::RunConfig`] a scenario, with the settings ftlab does not model
+//! named in the config's `unsupported` list (and so in every report).
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use ftlab_lab::mqsim::{import, Options};
+//!
+//! let scenarios = import(Path::new("ssdconfig.xml"), Path::new("workload.xml"), &Options::default())?;
+//! for s in &scenarios {
+//!     for w in &s.config.unsupported {
+//!         eprintln!("scenario {}: not modelled: {w}", s.index);
+//!     }
+//!     let report = ftlab_sim::run(&s.config, &mut |_| {})?;
+//!     for f in &report.flows {
+//!         println!("{}: {:.1} us, slowdown {:?}", f.name, f.response_us.mean, f.slowdown);
+//!     }
+//! }
+//! # Ok::<(), ftlab_lab::LabError>(())
+//! ```
+//!
+//! The mapping: MQSim's geometry and latencies become `[device]` (one latency
+//! per operation: the mean of the LSB/CSB/MSB values the cell type uses; the
+//! channel rate is `Channel_Transfer_Rate` x `Flash_Channel_Width` MB/s);
+//! the page-level FTL becomes `pagemap` with `gc_model = "mqsim"`, greedy
+//! victims, `gc_free_blocks` = `GC_Exec_Threshold` of each plane's blocks
+//! (truncated, as MQSim does) x planes; `Overprovisioning_Ratio`,
+//! `Use_Copyback_for_GC`, `Block_PE_Cycles_Limit` and `Seed` carry over;
+//! `Enabled_Preconditioning` fills the logical space first; each flow of a
+//! scenario becomes a `[[flow]]` (`Queue_Fetch_Size` is `host.fetch_size`).
+
+mod device;
+mod workload;
+mod xml;
+
+use std::path::Path;
+
+use ftlab_sim::config::{HostSpec, PreconditionSpec};
+use ftlab_sim::RunConfig;
+
+use crate::LabError;
+
+/// MQSim's sector, bytes: its request sizes and addresses count these.
+const SECTOR: u32 = 512;
+
+/// Changes to the imported setup, each recorded in `unsupported`.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Replaces `Block_No_Per_Plane` (a smaller device for a quick run).
+    pub blocks_per_plane: Option<u32>,
+    /// Fills the logical space before measuring even when
+    /// `Enabled_Preconditioning` is false.
+    pub precondition_fill: bool,
+}
+
+/// One `IO_Scenario`, ready to run.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// Its number in the workload file, from 1.
+    pub index: usize,
+    /// The run: device, FTL, host and flows; `config.unsupported` names what
+    /// ftlab does not model.
+    pub config: RunConfig,
+}
+
+/// Reads MQSim's `ssd` configuration and `workload` definitions: one run a
+/// scenario. A file that cannot be read, is not MQSim's, or has a value MQSim
+/// would reject is [`LabError::Mqsim`], naming the file, the line and the
+/// element.
+pub fn import(ssd: &Path, workload: &Path, options: &Options) -> Result<Vec<Scenario>, LabError> {
+    let read = |p: &Path| std::fs::read_to_string(p).map_err(|error| LabError::Read { path: p.to_path_buf(), error });
+    let device = device::read(ssd, &read(ssd)?, options)?;
+    let scenarios = workload::read(workload, &read(workload)?, &device)?;
+    Ok(scenarios
+        .into_iter()
+        .enumerate()
+        .map(|(i, (flows, flow_notes))| {
+            let mut unsupported = device.unsupported.clone();
+            unsupported.extend(flow_notes);
+            if options.precondition_fill && !device.precondition {
+                unsupported.push(
+                    "Enabled_Preconditioning=false overridden: the logical space is filled first (--precondition-fill)"
+                        .into(),
+                );
+            }
+            let config = RunConfig {
+                device: device.device.clone(),
+                ftl: device.ftl.clone(),
+                host: HostSpec { fetch_size: Some(device.fetch_size), ..HostSpec::default() },
+                precondition: PreconditionSpec {
+                    fill: device.precondition || options.precondition_fill,
+                    ..PreconditionSpec::default()
+                },
+                seed: Some(device.seed),
+                flows,
+                unsupported,
+                ..RunConfig::default()
+            };
+            Scenario { index: i + 1, config }
+        })
+        .collect())
+}

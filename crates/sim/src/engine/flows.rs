@@ -1,0 +1,203 @@
+//! Several host flows on one device (`[[flow]]`, MQSim's multi-queue studies).
+//!
+//! Each flow has its own request source, its own submission queue of
+//! `queue_depth` outstanding requests, open or closed loop, a priority class
+//! and a weight. The device fetches at most `fetch` requests from all the
+//! queues together (MQSim's `Queue_Fetch_Size`); when a device slot frees and
+//! several flows have a request ready, the flow of the most urgent class goes
+//! first (strict priority), and within a class the one that has had the fewest
+//! requests per unit of weight (weighted fair sharing; ties: the lower flow
+//! index). A fetched request is served as in dispatch by request: all its pages
+//! are handed to the FTL at once. Its response time runs from its arrival (in
+//! closed loop, from when its flow's queue had room for it) to its completion,
+//! so time waiting for a device slot counts.
+//!
+//! One flow with an unlimited fetch is the single-source engine's dispatch by
+//! request; single-source runs never come here, so they stay as they were.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use ftlab_workload::Op;
+
+use super::host_queue::HostQueue;
+use super::{Engine, Progress};
+use crate::metrics::Latency;
+use crate::source::Request;
+use crate::SimError;
+
+/// One flow as the engine drives it.
+pub struct FlowInput<'a> {
+    /// Its requests, arrivals relative to the start of the measured run.
+    pub requests: &'a mut dyn Iterator<Item = Result<Request, SimError>>,
+    /// Requests of this flow outstanding at once.
+    pub queue_depth: u32,
+    /// Closed loop: a request is ready as soon as the flow's queue has room.
+    pub closed: bool,
+    /// Priority class: 0 is served first.
+    pub rank: u8,
+    /// Share within its class, > 0.
+    pub weight: u32,
+    /// The flow ends at its first request that could not start until after
+    /// this time (ns after the start) by its arrival and its own queue.
+    pub stop_ns: Option<u64>,
+    /// What was measured of the flow.
+    pub stats: FlowStats,
+}
+
+impl std::fmt::Debug for FlowInput<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlowInput").field("queue_depth", &self.queue_depth).field("rank", &self.rank).finish()
+    }
+}
+
+/// Response times of one flow's requests (measured ones only).
+#[derive(Debug, Clone, Default)]
+pub struct FlowStats {
+    pub requests: u64,
+    pub pages: u64,
+    pub all: Latency,
+    pub read: Latency,
+    pub write: Latency,
+}
+
+impl FlowStats {
+    fn record(&mut self, op: Op, pages: u64, response: u64) {
+        self.requests += 1;
+        self.pages += pages;
+        self.all.record(response);
+        match op {
+            Op::Read => self.read.record(response),
+            Op::Write => self.write.record(response),
+            Op::Trim => {}
+        }
+    }
+}
+
+/// A flow's queue and what it holds in the device.
+struct Lane<'s> {
+    queue: HostQueue<'s>,
+    /// `queue_depth` entries: when each slot of the flow's queue was or will be
+    /// free (the start, or a completion). The earliest is the next request's
+    /// room; in closed loop, also its arrival.
+    slots: BinaryHeap<Reverse<u64>>,
+    served: u64,
+    done: bool,
+}
+
+impl Engine {
+    /// Runs `flows` to the end (arrivals relative to `offset` ns), at most
+    /// `fetch` requests of all flows in the device at once.
+    pub fn drive_flows(
+        &mut self,
+        flows: &mut [FlowInput<'_>],
+        offset: u64,
+        fetch: u32,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(), SimError> {
+        let mut lanes = Vec::with_capacity(flows.len());
+        let mut stats = Vec::with_capacity(flows.len());
+        let mut shape = Vec::with_capacity(flows.len());
+        for f in flows.iter_mut() {
+            let queue = HostQueue::new(f.requests, offset, false, f.closed)?;
+            let slots = (0..f.queue_depth.max(1)).map(|_| Reverse(offset)).collect();
+            lanes.push(Lane { queue, slots, served: 0, done: false });
+            stats.push(std::mem::take(&mut f.stats));
+            shape.push((f.closed, f.rank, f.weight.max(1), f.stop_ns.map(|s| s.saturating_add(offset))));
+        }
+        let mut device: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
+        let fetch = fetch as usize;
+        loop {
+            let clock = self.device.clock;
+            // When each flow could next have a request fetched, device slots apart.
+            let mut earliest = u64::MAX;
+            let mut ready = vec![None; lanes.len()];
+            for (i, lane) in lanes.iter_mut().enumerate() {
+                if lane.done {
+                    continue;
+                }
+                let stop = shape[i].3;
+                let slot = lane.slots.peek().map_or(clock, |r| r.0);
+                let arrival = if lane.queue.has_next() {
+                    clock
+                } else {
+                    match lane.queue.next_arrival() {
+                        None => {
+                            lane.done = true;
+                            continue;
+                        }
+                        Some(a) => a,
+                    }
+                };
+                let t = slot.max(arrival).max(clock);
+                if stop.is_some_and(|s| t > s) {
+                    lane.done = true;
+                    continue;
+                }
+                ready[i] = Some(t);
+                earliest = earliest.min(t);
+            }
+            if earliest == u64::MAX || self.retirement_reached() {
+                break;
+            }
+            if !lanes.iter().any(|l| !l.done && l.queue.has_next()) {
+                self.offer_idle(earliest)?;
+            }
+            let device_free = if device.len() < fetch { clock } else { device.peek().map_or(clock, |r| r.0) };
+            let t = earliest.max(device_free).max(clock);
+            // The most urgent class first, then the fewest requests per weight.
+            let mut pick: Option<usize> = None;
+            for (i, r) in ready.iter().enumerate() {
+                if !r.is_some_and(|r| r <= t) {
+                    continue;
+                }
+                pick = match pick {
+                    None => Some(i),
+                    Some(j) => {
+                        let (_, ri, wi, _) = shape[i];
+                        let (_, rj, wj, _) = shape[j];
+                        let share_i = u128::from(lanes[i].served) * u128::from(wj);
+                        let share_j = u128::from(lanes[j].served) * u128::from(wi);
+                        if (ri, share_i) < (rj, share_j) {
+                            Some(i)
+                        } else {
+                            Some(j)
+                        }
+                    }
+                };
+            }
+            let Some(i) = pick else { continue };
+            let lane = &mut lanes[i];
+            lane.queue.arrive_until(t)?;
+            let Some(mut req) = lane.queue.take(t)? else { continue };
+            let room = lane.slots.pop().map_or(t, |r| r.0);
+            if shape[i].0 {
+                // Closed loop: the request was issued when its flow's queue had
+                // room, and waits from then.
+                req.arrival = room.min(t);
+            }
+            if device.len() >= fetch {
+                device.pop();
+            }
+            let (first, last) = self.pages_of(&req)?;
+            let completion = self.serve(&req, t)?;
+            lane.slots.push(Reverse(completion));
+            lane.served += 1;
+            device.push(Reverse(completion));
+            if self.measuring {
+                stats[i].record(req.op, last - first + 1, completion - req.arrival);
+            }
+            self.device.clock = t;
+            self.busy_until = self.busy_until.max(completion);
+            self.dispatched += 1;
+            self.check_first_gc();
+            if self.dispatched % 4096 == 0 {
+                progress(Progress { requests: self.dispatched, sim_ns: t, measuring: self.measuring });
+            }
+        }
+        for (f, s) in flows.iter_mut().zip(stats) {
+            f.stats = s;
+        }
+        Ok(())
+    }
+}

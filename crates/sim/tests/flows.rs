@@ -1,0 +1,153 @@
+//! Several host flows on one device (`[[flow]]`): per-flow response times and
+//! slowdowns against each flow run alone.
+#![allow(clippy::unwrap_used)]
+
+use ftlab_sim::{run, RunConfig, SimError};
+
+const DEVICE: &str = r#"
+seed = 3
+[device]
+chip = "small-slc"
+blocks_per_plane = 64
+[ftl]
+kind = "pagemap"
+over_provisioning = 0.1
+[precondition]
+fill = true
+"#;
+
+fn config(flows: &str) -> RunConfig {
+    RunConfig::from_toml(&format!("{DEVICE}{flows}"), "test").unwrap()
+}
+
+/// A closed-loop uniform flow of `requests` requests.
+fn flow(name: &str, extra: &str, requests: u64, read_fraction: f64) -> String {
+    format!(
+        "[[flow]]\nname = \"{name}\"\n{extra}\n[flow.workload.generator]\nkind = \"uniform\"\nrequests = {requests}\n\
+         read_fraction = {read_fraction}\n"
+    )
+}
+
+fn slowdown(r: &ftlab_sim::Report, name: &str) -> f64 {
+    r.flows.iter().find(|f| f.name == name).unwrap().slowdown.unwrap()
+}
+
+#[test]
+fn a_flow_alone_has_slowdown_one() {
+    let r = run(&config(&flow("only", "queue_depth = 8", 3000, 0.5)), &mut |_| {}).unwrap();
+    assert_eq!(r.flows.len(), 1);
+    let f = &r.flows[0];
+    assert_eq!(f.requests, 3000);
+    assert_eq!(f.slowdown, Some(1.0));
+    assert_eq!(f.alone_response_us, Some(f.response_us));
+    assert_eq!(r.fairness, Some(1.0));
+    assert_eq!(r.integrity, "ok");
+}
+
+#[test]
+fn two_identical_flows_slow_down_alike() {
+    let text = format!("{}{}", flow("a", "queue_depth = 8", 4000, 0.5), flow("b", "queue_depth = 8", 4000, 0.5));
+    let r = run(&config(&text), &mut |_| {}).unwrap();
+    let (a, b) = (slowdown(&r, "a"), slowdown(&r, "b"));
+    // Sharing the dies costs each of them about the same.
+    assert!(a > 1.2 && b > 1.2, "sharing must cost something: {a} {b}");
+    assert!((a / b - 1.0).abs() < 0.15, "identical flows, unlike slowdowns: {a} {b}");
+    assert!(r.fairness.unwrap() > 0.85);
+    assert_eq!(r.requests, 8000);
+    assert_eq!(r.integrity, "ok");
+    // Each flow stays in its half of the logical space.
+    assert_eq!(r.flows[1].first_page, r.flows[0].pages);
+}
+
+#[test]
+fn a_starved_flow_shows_a_large_slowdown() {
+    // The device takes 8 requests at a time; the urgent flow keeps all 8
+    // busy until it ends, so the low-priority flow waits for it.
+    let text = format!(
+        "[host]\nfetch_size = 8\n{}{}",
+        flow("hog", "queue_depth = 8\npriority = \"urgent\"", 6000, 0.0),
+        flow("victim", "queue_depth = 2\npriority = \"low\"", 500, 1.0)
+    );
+    let r = run(&config(&text), &mut |_| {}).unwrap();
+    let (hog, victim) = (slowdown(&r, "hog"), slowdown(&r, "victim"));
+    assert!(victim > 20.0, "the starved flow's slowdown is {victim}");
+    assert!(hog < 1.5, "the favoured flow's slowdown is {hog}");
+    assert!(r.fairness.unwrap() < 0.1);
+    // Same priority and weight: no starvation.
+    let fair = format!(
+        "[host]\nfetch_size = 8\n{}{}",
+        flow("hog", "queue_depth = 8", 6000, 0.0),
+        flow("victim", "queue_depth = 2", 500, 1.0)
+    );
+    let r = run(&config(&fair), &mut |_| {}).unwrap();
+    assert!(slowdown(&r, "victim") < 20.0, "{}", slowdown(&r, "victim"));
+}
+
+#[test]
+fn weights_share_the_device_within_a_class() {
+    // Two like writers behind a fetch of 2: weight 3 gets three fetches to
+    // the other's one while both wait.
+    let text = format!(
+        "[host]\nfetch_size = 2\n{}{}",
+        flow("heavy", "queue_depth = 4\nweight = 3", 2000, 0.0),
+        flow("light", "queue_depth = 4", 2000, 0.0)
+    );
+    let r = run(&config(&text), &mut |_| {}).unwrap();
+    let (heavy, light) = (slowdown(&r, "heavy"), slowdown(&r, "light"));
+    assert!(light > 1.5 * heavy, "weight 3 against 1: slowdowns {heavy} and {light}");
+}
+
+#[test]
+fn flow_runs_are_deterministic() {
+    let text = format!("{}{}", flow("a", "queue_depth = 4", 1500, 0.3), flow("b", "weight = 3", 1500, 0.7));
+    let one = run(&config(&text), &mut |_| {}).unwrap();
+    let two = run(&config(&text), &mut |_| {}).unwrap();
+    assert_eq!(one, two);
+}
+
+#[test]
+fn open_loop_flows_stop_at_their_stop_time() {
+    let text = "[[flow]]\nstop_ms = 50\n[flow.workload.generator]\nkind = \"uniform\"\nrequests = 100000\n\
+                arrival = { kind = \"fixed\", interval_ns = 100000 }\n";
+    let r = run(&config(text), &mut |_| {}).unwrap();
+    // One request every 100 us from 0 to 50 ms inclusive.
+    assert_eq!(r.flows[0].requests, 501);
+    assert_eq!(r.flows[0].name, "flow-1");
+}
+
+#[test]
+fn single_workload_reports_have_no_flow_fields() {
+    let c =
+        RunConfig::from_toml(&format!("{DEVICE}[workload.generator]\nkind = \"uniform\"\nrequests = 500\n"), "test")
+            .unwrap();
+    let r = run(&c, &mut |_| {}).unwrap();
+    let json = serde_json::to_value(&r).unwrap();
+    for key in ["flows", "fairness", "unsupported"] {
+        assert!(json.get(key).is_none(), "{key} in a single-workload report");
+    }
+}
+
+fn config_error(text: &str) -> (String, String) {
+    match run(&config(text), &mut |_| {}) {
+        Err(SimError::Config(c)) => (c.key, c.problem),
+        other => panic!("expected a config error, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_flows_are_config_errors_naming_the_flow() {
+    let (key, problem) = config_error(&format!("{}{}", flow("a", "", 10, 0.0), flow("b", "weight = 0", 10, 0.0)));
+    assert_eq!(key, "flow[1].weight");
+    assert!(problem.contains("flow `b`"), "{problem}");
+    let (key, _) = config_error(&flow("a", "queue_depth = 0", 10, 0.0));
+    assert_eq!(key, "flow[0].queue_depth");
+    let (key, problem) =
+        config_error(&format!("[workload]\npreset = \"uniform-random-write\"\n{}", flow("a", "", 10, 0.0)));
+    assert_eq!(key, "workload");
+    assert!(problem.contains("[[flow]]"), "{problem}");
+    let (key, problem) = config_error("[[flow]]\n[flow.workload]\ntrace = \"x\"\n");
+    assert_eq!(key, "flow[0].workload.trace_format");
+    assert!(problem.contains("flow `flow-1`"), "{problem}");
+    let (key, _) = config_error("[host]\nfetch_size = 4\n[workload]\npreset = \"uniform-random-write\"\n");
+    assert_eq!(key, "host.fetch_size");
+}
