@@ -1,0 +1,102 @@
+//! The [`Io`] operations on packed pages ([`ftlab_nand::medium::packed`]): a
+//! page programmed with several logical units, one OOB record per slot, and
+//! the reads of its slots. Counted by purpose like every operation: one
+//! program or read per flash page.
+
+use ftlab_nand::{BlockId, NandError, Oob, PageKind, Payload, Ppa};
+
+use super::{Io, Purpose};
+use crate::FtlError;
+
+impl Io<'_> {
+    /// How many slots of `unit_bytes` a flash page holds ([`ftlab_nand::Nand::slots_per_page`]).
+    pub fn slots_per_page(&self, unit_bytes: u32) -> Result<u32, NandError> {
+        self.flash.nand.slots_per_page(unit_bytes)
+    }
+
+    /// Programs a packed page: `slots` (logical unit, payload of `unit_bytes`)
+    /// in one page program, each slot with its own OOB record
+    /// ([`ftlab_nand::medium::packed`]). Counted as one program of `purpose`
+    /// (WAF and copies count flash pages, as for every FTL). Returns the
+    /// sequence number the slots share; a failed program
+    /// ([`NandError::ProgramFailed`]) is counted and takes its time.
+    pub fn program_packed(
+        &mut self,
+        ppa: Ppa,
+        kind: PageKind,
+        slots: &[(u32, Payload)],
+        unit_bytes: u32,
+        purpose: Purpose,
+    ) -> Result<u64, NandError> {
+        match self.flash.nand.program_packed(ppa, kind, slots, unit_bytes, self.issue(purpose)) {
+            Ok((seq, span)) => {
+                self.flash.counters.programs.bump(purpose);
+                self.after_program(span, purpose);
+                Ok(seq)
+            }
+            Err(e) => {
+                if matches!(e, NandError::ProgramFailed { .. }) {
+                    self.flash.counters.programs.bump(purpose);
+                    self.failed_on(self.flash.nand.layout().die_of(ppa), purpose);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// As [`Io::program_packed`], on a page `place` hands out, retried on
+    /// another block after a program failure as [`Io::program_placed`] does.
+    pub fn program_packed_placed(
+        &mut self,
+        kind: PageKind,
+        slots: &[(u32, Payload)],
+        unit_bytes: u32,
+        purpose: Purpose,
+        mut place: impl FnMut(&mut Self, Option<BlockId>) -> Result<Ppa, FtlError>,
+    ) -> Result<(Ppa, u64), FtlError> {
+        let mut retire = self.flash.unretired.take();
+        loop {
+            let ppa = place(self, retire)?;
+            match self.program_packed(ppa, kind, slots, unit_bytes, purpose) {
+                Ok(seq) => return Ok((ppa, seq)),
+                Err(NandError::ProgramFailed { ppa }) => {
+                    retire = Some(self.flash.nand.layout().block_of(ppa));
+                    if !self.retry_after_failure(retire) {
+                        return Err(NandError::ProgramFailed { ppa }.into());
+                    }
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Reads slot `slot` of a page: its payload and its record (the slot's
+    /// logical unit in [`Oob::lpn`]). Counted as a page read of `purpose` and
+    /// costs one (the whole page crosses the channel). A page of one record has
+    /// one slot.
+    pub fn read_slot(&mut self, ppa: Ppa, slot: u32, purpose: Purpose) -> Result<(Payload, Oob), NandError> {
+        let (data, oob, span) = self.flash.nand.read_slot(ppa, slot, self.issue(purpose))?;
+        self.flash.counters.reads.bump(purpose);
+        self.after_read(span, purpose);
+        Ok((data, oob))
+    }
+
+    /// Reads every slot of a page (payload and record, in slot order) in one
+    /// page read of `purpose`: what garbage collection moving a packed page's
+    /// valid units issues. A page of one record has one slot.
+    pub fn read_slots(&mut self, ppa: Ppa, purpose: Purpose) -> Result<Vec<(Payload, Oob)>, NandError> {
+        let (slots, span) = self.flash.nand.read_slots(ppa, self.issue(purpose))?;
+        self.flash.counters.reads.bump(purpose);
+        self.after_read(span, purpose);
+        Ok(slots)
+    }
+
+    /// Reads a page's OOB with every slot's record (one for a page of one
+    /// record); an erased page gives `None`. Counted as an OOB read.
+    pub fn read_slot_oobs(&mut self, ppa: Ppa, purpose: Purpose) -> Result<Option<Vec<Oob>>, NandError> {
+        let (oobs, span) = self.flash.nand.read_slot_oobs(ppa, self.issue(purpose))?;
+        self.flash.counters.oob_reads.bump(purpose);
+        self.after_read(span, purpose);
+        Ok(oobs)
+    }
+}
