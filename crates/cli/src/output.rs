@@ -124,10 +124,14 @@ pub fn summary(r: &Report, config: &RunConfig, capped: bool) -> String {
     if let Some(d) = device_line(config) {
         kv("device", d);
     }
+    // An FTL that maps units smaller than a flash page (`subpage`) exports
+    // several logical pages per flash page.
+    let per_page = (r.logical_pages as f64 / (r.space_utilization * r.physical_pages as f64)).round();
+    let of = if per_page > 1.0 { format!("logical pages ({per_page} a flash page) of") } else { "of".into() };
     kv(
         "space",
         format!(
-            "{} of {} pages exported to the host ({:.1}% utilization)",
+            "{} {of} {} pages exported to the host ({:.1}% utilization)",
             r.logical_pages,
             r.physical_pages,
             r.space_utilization * 100.0

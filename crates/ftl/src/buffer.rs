@@ -90,7 +90,7 @@ impl WriteBuffer {
                 "device.write_buffer_pages = 0 is no buffer: leave it out, or give it at least 1 page",
             ));
         }
-        let page_size = u64::from(io.geometry().page_size);
+        let page_size = u64::from(inner.unit_bytes().unwrap_or(io.geometry().page_size));
         Ok(WriteBuffer {
             inner,
             pages: BTreeMap::new(),
@@ -150,6 +150,10 @@ impl Ftl for WriteBuffer {
 
     fn logical_pages(&self) -> u32 {
         self.inner.logical_pages()
+    }
+
+    fn unit_bytes(&self) -> Option<u32> {
+        self.inner.unit_bytes()
     }
 
     fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {

@@ -412,13 +412,13 @@ impl Io<'_> {
     fn read_buffered(&mut self, buffer: &mut ReadBuffer, ppa: Ppa) -> Result<(Payload, Oob), NandError> {
         let erases = self.flash.nand.erase_count(self.flash.nand.layout().block_of(ppa));
         let bytes = u64::from(self.flash.nand.geometry().page_size);
-        let (data, oob, from) = match buffer.lookup(ppa, erases) {
-            Some((data, oob)) => (data, oob, self.ready),
+        let (data, oob, from) = match buffer.lookup(ppa, erases, 0) {
+            Some((data, oob, _)) => (data, oob, self.ready),
             None => {
                 let (data, oob, span) = self.flash.nand.read(ppa, self.issue(Purpose::Host))?;
                 self.flash.counters.reads.bump(Purpose::Host);
                 self.after_read(span, Purpose::Host);
-                buffer.insert(ppa, erases, data.clone(), oob);
+                buffer.insert(ppa, erases, vec![(data.clone(), oob)]);
                 (data, oob, span.finish)
             }
         };
@@ -599,7 +599,9 @@ impl Io<'_> {
     /// Moves the page at `from` to the erased page `to`: a copyback when both are
     /// in one plane (and copyback is on), otherwise a read then a program; either
     /// way the copy's OOB has the source's logical page, kind and tag. Returns
-    /// the source's OOB.
+    /// the source's OOB. A packed page's slots travel with a copyback only:
+    /// FTLs that pack pages move units with [`Io::read_slot`] and
+    /// [`Io::program_packed`].
     #[inline]
     pub fn copy(&mut self, from: Ppa, to: Ppa, purpose: Purpose) -> Result<Oob, NandError> {
         let l = self.flash.nand.layout();
@@ -720,6 +722,9 @@ impl Io<'_> {
         self.ready = self.ready.max(t);
     }
 }
+
+#[path = "flash_packed.rs"]
+mod packed;
 
 #[cfg(test)]
 mod fault_tests {

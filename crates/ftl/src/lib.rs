@@ -101,6 +101,10 @@
 //!   host addresses data by physical address ([`Nameless`]), the device maps
 //!   only metadata, and garbage collection's moves reach the host as migration
 //!   up-calls, recorded in the OOB and replayed after a power cut.
+//! - [`subpage`]: sub-page mapping (003 Sections 2-3.1, the Jasmine board's
+//!   optimized FTL): a map of units smaller than the flash page (4 KB of a
+//!   32 KB page), collected in a merge buffer and programmed k to a page, greedy
+//!   GC that repacks the valid units of partly valid pages.
 //! - [`multilog`]: MultiLog-Oracle (Stoica and Ailamaki 2013, via 000 Section
 //!   6.1.4): page mapping with one log per update-frequency set (powers of 2).
 //!
@@ -140,6 +144,7 @@ pub mod registry;
 pub mod rftl;
 pub mod scan;
 pub mod ssc;
+pub mod subpage;
 pub mod telomere;
 #[cfg(test)]
 mod testing;
@@ -298,6 +303,14 @@ pub trait Ftl: Send + std::fmt::Debug {
     fn name(&self) -> &'static str;
     /// Number of logical pages the FTL exports.
     fn logical_pages(&self) -> u32;
+    /// Bytes of the FTL's logical page (its mapping unit) when that is smaller
+    /// than a flash page (sub-page mapping, [`subpage`]); `None` (the
+    /// default): one flash page. The host side (the device's partial-page
+    /// merges, the replay engine's requests, capacities) counts logical pages
+    /// of this size, and the payloads an FTL reads and writes are this long.
+    fn unit_bytes(&self) -> Option<u32> {
+        None
+    }
     /// Reads a logical page; `None` if it was never written (or was trimmed).
     fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError>;
     /// Writes a logical page.

@@ -2,8 +2,12 @@
 //! 2.2, "Read Performance").
 //!
 //! A host read of a flash page brings the whole page into the buffer; a later
-//! host read of the same page, while it is still buffered, is served from DRAM
-//! without touching the flash. Pages leave the buffer least recently used
+//! host read of the same page (or of another logical unit packed in it, for an
+//! FTL whose units are smaller than the page), while it is still buffered, is
+//! served from DRAM without touching the flash. A read of one unit of a page
+//! that is not buffered replies as soon as that unit has crossed the channel,
+//! not once the whole page has (003's second read optimization); the page
+//! still occupies the die and channel until all of it is in. Pages leave the buffer least recently used
 //! first, and a page whose block has been erased since it was buffered is
 //! never served from it (its entry remembers the block's erase count). Only
 //! host reads use it: garbage collection, map and recovery reads go to the
@@ -24,13 +28,16 @@ use ftlab_nand::{Oob, Payload, Ppa, SimTime};
 
 use crate::FtlError;
 
+/// A buffered page's slots: bytes and record of each, in slot order.
+type Slots = Vec<(Payload, Oob)>;
+
 /// A buffer of flash pages (see the module docs).
 #[derive(Debug, Clone)]
 pub struct ReadBuffer {
     capacity: usize,
-    /// Buffered page -> (its block's erase count then, last use, its bytes
-    /// and OOB as read).
-    pages: HashMap<u32, (u32, u64, Payload, Oob)>,
+    /// Buffered page -> (its block's erase count then, last use, its slots'
+    /// bytes and records as read: one for a page of one record).
+    pages: HashMap<u32, (u32, u64, Slots)>,
     /// Last use -> page, oldest first.
     lru: BTreeMap<u64, u32>,
     tick: u64,
@@ -64,18 +71,20 @@ impl ReadBuffer {
         })
     }
 
-    /// The buffered copy of `ppa` (in a block erased `erase_count` times), if
-    /// any; a hit becomes the most recently used page.
-    pub fn lookup(&mut self, ppa: Ppa, erase_count: u32) -> Option<(Payload, Oob)> {
+    /// Slot `slot` of the buffered copy of `ppa` (in a block erased
+    /// `erase_count` times) and the page's slot count, if buffered; a hit
+    /// becomes the most recently used page.
+    pub fn lookup(&mut self, ppa: Ppa, erase_count: u32, slot: u32) -> Option<(Payload, Oob, u32)> {
         let tick = self.tick;
         match self.pages.get_mut(&ppa.0) {
-            Some((erases, used, data, oob)) if *erases == erase_count => {
+            Some((erases, used, slots)) if *erases == erase_count && (slot as usize) < slots.len() => {
                 self.lru.remove(used);
                 *used = tick;
                 self.lru.insert(tick, ppa.0);
                 self.tick += 1;
                 self.hits += 1;
-                Some((data.clone(), *oob))
+                let (data, oob) = &slots[slot as usize];
+                Some((data.clone(), *oob, slots.len() as u32))
             }
             _ => {
                 self.misses += 1;
@@ -84,17 +93,17 @@ impl ReadBuffer {
         }
     }
 
-    /// Buffers `ppa` as read (`data`, `oob`, from a block erased `erase_count`
+    /// Buffers `ppa` as read (its `slots`, from a block erased `erase_count`
     /// times), evicting the least recently used page if full.
-    pub fn insert(&mut self, ppa: Ppa, erase_count: u32, data: Payload, oob: Oob) {
-        if let Some((_, used, _, _)) = self.pages.remove(&ppa.0) {
+    pub fn insert(&mut self, ppa: Ppa, erase_count: u32, slots: Vec<(Payload, Oob)>) {
+        if let Some((_, used, _)) = self.pages.remove(&ppa.0) {
             self.lru.remove(&used);
         } else if self.pages.len() >= self.capacity {
             if let Some((_, old)) = self.lru.pop_first() {
                 self.pages.remove(&old);
             }
         }
-        self.pages.insert(ppa.0, (erase_count, self.tick, data, oob));
+        self.pages.insert(ppa.0, (erase_count, self.tick, slots));
         self.lru.insert(self.tick, ppa.0);
         self.tick += 1;
     }
@@ -137,20 +146,21 @@ mod tests {
     fn least_recently_used_pages_leave_first_and_erased_blocks_miss() {
         let oob = Oob::new(0, 0, ftlab_nand::PageKind::Data);
         let mut b = ReadBuffer::new(2, 0).unwrap();
-        let put = |b: &mut ReadBuffer, p: u32, e: u32| b.insert(Ppa(p), e, Payload::Token(u64::from(p)), oob);
-        assert!(b.lookup(Ppa(1), 0).is_none());
+        let put = |b: &mut ReadBuffer, p: u32, e: u32| b.insert(Ppa(p), e, vec![(Payload::Token(u64::from(p)), oob)]);
+        assert!(b.lookup(Ppa(1), 0, 0).is_none());
         put(&mut b, 1, 0);
         put(&mut b, 2, 0);
-        assert_eq!(b.lookup(Ppa(1), 0), Some((Payload::Token(1), oob))); // 1 is now the most recent
+        assert_eq!(b.lookup(Ppa(1), 0, 0), Some((Payload::Token(1), oob, 1))); // 1 is now the most recent
+        assert!(b.lookup(Ppa(1), 0, 1).is_none(), "a slot the page does not have");
         put(&mut b, 3, 0); // evicts 2
-        assert!(b.lookup(Ppa(2), 0).is_none());
-        assert!(b.lookup(Ppa(1), 0).is_some());
-        assert!(b.lookup(Ppa(3), 0).is_some());
+        assert!(b.lookup(Ppa(2), 0, 0).is_none());
+        assert!(b.lookup(Ppa(1), 0, 0).is_some());
+        assert!(b.lookup(Ppa(3), 0, 0).is_some());
         // Block of page 3 erased since: never served from the buffer.
-        assert!(b.lookup(Ppa(3), 1).is_none());
-        assert_eq!(b.hits_and_misses(), (3, 3));
+        assert!(b.lookup(Ppa(3), 1, 0).is_none());
+        assert_eq!(b.hits_and_misses(), (3, 4));
         b.clear(SimTime::ZERO);
-        assert!(b.lookup(Ppa(1), 0).is_none());
+        assert!(b.lookup(Ppa(1), 0, 0).is_none());
     }
 
     #[test]

@@ -126,6 +126,12 @@ pub fn schemes() -> Vec<Scheme> {
         admits_tasks: false,
     });
     v.push(Scheme {
+        name: "subpage",
+        summary: "sub-page mapping (003 Jasmine's optimized FTL): 4 KB units of larger pages via a merge buffer, \
+                  greedy GC repacking valid units; ftl.unit_bytes",
+        admits_tasks: false,
+    });
+    v.push(Scheme {
         name: "multilog",
         summary:
             "MultiLog-Oracle (Stoica 2013, via 000 Section 6.1.4): one log per update-frequency set, by expiry hints",
@@ -200,6 +206,10 @@ pub fn build(kind: &str, params: &toml::Table) -> Result<Builder, FtlError> {
         }
         "waogc" => configured(kind, waogc::WaoGcConfig::default(), params, waogc::WaoGcConfig::validate),
         "ssc" => configured(kind, crate::ssc::SscConfig::default(), params, crate::ssc::SscConfig::validate),
+        "subpage" => {
+            use crate::subpage::SubPageConfig as C;
+            configured(kind, C::default(), params, C::validate)
+        }
         "nameless" => {
             use crate::nameless::NamelessConfig as C;
             configured(kind, C::default(), params, C::validate)

@@ -44,7 +44,29 @@ pub fn scan(io: &mut Io, table: &mut PageTable) -> Result<Scan, FtlError> {
 /// page table: for schemes whose OOB says more than a logical page (e.g. the
 /// nameless-write device's tags and moved-data records, the solid-state
 /// cache's disk blocks and records). An error from `visit` ends the scan.
-pub fn scan_each(io: &mut Io, mut visit: impl FnMut(Ppa, &Oob) -> Result<(), FtlError>) -> Result<Scan, FtlError> {
+pub fn scan_each(io: &mut Io, visit: impl FnMut(Ppa, &Oob) -> Result<(), FtlError>) -> Result<Scan, FtlError> {
+    scan_with(io, |io, ppa| io.read_oob(ppa, Purpose::Recovery), |o| o.seq, visit)
+}
+
+/// Scans every good block as [`scan_each`] does, handing `visit` every slot's
+/// record of each readable page ([`Io::read_slot_oobs`]: one OOB read a page;
+/// one record for a page of one record): for schemes that pack several
+/// logical units in a page ([`crate::subpage`]).
+pub fn scan_each_slots(
+    io: &mut Io,
+    visit: impl FnMut(Ppa, &Vec<Oob>) -> Result<(), FtlError>,
+) -> Result<Scan, FtlError> {
+    scan_with(io, |io, ppa| io.read_slot_oobs(ppa, Purpose::Recovery), |o| o[0].seq, visit)
+}
+
+/// The scan itself: `read` reads a page's records (`None`: erased), `seq`
+/// gives their sequence number.
+fn scan_with<R>(
+    io: &mut Io,
+    mut read: impl FnMut(&mut Io, Ppa) -> Result<Option<R>, NandError>,
+    seq: impl Fn(&R) -> u64,
+    mut visit: impl FnMut(Ppa, &R) -> Result<(), FtlError>,
+) -> Result<Scan, FtlError> {
     let g = *io.geometry();
     let mut partial: Vec<Option<(u64, BlockId, u32)>> = vec![None; g.dies() as usize];
     let mut out = Scan::default();
@@ -64,10 +86,10 @@ pub fn scan_each(io: &mut Io, mut visit: impl FnMut(Ppa, &Oob) -> Result<(), Ftl
         let mut block_newest = 0;
         for page in 0..programmed {
             let ppa = g.ppa(b, page);
-            match io.read_oob(ppa, Purpose::Recovery) {
+            match read(io, ppa) {
                 Ok(Some(oob)) => {
                     readable += 1;
-                    block_newest = block_newest.max(oob.seq);
+                    block_newest = block_newest.max(seq(&oob));
                     visit(ppa, &oob)?;
                 }
                 Ok(None) | Err(NandError::Uncorrectable(_)) => {}

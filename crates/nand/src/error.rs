@@ -72,6 +72,21 @@ pub enum NandError {
          within them"
     )]
     TagOutOfRange { tag: u8 },
+    #[error(
+        "slots of {unit_bytes} bytes do not fit a page of {page_size} bytes: the mapping unit must be at least one \
+         byte and divide the page size (e.g. 4096)"
+    )]
+    SlotSize { unit_bytes: u32, page_size: u32 },
+    #[error(
+        "{slots} slot records of {record_bytes} bytes each need {need} bytes of OOB, but a page has {oob_size}: use \
+         a larger mapping unit (fewer slots per page) or a chip with more OOB",
+        need = u64::from(*slots) * u64::from(*record_bytes)
+    )]
+    SlotRecordsDontFit { slots: u32, record_bytes: u32, oob_size: u32 },
+    #[error("a packed program of {given} slots: a page of this unit holds 1 to {max}")]
+    SlotCount { given: usize, max: u32 },
+    #[error("page {ppa:?} has no slot {slot}: it holds {slots}")]
+    NoSuchSlot { ppa: Ppa, slot: u32, slots: u32 },
     #[error("payload does not match the page store: {0}")]
     PayloadMismatch(&'static str),
     #[error("the device is powered off")]

@@ -16,11 +16,11 @@
 //! the FTL rebuilds it from the medium with its own recovery, as after a power
 //! cut.
 //!
-//! Format (version 2), every integer little-endian:
+//! Format (version 3), every integer little-endian:
 //!
 //! ```text
 //! magic      8 bytes  "FTLABIMG"
-//! version    u32      2
+//! version    u32      3
 //! geometry   8 x u32  channels, ways_per_channel, dies_per_way, planes_per_die,
 //!                     blocks_per_plane, pages_per_block, page_size, oob_size
 //! store      u8       0 tokens, 1 bytes
@@ -34,9 +34,15 @@
 //! pages      per block not factory-bad and not torn by an erase, per page
 //!            below its write pointer: lpn u32, seq << 8 | tag << 2 | kind
 //!            u64 (the OOB, see [`crate::oob`]), then
-//!            tokens: u64; bytes: u8 0 (reads as zeros) or 1 and page_size bytes
+//!            tokens: u64; bytes: u8 0 (reads as zeros) or 1 and page_size bytes;
+//!            then the packed slots ([`super::packed`]): u8 0 (a page of one
+//!            record) or the slot count n, unit_bytes u32, n slot lpns u32
+//!            (the first is the page's), and in a token store n slot tokens u64
 //! crc        u32      CRC-32 (IEEE) of everything before it
 //! ```
+//!
+//! Version 2 is version 3 without the packed slots (no page of it is packed):
+//! it still opens.
 //!
 //! Version 1 had the same layout, but the FTLs of its time kept their flags in
 //! high bits of the OOB's logical page where version 2's keep them in the tag
@@ -53,7 +59,9 @@ use crate::time::SimTime;
 /// The first eight bytes of every image.
 pub const MAGIC: &[u8; 8] = b"FTLABIMG";
 /// The format version this build writes and reads.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
+/// The oldest format version this build reads.
+pub const OLDEST_VERSION: u32 = 2;
 /// The longest label an image keeps, bytes.
 pub const MAX_LABEL: usize = 1 << 16;
 
@@ -72,7 +80,7 @@ pub enum ImageError {
     #[error("not an ftlab device image (it does not start with `FTLABIMG`): give an image that ftlab saved, or another path")]
     BadMagic,
     /// An image of a format version this build does not read.
-    #[error("image format version {found} is not supported (this ftlab reads version {VERSION}): open it with the ftlab that saved it, or delete it to start formatted")]
+    #[error("image format version {found} is not supported (this ftlab reads versions {OLDEST_VERSION} to {VERSION}): open it with the ftlab that saved it, or delete it to start formatted")]
     Version { found: u32 },
     /// The file ends before the image does.
     #[error("the image is truncated (it ends after {at} bytes, inside the {part}): it was cut short while being written or copied; restore a complete copy or delete it to start formatted")]
@@ -119,6 +127,15 @@ impl Crc32 {
     fn value(self) -> u32 {
         !self.0
     }
+}
+
+/// CRC-32 (IEEE) of `bytes`, as an image's checksum (tests build images of
+/// older versions with it).
+#[cfg(test)]
+pub(crate) fn crc32(bytes: &[u8]) -> u32 {
+    let mut c = Crc32::new();
+    c.update(bytes);
+    c.value()
 }
 
 /// A writer that checksums what it writes.
@@ -291,6 +308,7 @@ impl Nand {
                         None => out.u8(0)?,
                     },
                 }
+                self.save_slots(&mut out, page)?;
             }
         }
         let crc = out.crc.value();
@@ -315,7 +333,7 @@ impl Nand {
             return Err(ImageError::BadMagic);
         }
         let version = inp.u32()?;
-        if version != VERSION {
+        if !(OLDEST_VERSION..=VERSION).contains(&version) {
             return Err(ImageError::Version { found: version });
         }
         let g = nand.geometry;
@@ -420,6 +438,9 @@ impl Nand {
                 if let Some(data) = data {
                     nand.store.write(page, data).map_err(|e| ImageError::Corrupt(format!("page {page}: {e}")))?;
                 }
+                if version >= 3 {
+                    nand.open_slots(&mut inp, page, seqkind >> 8)?;
+                }
             }
         }
         let crc = inp.crc.value();
@@ -443,5 +464,56 @@ impl Nand {
         }
         nand.timelines.reset(saved_at);
         Ok((nand, saved_at, label))
+    }
+}
+
+impl Nand {
+    /// Writes the packed slots of `page` (a page of one record: 0).
+    fn save_slots<W: Write>(&self, out: &mut Out<W>, page: u32) -> io::Result<()> {
+        let Some(s) = self.slots_at(page) else {
+            return out.u8(0);
+        };
+        out.u8(s.lpns.len() as u8)?;
+        out.u32(s.unit)?;
+        for &l in s.lpns.iter() {
+            out.u32(l)?;
+        }
+        for p in s.payloads.iter().flat_map(|p| p.iter()) {
+            match p {
+                Payload::Token(t) => out.u64(*t)?,
+                Payload::Bytes(_) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!(
+                            "a slot of page {page} of this token store holds bytes, which an image of a token store \
+                             cannot keep: save a device that stores bytes"
+                        ),
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the packed slots of `page`, programmed with sequence number `seq`.
+    fn open_slots<R: Read>(&mut self, inp: &mut In<R>, page: u32, seq: u64) -> Result<(), ImageError> {
+        let n = u32::from(inp.u8()?);
+        if n == 0 {
+            return Ok(());
+        }
+        let unit = inp.u32()?;
+        let max = self.slots_per_page(unit).map_err(|e| ImageError::Corrupt(format!("page {page}: {e}")))?;
+        if n > max {
+            return Err(ImageError::Corrupt(format!(
+                "page {page}: {n} slots of {unit} bytes, more than the {max} a page holds"
+            )));
+        }
+        let lpns: Box<[u32]> = (0..n).map(|_| inp.u32()).collect::<Result<_, _>>()?;
+        let payloads = match self.store_kind() {
+            StoreKind::Token => Some((0..n).map(|_| inp.u64().map(Payload::Token)).collect::<Result<_, _>>()?),
+            StoreKind::Bytes => None,
+        };
+        self.slots.insert(page, super::packed::Slots { seq, unit, lpns, payloads });
+        Ok(())
     }
 }

@@ -7,8 +7,10 @@
 //! a block, touching a bad block — keeps OOB metadata with every page, counts
 //! erases, models wear (Eq. 27 of 000_ffe2fafb22bcad8e.txt), turns each operation
 //! into a finish time on per-die and per-channel timelines, can lose power, and
-//! injects program and erase failures ([`faults`]), and writes its durable state
-//! to a device image and reads it back ([`medium::image`]).
+//! injects program and erase failures ([`faults`]), writes its durable state
+//! to a device image and reads it back ([`medium::image`]), and packs pages
+//! with several logical units each, one OOB record per slot
+//! ([`medium::packed`]).
 //!
 //! ```
 //! use ftlab_nand::{presets, Nand, NandConfig, PageKind, Payload, SimTime};
@@ -47,6 +49,7 @@ pub use error::{GeometryError, NandError, TimingError};
 pub use faults::Faults;
 pub use geometry::{BlockId, DieId, Geometry, PageAddr, Ppa};
 pub use medium::image::ImageError;
+pub use medium::packed::SLOT_RECORD_BYTES;
 pub use medium::{Nand, NandConfig, NandConfigError, Oob, PageKind, ProgramFailure};
 pub use store::{PageStore, Payload, StoreKind};
 pub use time::SimTime;
@@ -58,5 +61,7 @@ pub use wear::{WearConfig, WearModel};
 mod fault_tests;
 #[cfg(test)]
 mod image_tests;
+#[cfg(test)]
+mod packed_tests;
 #[cfg(test)]
 mod tests;

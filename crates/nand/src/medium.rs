@@ -117,6 +117,8 @@ struct SavedPage {
     old: Payload,
     old_lpn: u32,
     old_seqkind: u64,
+    /// The page's packed slots entry before the program ([`packed`]).
+    old_slots: Option<Box<packed::Slots>>,
 }
 
 #[derive(Debug)]
@@ -143,6 +145,8 @@ pub struct Nand {
     in_flight: VecDeque<InFlight>,
     wear: WearModel,
     faults: Injector,
+    /// Slot records and token payloads of packed pages ([`packed`]).
+    slots: packed::SlotTable,
 }
 
 /// A program the medium did not carry out ([`Nand::try_program`]).
@@ -205,6 +209,7 @@ impl Nand {
             in_flight: VecDeque::new(),
             wear,
             faults: Injector::new(&config.faults, config.seed),
+            slots: packed::SlotTable::new(),
         })
     }
 
@@ -291,6 +296,7 @@ impl Nand {
     pub fn ram_bytes(&self) -> u64 {
         let pages = u64::from(self.geometry.total_pages());
         self.store.ram_bytes()
+            + self.slots_ram_bytes()
             + pages * (4 + 8)
             + self.blocks.len() as u64 * std::mem::size_of::<BlockState>() as u64
             + self.geometry.total_blocks() as u64 * 8
@@ -371,8 +377,9 @@ impl Nand {
         Ok(die)
     }
 
-    /// Reads page `ppa` (data and OOB), issued at `at`.
-    #[inline]
+    /// Reads page `ppa` (data and OOB), issued at `at`. Always inlined: the
+    /// replay's hot path must not depend on how many callers it has.
+    #[inline(always)]
     pub fn read(&mut self, ppa: Ppa, at: impl Into<Issue>) -> Result<(Payload, Oob, Span), NandError> {
         let at: Issue = at.into();
         let block = self.check_readable(ppa)?;
@@ -428,15 +435,26 @@ impl Nand {
             self.oob_seqkind[i] = packed;
             Undo::Program { ppa }
         } else {
-            Undo::ProgramOver(Box::new(SavedPage {
-                ppa,
-                old: self.store.read(ppa.0),
-                old_lpn: std::mem::replace(&mut self.oob_lpn[i], lpn),
-                old_seqkind: std::mem::replace(&mut self.oob_seqkind[i], packed),
-            }))
+            self.program_over(ppa, lpn, packed)
         };
         self.in_flight.push_back(InFlight { span, op });
         seq
+    }
+
+    /// The undo record of a program over a page whose block's erase is still in
+    /// flight: what the page held, which an undone erase brings back. Out of
+    /// line: the common program ([`Undo::Program`]) stays small.
+    #[cold]
+    #[inline(never)]
+    fn program_over(&mut self, ppa: Ppa, lpn: u32, packed: u64) -> Undo {
+        let i = ppa.0 as usize;
+        Undo::ProgramOver(Box::new(SavedPage {
+            ppa,
+            old: self.store.read(ppa.0),
+            old_lpn: std::mem::replace(&mut self.oob_lpn[i], lpn),
+            old_seqkind: std::mem::replace(&mut self.oob_seqkind[i], packed),
+            old_slots: self.saved_slots(ppa),
+        }))
     }
 
     /// Programs `ppa` with `data` and its OOB (tag 0), issued at `at`. Returns the
@@ -543,6 +561,7 @@ impl Nand {
         }
         let seq = self.commit_program(to, tb, oob.lpn, oob.kind, oob.tag, span);
         self.store.copy(from.0, to.0);
+        self.copy_slots(from, to, seq);
         Ok((oob, seq, span))
     }
 
@@ -608,7 +627,8 @@ impl Nand {
                 self.blocks[block.0 as usize].health = Health::Good;
             }
             Undo::ProgramOver(saved) => {
-                let SavedPage { ppa, old, old_lpn, old_seqkind } = *saved;
+                let SavedPage { ppa, old, old_lpn, old_seqkind, old_slots } = *saved;
+                self.restore_slots(ppa, old_slots);
                 let i = ppa.0 as usize;
                 self.oob_lpn[i] = old_lpn;
                 self.oob_seqkind[i] = old_seqkind;
@@ -682,6 +702,8 @@ impl Nand {
 
 #[path = "image.rs"]
 pub mod image;
+#[path = "packed.rs"]
+pub mod packed;
 
 #[cfg(test)]
 #[path = "medium_undo_tests.rs"]

@@ -83,7 +83,7 @@ impl TokenStore {
 }
 
 impl PageStore for TokenStore {
-    #[inline]
+    #[inline(always)]
     fn write(&mut self, page: u32, data: Payload) -> Result<(), NandError> {
         match data {
             Payload::Token(t) => {
@@ -266,7 +266,7 @@ impl AnyStore {
 }
 
 impl PageStore for AnyStore {
-    #[inline]
+    #[inline(always)]
     fn write(&mut self, page: u32, data: Payload) -> Result<(), NandError> {
         match self {
             AnyStore::Token(s) => s.write(page, data),

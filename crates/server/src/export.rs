@@ -95,7 +95,7 @@ impl Export {
             Ok(p) if p.is_power_of_two() && (512..=MAX_PAYLOAD).contains(&p) => p,
             _ => 512,
         };
-        let description = format!("ftlab {ftl}, {size} bytes in {page}-byte flash pages");
+        let description = format!("ftlab {ftl}, {size} bytes in {page}-byte logical pages");
         Export {
             name: name.into(),
             description,

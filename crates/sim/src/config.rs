@@ -130,17 +130,18 @@ impl DeviceSpec {
         let buffer = match self.read_buffer_pages {
             None => None,
             Some(pages) => {
-                let ps =
-                    match self.dram_mb_per_s {
-                        Some(r) if r.is_finite() && r > 0.0 && r <= 1e6 => (1e6 / r).round().max(1.0) as u64,
-                        Some(r) => return Err(SimError::config(
+                let ps = match self.dram_mb_per_s {
+                    Some(r) if r.is_finite() && r > 0.0 && r <= 1e6 => (1e6 / r).round().max(1.0) as u64,
+                    Some(r) => {
+                        return Err(SimError::config(
                             "device.dram_mb_per_s",
                             format!(
                                 "device.dram_mb_per_s must be a rate in MB/s above 0 and at most 1,000,000, got {r}"
                             ),
-                        )),
-                        None => 0,
-                    };
+                        ))
+                    }
+                    None => 0,
+                };
                 Some(ftlab_ftl::read_buffer::ReadBuffer::new(pages, ps).map_err(|e| SimError::building("device", e))?)
             }
         };

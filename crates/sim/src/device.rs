@@ -37,8 +37,10 @@
 //! at a time before the clock is an error, never a command served in the past.
 //!
 //! **Addresses and data.** Offsets and lengths are bytes, multiples of the
-//! 512-byte [`SECTOR`]. A write smaller than a flash page merges its bytes into
-//! the page: the page is read (its old bytes, or zeroes if it was never
+//! 512-byte [`SECTOR`]. Pages here are the FTL's logical pages: flash pages,
+//! or the smaller mapping unit of an FTL that maps sub-page units
+//! ([`Ftl::unit_bytes`], e.g. 4 KiB units of 32 KiB flash pages). A write
+//! smaller than a logical page merges its bytes into the page: the page is read (its old bytes, or zeroes if it was never
 //! written) and rewritten, and the command counts a read-modify-write
 //! ([`DeviceCounters::rmw_pages`]). A page never written or trimmed reads as
 //! zeroes. Data needs a byte page store (`device.store = "bytes"`, which
@@ -285,8 +287,11 @@ pub struct DeviceCounters {
     pub errors: u64,
     pub bytes_read: u64,
     pub bytes_written: u64,
-    /// Pages written in part, merged with their old bytes.
+    /// Pages written in part, merged with their old bytes (logical pages: the
+    /// FTL's unit, [`Device::page_size`]).
     pub rmw_pages: u64,
+    /// Flash pages programmed for the host (an FTL that maps sub-page units
+    /// packs several logical pages into one).
     pub host_pages_written: u64,
     pub flash_pages_programmed: u64,
     pub gc_page_copies: u64,
@@ -354,7 +359,7 @@ impl Device {
     /// A device over `flash`, with `ftl` formatted on it; `builder` (the one that
     /// formatted it) rebuilds it after a power cut.
     pub fn new(flash: Flash, ftl: Box<dyn Ftl>, builder: Option<Box<dyn FtlBuilder + Send + Sync>>) -> Self {
-        let page_size = u64::from(flash.nand().geometry().page_size);
+        let page_size = u64::from(ftl.unit_bytes().unwrap_or(flash.nand().geometry().page_size));
         let logical_pages = u64::from(ftl.logical_pages());
         let addressable = logical_pages + u64::from(ftl.realtime().map_or(0, |r| r.stream_pages()));
         Device {
@@ -424,7 +429,10 @@ impl Device {
         self.logical_pages * self.page_size
     }
 
-    /// The flash page size, bytes (the preferred I/O size).
+    /// The FTL's logical page size, bytes (the preferred I/O size): the flash
+    /// page, or the FTL's smaller mapping unit ([`Ftl::unit_bytes`]). Writes of
+    /// less than it are merged into it (read-modify-write); logical pages and
+    /// capacity count it.
     pub fn page_size(&self) -> u64 {
         self.page_size
     }
@@ -469,7 +477,7 @@ impl Device {
     /// the channel behind other host transfers: waiting behind other host
     /// commands is queueing; waiting behind garbage-collection, map or
     /// wear-leveling work is service.
-    #[inline]
+    #[inline(always)]
     pub fn page(&mut self, cmd: PageCommand<'_>) -> Result<PageDone, PageError> {
         let PageCommand { lpn, at, ready, arrival, held, op } = cmd;
         if at < arrival || at < self.clock {

@@ -278,7 +278,8 @@ fn shift_overflow(r: &Request, offset: u64) -> SimError {
 impl Engine {
     /// An engine over a formatted device.
     pub fn new(flash: Flash, ftl: Box<dyn Ftl>, host: Host, store: StoreKind, interval_ns: Option<u64>) -> Self {
-        let page_size = u64::from(flash.nand().geometry().page_size);
+        // The FTL's logical page: a flash page, or its smaller mapping unit.
+        let page_size = u64::from(ftl.unit_bytes().unwrap_or(flash.nand().geometry().page_size));
         let logical_pages = u64::from(ftl.logical_pages());
         let addressable = logical_pages + u64::from(ftl.realtime().map_or(0, |r| r.stream_pages()));
         let bound_ns = ftlab_ftl::service_bound(&*ftl).map(|b| b.0);
@@ -351,6 +352,12 @@ impl Engine {
         self.logical_pages
     }
 
+    /// Bytes of a logical page: the flash page, or the FTL's smaller mapping
+    /// unit ([`Ftl::unit_bytes`]). Requests' bytes map to logical pages of it.
+    pub fn unit_bytes(&self) -> u64 {
+        self.page_size
+    }
+
     /// The latest time anything finished.
     pub fn busy_until(&self) -> u64 {
         self.busy_until.max(self.device.clock)
@@ -394,6 +401,7 @@ impl Engine {
     }
 
     /// The first and last logical page of `req`, checked against the logical space.
+    #[inline(always)]
     fn pages_of(&self, req: &Request) -> Result<(u64, u64), SimError> {
         let ps = self.page_size;
         let first = req.offset / ps;

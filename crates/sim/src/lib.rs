@@ -419,9 +419,10 @@ impl Simulation {
         self.engine.logical_pages()
     }
 
-    /// Bytes of one page.
+    /// Bytes of one logical page: the flash page, or the FTL's smaller
+    /// mapping unit ([`ftlab_ftl::Ftl::unit_bytes`]).
     pub fn page_size(&self) -> u32 {
-        self.engine.device.flash.nand().geometry().page_size
+        self.engine.unit_bytes() as u32
     }
 
     /// Physical pages of the device.
@@ -439,7 +440,7 @@ impl Simulation {
     pub fn precondition(&mut self, progress: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
         let pre = &self.config.precondition;
         if pre.fill || pre.random_overwrites > 0.0 {
-            let page_size = self.engine.device.flash.nand().geometry().page_size;
+            let page_size = self.engine.unit_bytes() as u32;
             let mut reqs = precondition_requests(
                 self.engine.logical_pages(),
                 page_size,
@@ -487,7 +488,6 @@ impl Simulation {
         let p = &self.prepared;
         let seed = config.seed();
         let engine = &mut self.engine;
-        let geometry = *engine.device.flash.nand().geometry();
         let logical_pages = engine.logical_pages();
         let space = TaskSpace {
             // With a task space the tasks' data lives there; else in the logical space.
@@ -500,7 +500,7 @@ impl Simulation {
             &p.source,
             &space,
             logical_pages,
-            geometry.page_size,
+            engine.unit_bytes() as u32,
             seed,
             p.host.time_scale,
             p.host.reorder_window,
@@ -576,7 +576,10 @@ fn report(
         rber_cdf: metrics::rber_cdf(&engine.device.flash),
         erase_histogram: metrics::erase_histogram(&engine.device.flash),
         stopped_at_retired_fraction: engine.stopped_at_retired_fraction,
-        space_utilization: logical_pages as f64 / f64::from(geometry.total_pages()),
+        // Logical pages of a sub-page unit fill a fraction of a flash page
+        // (factor 1 for flash-page units, so those figures are unchanged).
+        space_utilization: logical_pages as f64
+            / (f64::from(geometry.total_pages()) * (u64::from(geometry.page_size) / engine.unit_bytes()) as f64),
         logical_pages,
         physical_pages: u64::from(geometry.total_pages()),
         ram_bytes,

@@ -587,6 +587,10 @@ pub struct Report {
     pub seed: u64,
     /// Host requests completed during measurement.
     pub requests: u64,
+    /// Host page commands. Pages here and in `rmw_pages`, `logical_pages` are
+    /// the FTL's logical pages: flash pages, or the FTL's smaller mapping unit
+    /// (`ftl.unit_bytes` of `subpage`); the flash counters (programs, reads,
+    /// WAF) count flash pages.
     pub host_pages_read: u64,
     pub host_pages_written: u64,
     pub host_pages_trimmed: u64,
@@ -618,7 +622,7 @@ pub struct Report {
     /// Whether the measured run ended because `workload.stop_at_retired_fraction`
     /// of the good blocks were worn out.
     pub stopped_at_retired_fraction: bool,
-    /// Logical pages exported / physical pages.
+    /// Bytes of the logical pages exported / bytes of the physical pages.
     pub space_utilization: f64,
     pub logical_pages: u64,
     pub physical_pages: u64,

@@ -20,10 +20,15 @@ fn cases() -> u32 {
 }
 
 /// A small device: 2 channels x 2 ways x 1 die x 2 planes x 6 blocks x 8 pages
-/// of 4 KiB, so GC runs within a few hundred commands.
+/// of 4 KiB, so GC runs within a few hundred commands. `subpage-1k` is the
+/// sub-page FTL with 1 KiB units (4 a page).
 fn device(kind: &str, buffer: bool) -> Device {
+    let ftl = match kind {
+        "subpage-1k" => "kind = \"subpage\"\nunit_bytes = 1024".to_owned(),
+        _ => format!("kind = \"{kind}\""),
+    };
     let toml = format!(
-        "[device]\nchip = \"small-slc\"\nblocks_per_plane = 6\npages_per_block = 8\n{}\n[ftl]\nkind = \"{kind}\"\n",
+        "[device]\nchip = \"small-slc\"\nblocks_per_plane = 6\npages_per_block = 8\n{}\n[ftl]\n{ftl}\n",
         if buffer { "write_buffer_pages = 4" } else { "" }
     );
     Device::open(&RunConfig::from_toml(&toml, "fuzz").unwrap()).unwrap()
@@ -230,5 +235,12 @@ proptest! {
     #[test]
     fn dftl_command_stream_matches_the_model(ops in proptest::collection::vec(op(), 1..300)) {
         run("dftl", false, &ops);
+    }
+
+    /// Byte-store power cuts (after a flush) of the sub-page FTL, with
+    /// commands in 512-byte sectors on 1 KiB units.
+    #[test]
+    fn subpage_command_stream_matches_the_model(ops in proptest::collection::vec(op(), 1..300)) {
+        run("subpage-1k", false, &ops);
     }
 }
