@@ -193,6 +193,12 @@ impl Bast {
         Ok(f)
     }
 
+    /// What the last recovery read (flash mode; see the `maplog` module).
+    #[cfg(test)]
+    pub(crate) fn recovery(&self) -> crate::maplog::replay::RecoveryReads {
+        self.core.recovery
+    }
+
     /// Merges done so far.
     pub fn merges(&self) -> MergeCounts {
         self.merges

@@ -175,6 +175,12 @@ impl Fast {
         Ok(true)
     }
 
+    /// What the last recovery read (flash mode; see the `maplog` module).
+    #[cfg(test)]
+    pub(crate) fn recovery(&self) -> crate::maplog::replay::RecoveryReads {
+        self.core.recovery
+    }
+
     /// Merges done so far.
     pub fn merges(&self) -> MergeCounts {
         self.merges

@@ -389,6 +389,12 @@ impl Janus {
         Ok(f)
     }
 
+    /// What the last recovery read (flash mode; see the `maplog` module).
+    #[cfg(test)]
+    pub(crate) fn recovery(&self) -> crate::maplog::replay::RecoveryReads {
+        self.core.recovery
+    }
+
     /// What Janus-FTL did so far.
     pub fn stats(&self) -> &JanusStats {
         &self.stats
