@@ -14,7 +14,9 @@
 //! newest program whose record it or a page before it holds, such that every
 //! program with a later sequence number is in no map page yet. A map page is
 //! programmed after every data program issued before it finished, so a
-//! durable record never names a page that is not.
+//! durable record never names a page that is not. Map pages are bytes on
+//! either store (a token store keeps them beside its tokens, so a device
+//! image of a token store cannot hold them: saving one says so).
 //!
 //! The map pages go to a ring of blocks reserved at format
 //! ([`MapLog::ring_blocks`]): a checkpoint (the whole map: for every block
