@@ -19,9 +19,11 @@
 //!   into a free block, which becomes the data block; the old data block and the
 //!   log block are erased.
 //!
-//! Merges run inside the write that needs them. Maps are kept in RAM as in the
-//! simulation setting of 004 (no map I/O); recovery scans the OOB areas
-//! (the `hybrid` module): a torn merge is completed, each logical block's newest
+//! Merges run inside the write that needs them. Maps are kept in non-volatile RAM
+//! as in the simulation setting of 004 (no map I/O; recovery scans the OOB
+//! areas) or on flash (`ftl.map_persistence = "flash"`: recovery replays the
+//! checkpoint and the map log and rolls forward, see the `maplog` module); then, in
+//! the `hybrid` module, a torn merge is completed, each logical block's newest
 //! in-place block is its data block, another block holding its pages is its log
 //! block (more than one: they are merged).
 //!
@@ -191,6 +193,12 @@ impl Bast {
             f.merge(io, victim)?;
         }
         Ok(f)
+    }
+
+    /// What the last recovery read (flash mode; see the `maplog` module).
+    #[cfg(test)]
+    pub(crate) fn recovery(&self) -> crate::maplog::replay::RecoveryReads {
+        self.core.recovery
     }
 
     /// Merges done so far.

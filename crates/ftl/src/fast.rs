@@ -20,9 +20,11 @@
 //!   block that becomes its data block, and its old data block is erased; log
 //!   blocks left without valid pages are erased.
 //!
-//! Merges run inside the write that needs them. Maps are kept in RAM as in 004's
-//! simulation setting (no map I/O); recovery scans the OOB areas
-//! (the `hybrid` module): a torn merge (or a sequential log block) is completed as a
+//! Merges run inside the write that needs them. Maps are kept in non-volatile RAM
+//! as in 004's simulation setting (no map I/O; recovery scans the OOB areas)
+//! or on flash (`ftl.map_persistence = "flash"`: recovery replays the
+//! checkpoint and the map log and rolls forward, see the `maplog` module); then, in
+//! the `hybrid` module, a torn merge (or a sequential log block) is completed as a
 //! partial merge, and every other block in use becomes a random log block, oldest
 //! first.
 //!
@@ -173,6 +175,12 @@ impl Fast {
         self.core.erase(io, victim, Purpose::Recovery)?;
         self.random.retain(|&b| b != victim);
         Ok(true)
+    }
+
+    /// What the last recovery read (flash mode; see the `maplog` module).
+    #[cfg(test)]
+    pub(crate) fn recovery(&self) -> crate::maplog::replay::RecoveryReads {
+        self.core.recovery
     }
 
     /// Merges done so far.

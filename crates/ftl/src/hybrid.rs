@@ -28,12 +28,14 @@
 //! bad.
 //!
 //! Maps are kept in non-volatile RAM or written to flash ([`MapPersistence`],
-//! the `maplog` module): in flash mode the core notes a dirty map entry for
-//! every host page written, every page copied out of place (every page copied
-//! when the data area is page-mapped, as Janus-FTL's is), every block taken and
-//! every block erased, and programs the map pages from [`Core::write`],
-//! [`Core::erase`] and [`Core::flush_maps`]. The ring of map blocks is reserved
-//! before the over-provisioning is taken from the rest.
+//! the `maplog` module): in flash mode the core logs a record for every page
+//! programmed or copied (consecutive in-place copies as one run), every
+//! padding page, every block erased and every logical page trimmed, and
+//! programs the map pages from [`Core::write`], [`Core::erase`] and
+//! [`Core::flush_maps`]; [`Core::recover`] then starts from the latest
+//! checkpoint and the log after it and rolls forward over what was written
+//! since (`maplog::replay`) instead of scanning every page. The ring of map
+//! blocks is reserved before the over-provisioning is taken from the rest.
 //!
 //! The location of every logical page is kept in RAM (so a read costs one flash
 //! read, as the schemes' page maps of their log blocks give); each scheme reports
@@ -45,7 +47,8 @@ use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa};
 
 use crate::blockmap::{self, interleaved_good_blocks};
 use crate::flash::PROGRAM_ATTEMPTS;
-use crate::maplog::{map_area, MapLog, MapPersistence, Persistence};
+use crate::maplog::replay::{self, Order, RecoveryReads};
+use crate::maplog::{checkpoint_records, map_area, page, MapLog, MapPersistence, Persistence, MAGIC};
 use crate::{Flash, FtlError, Io, Purpose};
 
 pub(crate) const NONE: u32 = blockmap::NO_PAGE;
@@ -107,8 +110,14 @@ pub(crate) struct Core {
     name: &'static str,
     /// The map log in flash mode.
     maps: Option<MapLog>,
-    /// How the maps persist, and whether every page copy is a map entry.
+    /// How the maps persist.
     persistence: Persistence,
+    /// Per physical block: when it was last programmed (a program count), so
+    /// a checkpoint lists blocks oldest first.
+    stamp: Vec<u64>,
+    clock: u64,
+    /// What the last recovery read.
+    pub recovery: RecoveryReads,
 }
 
 impl Core {
@@ -123,7 +132,7 @@ impl Core {
     ) -> Result<(Self, u32, u32), FtlError> {
         let g = *io.geometry();
         let good = interleaved_good_blocks(io).count() as u32;
-        let (ring, checkpoint) = map_area(name, &g, good, over_provisioning, min_spare, persistence)?;
+        let (ring, checkpoint) = map_area(name, &g, good, persistence)?;
         let lblocks = match good.checked_sub(ring) {
             Some(rest) => blockmap::logical_blocks(name, rest, over_provisioning, min_spare)?,
             None => {
@@ -147,6 +156,9 @@ impl Core {
             name,
             maps: None,
             persistence,
+            stamp: vec![0; g.total_blocks() as usize],
+            clock: 0,
+            recovery: RecoveryReads::default(),
         };
         Ok((c, ring, checkpoint))
     }
@@ -169,13 +181,21 @@ impl Core {
     ) -> Result<Self, FtlError> {
         let (mut c, ring, checkpoint) = Self::new(name, io, over_provisioning, min_spare, p)?;
         c.free = interleaved_good_blocks(io).collect();
-        c.start_maps(io, ring, checkpoint)?;
+        c.start_maps(io, ring, checkpoint, 1, 0)?;
         Ok(c)
     }
 
-    /// Takes the ring of map blocks from the free blocks and writes the first
-    /// checkpoint (flash mode only).
-    fn start_maps(&mut self, io: &mut Io, ring: u32, checkpoint: u32) -> Result<(), FtlError> {
+    /// Takes the ring of map blocks from the free blocks and writes a
+    /// checkpoint of the map, its pages numbered from `first_seq`, with
+    /// horizon `floor` (no program after it is in the map; flash mode only).
+    fn start_maps(
+        &mut self,
+        io: &mut Io,
+        ring: u32,
+        checkpoint: u32,
+        first_seq: u64,
+        floor: u64,
+    ) -> Result<(), FtlError> {
         if self.persistence.mode == MapPersistence::Nvram {
             return Ok(());
         }
@@ -183,32 +203,68 @@ impl Core {
         for _ in 0..ring {
             blocks.push(self.take_free()?);
         }
-        self.maps = Some(MapLog::start(io, blocks, checkpoint, &mut self.next, &mut self.free)?);
+        let records = self.checkpoint_records();
+        self.maps =
+            Some(MapLog::start(io, blocks, checkpoint, &mut self.next, &mut self.free, &records, floor, first_seq)?);
         Ok(())
     }
 
-    /// Notes `n` dirty map entries (flash mode).
-    #[inline]
-    fn dirty(&mut self, n: u32) {
+    /// The whole map as checkpoint records: the blocks with valid pages,
+    /// oldest written first, each with its valid pages' logical pages.
+    fn checkpoint_records(&self) -> Vec<u64> {
+        let mut blocks: Vec<u32> = (0..self.g.total_blocks()).filter(|&b| self.valid[b as usize] > 0).collect();
+        blocks.sort_unstable_by_key(|&b| (self.stamp[b as usize], b));
+        checkpoint_records(&blocks, self.ppb(), |b, k| {
+            let p = self.ppa(b, k).0;
+            let r = self.rev[p as usize];
+            if r != NONE && self.loc[r as usize] == p {
+                r
+            } else {
+                NONE
+            }
+        })
+    }
+
+    /// Notes a program at `to` (of `lpn`, `NONE` for padding), with its
+    /// sequence number when known.
+    fn programmed(&mut self, io: &Io, to: Ppa, lpn: u32, seq: Option<u64>) {
+        self.clock += 1;
+        let b = self.block_of(to.0) as usize;
+        self.stamp[b] = self.clock;
         if let Some(m) = &mut self.maps {
-            m.dirty(n);
+            m.program(to.0, lpn, seq, io.last_finish());
         }
+    }
+
+    /// Programs the full map pages pending, checkpointing when the ring is
+    /// short of room (flash mode); with `all`, the last partial one too.
+    fn log_maps_with(&mut self, io: &mut Io, all: bool) -> Result<(), FtlError> {
+        let Some(mut m) = self.maps.take() else { return Ok(()) };
+        let mut r = Ok(());
+        while r.is_ok() && (m.full() || (all && m.pending())) {
+            r = if m.room_for_log_page(&self.next) {
+                m.log_page(io, &mut self.next, &mut self.free)
+            } else {
+                let records = self.checkpoint_records();
+                m.checkpoint(io, &records, &mut self.next, &mut self.free)
+            };
+        }
+        self.maps = Some(m);
+        r
     }
 
     /// Programs the full map pages pending (flash mode).
     fn log_maps(&mut self, io: &mut Io) -> Result<(), FtlError> {
-        match &mut self.maps {
-            Some(m) => m.log(io, &mut self.next, &mut self.free),
-            None => Ok(()),
-        }
+        self.log_maps_with(io, false)
     }
 
-    /// Programs every dirty map entry (a flush; flash mode).
+    /// Programs every map record pending (a flush; flash mode).
     pub fn flush_maps(&mut self, io: &mut Io) -> Result<(), FtlError> {
-        match &mut self.maps {
-            Some(m) => m.flush(io, &mut self.next, &mut self.free),
-            None => Ok(()),
-        }
+        self.log_maps_with(io, true)
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.name
     }
 
     #[inline]
@@ -249,6 +305,9 @@ impl Core {
             let b = self.block_of(p) as usize;
             self.valid[b] -= 1;
             self.loc[lpn as usize] = NONE;
+            if let Some(m) = &mut self.maps {
+                m.trim(lpn);
+            }
         }
     }
 
@@ -259,7 +318,6 @@ impl Core {
             .pop_front()
             .map(|b| b.0)
             .ok_or_else(|| FtlError::DeviceFull(format!("{}: no free block", self.name)))?;
-        self.dirty(1);
         Ok(b)
     }
 
@@ -297,15 +355,16 @@ impl Core {
             self.bytes = Some(matches!(data, Payload::Bytes(_)));
         }
         let to = self.ppa(block, self.next[block as usize]);
-        if let Err(e) = io.program(to, lpn, PageKind::Data, data, purpose) {
-            return Err(self.failed(block, e));
-        }
+        let seq = match io.program(to, lpn, PageKind::Data, data, purpose) {
+            Ok(seq) => seq,
+            Err(e) => return Err(self.failed(block, e)),
+        };
         let old = self.loc[lpn as usize];
         if old != NONE {
             io.supersede(Ppa(old));
         }
         self.moved(lpn, to, block);
-        self.dirty(1);
+        self.programmed(io, to, lpn, Some(seq));
         self.log_maps(io)
     }
 
@@ -317,9 +376,7 @@ impl Core {
             return Err(self.failed(block, e));
         }
         self.moved(lpn, to, block);
-        if self.persistence.page_mapped || to.0 % self.ppb() != lpn % self.ppb() {
-            self.dirty(1);
-        }
+        self.programmed(io, to, lpn, None);
         Ok(())
     }
 
@@ -340,11 +397,13 @@ impl Core {
         };
         let data = if bytes { Payload::Bytes(vec![0u8; self.g.page_size as usize].into()) } else { Payload::Token(0) };
         let to = self.ppa(block, self.next[block as usize]);
-        if let Err(e) = io.program(to, NONE, PageKind::Meta, data, purpose) {
-            return Err(self.failed(block, e));
-        }
+        let seq = match io.program(to, NONE, PageKind::Meta, data, purpose) {
+            Ok(seq) => seq,
+            Err(e) => return Err(self.failed(block, e)),
+        };
         self.rev[to.0 as usize] = NONE;
         self.next[block as usize] += 1;
+        self.programmed(io, to, NONE, Some(seq));
         Ok(())
     }
 
@@ -366,7 +425,9 @@ impl Core {
         } else {
             self.next[block as usize] = self.ppb();
         }
-        self.dirty(1);
+        if let Some(m) = &mut self.maps {
+            m.erase(block);
+        }
         self.log_maps(io)
     }
 
@@ -512,43 +573,21 @@ impl Core {
         let (mut c, ring, checkpoint) = Self::new(name, io, over_provisioning, min_spare, p)?;
         let lpages = c.logical_pages();
         let blocks: Vec<BlockId> = interleaved_good_blocks(io).collect();
-        let mut newest_seq = vec![0u64; lpages as usize];
-        let mut page_seq = vec![0u64; c.rev.len()];
-        let mut block_seq = vec![0u64; c.g.total_blocks() as usize];
-        for &b in &blocks {
-            let programmed = io.programmed_pages(b);
-            c.next[b.0 as usize] = programmed;
-            for page in 0..programmed {
-                let ppa = c.g.ppa(b, page);
-                match io.read_oob(ppa, Purpose::Recovery) {
-                    Ok(Some(oob)) => {
-                        if oob.kind == PageKind::Map && p.mode == MapPersistence::Flash {
-                            // The checkpoint and the log after it (see the
-                            // `maplog` module); a torn page reads as nothing.
-                            match io.read(ppa, Purpose::Map) {
-                                Ok(_) | Err(NandError::Uncorrectable(_)) => {}
-                                Err(e) => return Err(FtlError::Recovery(format!("{name}: reading {ppa:?}: {e}"))),
-                            }
-                        }
-                        block_seq[b.0 as usize] = block_seq[b.0 as usize].max(oob.seq);
-                        page_seq[ppa.0 as usize] = oob.seq;
-                        if oob.kind == PageKind::Data && oob.lpn < lpages {
-                            c.rev[ppa.0 as usize] = oob.lpn;
-                            if oob.seq >= newest_seq[oob.lpn as usize] {
-                                newest_seq[oob.lpn as usize] = oob.seq;
-                                c.loc[oob.lpn as usize] = ppa.0;
-                            }
-                        }
-                    }
-                    Ok(None) | Err(NandError::Uncorrectable(_)) => {}
-                    Err(e) => return Err(FtlError::Recovery(format!("{name}: scanning {ppa:?}: {e}"))),
-                }
+        let nblocks = c.g.total_blocks() as usize;
+        let mut order = Order { page: vec![0; c.rev.len()], block: vec![0; nblocks], newest: 0 };
+        let mut reads = RecoveryReads::default();
+        let replayed = match p.mode {
+            MapPersistence::Flash => replay::replay(&mut c, io, &blocks, &mut order, &mut reads)?,
+            MapPersistence::Nvram => None,
+        };
+        let newest_map = match replayed {
+            Some(n) => n,
+            None => {
+                reads.full_scan = p.mode == MapPersistence::Flash;
+                c.scan(io, &blocks, &mut order, &mut reads)?
             }
-            if is_bad(io, b.0) {
-                // Gone bad: counts as full, never written again.
-                c.next[b.0 as usize] = c.ppb();
-            }
-        }
+        };
+        let Order { page: page_seq, block: block_seq, newest: floor } = order;
         for &p in &c.loc {
             if p != NONE {
                 let b = c.block_of(p) as usize;
@@ -632,8 +671,73 @@ impl Core {
             }
         }
         rest.sort_unstable();
-        c.start_maps(io, ring, checkpoint)?;
+        for (b, &s) in block_seq.iter().enumerate() {
+            c.stamp[b] = s;
+            c.clock = c.clock.max(s);
+        }
+        c.start_maps(io, ring, checkpoint, newest_map + 1, floor)?;
+        c.recovery = reads;
         Ok((c, rest))
+    }
+
+    /// Reads the OOB of every programmed page of `blocks` and rebuilds the
+    /// page locations from the newest copy of each logical page (see the
+    /// module documentation); returns the newest map page's sequence number
+    /// (flash mode: map pages are read, purpose map).
+    fn scan(
+        &mut self,
+        io: &mut Io,
+        blocks: &[BlockId],
+        order: &mut Order,
+        reads: &mut RecoveryReads,
+    ) -> Result<u64, FtlError> {
+        let c = self;
+        let name = c.name;
+        let lpages = c.logical_pages();
+        let mut newest_seq = vec![0u64; lpages as usize];
+        let mut newest_map = 0;
+        for &b in blocks {
+            let programmed = io.programmed_pages(b);
+            c.next[b.0 as usize] = programmed;
+            for page in 0..programmed {
+                let ppa = c.g.ppa(b, page);
+                reads.oob_reads += 1;
+                match io.read_oob(ppa, Purpose::Recovery) {
+                    Ok(Some(oob)) => {
+                        if oob.kind == PageKind::Map && c.persistence.mode == MapPersistence::Flash {
+                            reads.map_pages += 1;
+                            match io.read(ppa, Purpose::Map) {
+                                Ok((payload, _)) => {
+                                    if let Some(m) = page::decode(MAGIC, &payload) {
+                                        newest_map = newest_map.max(m.seq);
+                                    }
+                                }
+                                Err(NandError::Uncorrectable(_)) => {}
+                                Err(e) => return Err(FtlError::Recovery(format!("{name}: reading {ppa:?}: {e}"))),
+                            }
+                            continue;
+                        }
+                        order.newest = order.newest.max(oob.seq);
+                        order.block[b.0 as usize] = order.block[b.0 as usize].max(oob.seq);
+                        order.page[ppa.0 as usize] = oob.seq;
+                        if oob.kind == PageKind::Data && oob.lpn < lpages {
+                            c.rev[ppa.0 as usize] = oob.lpn;
+                            if oob.seq >= newest_seq[oob.lpn as usize] {
+                                newest_seq[oob.lpn as usize] = oob.seq;
+                                c.loc[oob.lpn as usize] = ppa.0;
+                            }
+                        }
+                    }
+                    Ok(None) | Err(NandError::Uncorrectable(_)) => {}
+                    Err(e) => return Err(FtlError::Recovery(format!("{name}: scanning {ppa:?}: {e}"))),
+                }
+            }
+            if is_bad(io, b.0) {
+                // Gone bad: counts as full, never written again.
+                c.next[b.0 as usize] = c.ppb();
+            }
+        }
+        Ok(newest_map)
     }
 
     /// Checks page locations and valid counts against the medium.

@@ -37,9 +37,11 @@
 //!   `experiments/janus/README.md`).
 //!
 //! `N_O`, the PMA's over-provisioned blocks, are the spare blocks less the two
-//! kept empty and the sequential log blocks. Maps are kept in RAM as in 004's
-//! simulation setting (no map I/O). Recovery scans the OOB areas
-//! (the `hybrid` module): a torn merge or an in-place sequential log block is
+//! kept empty and the sequential log blocks. Maps are kept in non-volatile RAM as in 004's
+//! simulation setting (no map I/O; recovery scans the OOB areas) or on flash
+//! (`ftl.map_persistence = "flash"`: recovery replays the checkpoint and the
+//! map log and rolls forward, see the `maplog` module). Then, in
+//! the `hybrid` module, a torn merge or an in-place sequential log block is
 //! completed as a partial merge, a logical block whose valid pages all lie in its
 //! data block is in the BMA, every other one is fused, and the blocks holding
 //! their pages are the PMA.
@@ -387,6 +389,12 @@ impl Janus {
         }
         f.ensure_empties(io, MIN_EMPTY)?;
         Ok(f)
+    }
+
+    /// What the last recovery read (flash mode; see the `maplog` module).
+    #[cfg(test)]
+    pub(crate) fn recovery(&self) -> crate::maplog::replay::RecoveryReads {
+        self.core.recovery
     }
 
     /// What Janus-FTL did so far.

@@ -49,16 +49,12 @@
 //!
 //! # Page format
 //!
-//! A 32-byte header (little-endian): magic `SSCL` (log) or `SSCC`
-//! (checkpoint), the page's sequence number (u64, one counter for both kinds),
-//! the number of records (u32), a link (u64: for a log page the sequence
-//! number of the log page before it, for a checkpoint the last log page before
-//! it), and for a checkpoint the page's index and the checkpoint's page count
-//! (u32 each; its pages have consecutive sequence numbers). Then 8-byte
-//! records: disk block (31 bits) with the dirty flag in bit 31, then the page
-//! (u32; all ones for an evict).
+//! The shared metadata page of `crate::maplog::page` (magics `SSCL` for log
+//! pages and `SSCC` for checkpoints), with 8-byte records: disk block (31
+//! bits) with the dirty flag in bit 31, then the page (u32; all ones for an
+//! evict).
 
-use ftlab_nand::{BlockId, DieId, Geometry, NandError, PageKind, Payload, Ppa, SimTime};
+use ftlab_nand::{BlockId, DieId, Geometry, NandError, PageKind, Ppa, SimTime};
 
 use super::core::Ssc;
 use super::table::{flag, NONE};
@@ -66,19 +62,16 @@ use super::SscConfig;
 use crate::alloc::Allocation;
 use crate::{FtlError, Io, Purpose};
 
-/// Bytes of a metadata page's header.
-pub(super) const HEADER: usize = 32;
-/// Bytes of a record.
-pub(super) const RECORD: usize = 8;
+use crate::maplog::page::{self as meta, Magic, MetaPage};
+pub(super) use crate::maplog::page::{HEADER, RECORD};
 /// The allocator stream of metadata pages.
 pub(super) const META_STREAM: u32 = 1;
-const LOG_MAGIC: [u8; 4] = *b"SSCL";
-const CKPT_MAGIC: [u8; 4] = *b"SSCC";
+const MAGIC: Magic = Magic { log: *b"SSCL", checkpoint: *b"SSCC" };
 const DIRTY_BIT: u32 = 1 << 31;
 
 /// Records one metadata page holds.
 pub(super) fn records_per_page(g: &Geometry) -> usize {
-    (g.page_size as usize).saturating_sub(HEADER) / RECORD
+    meta::records_per_page(g.page_size)
 }
 
 /// Pages of a checkpoint of `entries` cached blocks (at least one).
@@ -148,47 +141,6 @@ impl MetaLog {
     }
 }
 
-/// A metadata page read back.
-#[derive(Debug)]
-struct MetaPage {
-    checkpoint: bool,
-    seq: u64,
-    link: u64,
-    index: u32,
-    total: u32,
-    records: Vec<u64>,
-}
-
-fn page_bytes(g: &Geometry, page: &MetaPage) -> Payload {
-    let mut b = vec![0u8; g.page_size as usize];
-    b[0..4].copy_from_slice(if page.checkpoint { &CKPT_MAGIC } else { &LOG_MAGIC });
-    b[4..12].copy_from_slice(&page.seq.to_le_bytes());
-    b[12..16].copy_from_slice(&(page.records.len() as u32).to_le_bytes());
-    b[16..24].copy_from_slice(&page.link.to_le_bytes());
-    b[24..28].copy_from_slice(&page.index.to_le_bytes());
-    b[28..32].copy_from_slice(&page.total.to_le_bytes());
-    for (i, r) in page.records.iter().enumerate() {
-        b[HEADER + i * RECORD..HEADER + (i + 1) * RECORD].copy_from_slice(&r.to_le_bytes());
-    }
-    Payload::Bytes(b.into())
-}
-
-fn parse(payload: &Payload) -> Option<MetaPage> {
-    let Payload::Bytes(b) = payload else {
-        return None;
-    };
-    let u32_at = |i: usize| b.get(i..i + 4).and_then(|s| s.try_into().ok()).map(u32::from_le_bytes);
-    let u64_at = |i: usize| b.get(i..i + 8).and_then(|s| s.try_into().ok()).map(u64::from_le_bytes);
-    let checkpoint = match b.get(0..4)? {
-        m if m == CKPT_MAGIC => true,
-        m if m == LOG_MAGIC => false,
-        _ => return None,
-    };
-    let n = u32_at(12)? as usize;
-    let records = (0..n).map(|i| u64_at(HEADER + i * RECORD)).collect::<Option<Vec<u64>>>()?;
-    Some(MetaPage { checkpoint, seq: u64_at(4)?, link: u64_at(16)?, index: u32_at(24)?, total: u32_at(28)?, records })
-}
-
 impl Ssc {
     /// Appends the record of block `key` now at page `ppa` (dirty or clean).
     pub(super) fn log_map(&mut self, key: u32, ppa: u32, dirty: bool) {
@@ -241,7 +193,7 @@ impl Ssc {
             return Ok(());
         };
         io.start_after(l.settled.max(l.data_done));
-        let payload = page_bytes(&self.geometry, page);
+        let payload = meta::encode(self.geometry.page_size, MAGIC, page);
         let seq = page.seq;
         io.program_placed(0, PageKind::Meta, payload, purpose, |_, bad| self.meta_place(bad, seq))?;
         if let Some(l) = self.log.as_mut() {
@@ -472,7 +424,7 @@ impl Ssc {
                         let fail = |e| FtlError::Recovery(format!("reading the map log at {ppa:?}: {e}"));
                         let read = match io.read_oob(ppa, Purpose::Recovery) {
                             Ok(Some(_)) => match io.read(ppa, Purpose::Recovery) {
-                                Ok((payload, _)) => parse(&payload),
+                                Ok((payload, _)) => meta::decode(MAGIC, &payload),
                                 Err(NandError::Uncorrectable(_)) => None,
                                 Err(e) => return Err(fail(e)),
                             },
@@ -490,28 +442,9 @@ impl Ssc {
                 Some(_) => data_blocks.push(b),
             }
         }
-        // The latest checkpoint with every page readable.
-        pages.sort_by_key(|p| (p.seq, !p.checkpoint));
-        pages.dedup_by_key(|p| p.seq);
-        let mut best: Option<(u64, u32, u64)> = None;
-        let mut run: Option<(u64, u32, u32, u64)> = None; // start, total, pages seen, link
-        for p in pages.iter().filter(|p| p.checkpoint) {
-            let start = p.seq.wrapping_sub(u64::from(p.index));
-            run = match run {
-                Some((s0, t, n, link)) if s0 == start && t == p.total && u64::from(n) == u64::from(p.index) => {
-                    Some((s0, t, n + 1, link))
-                }
-                _ if p.index == 0 => Some((start, p.total, 1, p.link)),
-                _ => None,
-            };
-            if let Some((s0, t, n, link)) = run {
-                if n == t {
-                    best = Some((s0, t, link));
-                }
-            }
-        }
-        let (ckpt_start, ckpt_end, mut expected) =
-            best.map_or((0, 0, 0), |(s0, t, link)| (s0, s0 + u64::from(t), link));
+        // The latest checkpoint with every page readable, and the log after it.
+        let sel = meta::select(&mut pages);
+        let expected = sel.last_log;
         let apply = |s: &mut Ssc, r: u64| -> Result<(), FtlError> {
             let key = (r as u32) & !DIRTY_BIT;
             let ppa = (r >> 32) as u32;
@@ -531,22 +464,17 @@ impl Ssc {
             e.set(flag::DIRTY, r as u32 & DIRTY_BIT != 0);
             Ok(())
         };
-        for p in pages.iter().filter(|p| p.checkpoint && p.seq >= ckpt_start && p.seq < ckpt_end) {
-            for &r in &p.records {
+        for &i in &sel.checkpoint {
+            for &r in &pages[i].records {
                 apply(&mut s, r)?;
             }
         }
-        let mut replayed = 0u32;
-        for p in pages.iter().filter(|p| !p.checkpoint && p.seq >= ckpt_end) {
-            if p.link != expected {
-                continue;
-            }
-            for &r in &p.records {
+        for &i in &sel.log {
+            for &r in &pages[i].records {
                 apply(&mut s, r)?;
             }
-            expected = p.seq;
-            replayed += 1;
         }
+        let replayed = sel.log.len() as u32;
         // Every mapped page must be a written page of a data block, named once.
         let mut is_data = vec![false; g.total_blocks() as usize];
         for &b in &data_blocks {
