@@ -506,6 +506,31 @@ mod tests {
     }
 
     #[test]
+    fn cases_run_with_every_grid_point_case_slowest_and_the_grid_set_last() {
+        let (_d, p) = write(
+            "[base.workload]\nmax_requests = 10\n\
+             [[case]]\nname = \"pm\"\nset = { \"ftl.kind\" = \"pagemap\", seed = 9 }\n\
+             [[case]]\nname = \"nftl\"\nset = { ftl = { kind = \"nftl\" } }\n\
+             [grid]\nseed = [1, 2]\n",
+        );
+        let points = load_sweep(&p).unwrap().points;
+        assert_eq!(points.len(), 4);
+        assert_eq!(points[1].describe(), "case = \"pm\", seed = 2");
+        assert_eq!((points[1].config.ftl.kind.as_str(), points[1].config.seed), ("pagemap", Some(2)));
+        assert_eq!(points[2].case.as_deref(), Some("nftl"));
+        assert_eq!(points[2].config.ftl.kind, "nftl");
+        let cols = header(&points).unwrap();
+        assert_eq!(cols[..3], ["run", "case", "seed"]);
+        // Without a grid, one run per case.
+        let (_d, p) = write("[[case]]\nname = \"a\"\n[[case]]\nname = \"b\"\nset = { seed = 4 }\n");
+        let points = load_sweep(&p).unwrap().points;
+        assert_eq!(points.iter().map(|p| p.config.seed).collect::<Vec<_>>(), [None, Some(4)]);
+        let (_d, p) = write("[[case]]\nname = \"a\"\nsett = {}\n");
+        let e = load_sweep(&p).unwrap_err().to_string();
+        assert!(e.contains("[[case]] 1 (`a`)") && e.contains("sett"), "{e}");
+    }
+
+    #[test]
     fn header_skips_report_fields_named_by_the_grid() {
         let (_d, p) = write("[grid]\nseed = [1, 2]\n");
         let cols = header(&load_sweep(&p).map(|s| s.points).unwrap()).unwrap();
