@@ -20,6 +20,7 @@ quick=(
   lazy-rtgc/sweep-traces:lazy-rtgc/results-traces
   gftl/consumer:gftl/consumer
   gftl/consumer-50:gftl/consumer-50
+  lazy-rtgc/figure8:lazy-rtgc/figure8
   telomere/fig10-sweep:
   telomere/table3-sweep:
 )
