@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Every committed sweep CSV must be what this checkout produces. Runs each sweep
-# of experiments/ into a temporary file and compares its rows (sorted by `run`,
-# every column of the committed CSV) with the committed CSV; exits 1 naming each
-# sweep that differs and the first columns that moved. Columns this checkout
-# adds (new report fields) are named, not compared: they change no result.
+# of experiments/ into a temporary folder and compares its rows (sorted by `run`,
+# every column of the committed CSV) with the committed CSV, and every [[table]]
+# file it writes with the committed file of that name byte for byte; exits 1
+# naming each sweep that differs and the first columns that moved. Columns this
+# checkout adds to the rows (new report fields) are named, not compared: they
+# change no result. An entry `SWEEP:` (no rows CSV) is checked by its tables
+# alone.
 #
 #   bash experiments/check-sweeps.sh            every sweep (about 6 minutes on 2 cores)
 #   bash experiments/check-sweeps.sh --quick    the CI-sized subset (about 40 s)
 #
-# Uses FTLAB (default: target/release/ftlab, built if missing). A sweep rewrites
-# its SVG plots next to its TOML, as `ftlab sweep` always does: identical rows
-# give identical plots, so a clean checkout stays clean.
+# Uses FTLAB (default: target/release/ftlab, built if missing). Tables and plots
+# are written into the temporary folder (`ftlab sweep --out-dir`): the checkout
+# is left as it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +22,9 @@ quick=(
   lazy-rtgc/sweep-traces:lazy-rtgc/results-traces
   gftl/consumer:gftl/consumer
   gftl/consumer-50:gftl/consumer-50
+  lazy-rtgc/figure8:lazy-rtgc/figure8
+  telomere/fig10-sweep:
+  telomere/table3-sweep:
 )
 rest=(
   janus/figure7:janus/figure7
@@ -48,10 +54,26 @@ trap 'rm -rf "$tmp"' EXIT
 failed=0
 for s in "${sweeps[@]}"; do
   toml="experiments/${s%%:*}.toml"
-  csv="experiments/${s##*:}.csv"
-  out="$tmp/$(echo "${s##*:}" | tr / -).csv"
+  dir="$tmp/$(echo "${s%%:*}" | tr / -)"
+  out="$dir.rows.csv"
   start=$(date +%s)
-  "$FTLAB" sweep --quiet "$toml" -o "$out"
+  "$FTLAB" sweep --quiet "$toml" -o "$out" --out-dir "$dir"
+  same=1
+  for table in "$dir"/*.csv; do
+    [ -e "$table" ] || continue
+    committed="$(dirname "$toml")/$(basename "$table")"
+    if ! cmp -s "$table" "$committed"; then
+      echo "DIFFERS  $committed: regenerate it with: ftlab sweep $toml (and say why in the commit)"
+      diff <(head -c 100000 "$committed") <(head -c 100000 "$table") | head -6 || true
+      same=0
+      failed=1
+    fi
+  done
+  if [ -z "${s##*:}" ]; then
+    [ "$same" = 1 ] && echo "ok       $toml tables ($(( $(date +%s) - start )) s)"
+    continue
+  fi
+  csv="experiments/${s##*:}.csv"
   if python3 - "$csv" "$out" <<'EOF'
 import csv, sys
 

@@ -131,7 +131,18 @@ have finished, into the sweep file's folder:
     y = \"waf\"                        # a report field
     y_label = \"WAF\"
 
-Runs sharing an x and series value (other keys varying) are averaged.";
+Runs sharing an x and series value (other keys varying) are averaged.
+
+Also (see experiments/telomere/table3-sweep.toml): `base = \"run.toml\"` takes
+[base] from a run config file; [[case]] tables (name, set = { \"KEY\" = value },
+admit = { policy = \"waogc\", blocks = N }) are named variants run with every
+grid point (a `case` column; `admit`: the host drops the tasks that policy's
+test refuses, as `ftlab admit`, and reports them refused); [[table]] tables
+write CSV files of chosen columns (file, columns = [\"NAME=FIELD\", ...],
+each = \"tasks\" | \"throughput\" | \"rber_cdf\" | \"erase_histogram\" for a row
+per element, dialect = \"ftlab\" | \"python\"); [[plot]] with kind = \"lines\"
+draws one line per run through such rows (each, x, y, series, x_scale = \"log\",
+x_range, steps).";
 
 /// `ftlab run`.
 #[derive(Debug, Args)]
@@ -369,6 +380,10 @@ pub struct SweepArgs {
     /// Run at most this many simulations at once (default: one per core).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
+    /// Write the sweep's [[table]] files and plots into DIR (created) instead of
+    /// the sweep file's folder.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
     /// Validate every grid point, list them and exit without running.
     #[arg(long)]
     pub dry_run: bool,

@@ -1,4 +1,6 @@
-//! Plots of a sweep's results: grouped bar charts written as SVG (plotters).
+//! Plots of a sweep's results written as SVG (plotters): grouped bar charts of
+//! its rows ([`draw`]) and line plots of a report array, a line per run
+//! ([`draw_lines`], `kind = "lines"`, see [`ftlab_lab::sweep_out`]).
 //!
 //! A sweep file may hold `[[plot]]` tables ([`PlotSpec`], read and validated by
 //! [`ftlab_lab::sweep::load_sweep`]):
@@ -21,6 +23,7 @@ use std::path::Path;
 use plotters::prelude::*;
 
 pub use ftlab_lab::sweep::PlotSpec;
+use ftlab_lab::sweep_out::{Line, LineSpec, Scale};
 
 use crate::error::CliError;
 
@@ -117,6 +120,86 @@ pub fn draw(spec: &PlotSpec, columns: &[String], rows: &[Vec<serde_json::Value>]
         .position(SeriesLabelPosition::UpperRight)
         .draw()
         .map_err(|e| fail(&e))?;
+    root.present().map_err(|e| fail(&e))?;
+    Ok(())
+}
+
+/// Draws a line plot ([`LineSpec`]): one line per `(label, points)`, in order.
+pub fn draw_lines(spec: &LineSpec, lines: &[&Line], dir: &Path) -> Result<(), CliError> {
+    let path = dir.join(&spec.file);
+    let fail = |e: &dyn std::fmt::Display| CliError::Failed(format!("cannot draw {}: {e}", path.display()));
+    let log = spec.x_scale == Scale::Log;
+    let all = || lines.iter().flat_map(|(_, p)| p.iter()).filter(|(x, _)| !log || *x > 0.0);
+    let [x0, x1] = spec.x_range.unwrap_or_else(|| {
+        let (lo, hi) = all().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (x, _)| (a.min(*x), b.max(*x)));
+        if lo.is_finite() {
+            [lo, hi]
+        } else {
+            [1.0, 10.0]
+        }
+    });
+    if x0.partial_cmp(&x1) != Some(std::cmp::Ordering::Less) || (log && x0 <= 0.0) {
+        return Err(CliError::Usage(format!(
+            "plot `{}`: x_range = [{x0}, {x1}] is not an increasing range{}",
+            spec.file,
+            if log { " of positive values (x_scale = \"log\")" } else { "" }
+        )));
+    }
+    let (y0, y1) = all().fold((0.0f64, f64::NEG_INFINITY), |(a, b), (_, y)| (a.min(*y), b.max(*y)));
+    let y1 = if y1.is_finite() && y1 > y0 { y1 + (y1 - y0) * 0.05 } else { y0 + 1.0 };
+    // Points outside the x range are clamped to its edges, so a line leaves the
+    // plot where it crosses them.
+    let clamp = |points: &[(f64, f64)]| -> Vec<(f64, f64)> {
+        let mut out = Vec::with_capacity(points.len() * 2);
+        for (i, &(x, y)) in points.iter().enumerate() {
+            if log && x <= 0.0 {
+                continue;
+            }
+            if spec.steps && i > 0 {
+                if let Some(&(_, prev)) = out.last() {
+                    out.push((x.clamp(x0, x1), prev));
+                }
+            }
+            out.push((x.clamp(x0, x1), y));
+        }
+        out
+    };
+    let root = SVGBackend::new(&path, (960, 540)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| fail(&e))?;
+    let mut builder = ChartBuilder::on(&root);
+    builder
+        .caption(spec.title.as_deref().unwrap_or(&spec.y), ("sans-serif", 22))
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(70);
+    let x_desc = spec.x_label.as_deref().unwrap_or(&spec.x);
+    let y_desc = spec.y_label.as_deref().unwrap_or(&spec.y);
+    macro_rules! plot_on {
+        ($chart:expr) => {{
+            let mut chart = $chart.map_err(|e| fail(&e))?;
+            chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).draw().map_err(|e| fail(&e))?;
+            for (j, (label, points)) in lines.iter().enumerate() {
+                let color = Palette99::pick(j).to_rgba();
+                chart
+                    .draw_series(LineSeries::new(clamp(points), color.stroke_width(2)))
+                    .map_err(|e| fail(&e))?
+                    .label(label.as_str())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2)));
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .position(SeriesLabelPosition::UpperLeft)
+                .draw()
+                .map_err(|e| fail(&e))?;
+        }};
+    }
+    if log {
+        plot_on!(builder.build_cartesian_2d((x0..x1).log_scale(), y0..y1));
+    } else {
+        plot_on!(builder.build_cartesian_2d(x0..x1, y0..y1));
+    }
     root.present().map_err(|e| fail(&e))?;
     Ok(())
 }

@@ -1,12 +1,12 @@
 //! `ftlab sweep`: a sweep file's grid ([`ftlab_lab::sweep`]) run on all cores,
 //! each row written and flushed as its run finishes, so an interrupted sweep
-//! keeps every finished row; then its plots.
+//! keeps every finished row; then its tables and plots.
 
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use ftlab_lab::sweep::{header, load_sweep, row_error, run_points, Sweep};
+use ftlab_lab::sweep::{header, keep, load_sweep, row_error, run_points_keeping, Kept};
 
 use crate::cli::{RowFormat, SweepArgs};
 use crate::error::CliError;
@@ -39,17 +39,27 @@ fn json_line(columns: &[String], values: &[serde_json::Value]) -> String {
 
 /// `ftlab sweep`.
 pub fn run(args: &SweepArgs) -> Result<(), CliError> {
-    let Sweep { points, plots } = load_sweep(&args.file)?;
+    let sweep = load_sweep(&args.file)?;
+    let points = &sweep.points;
     let total = points.len();
     if args.dry_run {
         let mut out = Sink::open(args.out.as_deref())?;
         let mut text = format!("{total} runs, all valid:\n");
-        for p in &points {
+        for p in points {
             text.push_str(&format!("  run {}: {}\n", p.run, p.describe()));
         }
         return out.write(&text);
     }
-    let columns = header(&points)?;
+    let columns = header(points)?;
+    // Created before anything runs, so a bad folder fails at once.
+    let dir = match &args.out_dir {
+        Some(d) => {
+            std::fs::create_dir_all(d)
+                .map_err(|e| CliError::Failed(format!("cannot create --out-dir {}: {e}", d.display())))?;
+            d.as_path()
+        }
+        None => args.file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")),
+    };
     let sink = Mutex::new(Sink::open(args.out.as_deref())?);
     if args.format == RowFormat::Csv {
         lock(&sink).write(&csv_line(columns.iter().cloned())?)?;
@@ -57,7 +67,15 @@ pub fn run(args: &SweepArgs) -> Result<(), CliError> {
     let bar = Bar::new(args.quiet, Some(total as u64), "runs");
     let failed = Mutex::new(Vec::new());
     let start = Instant::now();
-    let finished = run_points(&points, &columns, args.jobs.unwrap_or(0), |point, values| -> Result<(), CliError> {
+    let keeper = |row: &[serde_json::Value], report: Option<&ftlab_sim::Report>| {
+        if sweep.keeps_reports() {
+            keep(&sweep, row, report)
+        } else {
+            Ok(Kept::default())
+        }
+    };
+    let jobs = args.jobs.unwrap_or(0);
+    let finished = run_points_keeping(points, &columns, jobs, keeper, |point, values| -> Result<(), CliError> {
         let line = match args.format {
             RowFormat::Csv => csv_line(values.iter().map(csv_cell))?,
             RowFormat::Jsonl => json_line(&columns, values),
@@ -73,13 +91,27 @@ pub fn run(args: &SweepArgs) -> Result<(), CliError> {
         Ok(())
     });
     bar.finish();
-    let rows: Vec<Vec<serde_json::Value>> = finished?.into_iter().map(|(_, v)| v).collect();
-    let dir = args.file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    for plot in &plots {
-        plot::draw(plot, &columns, &rows, dir)?;
+    let (rows, kept): (Vec<Vec<serde_json::Value>>, Vec<Kept>) = finished?.into_iter().map(|(_, v, k)| (v, k)).unzip();
+    let said = |what: &str, file: &str| {
         if !args.quiet {
-            eprintln!("ftlab sweep: plotted {}", dir.join(&plot.file).display());
+            eprintln!("ftlab sweep: {what} {}", dir.join(file).display());
         }
+    };
+    for plot in &sweep.plots {
+        plot::draw(plot, &columns, &rows, dir)?;
+        said("plotted", &plot.file);
+    }
+    for (i, table) in sweep.tables.iter().enumerate() {
+        let text = table.text(kept.iter().flat_map(|k| k.tables.get(i).into_iter().flatten()))?;
+        let path = dir.join(&table.spec.file);
+        std::fs::write(&path, text).map_err(|e| CliError::Failed(format!("cannot write {}: {e}", path.display())))?;
+        said("wrote", &table.spec.file);
+    }
+    for (i, lines) in sweep.lines.iter().enumerate() {
+        let data: Vec<&ftlab_lab::sweep_out::Line> =
+            kept.iter().filter_map(|k| k.lines.get(i).and_then(Option::as_ref)).collect();
+        plot::draw_lines(&lines.spec, &data, dir)?;
+        said("plotted", &lines.spec.file);
     }
     let failed = failed.into_inner().unwrap_or_else(|e| e.into_inner());
     if !args.quiet {

@@ -4,9 +4,14 @@
 //!
 //! - [`overlay`]: a run configuration read as a TOML table, dotted keys set on it
 //!   (`--set KEY=VALUE`), deserialized into an [`ftlab_sim::RunConfig`];
-//! - [`sweep`]: sweep files (`[base]`, `[grid]`, `[[plot]]`), their grid points
+//! - [`sweep`]: sweep files (`[base]`, `[[case]]`, `[grid]`, `[[plot]]`), their grid points
 //!   validated before anything runs, run in parallel with each row streamed to the
 //!   caller;
+//! - [`sweep_out`]: a sweep's `[[table]]` files and line plots, over runs or
+//!   over the elements of a report array ([`each`]: tasks, the throughput time
+//!   series, the RBER CDF);
+//! - [`host_admit`]: an admission test the host applies before a run (a sweep
+//!   case's `admit`), for FTLs without admission control of their own;
 //! - [`flatten`]: a report's scalar fields as named columns (`read_us.p99`), the
 //!   CSV and JSON-lines output;
 //! - [`bounds`]: a chip's design-time bounds, as the papers give them and as
@@ -42,12 +47,15 @@
 //! ```
 
 pub mod bounds;
+pub mod each;
 mod error;
 pub mod flatten;
+pub mod host_admit;
 pub mod html;
 pub mod janus;
 pub mod mqsim;
 pub mod overlay;
 pub mod sweep;
+pub mod sweep_out;
 
 pub use error::LabError;

@@ -4,6 +4,14 @@
 //! parallel ([`run_points`]), each finished row handed to the caller as it
 //! finishes, so a front end can stream it out.
 //!
+//! `[base]` may instead name a run config file (`base = "run.toml"`, relative
+//! to the sweep file). Optional `[[case]]` tables are named variants laid over
+//! the base before the grid (`name`, a `set` table of dotted keys, and an
+//! `admit` test the host applies, [`crate::host_admit`]); every case runs with
+//! every grid point (the grid may then be left out), and the rows get a `case`
+//! column. `[[table]]` files and line plots (`kind = "lines"`) are in
+//! [`crate::sweep_out`].
+//!
 //! ```toml
 //! [base]
 //! seed = 1
@@ -30,7 +38,9 @@ use toml::{Table, Value};
 use ftlab_sim::{Report, RunConfig, SimError};
 
 use crate::flatten::{report_scalars, Cell};
-use crate::overlay::{load_table_text, relative_to, set_path, to_config};
+use crate::host_admit::{self, AdmitSpec, Refusal};
+use crate::overlay::{load_file, load_table_text, relative_to, set_path, to_config};
+use crate::sweep_out::{Line, LineSpec, Lines, Table as OutTable, TableSpec};
 use crate::LabError;
 
 /// One combination of grid values.
@@ -41,13 +51,36 @@ pub struct Point {
     /// `(dotted key, value)` in the grid's key order.
     pub values: Vec<(String, Value)>,
     pub config: RunConfig,
+    /// The `[[case]]` it runs, if the sweep has cases.
+    pub case: Option<String>,
+    /// Tasks the case's host admission refused (left out of `config`).
+    pub refused: Vec<Refusal>,
 }
 
 impl Point {
     /// `ftl.kind = "pagemap", seed = 2`.
     pub fn describe(&self) -> String {
-        self.values.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")
+        let case = self.case.iter().map(|c| format!("case = {:?}", c));
+        case.chain(self.values.iter().map(|(k, v)| format!("{k} = {v}"))).collect::<Vec<_>>().join(", ")
     }
+
+    /// A point of a grid without cases.
+    pub fn new(run: usize, values: Vec<(String, Value)>, config: RunConfig) -> Point {
+        Point { run, values, config, case: None, refused: Vec::new() }
+    }
+}
+
+/// One `[[case]]` of a sweep file: a named variant of `[base]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseSpec {
+    /// Its value in the `case` column (unique).
+    pub name: String,
+    /// Dotted config keys and their values, set on `[base]` before the grid's.
+    #[serde(default)]
+    pub set: Table,
+    /// An admission test the host applies before the run.
+    pub admit: Option<AdmitSpec>,
 }
 
 /// One `[[plot]]` of a sweep file: a grouped bar chart of one column over grid
@@ -92,33 +125,66 @@ impl PlotSpec {
     }
 }
 
-/// A sweep file: its grid points and its plots.
+/// A sweep file: its grid points, its bar plots, its tables and its line plots.
 #[derive(Debug)]
 pub struct Sweep {
     pub points: Vec<Point>,
     pub plots: Vec<PlotSpec>,
+    pub tables: Vec<OutTable>,
+    pub lines: Vec<Lines>,
 }
 
-/// Reads a sweep file: every point of its grid and every `[[plot]]`, validated.
+impl Sweep {
+    /// Whether a run's report is needed after its row (by a table with
+    /// `each` or a line plot).
+    pub fn keeps_reports(&self) -> bool {
+        !self.lines.is_empty() || !self.tables.is_empty()
+    }
+}
+
+/// What one run gives the sweep's tables and line plots.
+#[derive(Debug, Clone, Default)]
+pub struct Kept {
+    /// Per `[[table]]`, its rows of this run.
+    pub tables: Vec<Vec<Vec<serde_json::Value>>>,
+    /// Per line plot, this run's line (none if it did not run).
+    pub lines: Vec<Option<Line>>,
+}
+
+/// What the sweep's tables and line plots take of one finished run.
+pub fn keep(sweep: &Sweep, row: &[serde_json::Value], report: Option<&Report>) -> Result<Kept, LabError> {
+    Ok(Kept {
+        tables: sweep.tables.iter().map(|t| t.rows(row, report)).collect::<Result<_, _>>()?,
+        lines: sweep.lines.iter().map(|l| l.line(row, report)).collect::<Result<_, _>>()?,
+    })
+}
+
+const SWEEP_KEYS: &str = "a sweep file has [base] (a run config, or the path of one), optional [[case]] \
+    tables, a [grid] table, and optional [[table]] and [[plot]] tables";
+
+/// Reads a sweep file: every point of its grid and every `[[plot]]` and
+/// `[[table]]`, validated.
 pub fn load_sweep(path: &Path) -> Result<Sweep, LabError> {
     let text = std::fs::read_to_string(path).map_err(|error| LabError::Read { path: path.to_owned(), error })?;
     let origin = path.display().to_string();
     let mut file = load_table_text(&text, &origin)?;
     for key in file.keys() {
-        if key != "base" && key != "grid" && key != "plot" {
-            return Err(LabError::Config(format!(
-                "{origin}: unknown key `{key}`; a sweep file has a [base] run config, a [grid] table and optional [[plot]] tables"
-            )));
+        if !["base", "grid", "plot", "case", "table"].contains(&key.as_str()) {
+            return Err(LabError::Config(format!("{origin}: unknown key `{key}`; {SWEEP_KEYS}")));
         }
     }
-    let plots: Vec<PlotSpec> = match file.remove("plot") {
-        None => Vec::new(),
-        Some(v) => v.try_into().map_err(|e: toml::de::Error| LabError::Config(format!("{origin}: [[plot]]: {e}")))?,
-    };
+    let (plots, line_specs) = plot_specs(file.remove("plot"), &origin)?;
+    let cases: Vec<CaseSpec> = array_of(file.remove("case"), "case", &origin)?;
+    let table_specs: Vec<TableSpec> = array_of(file.remove("table"), "table", &origin)?;
     let mut base = match file.remove("base") {
         Some(Value::Table(t)) => t,
         None => Table::new(),
-        Some(_) => return Err(LabError::Config(format!("{origin}: `base` must be a table ([base])"))),
+        Some(Value::String(f)) => load_file(Path::new(&relative_to(path, &f)))?,
+        Some(_) => {
+            return Err(LabError::Config(format!(
+                "{origin}: `base` must be a table ([base]) or the path of a run config file"
+            )))
+        }
     };
     if let Some(Value::Table(w)) = base.get_mut("workload") {
         if let Some(Value::String(trace)) = w.get_mut("trace") {
@@ -128,16 +194,66 @@ pub fn load_sweep(path: &Path) -> Result<Sweep, LabError> {
     to_config(base.clone(), &format!("{origin}: [base]"))?;
     let grid = match file.remove("grid") {
         Some(Value::Table(t)) => t,
-        _ => Table::new(),
+        None => Table::new(),
+        Some(_) => return Err(LabError::Config(format!("{origin}: `grid` must be a table ([grid])"))),
     };
-    let points = expand(&base, grid, &origin, Some(path))?;
+    let points = expand_cases(&base, &cases, grid, &origin, Some(path))?;
     let grid: Vec<String> =
         points.first().map(|p| p.values.iter().map(|(k, _)| k.clone()).collect()).unwrap_or_default();
     let columns = header(&points)?;
     for plot in &plots {
         plot.validate(&grid, &columns, &origin)?;
     }
-    Ok(Sweep { points, plots })
+    let tables = table_specs.into_iter().map(|t| OutTable::new(t, &columns, &origin)).collect::<Result<_, _>>()?;
+    let lines = line_specs
+        .into_iter()
+        .map(|l| Lines::new(l, &columns, !cases.is_empty(), &origin))
+        .collect::<Result<_, _>>()?;
+    Ok(Sweep { points, plots, tables, lines })
+}
+
+/// `[[name]]` tables as `T`s; errors name the table and its position.
+fn array_of<T: serde::de::DeserializeOwned>(v: Option<Value>, name: &str, origin: &str) -> Result<Vec<T>, LabError> {
+    let Some(v) = v else { return Ok(Vec::new()) };
+    let Value::Array(items) = v else {
+        return Err(LabError::Config(format!("{origin}: `{name}` must be an array of tables ([[{name}]])")));
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let id = item.get("file").or_else(|| item.get("name")).and_then(Value::as_str).map(str::to_owned);
+            item.try_into().map_err(|e: toml::de::Error| {
+                let id = id.map_or_else(String::new, |f| format!(" (`{f}`)"));
+                LabError::Config(format!("{origin}: [[{name}]] {}{id}: {}", i + 1, e.message().trim()))
+            })
+        })
+        .collect()
+}
+
+/// The `[[plot]]` tables: bar charts (`kind = "bars"`, the default) and line
+/// plots (`kind = "lines"`).
+fn plot_specs(v: Option<Value>, origin: &str) -> Result<(Vec<PlotSpec>, Vec<LineSpec>), LabError> {
+    let mut bars = Vec::new();
+    let mut lines = Vec::new();
+    let items: Vec<Table> = array_of(v, "plot", origin)?;
+    for (i, mut item) in items.into_iter().enumerate() {
+        let kind = item.remove("kind");
+        let one = Some(Value::Array(vec![Value::Table(item)]));
+        let at = |e: LabError| LabError::Config(e.to_string().replace("[[plot]] 1", &format!("[[plot]] {}", i + 1)));
+        match kind.as_ref().map(|k| k.as_str()) {
+            None | Some(Some("bars")) => bars.extend(array_of::<PlotSpec>(one, "plot", origin).map_err(at)?),
+            Some(Some("lines")) => lines.extend(array_of::<LineSpec>(one, "plot", origin).map_err(at)?),
+            _ => {
+                return Err(LabError::Config(format!(
+                    "{origin}: [[plot]] {}: kind = {} is not \"bars\" or \"lines\"",
+                    i + 1,
+                    kind.map_or_else(String::new, |k| k.to_string())
+                )))
+            }
+        }
+    }
+    Ok((bars, lines))
 }
 
 /// Every point of `grid` (dotted config keys, each with a non-empty array of
@@ -146,7 +262,20 @@ pub fn load_sweep(path: &Path) -> Result<Sweep, LabError> {
 /// anything runs. `origin` names the sweep in errors; with `file`, relative
 /// `workload.trace` values in the grid are taken relative to that file's folder.
 pub fn expand(base: &Table, grid: Table, origin: &str, file: Option<&Path>) -> Result<Vec<Point>, LabError> {
-    if grid.is_empty() {
+    expand_cases(base, &[], grid, origin, file)
+}
+
+/// As [`expand`], for every case in turn (the grid fastest); with cases the
+/// grid may be empty. A case's `admit` test runs on each of its points now,
+/// before anything runs.
+pub fn expand_cases(
+    base: &Table,
+    cases: &[CaseSpec],
+    grid: Table,
+    origin: &str,
+    file: Option<&Path>,
+) -> Result<Vec<Point>, LabError> {
+    if grid.is_empty() && cases.is_empty() {
         return Err(LabError::Config(format!(
             "{origin}: needs a non-empty [grid], e.g. \"ftl.kind\" = [\"pagemap\", \"pure-page-level\"]"
         )));
@@ -169,24 +298,36 @@ pub fn expand(base: &Table, grid: Table, origin: &str, file: Option<&Path>) -> R
             }
         }
     }
-    let total = axes.iter().map(|(_, v)| v.len()).product::<usize>();
+    for (i, c) in cases.iter().enumerate() {
+        if cases[..i].iter().any(|d| d.name == c.name) {
+            return Err(LabError::Config(format!("{origin}: two [[case]] tables are named `{}`", c.name)));
+        }
+    }
+    let per_case = axes.iter().map(|(_, v)| v.len()).product::<usize>();
+    let total = per_case * cases.len().max(1);
     let mut points = Vec::with_capacity(total);
     for run in 0..total {
+        let case = cases.get(run / per_case);
         // Mixed-radix digits of `run`, the last axis fastest.
-        let mut rest = run;
+        let mut rest = run % per_case;
         let mut values = vec![(String::new(), Value::Boolean(false)); axes.len()];
         for (i, (key, vals)) in axes.iter().enumerate().rev() {
             values[i] = (key.clone(), vals[rest % vals.len()].clone());
             rest /= vals.len();
         }
         let mut table = base.clone();
-        for (k, v) in &values {
+        for (k, v) in case.iter().flat_map(|c| c.set.iter()).chain(values.iter().map(|(k, v)| (k, v))) {
             set_path(&mut table, k, v.clone())?;
         }
-        let mut point = Point { run, values, config: RunConfig::default() };
+        let mut point = Point::new(run, values, RunConfig::default());
+        point.case = case.map(|c| c.name.clone());
         let name = format!("{origin}: grid point {run} of {total} ({})", point.describe());
         point.config = to_config(table, &name)?;
         ftlab_sim::validate(&point.config).map_err(|e| LabError::Config(format!("{name}: {e}")))?;
+        if let Some(spec) = case.and_then(|c| c.admit.as_ref()) {
+            point.refused = host_admit::refusals(spec, &point.config, &name)?;
+            host_admit::without(&mut point.config, &point.refused);
+        }
         points.push(point);
     }
     Ok(points)
@@ -198,6 +339,9 @@ pub fn header(points: &[Point]) -> Result<Vec<String>, LabError> {
     let grid: Vec<String> =
         points.first().map(|p| p.values.iter().map(|(k, _)| k.clone()).collect()).unwrap_or_default();
     let mut cols = vec!["run".to_owned()];
+    if points.iter().any(|p| p.case.is_some()) {
+        cols.push("case".to_owned());
+    }
     cols.extend(grid.iter().cloned());
     // The report's own `error` is the last column, with integrity failures too.
     cols.extend(
@@ -209,11 +353,17 @@ pub fn header(points: &[Point]) -> Result<Vec<String>, LabError> {
 
 /// Runs one point. A run stopped by an error after it started gives its report
 /// (with `error`); a run that could not start gives the error's message.
+/// The tasks a case's host admission refused are put back into the report,
+/// refused.
 pub fn run_point(point: &Point) -> Result<Report, String> {
-    ftlab_sim::run(&point.config, &mut |_| {}).or_else(|e| match e {
+    let mut result = ftlab_sim::run(&point.config, &mut |_| {}).or_else(|e| match e {
         SimError::Stopped { report, .. } => Ok(*report),
         e => Err(e.to_string()),
-    })
+    });
+    if let Ok(report) = &mut result {
+        host_admit::restore(report, &point.refused);
+    }
+    result
 }
 
 /// A finished run as JSON values, one per column of `columns` (from [`header`]).
@@ -226,6 +376,9 @@ pub fn row(
 ) -> Result<Vec<serde_json::Value>, LabError> {
     use serde_json::Value as J;
     let mut cells: Vec<(String, J)> = vec![("run".into(), J::from(point.run))];
+    if let Some(c) = &point.case {
+        cells.push(("case".into(), J::String(c.clone())));
+    }
     for (k, v) in &point.values {
         cells.push((k.clone(), serde_json::to_value(v).unwrap_or(J::Null)));
     }
@@ -271,6 +424,26 @@ where
     E: From<LabError> + Send,
     F: Fn(&Point, &[serde_json::Value]) -> Result<(), E> + Sync,
 {
+    let rows = run_points_keeping(points, columns, jobs, |_, _| Ok(()), on_row)?;
+    Ok(rows.into_iter().map(|(run, values, ())| (run, values)).collect())
+}
+
+/// As [`run_points`], and `keep` takes what it wants of each finished run (its
+/// row, and its report if it ran) before the report is dropped; returns every
+/// row with what was kept, by `run` index.
+pub fn run_points_keeping<T, E, K, F>(
+    points: &[Point],
+    columns: &[String],
+    jobs: usize,
+    keep: K,
+    on_row: F,
+) -> Result<Vec<(usize, Vec<serde_json::Value>, T)>, E>
+where
+    T: Send,
+    E: From<LabError> + Send,
+    K: Fn(&[serde_json::Value], Option<&Report>) -> Result<T, LabError> + Sync,
+    F: Fn(&Point, &[serde_json::Value]) -> Result<(), E> + Sync,
+{
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
@@ -278,14 +451,16 @@ where
     let finished = Mutex::new(Vec::with_capacity(points.len()));
     pool.install(|| {
         points.par_iter().try_for_each(|point| -> Result<(), E> {
-            let values = row(point, &run_point(point), columns)?;
+            let result = run_point(point);
+            let values = row(point, &result, columns)?;
+            let kept = keep(&values, result.as_ref().ok())?;
             on_row(point, &values)?;
-            lock(&finished).push((point.run, values));
+            lock(&finished).push((point.run, values, kept));
             Ok(())
         })
     })?;
     let mut finished = finished.into_inner().unwrap_or_else(|e| e.into_inner());
-    finished.sort_by_key(|(run, _)| *run);
+    finished.sort_by_key(|(run, _, _)| *run);
     Ok(finished)
 }
 
@@ -328,6 +503,31 @@ mod tests {
         assert!(load_sweep(&p).map(|s| s.points).unwrap_err().to_string().contains("non-empty array"));
         let (_d, p) = write("[grid]\nseed = [1]\n[extra]\n");
         assert!(load_sweep(&p).map(|s| s.points).unwrap_err().to_string().contains("`extra`"));
+    }
+
+    #[test]
+    fn cases_run_with_every_grid_point_case_slowest_and_the_grid_set_last() {
+        let (_d, p) = write(
+            "[base.workload]\nmax_requests = 10\n\
+             [[case]]\nname = \"pm\"\nset = { \"ftl.kind\" = \"pagemap\", seed = 9 }\n\
+             [[case]]\nname = \"nftl\"\nset = { ftl = { kind = \"nftl\" } }\n\
+             [grid]\nseed = [1, 2]\n",
+        );
+        let points = load_sweep(&p).unwrap().points;
+        assert_eq!(points.len(), 4);
+        assert_eq!(points[1].describe(), "case = \"pm\", seed = 2");
+        assert_eq!((points[1].config.ftl.kind.as_str(), points[1].config.seed), ("pagemap", Some(2)));
+        assert_eq!(points[2].case.as_deref(), Some("nftl"));
+        assert_eq!(points[2].config.ftl.kind, "nftl");
+        let cols = header(&points).unwrap();
+        assert_eq!(cols[..3], ["run", "case", "seed"]);
+        // Without a grid, one run per case.
+        let (_d, p) = write("[[case]]\nname = \"a\"\n[[case]]\nname = \"b\"\nset = { seed = 4 }\n");
+        let points = load_sweep(&p).unwrap().points;
+        assert_eq!(points.iter().map(|p| p.config.seed).collect::<Vec<_>>(), [None, Some(4)]);
+        let (_d, p) = write("[[case]]\nname = \"a\"\nsett = {}\n");
+        let e = load_sweep(&p).unwrap_err().to_string();
+        assert!(e.contains("[[case]] 1 (`a`)") && e.contains("sett"), "{e}");
     }
 
     #[test]

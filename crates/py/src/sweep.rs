@@ -86,7 +86,7 @@ fn task_point(text: &str) -> Result<Point, LabError> {
     };
     let run = usize::try_from(run).map_err(|_| bad())?;
     let config = overlay::to_config(config, &format!("sweep point {run}"))?;
-    Ok(Point { run, values, config })
+    Ok(Point::new(run, values, config))
 }
 
 /// Runs the point `task` (from `SweepPlan.task`) and returns its row, as JSON
