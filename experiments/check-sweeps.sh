@@ -25,6 +25,8 @@ quick=(
   lazy-rtgc/figure8:lazy-rtgc/figure8
   telomere/fig10-sweep:
   telomere/table3-sweep:
+  openssd/table2:openssd/table2
+  openssd/fig3-4:openssd/fig3-4
 )
 rest=(
   janus/figure7:janus/figure7

@@ -92,9 +92,11 @@ pub struct PlotSpec {
     /// Output SVG, relative to the sweep file's folder.
     pub file: String,
     pub title: Option<String>,
-    /// Grid key whose values are the groups on the x axis.
+    /// Grid key (or `case`, in a sweep of named runs) whose values are the
+    /// groups on the x axis.
     pub x: String,
-    /// Grid key whose values are the bars of a group (one bar per group if absent).
+    /// Grid key (or `case`) whose values are the bars of a group (one bar per
+    /// group if absent).
     pub series: Option<String>,
     /// Report field plotted (e.g. `waf`, `write_us.max`).
     pub y: String,
@@ -198,9 +200,13 @@ pub fn load_sweep(path: &Path) -> Result<Sweep, LabError> {
         Some(_) => return Err(LabError::Config(format!("{origin}: `grid` must be a table ([grid])"))),
     };
     let points = expand_cases(&base, &cases, grid, &origin, Some(path))?;
-    let grid: Vec<String> =
+    let mut grid: Vec<String> =
         points.first().map(|p| p.values.iter().map(|(k, _)| k.clone()).collect()).unwrap_or_default();
     let columns = header(&points)?;
+    // Bars can also be grouped or told apart by the named run.
+    if !cases.is_empty() {
+        grid.push("case".to_owned());
+    }
     for plot in &plots {
         plot.validate(&grid, &columns, &origin)?;
     }
@@ -528,6 +534,18 @@ mod tests {
         let (_d, p) = write("[[case]]\nname = \"a\"\nsett = {}\n");
         let e = load_sweep(&p).unwrap_err().to_string();
         assert!(e.contains("[[case]] 1 (`a`)") && e.contains("sett"), "{e}");
+    }
+
+    #[test]
+    fn bars_can_be_grouped_by_case_only_in_a_sweep_of_cases() {
+        let plot = "[[plot]]\nfile = \"a.svg\"\nx = \"seed\"\nseries = \"case\"\ny = \"iops\"\n";
+        let (_d, p) = write(&format!(
+            "[base.workload]\nmax_requests = 10\n[[case]]\nname = \"a\"\n[grid]\nseed = [1, 2]\n{plot}"
+        ));
+        assert_eq!(load_sweep(&p).unwrap().points.len(), 2);
+        let (_d, p) = write(&format!("[base.workload]\nmax_requests = 10\n[grid]\nseed = [1, 2]\n{plot}"));
+        let e = load_sweep(&p).map(|s| s.points).unwrap_err().to_string();
+        assert!(e.contains("series = \"case\" is not a grid key"), "{e}");
     }
 
     #[test]
