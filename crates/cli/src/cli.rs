@@ -57,6 +57,9 @@ pub enum Command {
     /// are listed.
     #[command(after_long_help = crate::mqsim_cmd::MQSIM_AFTER_HELP)]
     Mqsim(MqsimArgs),
+    /// A grouped bar chart (SVG) of a CSV's columns: one group per value of --x, one bar
+    /// per --y column (or per value of --series).
+    Plot(PlotArgs),
     /// Write one self-contained HTML page (inline SVG plots, no network) of a run's JSON
     /// report or of a sweep's CSV or JSON-lines rows.
     Report(ReportArgs),
@@ -390,6 +393,32 @@ pub struct SweepArgs {
     /// No progress bar.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+}
+
+/// `ftlab plot`.
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// CSV file with a header line.
+    #[arg(value_name = "FILE.csv")]
+    pub csv: PathBuf,
+    /// Column whose values are the groups on the x axis.
+    #[arg(long)]
+    pub x: String,
+    /// Numeric column(s) plotted, comma-separated: one bar each per group.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub y: Vec<String>,
+    /// Column whose values are the bars of a group (with a single --y).
+    #[arg(long)]
+    pub series: Option<String>,
+    /// Chart title.
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Y axis label.
+    #[arg(long)]
+    pub y_label: Option<String>,
+    /// Output SVG.
+    #[arg(long, short = 'o', value_name = "FILE.svg")]
+    pub out: PathBuf,
 }
 
 /// Row formats of `sweep`.

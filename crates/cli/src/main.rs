@@ -17,6 +17,7 @@ mod listing;
 mod mqsim_cmd;
 mod output;
 mod plot;
+mod plot_cmd;
 mod progress;
 mod sched_cmd;
 mod serve_cmd;
@@ -68,6 +69,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => serve_cmd::run(&args)?,
         Command::Report(args) => report_page(&args)?,
         Command::Mqsim(args) => mqsim_cmd::run(&args)?,
+        Command::Plot(args) => plot_cmd::run(&args)?,
         Command::Presets(args) => Sink::open(None)?.write(&listing::presets(args.group))?,
         Command::Trace(cli::TraceCommand::Stats(args)) => listing::trace_stats_cmd(&args)?,
         Command::Completions { shell } => {

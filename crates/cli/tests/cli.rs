@@ -625,3 +625,22 @@ fn janus_model_reads_the_ghost_buffer_curve_of_a_janus_run() {
     let e = failure(&[&model[..], &[pagemap.to_str().unwrap()]].concat(), 2);
     assert!(e.contains("ftl_curves.ghost_hit_rates") && e.contains("janus"), "{e}");
 }
+
+#[test]
+fn plot_draws_a_csv_and_names_bad_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("t.csv");
+    std::fs::write(&csv, "ftl,a_iops,b_iops,name\npagemap,10,20,x\nnameless,30,,y\n").unwrap();
+    let svg = dir.path().join("t.svg");
+    let (c, s) = (csv.to_str().unwrap(), svg.to_str().unwrap());
+    ftlab().args(["plot", c, "--x", "ftl", "--y", "a_iops,b_iops", "--title", "T", "-o", s]).assert().success();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    // A legend entry per --y column and a group per x value.
+    for label in ["a_iops", "b_iops", "pagemap", "nameless", "T"] {
+        assert!(text.contains(label), "{label} missing from the SVG");
+    }
+    let e = failure(&["plot", c, "--x", "ftl", "--y", "nosuch", "-o", s], 2);
+    assert!(e.contains("`nosuch` is not a column") && e.contains("a_iops"), "{e}");
+    let e = failure(&["plot", c, "--x", "ftl", "--y", "name", "-o", s], 2);
+    assert!(e.contains("row 2") && e.contains("not a number"), "{e}");
+}
