@@ -2,7 +2,7 @@
 # 003 Figures 3-4 with real fio: the same 4 KiB jobs as fig3-4.toml, run by fio
 # (--ioengine=nbd) against `ftlab serve --pace 1` (every reply waits for its
 # simulated completion on the wall clock, so fio's own IOPS are the simulated
-# board's), for the baseline (board.toml) and optimized (optimized.toml)
+# board's), for the baseline (openssd-baseline.toml) and optimized (openssd-optimized.toml)
 # exports. Writes fio-serve.csv: ftl, job, iodepth, fio's IOPS, and the IOPS of
 # the matching row of fig3-4.csv beside it.
 #
@@ -33,8 +33,8 @@ trap cleanup EXIT
 out="$here/fio-serve.csv"
 echo "ftl,job,iodepth,fio_iops,sim_iops" > "$out.tmp"
 for ftl in baseline optimized; do
-  config="$here/board.toml"
-  [ "$ftl" = optimized ] && config="$here/optimized.toml"
+  config="$here/openssd-baseline.toml"
+  [ "$ftl" = optimized ] && config="$here/openssd-optimized.toml"
   for job in randwrite write randread read; do
     for depth in 1 32; do
       # A fresh device for every job: writes see the empty partition, reads
