@@ -507,3 +507,48 @@ fn registered_and_smaller_than_a_page_map() {
     let e = ftlab_ftl::registry::build("nameless", &bad).unwrap_err().to_string();
     assert!(e.contains("virtual_share"), "{e}");
 }
+
+/// Erase-count spread over the good blocks, and the wear-leveling moves.
+fn wear_after_hot_overwrites(delta: u32, cut_every: Option<u32>) -> (u32, f64) {
+    let nand = nand_config(tiny(), 0.0, 3);
+    let config = NamelessConfig { virtual_share: 0.1, wear_leveling_delta: delta, ..NamelessConfig::default() };
+    let mut rig = Rig::new(Flash::new(Nand::new(&nand).unwrap()), Box::new(config)).unwrap();
+    let mut host = HostFs::new();
+    // Cold files, written once, fill most of the device; one hot file is then
+    // overwritten again and again.
+    for f in 0..16 {
+        host.create(&mut rig, f, 9).unwrap();
+    }
+    host.create(&mut rig, 16, 4).unwrap();
+    let mut t = 0;
+    for i in 0..6000u32 {
+        host.overwrite(&mut rig, 16, i % 4).unwrap();
+        host.drain(&mut rig).unwrap();
+        if cut_every.is_some_and(|n| i % n == n - 1) {
+            t += 1;
+            rig.cut_and_recover(SimTime(rig.flash.nand().die_free_at(ftlab_nand::DieId(0)).0 + t)).unwrap();
+            host.recover(&mut rig).unwrap();
+        }
+    }
+    check_all(&mut host, &mut rig);
+    let erases: Vec<u32> = (0..tiny().total_blocks()).map(|b| rig.flash.nand().erase_count(BlockId(b))).collect();
+    let spread = erases.iter().max().unwrap() - erases.iter().min().unwrap();
+    let moves = rig.ftl.gauges().iter().find(|(n, _)| *n == "wear_level_moves").map_or(0.0, |g| g.1);
+    (spread, moves)
+}
+
+#[test]
+fn wear_leveling_moves_cold_blocks_with_migration_up_calls() {
+    let (spread_off, moves_off) = wear_after_hot_overwrites(0, None);
+    let (spread_on, moves_on) = wear_after_hot_overwrites(4, None);
+    eprintln!("spread {spread_off} without, {spread_on} with ({moves_on} moves)");
+    assert_eq!(moves_off, 0.0);
+    assert!(moves_on > 0.0, "no wear-leveling move");
+    // Without it the hot blocks wear and the cold ones never do.
+    assert!(spread_off > 3 * spread_on, "spread {spread_off} without, {spread_on} with wear leveling");
+    assert!(spread_on <= 4 + 2, "spread {spread_on} with a delta of 4");
+    // Through power cuts too: every block reads back at the address the host
+    // holds after the moves are replayed.
+    let (spread_cut, moves_cut) = wear_after_hot_overwrites(4, Some(700));
+    assert!(moves_cut > 0.0 && spread_cut <= 4 + 2, "{spread_cut} {moves_cut}");
+}

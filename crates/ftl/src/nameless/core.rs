@@ -43,6 +43,8 @@ pub struct NamelessDevice {
     /// Up-calls not yet taken by the host.
     pub(super) queue: Vec<Migration>,
     pub(super) migrations: u64,
+    /// Blocks static wear leveling moved off and freed.
+    pub(super) wear_level_moves: u64,
 }
 
 impl NamelessDevice {
@@ -66,6 +68,7 @@ impl NamelessDevice {
             redirect: BTreeMap::new(),
             queue: Vec::new(),
             migrations: 0,
+            wear_level_moves: 0,
         })
     }
 
@@ -152,7 +155,51 @@ impl NamelessDevice {
         if io.reclaim(victim, Purpose::Gc)? {
             self.alloc.release(victim);
         }
+        if self.config.wear_leveling_delta > 0 {
+            self.level_wear(io)?;
+        }
         Ok(true)
+    }
+
+    /// Static wear leveling (`wear_leveling_delta`): moves the live pages of
+    /// the least-erased block holding any off it when the most-erased good
+    /// block is more than the delta ahead, then frees it. Only while more
+    /// blocks are free than garbage collection keeps, so the moves never eat
+    /// its reserve.
+    fn level_wear(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        if self.alloc.free_blocks() <= self.config.gc_free_blocks {
+            return Ok(());
+        }
+        let blocks = self.geometry.total_blocks();
+        let good = (0..blocks).map(BlockId).filter(|&b| !io.is_bad(b));
+        let Some(most) = good.clone().map(|b| io.erase_count(b)).max() else {
+            return Ok(());
+        };
+        let cold = good
+            .filter(|&b| self.picker.contains(b) && self.picker.valid(b) > 0)
+            .min_by_key(|&b| (io.erase_count(b), b.0));
+        let Some(cold) = cold else {
+            return Ok(());
+        };
+        let generation = io.erase_count(cold);
+        if most - generation <= self.config.wear_leveling_delta {
+            return Ok(());
+        }
+        self.picker.remove(cold);
+        let die = self.layout.die_of_block(cold);
+        let ppb = self.geometry.pages_per_block;
+        let sources: Vec<Ppa> = self.valid.iter_set(self.geometry.ppa(cold, 0), ppb).collect();
+        for src in sources {
+            if let Err(e) = self.move_page(io, src, generation, die) {
+                self.picker.insert(cold);
+                return Err(e);
+            }
+        }
+        self.wear_level_moves += 1;
+        if io.reclaim(cold, Purpose::WearLeveling)? {
+            self.alloc.release(cold);
+        }
+        Ok(())
     }
 
     /// Moves the live page `src` (of a block erased `generation` times) to a
@@ -373,6 +420,10 @@ impl Ftl for NamelessDevice {
 
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
         super::recover::check(self, flash)
+    }
+
+    fn gauges(&self) -> Vec<(&'static str, f64)> {
+        vec![("migrations", self.migrations as f64), ("wear_level_moves", self.wear_level_moves as f64)]
     }
 
     fn nameless(&mut self) -> Option<&mut dyn Nameless> {

@@ -37,8 +37,10 @@
 //!
 //! # Migrations (Section 3.4: "migration-callback")
 //!
-//! Garbage collection (ftlab's device has no separate wear leveling) moves the
-//! live pages of a victim block. For a data page it records a [`Migration`]
+//! Garbage collection moves the live pages of a victim block, and so does
+//! static wear leveling (`wear_leveling_delta`, off by default), which moves a
+//! cold block's pages when the most-worn block is more than the delta ahead of
+//! it. For a data page it records a [`Migration`]
 //! `(old, new, tag)` and queues it for the host. 003 does not say whether the
 //! old page stays valid or the device redirects (its prototype's host-side FTL
 //! calls the file system synchronously, so the question does not arise
@@ -219,11 +221,18 @@ pub struct NamelessConfig {
     /// Garbage collection runs before a write while the free blocks are at most
     /// this many (at least 1). Default 2.
     pub gc_free_blocks: u32,
+    /// Static wear leveling: after garbage collection erases a block, when the
+    /// most-erased good block has been erased more than this many times more
+    /// than the least-erased block holding live pages, that cold block's pages
+    /// are moved (each data page with a migration up-call, as for GC) and the
+    /// block is freed, so its little-worn pages take new writes. 0 (the
+    /// default) turns it off.
+    pub wear_leveling_delta: u32,
 }
 
 impl Default for NamelessConfig {
     fn default() -> Self {
-        NamelessConfig { over_provisioning: 0.10, virtual_share: 0.05, gc_free_blocks: 2 }
+        NamelessConfig { over_provisioning: 0.10, virtual_share: 0.05, gc_free_blocks: 2, wear_leveling_delta: 0 }
     }
 }
 
