@@ -432,6 +432,7 @@ impl Engine {
     }
 
     /// Serves one request dispatched at `d`; returns its completion time.
+    #[inline(always)]
     fn serve(&mut self, req: &Request, d: u64) -> Result<u64, SimError> {
         let (first, last) = self.pages_of(req)?;
         // Firmware time, and a write's data crossing the host link, come first.
