@@ -55,6 +55,7 @@
 //! (its pages migrate to the PMA instead), nor is one whose partial merge
 //! fails; an erase that fails retires the block.
 
+use std::cmp::Reverse;
 use std::collections::{BTreeMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
@@ -447,7 +448,13 @@ impl Janus {
                 self.open.push_back(b);
                 continue;
             }
-            self.gc(io)?;
+            // No PMA block is open here: a block written in part is one a
+            // failed copy left (see `ensure_empties`).
+            let victim = self
+                .victim()
+                .or_else(|| self.partial_victim())
+                .ok_or_else(|| FtlError::DeviceFull(format!("{}: no block to collect in the PMA", self.name)))?;
+            self.gc(io, victim)?;
         }
         Err(FtlError::DeviceFull(format!("{}: no page in the page-mapping area", self.name)))
     }
@@ -460,19 +467,28 @@ impl Janus {
             .min_by_key(|&b| (self.core.valid[b as usize], b))
     }
 
+    /// The PMA block written in part with the fewest valid pages (the most
+    /// pages written on a tie): a fused data block or sequential log block,
+    /// or a log block not filled yet. Fusions bring blocks written in part
+    /// into the PMA, and the host's overwrites and trims may leave them with
+    /// no valid page before any PMA block is full.
+    fn partial_victim(&self) -> Option<u32> {
+        let ppb = self.core.ppb();
+        (0..self.pma.len() as u32)
+            .filter(|&b| self.pma[b as usize] && (1..ppb).contains(&self.core.next[b as usize]))
+            .min_by_key(|&b| (self.core.valid[b as usize], Reverse(self.core.next[b as usize]), b))
+    }
+
     /// Counts `victim` as chosen by garbage collection, with its valid pages now.
     fn count_victim(&mut self, victim: u32) {
         self.stats.victims += 1;
         self.stats.victim_valid_pages += u64::from(self.core.valid[victim as usize]);
     }
 
-    /// Garbage collection in the PMA (Section 3.2): the victim's valid pages go
-    /// to an empty block, which becomes the active log block; the victim is
-    /// erased.
-    fn gc(&mut self, io: &mut Io) -> Result<(), FtlError> {
-        let victim = self
-            .victim()
-            .ok_or_else(|| FtlError::DeviceFull(format!("{}: no block to collect in the PMA", self.name)))?;
+    /// Garbage collection in the PMA (Section 3.2): the valid pages of
+    /// `victim` (a PMA block) go to an empty block, which becomes the active
+    /// log block; the victim is erased.
+    fn gc(&mut self, io: &mut Io, victim: u32) -> Result<(), FtlError> {
         self.count_victim(victim);
         if self.core.valid[victim as usize] > 0 {
             if self.core.valid[victim as usize] == self.core.ppb() {
@@ -508,7 +524,10 @@ impl Janus {
 
     /// Makes `n` empty blocks: PMA blocks are collected into the free pages of
     /// the PMA's open blocks (Figure 3(d)), or into an empty block when they do
-    /// not fit; sequential log blocks are reclaimed when the PMA has no victim.
+    /// not fit. The victim is the full PMA block with the fewest valid pages;
+    /// when no PMA block is full, the one written in part with the fewest
+    /// ([`Janus::partial_victim`]); when the PMA has no written block,
+    /// sequential log blocks are reclaimed.
     fn ensure_empties(&mut self, io: &mut Io, n: usize) -> Result<(), FtlError> {
         let ppb = self.core.ppb();
         let mut rounds = 0;
@@ -517,7 +536,7 @@ impl Janus {
             if rounds > 4 * self.core.valid.len() {
                 return Err(FtlError::DeviceFull(format!("{}: cannot make {n} empty blocks", self.name)));
             }
-            let Some(victim) = self.victim() else {
+            let Some(victim) = self.victim().or_else(|| self.partial_victim()) else {
                 if let Some(&lb) = self.seq_order.front() {
                     self.reclaim_seq(io, lb)?;
                     continue;
@@ -525,7 +544,8 @@ impl Janus {
                 return Err(FtlError::DeviceFull(format!("{}: no block to collect", self.name)));
             };
             let v = self.core.valid[victim as usize];
-            let room: u32 = self.open.iter().map(|&b| ppb - self.core.next[b as usize]).sum();
+            // The victim's own free pages (it may be open) take none of its copies.
+            let room: u32 = self.open.iter().filter(|&&b| b != victim).map(|&b| ppb - self.core.next[b as usize]).sum();
             if v <= room {
                 self.count_victim(victim);
             }
@@ -533,6 +553,7 @@ impl Janus {
                 self.core.erase(io, victim, Purpose::Gc)?;
                 self.leave_pma(victim);
             } else if v <= room {
+                self.open.retain(|&b| b != victim);
                 let mut failed = false;
                 for lpn in self.core.valid_pages(victim) {
                     let to = self.active(io)?;
@@ -555,7 +576,7 @@ impl Janus {
                 self.stats.gcs += 1;
                 fence(io);
             } else if !self.core.free.is_empty() {
-                self.gc(io)?;
+                self.gc(io, victim)?;
             } else {
                 return Err(FtlError::DeviceFull(format!("{}: no empty block to collect into", self.name)));
             }
@@ -999,6 +1020,60 @@ mod tests {
         assert!(random_target > start && random_fused > start, "random writes grow the PMA");
         assert!(seq_target < random_target / 2 && seq_fused < random_fused / 2, "sequential writes shrink it");
         f.check_invariants(&fl).unwrap();
+    }
+
+    /// Fusions bring data blocks written in part into the PMA; once their
+    /// pages are trimmed, no PMA block may be full while defusions take the
+    /// empty blocks. Making the empty blocks Janus-FTL keeps must then collect
+    /// a PMA block written in part (here one with no valid page) instead of
+    /// finding the device full (the `janus_flash_maps_one_die` conformance
+    /// case).
+    #[test]
+    fn empty_blocks_are_made_when_no_pma_block_is_full() {
+        // 12 blocks of 8 pages: 7 logical blocks, 5 spare (two kept empty, one
+        // sequential log block, N_O = 2); the fixed target starts at 6.
+        let mut fl = crate::testing::flash(crate::testing::one_die(12, 8), 3);
+        let cfg = JanusConfig { over_provisioning: 0.0, ..JanusConfig::fixed() };
+        let core = Core::format("janus-fix", &fl.io(SimTime::ZERO), cfg.over_provisioning, MIN_SPARE).unwrap();
+        let good = core.free.len() as u32;
+        let mut f = Janus::with_core(cfg, core, good, &fl.io(SimTime::ZERO));
+        assert_eq!((f.core.lblocks, f.n_o, f.max_seq, f.target), (7, 2, 1, 6));
+        let mut t = 0u64;
+        let w = |f: &mut Janus, fl: &mut Flash, t: &mut u64, lpn: u32| {
+            *t += 1_000_000;
+            let mut io = fl.io(SimTime(*t));
+            f.write(&mut io, Lpn(lpn), Payload::Token(u64::from(lpn) + *t), &Hint::default()).unwrap();
+            *t = (*t).max(io.last_finish().0);
+        };
+        // Page 0 of every logical block: six data blocks (switch merges) and
+        // the sequential log block of logical block 6 hold one page each.
+        for lb in 0..7 {
+            w(&mut f, &mut fl, &mut t, lb * 8);
+        }
+        // Page 4 of logical blocks 0-5 fuses them (their data blocks join the
+        // PMA) and goes to the active log block, logical block 0's old data
+        // block; trimming page 0 of logical blocks 1-5 leaves their old data
+        // blocks in the PMA, written in part, without a valid page.
+        for lb in 0..6 {
+            w(&mut f, &mut fl, &mut t, lb * 8 + 4);
+        }
+        for lb in 1..6 {
+            f.trim(&mut fl.io(SimTime(t)), Lpn(lb * 8)).unwrap();
+        }
+        assert_eq!((f.fused_blocks(), f.core.free.len()), (6, 5));
+        assert_eq!(f.victim(), None, "no PMA block is full");
+        // A lower target: the next fusion (logical block 6, a write out of
+        // sequence) defuses five blocks, each into an empty block, while
+        // logical block 0's old data block keeps valid pages.
+        f.target = 2;
+        w(&mut f, &mut fl, &mut t, 6 * 8 + 3);
+        assert_eq!((f.fused_blocks(), f.stats().defusions), (2, 5));
+        assert!(f.core.free.len() >= MIN_EMPTY);
+        f.check_invariants(&fl).unwrap();
+        for lpn in 0..f.logical_pages() {
+            let expected = lpn % 8 == 4 && lpn < 48 || lpn == 0 || lpn == 48 || lpn == 51;
+            assert_eq!(f.read(&mut fl.io(SimTime(t)), Lpn(lpn)).unwrap().is_some(), expected, "lpn {lpn}");
+        }
     }
 
     #[test]
