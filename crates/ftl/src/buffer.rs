@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 
 use ftlab_nand::{Payload, SimTime};
 
+use crate::dram::Dram;
 use crate::{check_lpn, Durability, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn};
 
 /// Builds a [`WriteBuffer`] of `pages` pages over the FTL `inner` builds.
@@ -42,13 +43,8 @@ impl WriteBufferBuilder {
     /// Copies at `mb_per_s` (10^6 bytes a second); errors name
     /// `device.dram_mb_per_s`.
     pub fn with_dram(mut self, mb_per_s: f64) -> Result<Self, FtlError> {
-        if !(mb_per_s.is_finite() && mb_per_s > 0.0 && mb_per_s <= 1e6) {
-            return Err(FtlError::config(
-                "device.dram_mb_per_s",
-                format!("device.dram_mb_per_s must be a rate in MB/s above 0 and at most 1,000,000, got {mb_per_s}"),
-            ));
-        }
-        self.dram_ps_per_byte = (1e6 / mb_per_s).round().max(1.0) as u64;
+        self.dram_ps_per_byte = crate::dram::ps_per_byte(mb_per_s)
+            .map_err(|e| FtlError::config("device.dram_mb_per_s", format!("device.dram_mb_per_s {e}")))?;
         Ok(self)
     }
 }
@@ -75,10 +71,8 @@ pub struct WriteBuffer {
     /// When the pages written out so far are durable (the completion of the
     /// last drain): a flush completes no earlier.
     drained_until: SimTime,
-    /// DRAM copy time per byte, ps (0: free).
-    dram_ps_per_byte: u64,
-    /// When the DRAM copy engine is next free.
-    dram_free: SimTime,
+    /// Copies between host and buffer.
+    dram: Dram,
 }
 
 impl WriteBuffer {
@@ -97,14 +91,13 @@ impl WriteBuffer {
             capacity,
             page_size,
             drained_until: SimTime::ZERO,
-            dram_ps_per_byte: 0,
-            dram_free: SimTime::ZERO,
+            dram: Dram::default(),
         })
     }
 
     /// The same buffer with DRAM copies of `ps_per_byte` picoseconds a byte.
     pub fn dram(mut self, ps_per_byte: u64) -> Self {
-        self.dram_ps_per_byte = ps_per_byte;
+        self.dram = Dram::new(ps_per_byte);
         self
     }
 
@@ -112,13 +105,9 @@ impl WriteBuffer {
     /// command and the previous copy: the command completes no earlier than
     /// its end.
     fn copy(&mut self, io: &mut Io) {
-        if self.dram_ps_per_byte == 0 {
-            return;
+        if let Some(end) = self.dram.copy(io.now(), self.page_size) {
+            io.complete_after(end);
         }
-        let ns = (self.page_size * self.dram_ps_per_byte).div_ceil(1000);
-        let end = SimTime(io.now().0.max(self.dram_free.0) + ns);
-        self.dram_free = end;
-        io.complete_after(end);
     }
 
     /// Writes every buffered page to the FTL behind, in logical-page order. On a

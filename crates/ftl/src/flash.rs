@@ -422,11 +422,17 @@ impl Io<'_> {
                 (data, oob, span.finish)
             }
         };
+        self.copied_out(buffer, from, bytes);
+        Ok((data, oob))
+    }
+
+    /// A host read's `bytes` copied out of the read buffer from `from`: what
+    /// follows, and the command, wait for the copy's end.
+    fn copied_out(&mut self, buffer: &mut ReadBuffer, from: SimTime, bytes: u64) {
         let end = buffer.copy(from, bytes);
         self.ready = self.ready.max(end);
         self.complete_after(end);
         self.done = self.done.max(end);
-        Ok((data, oob))
     }
 
     /// Reads a page's OOB only; an erased page gives `None`.

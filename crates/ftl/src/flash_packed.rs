@@ -123,10 +123,7 @@ impl Io<'_> {
                 (data, oob, count, early)
             }
         };
-        let end = buffer.copy(from, page / u64::from(count));
-        self.ready = self.ready.max(end);
-        self.complete_after(end);
-        self.done = self.done.max(end);
+        self.copied_out(buffer, from, page / u64::from(count));
         Ok((data, oob))
     }
 

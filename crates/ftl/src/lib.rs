@@ -124,6 +124,7 @@ pub mod buffer;
 #[cfg(feature = "testing")]
 pub mod conformance;
 pub mod dftl;
+pub mod dram;
 pub mod fast;
 pub mod flash;
 pub mod fsr;

@@ -26,6 +26,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use ftlab_nand::{Oob, Payload, Ppa, SimTime};
 
+use crate::dram::Dram;
 use crate::FtlError;
 
 /// A buffered page's slots: bytes and record of each, in slot order.
@@ -41,10 +42,8 @@ pub struct ReadBuffer {
     /// Last use -> page, oldest first.
     lru: BTreeMap<u64, u32>,
     tick: u64,
-    /// DRAM copy time per byte, ps (0: free).
-    ps_per_byte: u64,
-    /// When the DRAM copy engine is next free.
-    dram_free: SimTime,
+    /// Copies out of the buffer.
+    dram: Dram,
     hits: u64,
     misses: u64,
 }
@@ -64,8 +63,7 @@ impl ReadBuffer {
             pages: HashMap::new(),
             lru: BTreeMap::new(),
             tick: 0,
-            ps_per_byte,
-            dram_free: SimTime::ZERO,
+            dram: Dram::new(ps_per_byte),
             hits: 0,
             misses: 0,
         })
@@ -111,19 +109,14 @@ impl ReadBuffer {
     /// A copy of `bytes` out of the buffer, starting no earlier than `at` and
     /// the previous copy: when it ends.
     pub fn copy(&mut self, at: SimTime, bytes: u64) -> SimTime {
-        if self.ps_per_byte == 0 {
-            return at;
-        }
-        let end = SimTime(at.0.max(self.dram_free.0) + (bytes * self.ps_per_byte).div_ceil(1000));
-        self.dram_free = end;
-        end
+        self.dram.copy(at, bytes).unwrap_or(at)
     }
 
     /// Empties the buffer (a power cut); the DRAM is idle from `t`.
     pub fn clear(&mut self, t: SimTime) {
         self.pages.clear();
         self.lru.clear();
-        self.dram_free = t;
+        self.dram.reset(t);
     }
 
     /// Host reads served from the buffer, and host reads that went to the flash.

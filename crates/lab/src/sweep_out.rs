@@ -352,21 +352,26 @@ mod tests {
         assert_eq!(t.text(&rows).unwrap(), "ftl,waf\r\na,1.0\r\n");
     }
 
-    #[test]
-    fn a_line_plot_of_a_missing_field_is_named() {
-        let spec = LineSpec {
+    /// Write pages per second over time, one line per run.
+    fn line_spec() -> LineSpec {
+        LineSpec {
             file: "p.svg".into(),
             title: None,
             each: "throughput".into(),
             x: "throughput.t_s".into(),
-            y: "throughput.write_pagez".into(),
+            y: "throughput.write_pages_per_s".into(),
             series: None,
             x_label: None,
             y_label: None,
             x_scale: Scale::Linear,
             x_range: None,
             steps: false,
-        };
+        }
+    }
+
+    #[test]
+    fn a_line_plot_of_a_missing_field_is_named() {
+        let spec = LineSpec { y: "throughput.write_pagez".into(), ..line_spec() };
         let e = Lines::new(spec.clone(), &columns(), true, "s.toml").unwrap_err().to_string();
         assert!(e.contains("plot `p.svg`") && e.contains("y = \"throughput.write_pagez\""), "{e}");
         assert!(e.contains("throughput.write_pages_per_s"), "{e}");
@@ -379,19 +384,7 @@ mod tests {
 
     #[test]
     fn a_line_is_its_runs_x_and_y_labelled_by_its_series() {
-        let spec = LineSpec {
-            file: "p.svg".into(),
-            title: None,
-            each: "throughput".into(),
-            x: "throughput.t_s".into(),
-            y: "throughput.write_pages_per_s".into(),
-            series: None,
-            x_label: None,
-            y_label: None,
-            x_scale: Scale::Linear,
-            x_range: None,
-            steps: false,
-        };
+        let spec = line_spec();
         let lines = Lines::new(spec, &columns(), true, "s.toml").unwrap();
         let mut r = Report::default();
         r.throughput.interval_s = 0.5;

@@ -131,18 +131,14 @@ impl DeviceSpec {
             None => None,
             Some(pages) => {
                 let ps = match self.dram_mb_per_s {
-                    Some(r) if r.is_finite() && r > 0.0 && r <= 1e6 => (1e6 / r).round().max(1.0) as u64,
-                    Some(r) => {
-                        return Err(SimError::config(
-                            "device.dram_mb_per_s",
-                            format!(
-                                "device.dram_mb_per_s must be a rate in MB/s above 0 and at most 1,000,000, got {r}"
-                            ),
-                        ))
-                    }
+                    Some(r) => ftlab_ftl::dram::ps_per_byte(r)
+                        .map_err(|e| SimError::config("device.dram_mb_per_s", format!("device.dram_mb_per_s {e}")))?,
                     None => 0,
                 };
-                Some(ftlab_ftl::read_buffer::ReadBuffer::new(pages, ps).map_err(|e| SimError::building("device", e))?)
+                Some(
+                    ftlab_ftl::read_buffer::ReadBuffer::new(pages, ps)
+                        .map_err(|e| SimError::config("device.read_buffer_pages", e.to_string()))?,
+                )
             }
         };
         flash.set_read_buffer(buffer);

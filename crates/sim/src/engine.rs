@@ -674,15 +674,23 @@ impl Engine {
             }
             let completion = self.serve(&req, t)?;
             self.slots.push(Reverse(completion));
-            self.device.clock = t;
-            self.busy_until = self.busy_until.max(completion);
-            self.dispatched += 1;
-            self.check_first_gc();
-            if self.dispatched % 4096 == 0 {
-                progress(Progress { requests: self.dispatched, sim_ns: t, measuring: self.measuring });
-            }
+            self.dispatched_at(t, completion, progress);
         }
         Ok(())
+    }
+
+    /// Book-keeping after a request dispatched at `t` that completes at
+    /// `completion`: the clock, the busy horizon, the count, the first-GC
+    /// check and the progress report every 4,096 requests.
+    #[inline]
+    pub(crate) fn dispatched_at(&mut self, t: u64, completion: u64, progress: &mut dyn FnMut(Progress)) {
+        self.device.clock = t;
+        self.busy_until = self.busy_until.max(completion);
+        self.dispatched += 1;
+        self.check_first_gc();
+        if self.dispatched % 4096 == 0 {
+            progress(Progress { requests: self.dispatched, sim_ns: t, measuring: self.measuring });
+        }
     }
 
     /// Starts measuring at the first GC erase, if asked to.

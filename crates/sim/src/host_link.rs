@@ -49,16 +49,12 @@ impl HostLink {
         }
         let ps_per_byte = match mb_per_s {
             None => 0,
-            Some(r) if r.is_finite() && r > 0.0 && r <= 1e6 => (1e6 / r).round().max(1.0) as u64,
-            Some(r) => {
-                return Err(SimError::config(
+            Some(r) => ftlab_ftl::dram::ps_per_byte(r).map_err(|e| {
+                SimError::config(
                     "device.host_mb_per_s",
-                    format!(
-                        "device.host_mb_per_s must be a rate in MB/s above 0 and at most 1,000,000, got {r}; \
-                         leave it out for a link without cost"
-                    ),
-                ))
-            }
+                    format!("device.host_mb_per_s {e}; leave it out for a link without cost"),
+                )
+            })?,
         };
         let overhead_ns = match overhead_us {
             None => 0,

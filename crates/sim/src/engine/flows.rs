@@ -187,13 +187,7 @@ impl Engine {
             if self.measuring {
                 stats[i].record(req.op, last - first + 1, completion - req.arrival);
             }
-            self.device.clock = t;
-            self.busy_until = self.busy_until.max(completion);
-            self.dispatched += 1;
-            self.check_first_gc();
-            if self.dispatched % 4096 == 0 {
-                progress(Progress { requests: self.dispatched, sim_ns: t, measuring: self.measuring });
-            }
+            self.dispatched_at(t, completion, progress);
         }
         for (f, s) in flows.iter_mut().zip(stats) {
             f.stats = s;
