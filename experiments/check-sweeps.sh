@@ -27,6 +27,7 @@ quick=(
   telomere/table3-sweep:
   openssd/table2:openssd/table2
   openssd/fig3-4:openssd/fig3-4
+  openssd/fig8:openssd/fig8
 )
 rest=(
   janus/figure7:janus/figure7

@@ -169,6 +169,12 @@ pub struct Hint {
     pub expiry: Option<SimTime>,
     /// Deadline of the request the write is part of.
     pub deadline: Option<SimTime>,
+    /// More units of the same host request follow this one (the request's
+    /// units come in order, the last with `more` false). An FTL that places a
+    /// request's units together (the Nameless-Write prototype's host FTL,
+    /// [`subpage`] with `packing = "request-queue"`) waits for the last one;
+    /// every other FTL ignores it.
+    pub more: bool,
 }
 
 /// Admission control's verdict on one task (stream) ([`RealTime::admission`]).

@@ -132,6 +132,13 @@ pub fn schemes() -> Vec<Scheme> {
         admits_tasks: false,
     });
     v.push(Scheme {
+        name: "nameless-split",
+        summary: "the Nameless-Write prototype's host FTL (003 Section 3.4): each request's 4 KB units packed into \
+                  fresh virtual pages of their own, no merge buffer, GC through host RAM (subpage, request-queue \
+                  packing)",
+        admits_tasks: false,
+    });
+    v.push(Scheme {
         name: "multilog",
         summary:
             "MultiLog-Oracle (Stoica 2013, via 000 Section 6.1.4): one log per update-frequency set, by expiry hints",
@@ -209,6 +216,10 @@ pub fn build(kind: &str, params: &toml::Table) -> Result<Builder, FtlError> {
         "subpage" => {
             use crate::subpage::SubPageConfig as C;
             configured(kind, C::default(), params, C::validate)
+        }
+        "nameless-split" => {
+            use crate::subpage::{Packing, SubPageConfig as C};
+            configured(kind, C { packing: Packing::RequestQueue, ..C::default() }, params, C::validate)
         }
         "nameless" => {
             use crate::nameless::NamelessConfig as C;

@@ -36,6 +36,26 @@
 //!
 //! Physical units are numbered `ppa * k + slot`; the map holds `u32::MAX` for
 //! a unit that is not mapped.
+//!
+//! # Request-queue packing: the Nameless-Write prototype's data path
+//!
+//! With `packing = "request-queue"` (the FTL kind `nameless-split`) there is
+//! no merge buffer. This is how the host-side FTL of 003's Nameless-Write
+//! prototype places data (Section 3.4, the split FTL): "for each write request
+//! queue, the FTL finds a new flash virtual page and assigns physical
+//! addresses in the virtual page to the I/Os in the request queue in a
+//! sequential order", and it never shares a virtual page between two request
+//! queues. Here a request queue is one host request: its units (the
+//! [`Hint::more`] chain) are packed k to a page, each page a fresh one, a last
+//! partial page padded, and the request completes when its pages are
+//! programmed ([`Durability::OnAck`]). Garbage collection is the same
+//! (read into RAM, repacked into new pages, no copyback), as the prototype's
+//! ("it reads the valid pages into host DRAM, erases the block, and then
+//! writes the data to a new physical block"). The map is the file system's
+//! record of the physical addresses, kept up to date by the migration
+//! up-calls that in the prototype are function calls; what the device-side
+//! design adds (addresses returned to the host, migration records in the OOB)
+//! is [`crate::nameless`].
 
 use serde::{Deserialize, Serialize};
 
@@ -62,11 +82,27 @@ pub struct SubPageConfig {
     /// Garbage collection runs before a page is programmed while the free
     /// blocks are at most this many (at least 1). Default 2.
     pub gc_free_blocks: u32,
+    /// How host units are packed into pages. Default `merge-buffer`.
+    pub packing: Packing,
+}
+
+/// How [`SubPage`] packs host units into flash pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Packing {
+    /// A one-page merge buffer in controller RAM: units are acknowledged in
+    /// RAM and a full page is programmed (Jasmine's optimized FTL).
+    #[default]
+    MergeBuffer,
+    /// Each host request's units in fresh pages of their own, acknowledged
+    /// once programmed (the Nameless-Write prototype's host FTL; see the
+    /// [module documentation](self)).
+    RequestQueue,
 }
 
 impl Default for SubPageConfig {
     fn default() -> Self {
-        SubPageConfig { unit_bytes: 4096, over_provisioning: 0.10, gc_free_blocks: 2 }
+        SubPageConfig { unit_bytes: 4096, over_provisioning: 0.10, gc_free_blocks: 2, packing: Packing::MergeBuffer }
     }
 }
 
@@ -92,6 +128,15 @@ impl SubPageConfig {
             ));
         }
         Ok(())
+    }
+
+    /// Write streams: one, or with request-queue packing two (host pages and
+    /// garbage collection's repacked pages in blocks of their own).
+    pub fn streams(&self) -> u32 {
+        match self.packing {
+            Packing::MergeBuffer => 1,
+            Packing::RequestQueue => 2,
+        }
     }
 
     /// Slots per flash page on `io`'s medium: `unit_bytes` must divide the page
@@ -125,7 +170,8 @@ impl SubPageConfig {
     /// closed blocks always hold a block's worth of reclaimable units).
     pub fn logical_units(&self, geometry: &Geometry, good_blocks: u32, k: u32) -> Result<u32, FtlError> {
         let per_block = u64::from(geometry.pages_per_block) * u64::from(k);
-        let slack = u64::from(self.gc_free_blocks) + u64::from(geometry.dies()) + 1;
+        let open = u64::from(geometry.dies()) * u64::from(self.streams());
+        let slack = u64::from(self.gc_free_blocks) + open + 1;
         let max = u64::from(good_blocks).saturating_sub(slack) * per_block;
         let wanted = ((u64::from(good_blocks) * per_block) as f64 * (1.0 - self.over_provisioning)).floor() as u64;
         let logical = wanted.min(max).min(u64::from(u32::MAX - 1));
@@ -193,7 +239,7 @@ impl SubPage {
             k,
             map: vec![NONE; logical as usize],
             open: Vec::with_capacity(k as usize),
-            alloc: BlockAllocator::empty(&g, 1),
+            alloc: BlockAllocator::empty(&g, config.streams()),
             picker: GreedyPicker::new(g.total_blocks(), g.pages_per_block * k),
             programmed_until: SimTime::ZERO,
         })
@@ -232,8 +278,17 @@ impl SubPage {
         for b in scan.closed {
             ftl.picker.insert(b);
         }
+        // A die's partly written blocks reopen one a stream (host pages first,
+        // then garbage collection's); any more become GC candidates.
+        let mut streams_taken = vec![0u32; ftl.geometry.dies() as usize];
         for (b, next) in scan.open {
-            ftl.alloc.reopen(0, b, next);
+            let taken = &mut streams_taken[ftl.layout.die_of_block(b).0 as usize];
+            if *taken < config.streams() {
+                ftl.alloc.reopen(*taken, b, next);
+                *taken += 1;
+            } else {
+                ftl.picker.insert(b);
+            }
         }
         Ok(ftl)
     }
@@ -260,6 +315,7 @@ impl SubPage {
     fn place(
         alloc: &mut BlockAllocator,
         picker: &mut GreedyPicker,
+        stream: u32,
         die: DieId,
         bad: Option<BlockId>,
     ) -> Result<Ppa, FtlError> {
@@ -269,7 +325,7 @@ impl SubPage {
             }
         }
         let Allocation { ppa, filled } = alloc
-            .next_page(0, die)
+            .next_page(stream, die)
             .ok_or_else(|| FtlError::DeviceFull("no open block has room and no block is free".into()))?;
         if let Some(b) = filled {
             picker.insert(b);
@@ -278,7 +334,12 @@ impl SubPage {
     }
 
     /// Programs `units` (at most k) as one packed page on `die` for `purpose`
-    /// and maps them there; the copies they replace are superseded.
+    /// and maps them there; the copies they replace are superseded. With
+    /// request-queue packing, garbage collection writes to a stream of its
+    /// own: its full repacked pages never share a block with the host's
+    /// sparse ones, so a victim's repacking never rewrites the same mix (a
+    /// block of seven full pages and one host page would repack into eight
+    /// pages again, and garbage collection would free nothing).
     fn program_units(
         &mut self,
         io: &mut Io,
@@ -286,9 +347,10 @@ impl SubPage {
         die: DieId,
         purpose: Purpose,
     ) -> Result<(), FtlError> {
+        let stream = if purpose == Purpose::Host { 0 } else { self.config.streams() - 1 };
         let (alloc, picker) = (&mut self.alloc, &mut self.picker);
         let (ppa, _) = io.program_packed_placed(PageKind::Data, units, self.config.unit_bytes, purpose, |_, bad| {
-            Self::place(alloc, picker, die, bad)
+            Self::place(alloc, picker, stream, die, bad)
         })?;
         let block = self.layout.block_of(ppa);
         let now = io.now();
@@ -326,9 +388,12 @@ impl SubPage {
         }
     }
 
-    /// Collects victims while at most `free_blocks` blocks are free.
+    /// Collects victims while at most `free_blocks` blocks are free (at most
+    /// one pass per block of the device; then the caller's allocation decides).
     fn collect_until(&mut self, io: &mut Io, free_blocks: u32) -> Result<(), FtlError> {
-        while self.alloc.free_blocks() <= free_blocks {
+        let mut passes = 0;
+        while self.alloc.free_blocks() <= free_blocks && passes < self.geometry.total_blocks() {
+            passes += 1;
             if !self.collect_one(io)? {
                 break;
             }
@@ -403,7 +468,10 @@ impl SubPage {
 
 impl Ftl for SubPage {
     fn name(&self) -> &'static str {
-        "subpage"
+        match self.config.packing {
+            Packing::MergeBuffer => "subpage",
+            Packing::RequestQueue => "nameless-split",
+        }
     }
 
     fn logical_pages(&self) -> u32 {
@@ -428,17 +496,28 @@ impl Ftl for SubPage {
         Ok(Some(data))
     }
 
-    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
+    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
         check_lpn(lpn, self.logical_pages())?;
         self.check_payload(io, &data)?;
         match self.open.iter_mut().find(|(u, _)| *u == lpn.0) {
             Some(slot) => slot.1 = data,
             None => self.open.push((lpn.0, data)),
         }
-        // In the merge buffer: acknowledged (durable only after a flush).
-        io.ack();
-        if self.open.len() == self.k as usize {
-            self.program_open(io)?;
+        match self.config.packing {
+            Packing::MergeBuffer => {
+                // In the merge buffer: acknowledged (durable only after a flush).
+                io.ack();
+                if self.open.len() == self.k as usize {
+                    self.program_open(io)?;
+                }
+            }
+            // The request's units go to pages of their own once it is all in
+            // (or a page is full); it completes when they are programmed.
+            Packing::RequestQueue => {
+                if !hint.more || self.open.len() == self.k as usize {
+                    self.program_open(io)?;
+                }
+            }
         }
         Ok(())
     }
@@ -465,9 +544,15 @@ impl Ftl for SubPage {
     }
 
     fn durability(&self) -> Durability {
-        Durability::OnFlush
+        match self.config.packing {
+            Packing::MergeBuffer => Durability::OnFlush,
+            Packing::RequestQueue => Durability::OnAck,
+        }
     }
 
+    /// With request-queue packing this is the host FTL's memory (the
+    /// prototype's device firmware keeps none); the open page then holds only
+    /// the units of the request being placed.
     fn ram_bytes(&self) -> u64 {
         let open = u64::from(self.k) * (u64::from(self.config.unit_bytes) + 4);
         self.map.len() as u64 * 4 + open + self.picker.ram_bytes() + self.alloc.ram_bytes()

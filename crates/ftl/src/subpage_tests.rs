@@ -30,7 +30,20 @@ fn flash(blocks: u32, store: StoreKind, seed: u64) -> Flash {
 
 /// 1 KiB units: 4 a page.
 fn config() -> SubPageConfig {
-    SubPageConfig { unit_bytes: 1024, over_provisioning: 0.25, gc_free_blocks: 1 }
+    SubPageConfig { unit_bytes: 1024, over_provisioning: 0.25, gc_free_blocks: 1, packing: Packing::MergeBuffer }
+}
+
+/// A request of `units` (lpn, payload) written as one host request (the
+/// [`Hint::more`] chain); its completion.
+fn write_request(ftl: &mut SubPage, f: &mut Flash, now: &mut SimTime, units: &[(u32, Payload)]) -> SimTime {
+    let mut io = f.io(*now);
+    for (i, (lpn, d)) in units.iter().enumerate() {
+        let hint = Hint { more: i + 1 < units.len(), ..Hint::default() };
+        ftl.write(&mut io, Lpn(*lpn), d.clone(), &hint).unwrap();
+    }
+    let done = io.completion();
+    *now = SimTime(io.last_finish().0.max(now.0) + 1_000);
+    done
 }
 
 /// The payload of version `v` of unit `lpn` for `store`.
@@ -87,6 +100,84 @@ fn units_are_packed_k_to_a_page_and_a_flush_pads_the_last() {
         assert_eq!(read(&mut ftl, &mut f, now, lpn), Some(data(StoreKind::Token, lpn, v)));
     }
     ftl.check_invariants(&f).unwrap();
+}
+
+#[test]
+fn request_queue_packing_gives_each_request_pages_of_its_own() {
+    let mut f = flash(16, StoreKind::Token, 1);
+    let rq = SubPageConfig { packing: Packing::RequestQueue, ..config() };
+    let mut ftl = SubPage::empty(rq, &f.io(SimTime::ZERO)).unwrap();
+    for b in 0..16 {
+        ftl.alloc.release(BlockId(b));
+    }
+    assert_eq!((ftl.name(), ftl.durability()), ("nameless-split", Durability::OnAck));
+    let mut now = SimTime::ZERO;
+    // Four one-unit requests: four pages, one unit each (no page is shared
+    // between requests), each complete once programmed.
+    for lpn in 0..4 {
+        let at = now;
+        let done = write_request(&mut ftl, &mut f, &mut now, &[(lpn, data(StoreKind::Token, lpn, 1))]);
+        assert!(done.0 >= at.0 + TIMING.program_ns, "a request completes after its program");
+        assert_eq!(ftl.buffered(), 0);
+    }
+    assert_eq!(f.counters().programs.get(Purpose::Host), 4);
+    // One request of six units: a full page and a page of two.
+    let units: Vec<(u32, Payload)> = (4..10).map(|l| (l, data(StoreKind::Token, l, 1))).collect();
+    write_request(&mut ftl, &mut f, &mut now, &units);
+    assert_eq!((f.counters().programs.get(Purpose::Host), ftl.buffered()), (6, 0));
+    // The units of one request share its pages, in order.
+    let page_of = |ftl: &SubPage, l: u32| ftl.split(ftl.map[l as usize]);
+    assert_eq!(page_of(&ftl, 4).0, page_of(&ftl, 7).0);
+    assert_eq!((page_of(&ftl, 7).1, page_of(&ftl, 8).1), (3, 0));
+    assert_ne!(page_of(&ftl, 0).0, page_of(&ftl, 1).0);
+    for lpn in 0..10 {
+        assert_eq!(read(&mut ftl, &mut f, now, lpn), Some(data(StoreKind::Token, lpn, 1)));
+    }
+    ftl.check_invariants(&f).unwrap();
+    // With a merge buffer the same writes fill pages: 10 units, 2 pages.
+    let mut g = flash(16, StoreKind::Token, 1);
+    let mut mb = SubPage::empty(config(), &g.io(SimTime::ZERO)).unwrap();
+    for b in 0..16 {
+        mb.alloc.release(BlockId(b));
+    }
+    let mut now = SimTime::ZERO;
+    for lpn in 0..10 {
+        write_request(&mut mb, &mut g, &mut now, &[(lpn, data(StoreKind::Token, lpn, 1))]);
+    }
+    assert_eq!(g.counters().programs.get(Purpose::Host), 2);
+}
+
+#[test]
+fn request_queue_packing_loses_no_acknowledged_write_at_a_power_cut() {
+    let mut f = flash(16, StoreKind::Bytes, 3);
+    let rq = SubPageConfig { packing: Packing::RequestQueue, ..config() };
+    let mut ftl: Box<dyn Ftl> = rq.format(&mut f.io(SimTime::ZERO)).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    let mut latest: HashMap<u32, Payload> = HashMap::new();
+    let mut now = SimTime::ZERO;
+    for round in 0..6u64 {
+        for r in 0..40u64 {
+            let n = rng.gen_range(1..=6u32);
+            let first = rng.gen_range(0..ftl.logical_pages() - n);
+            let mut io = f.io(now);
+            for i in 0..n {
+                let d = data(StoreKind::Bytes, first + i, round * 1000 + r);
+                let hint = Hint { more: i + 1 < n, ..Hint::default() };
+                ftl.write(&mut io, Lpn(first + i), d.clone(), &hint).unwrap();
+                latest.insert(first + i, d);
+            }
+            now = SimTime(io.last_finish().0.max(now.0) + 1_000);
+        }
+        // No flush: every request was acknowledged, so a cut keeps it all.
+        f.power_cut(now);
+        ftl = rq.recover(&mut f.io(now)).unwrap();
+        for (&lpn, d) in &latest {
+            let mut io = f.io(now);
+            assert_eq!(ftl.read(&mut io, Lpn(lpn)).unwrap().as_ref(), Some(d), "unit {lpn} after cut {round}");
+        }
+        ftl.check_invariants(&f).unwrap();
+    }
+    assert!(f.counters().erases.get(Purpose::Gc) > 0, "garbage collection ran");
 }
 
 #[test]

@@ -787,9 +787,11 @@ impl Device {
     ) -> Result<u64, (u64, PageError)> {
         let ps = self.page_size;
         let mut done = at;
+        let last = (offset + len - 1) / ps;
         for (lpn, in_page, src, n) in pieces(offset, len, ps) {
             let bytes = if zeroes { &data[..n] } else { &data[src..src + n] };
-            let hint = Hint::default();
+            // The command's pages come in order: all but the last say more follow.
+            let hint = Hint { more: lpn < last, ..Hint::default() };
             let op = if n as u64 == ps {
                 PageOp::Write { data: Payload::Bytes(bytes.into()), hint, rmw: false }
             } else {

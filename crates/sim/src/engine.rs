@@ -236,7 +236,7 @@ fn queue_key(r: &Request, edf: bool) -> u64 {
 /// What the FTL is told about a write of `r`.
 #[inline]
 fn hint_of(r: &Request) -> Hint {
-    Hint { stream: r.task, expiry: r.expiry.map(SimTime), deadline: r.deadline.map(SimTime) }
+    Hint { stream: r.task, expiry: r.expiry.map(SimTime), deadline: r.deadline.map(SimTime), more: false }
 }
 
 /// The next request of `requests`, its times shifted by `offset` ns; a time the
@@ -358,6 +358,11 @@ impl Engine {
         self.page_size
     }
 
+    /// Bytes of a flash page.
+    pub fn flash_page_bytes(&self) -> u64 {
+        u64::from(self.device.flash.nand().geometry().page_size)
+    }
+
     /// The latest time anything finished.
     pub fn busy_until(&self) -> u64 {
         self.busy_until.max(self.device.clock)
@@ -448,7 +453,7 @@ impl Engine {
             // request's earlier pages are done (on one die they are served one
             // after another).
             let cmd = PageCmd { lpn, partial, at: d, ready: completion, held: None };
-            let page_done = self.serve_page(req, cmd, self.dispatched)?;
+            let page_done = self.serve_page(req, cmd, lpn < last, self.dispatched)?;
             rmw += u64::from(partial && req.op == Op::Write);
             completion = completion.max(page_done);
         }
@@ -462,7 +467,8 @@ impl Engine {
     }
 
     /// Issues page command `cmd` of `req` (request number `number`) to the FTL
-    /// and checks what a read returns; returns the page's completion.
+    /// and checks what a read returns; returns the page's completion. `more`:
+    /// later pages of the request follow ([`Hint::more`]).
     ///
     /// Its service time, checked against the bound, runs from the later of
     /// `ready` and the end of the last host operation (of another command) on
@@ -474,7 +480,7 @@ impl Engine {
     /// waiting behind other host commands is queueing; waiting behind
     /// garbage-collection, map or wear-leveling work is service.
     #[inline]
-    fn serve_page(&mut self, req: &Request, cmd: PageCmd, number: u64) -> Result<u64, SimError> {
+    fn serve_page(&mut self, req: &Request, cmd: PageCmd, more: bool, number: u64) -> Result<u64, SimError> {
         let PageCmd { lpn, partial, at, ready, held } = cmd;
         let fail = |e: FtlError| SimError::Ftl {
             request: number,
@@ -492,7 +498,7 @@ impl Engine {
                     self.writes += 1;
                 }
                 let data = payload(self.store, self.page_size, lpn, self.writes as u32);
-                PageOp::Write { data, hint: hint_of(req), rmw: partial }
+                PageOp::Write { data, hint: Hint { more, ..hint_of(req) }, rmw: partial }
             }
             Op::Trim => PageOp::Trim,
         };

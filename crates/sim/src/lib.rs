@@ -297,34 +297,40 @@ pub fn validate(config: &RunConfig) -> Result<(), SimError> {
 }
 
 /// Requests of the sequential fill and random overwrites of preconditioning.
+/// The fill writes `fill_span` logical pages a request (one flash page's worth
+/// when the FTL's unit is smaller than the flash page, as a sequential writer's
+/// requests merged by the host arrive), the last one cut at the end of the
+/// space; the overwrites one logical page each.
 fn precondition_requests(
     logical_pages: u64,
     page_size: u32,
+    fill_span: u64,
     overwrites: f64,
     seed: u64,
     fill: bool,
 ) -> impl Iterator<Item = Result<Request, SimError>> {
     use ftlab_workload::Op;
     let ps = u64::from(page_size);
-    let fill_pages = if fill { logical_pages } else { 0 };
+    let span = fill_span.max(1);
+    let fill_pages = if fill { logical_pages.div_ceil(span) } else { 0 };
     let random = (overwrites * logical_pages as f64) as u64;
     // A small, seeded xorshift is enough here and keeps the stream independent of
     // the workload's own generator.
     let mut x = seed ^ 0x9e37_79b9_7f4a_7c15;
     (0..fill_pages + random).map(move |i| {
-        let lpn = if i < fill_pages {
-            i
+        let (lpn, pages) = if i < fill_pages {
+            (i * span, span.min(logical_pages - i * span))
         } else {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            x % logical_pages
+            (x % logical_pages, 1)
         };
         Ok(Request {
             arrival: 0,
             op: Op::Write,
             offset: lpn * ps,
-            len: page_size,
+            len: (pages * ps) as u32,
             deadline: None,
             task: None,
             expiry: None,
@@ -441,9 +447,11 @@ impl Simulation {
         let pre = &self.config.precondition;
         if pre.fill || pre.random_overwrites > 0.0 {
             let page_size = self.engine.unit_bytes() as u32;
+            let span = self.engine.flash_page_bytes() / u64::from(page_size);
             let mut reqs = precondition_requests(
                 self.engine.logical_pages(),
                 page_size,
+                span,
                 pre.random_overwrites,
                 self.config.seed(),
                 pre.fill,

@@ -21,10 +21,12 @@ fn cases() -> u32 {
 
 /// A small device: 2 channels x 2 ways x 1 die x 2 planes x 6 blocks x 8 pages
 /// of 4 KiB, so GC runs within a few hundred commands. `subpage-1k` is the
-/// sub-page FTL with 1 KiB units (4 a page).
+/// sub-page FTL with 1 KiB units (4 a page), `nameless-split-1k` the same with
+/// request-queue packing.
 fn device(kind: &str, buffer: bool) -> Device {
     let ftl = match kind {
         "subpage-1k" => "kind = \"subpage\"\nunit_bytes = 1024".to_owned(),
+        "nameless-split-1k" => "kind = \"nameless-split\"\nunit_bytes = 1024".to_owned(),
         _ => format!("kind = \"{kind}\""),
     };
     let toml = format!(
@@ -242,5 +244,12 @@ proptest! {
     #[test]
     fn subpage_command_stream_matches_the_model(ops in proptest::collection::vec(op(), 1..300)) {
         run("subpage-1k", false, &ops);
+    }
+
+    /// The same with request-queue packing (`nameless-split`): each command's
+    /// units in pages of their own, durable once completed.
+    #[test]
+    fn nameless_split_command_stream_matches_the_model(ops in proptest::collection::vec(op(), 1..300)) {
+        run("nameless-split-1k", false, &ops);
     }
 }

@@ -130,3 +130,70 @@ fn a_trace_of_4k_writes_replays_in_units_without_read_modify_write() {
     assert_eq!(base.integrity, "ok");
     assert_eq!((base.host_pages_written, base.rmw_pages, base.host_pages_read), (801, 801, 1));
 }
+
+/// `nameless-split` (request-queue packing, the Nameless-Write prototype's
+/// host FTL): each host command's units go to fresh pages of their own, so a
+/// 32 KiB command is one page program and eight 4 KiB commands are eight;
+/// every completed write survives a power cut without a flush.
+#[test]
+fn nameless_split_gives_each_command_its_own_pages_and_keeps_every_completed_write() {
+    let mut dev = Device::open(&jasmine("nameless-split")).unwrap();
+    assert_eq!(dev.page_size(), 4096);
+    let mut t = SimTime::ZERO;
+    let programs = |dev: &Device| dev.flash().counters().programs.get(ftlab_ftl::Purpose::Host);
+    // One 32 KiB command: its eight units in one page.
+    let whole: Vec<u8> = (0..32 * 1024).map(|i| (i / 4096) as u8 + 1).collect();
+    dev.submit(t, Command::write(0, whole.clone())).unwrap();
+    t = dev.step().unwrap().completed;
+    assert_eq!(programs(&dev), 1);
+    // Eight 4 KiB commands: a page each.
+    for i in 0..8u64 {
+        dev.submit(t, Command::write(65536 + i * 4096, vec![i as u8 + 20; 4096])).unwrap();
+        t = dev.step().unwrap().completed;
+    }
+    assert_eq!(programs(&dev), 9);
+    // A 12 KiB command across a 32 KiB boundary: three units, one page.
+    dev.submit(t, Command::write(7 * 4096, vec![99; 3 * 4096])).unwrap();
+    t = dev.step().unwrap().completed;
+    assert_eq!(programs(&dev), 10);
+    // No flush: a cut keeps every completed write.
+    dev.cut_power(t).unwrap();
+    dev.recover().unwrap();
+    t = dev.now();
+    let mut want = whole;
+    want[7 * 4096..].copy_from_slice(&[99; 4096]);
+    for (off, bytes) in [(0u64, want), (8 * 4096, vec![99; 8192])] {
+        dev.submit(t, Command::read(off, bytes.len() as u64)).unwrap();
+        let c = dev.step().unwrap();
+        assert_eq!(c.result.unwrap().data.unwrap(), bytes, "bytes at {off}");
+        t = c.completed;
+    }
+    for i in 0..8u64 {
+        dev.submit(t, Command::read(65536 + i * 4096, 4096)).unwrap();
+        let c = dev.step().unwrap();
+        assert_eq!(c.result.unwrap().data.unwrap(), vec![i as u8 + 20; 4096]);
+        t = c.completed;
+    }
+}
+
+/// The replay engine hands a request's units to the FTL as one request
+/// (`Hint::more`): 16 KiB random writes on `nameless-split` program one page
+/// each, 4 KiB ones one page each too, and `subpage` packs both 8 units a page.
+#[test]
+fn the_engine_hands_nameless_split_each_request_as_one_request_queue() {
+    let programmed = |kind: &str, block: u32| {
+        let text = format!(
+            "seed = 3\n[device]\nchip = \"jasmine-openssd\"\nblocks_per_plane = 8\n[ftl]\nkind = \"{kind}\"\n\
+             [host]\nqueue_depth = 4\nmode = \"closed\"\n[workload]\nblock_bytes = {block}\n\
+             generator = {{ kind = \"uniform\", requests = 400, read_fraction = 0.0 }}\n"
+        );
+        let r = run(&RunConfig::from_toml(&text, "t").unwrap(), &mut |_| {}).unwrap();
+        assert_eq!(r.integrity, "ok");
+        (r.host_pages_written, r.flash_pages_programmed)
+    };
+    assert_eq!(programmed("nameless-split", 16384), (1600, 400));
+    assert_eq!(programmed("nameless-split", 4096), (400, 400));
+    let (units, pages) = programmed("subpage", 16384);
+    assert_eq!(units, 1600);
+    assert!((195..=200).contains(&pages), "{pages}");
+}

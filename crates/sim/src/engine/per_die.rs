@@ -377,7 +377,9 @@ impl Engine {
         let a = dev.admitted[cmd.slot];
         let partial = self.partial(&a.req, cmd.lpn, a.first, a.last);
         let page = PageCmd { lpn: cmd.lpn, partial, at: now, ready: cmd.ready, held };
-        let done = self.serve_page(&a.req, page, a.number)?;
+        // The dies serve a request's pages apart: each is a request of its own
+        // to the FTL (no `Hint::more`).
+        let done = self.serve_page(&a.req, page, false, a.number)?;
         dev.waiting -= 1;
         if let (true, Some(busy)) = (self.measuring, cmd.die_free_at_ready) {
             let block = busy.min(now).saturating_sub(cmd.ready);
