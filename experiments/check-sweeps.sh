@@ -23,6 +23,9 @@ quick=(
   gftl/consumer:gftl/consumer
   gftl/consumer-50:gftl/consumer-50
   lazy-rtgc/figure8:lazy-rtgc/figure8
+  lazy-rtgc/rftl-space-traces:lazy-rtgc/rftl-space-traces
+  lazy-rtgc/rftl-space-generated:lazy-rtgc/rftl-space-generated
+  lazy-rtgc/rftl-footprint:lazy-rtgc/rftl-footprint
   telomere/fig10-sweep:
   telomere/table3-sweep:
   openssd/table2:openssd/table2
@@ -30,6 +33,7 @@ quick=(
   openssd/fig8:openssd/fig8
 )
 rest=(
+  lazy-rtgc/table7:lazy-rtgc/table7
   janus/figure7:janus/figure7
   janus/refill:janus/refill
   janus/figure6-oltp:janus/figure6-oltp

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use ftlab_lab::sweep::{header, keep, load_sweep, row_error, run_points_keeping, Kept};
+use ftlab_lab::sweep::{keep, load_sweep, row_error, run_points_keeping, Kept};
 
 use crate::cli::{RowFormat, SweepArgs};
 use crate::error::CliError;
@@ -50,7 +50,7 @@ pub fn run(args: &SweepArgs) -> Result<(), CliError> {
         }
         return out.write(&text);
     }
-    let columns = header(points)?;
+    let columns = &sweep.columns;
     // Created before anything runs, so a bad folder fails at once.
     let dir = match &args.out_dir {
         Some(d) => {
@@ -75,10 +75,10 @@ pub fn run(args: &SweepArgs) -> Result<(), CliError> {
         }
     };
     let jobs = args.jobs.unwrap_or(0);
-    let finished = run_points_keeping(points, &columns, jobs, keeper, |point, values| -> Result<(), CliError> {
+    let finished = run_points_keeping(points, columns, jobs, keeper, |point, values| -> Result<(), CliError> {
         let line = match args.format {
             RowFormat::Csv => csv_line(values.iter().map(csv_cell))?,
-            RowFormat::Jsonl => json_line(&columns, values),
+            RowFormat::Jsonl => json_line(columns, values),
         };
         lock(&sink).write(&line)?;
         if let Some(e) = row_error(values) {
@@ -98,7 +98,7 @@ pub fn run(args: &SweepArgs) -> Result<(), CliError> {
         }
     };
     for plot in &sweep.plots {
-        plot::draw(plot, &columns, &rows, dir)?;
+        plot::draw(plot, columns, &rows, dir)?;
         said("plotted", &plot.file);
     }
     for (i, table) in sweep.tables.iter().enumerate() {

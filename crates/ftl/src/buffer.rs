@@ -201,6 +201,10 @@ impl Ftl for WriteBuffer {
         self.inner.gauges()
     }
 
+    fn reset_counters(&mut self) {
+        self.inner.reset_counters();
+    }
+
     fn curves(&self) -> Vec<(&'static str, Vec<f64>)> {
         self.inner.curves()
     }

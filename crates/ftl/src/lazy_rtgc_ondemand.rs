@@ -345,6 +345,16 @@ impl Ftl for LazyRtgcOnDemand {
         self.map.ram_bytes()
     }
 
+    /// `cmt_hits`, `cmt_misses` and `cmt_hit_ratio`: host lookups of the
+    /// cached mapping table since measurement started (001 Figure 8(a)).
+    fn gauges(&self) -> Vec<(&'static str, f64)> {
+        self.map.cmt.counters().gauges()
+    }
+
+    fn reset_counters(&mut self) {
+        self.map.cmt.reset_counters();
+    }
+
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
         self.map.check_invariants(flash)
     }
@@ -385,6 +395,50 @@ mod tests {
         assert_eq!(ftl.service_bound(), Some(SimTime(1_500_000 + 221_120 + 46_120)));
         // 96 blocks, 5 translation blocks (4 + ceil(1 / 8)), 4 dies + 1 reserved.
         assert_eq!(ftl.logical_pages(), 10 * (96 - 5 - 5));
+    }
+
+    fn gauge(ftl: &LazyRtgcOnDemand, name: &str) -> f64 {
+        ftl.gauges().into_iter().find(|(n, _)| *n == name).map(|(_, v)| v).unwrap()
+    }
+
+    /// 001 Figure 8(a): the CMT's hit ratio. Reads of a set that fits in the
+    /// CMT miss once each, then hit; uniform reads over a space 18 times the
+    /// CMT hit about as often as the CMT's share of the space; a reset (the
+    /// start of measurement) restarts the counts.
+    #[test]
+    fn cmt_hit_ratio_is_the_cached_share_of_host_lookups() {
+        let mut flash = flash();
+        let mut ftl = format(&mut flash, 48);
+        let n = ftl.logical_pages();
+        let mut now = SimTime::ZERO;
+        for lpn in 0..n {
+            let mut io = flash.io(now);
+            ftl.write(&mut io, Lpn(lpn), Payload::Token(u64::from(lpn)), &Hint::default()).unwrap();
+            now = io.completion();
+        }
+        assert_eq!(gauge(&ftl, "cmt_hits") + gauge(&ftl, "cmt_misses"), f64::from(n), "one lookup per write");
+        let mut read = |ftl: &mut LazyRtgcOnDemand, lpn: u32| {
+            let mut io = flash.io(now);
+            assert_eq!(ftl.read(&mut io, Lpn(lpn)).unwrap(), Some(Payload::Token(u64::from(lpn))));
+            now = io.completion();
+        };
+        ftl.reset_counters();
+        assert_eq!((gauge(&ftl, "cmt_hits"), gauge(&ftl, "cmt_misses"), gauge(&ftl, "cmt_hit_ratio")), (0.0, 0.0, 0.0));
+        for i in 0..1600 {
+            read(&mut ftl, 100 + i % 16);
+        }
+        assert_eq!((gauge(&ftl, "cmt_hits"), gauge(&ftl, "cmt_misses")), (1584.0, 16.0));
+        assert_eq!(gauge(&ftl, "cmt_hit_ratio"), 0.99);
+
+        ftl.reset_counters();
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for _ in 0..20_000 {
+            read(&mut ftl, rng.gen_range(0..n));
+        }
+        let share = 48.0 / f64::from(n);
+        let ratio = gauge(&ftl, "cmt_hit_ratio");
+        assert_eq!(gauge(&ftl, "cmt_hits") + gauge(&ftl, "cmt_misses"), 20_000.0);
+        assert!((ratio - share).abs() < 0.2 * share, "hit ratio {ratio}, CMT share of the space {share}");
     }
 
     /// A closed loop at queue depth 1 (each command dispatched when the previous

@@ -369,6 +369,13 @@ pub trait Ftl: Send + std::fmt::Debug {
     fn gauges(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
+    /// Zeroes the event counts behind the scheme's gauges that count over the
+    /// measured window (e.g. the cached mapping table's `cmt_hits` and
+    /// `cmt_misses` of [`dftl`] and [`lazy_rtgc_ondemand`]): the simulator
+    /// calls it when measurement starts, when it resets the flash counters.
+    /// Gauges of state are left alone. The default does nothing: Janus-FTL's
+    /// `gc_victims` and Nameless's `migrations` count over the whole run.
+    fn reset_counters(&mut self) {}
     /// Named curves of the scheme's internal state now (e.g. Janus-FTL's
     /// ghost-buffer estimate of the page-mapping area's hit rate at 0, 1, 2,
     /// ... fused blocks), reported at the end of a run (`ftl_curves`). Empty

@@ -134,6 +134,10 @@ pub struct Sweep {
     pub plots: Vec<PlotSpec>,
     pub tables: Vec<OutTable>,
     pub lines: Vec<Lines>,
+    /// The columns of its rows: [`header`], then the FTL gauges
+    /// (`ftl_gauges.NAME`) its bar plots name, then `error`. A run whose FTL
+    /// has no such gauge leaves the cell empty.
+    pub columns: Vec<String>,
 }
 
 impl Sweep {
@@ -202,7 +206,16 @@ pub fn load_sweep(path: &Path) -> Result<Sweep, LabError> {
     let points = expand_cases(&base, &cases, grid, &origin, Some(path))?;
     let mut grid: Vec<String> =
         points.first().map(|p| p.values.iter().map(|(k, _)| k.clone()).collect()).unwrap_or_default();
-    let columns = header(&points)?;
+    let mut columns = header(&points)?;
+    // An FTL's gauges are columns only where a plot names them: they depend on
+    // the scheme, so a report's fixed fields cannot list them.
+    let error = columns.pop();
+    for plot in &plots {
+        if plot.y.starts_with(GAUGE_PREFIX) && !columns.contains(&plot.y) {
+            columns.push(plot.y.clone());
+        }
+    }
+    columns.extend(error);
     // Bars can also be grouped or told apart by the named run.
     if !cases.is_empty() {
         grid.push("case".to_owned());
@@ -215,8 +228,11 @@ pub fn load_sweep(path: &Path) -> Result<Sweep, LabError> {
         .into_iter()
         .map(|l| Lines::new(l, &columns, !cases.is_empty(), &origin))
         .collect::<Result<_, _>>()?;
-    Ok(Sweep { points, plots, tables, lines })
+    Ok(Sweep { points, plots, tables, lines, columns })
 }
+
+/// How a report names an FTL's gauges (`Ftl::gauges` of `ftlab_ftl`) as fields.
+const GAUGE_PREFIX: &str = "ftl_gauges.";
 
 /// `[[name]]` tables as `T`s; errors name the table and its position.
 fn array_of<T: serde::de::DeserializeOwned>(v: Option<Value>, name: &str, origin: &str) -> Result<Vec<T>, LabError> {
@@ -555,6 +571,26 @@ mod tests {
         assert_eq!(cols.iter().filter(|c| *c == "seed").count(), 1);
         assert_eq!(cols[0], "run");
         assert_eq!(cols.last().unwrap(), "error");
+    }
+
+    #[test]
+    fn a_gauge_a_plot_names_is_a_column_filled_where_the_ftl_has_it() {
+        let (_d, p) = write(
+            "[base.device]\nblocks_per_plane = 64\n[base.workload.generator]\nkind = \"uniform\"\nrequests = 300\n\
+             read_fraction = 0.5\n[grid]\n\"ftl.kind\" = [\"dftl\", \"pagemap\"]\n\
+             [[plot]]\nfile = \"h.svg\"\nx = \"ftl.kind\"\ny = \"ftl_gauges.cmt_hit_ratio\"\n",
+        );
+        let sweep = load_sweep(&p).unwrap();
+        let n = sweep.columns.len();
+        assert_eq!(sweep.columns[n - 2..], ["ftl_gauges.cmt_hit_ratio", "error"]);
+        assert_eq!(sweep.columns[..n - 2], header(&sweep.points).unwrap()[..n - 2]);
+        let rows = run_points(&sweep.points, &sweep.columns, 1, |_, _| Ok::<_, LabError>(())).unwrap();
+        let ratio = |run: usize| rows[run].1[n - 2].clone();
+        assert!(ratio(0).as_f64().is_some_and(|r| r > 0.0 && r < 1.0), "{:?}", ratio(0));
+        assert_eq!(ratio(1), serde_json::Value::Null, "pagemap has no CMT");
+        // Without a plot naming it, no gauge column.
+        let (_d, p) = write("[grid]\n\"ftl.kind\" = [\"dftl\"]\n");
+        assert!(!load_sweep(&p).unwrap().columns.iter().any(|c| c.starts_with("ftl_gauges.")));
     }
 
     #[test]

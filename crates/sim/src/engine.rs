@@ -378,6 +378,7 @@ impl Engine {
         self.measuring = true;
         self.measure_start = self.busy_until();
         self.device.flash.reset_counters();
+        self.device.ftl.reset_counters();
         self.measured = Measured::new(self.interval_ns, &self.task_names);
     }
 

@@ -43,6 +43,33 @@ pub struct Cmt {
     dirty_per_tpage: Vec<u32>,
     by_dirt: BTreeSet<(u32, Reverse<u32>)>,
     high_water: u32,
+    /// Host lookups ([`Cmt::lookup`]) since [`Cmt::reset_counters`].
+    counters: CmtCounters,
+}
+
+/// Lookups of the cached mapping table: a hit finds the entry cached, a miss
+/// must fetch it from its translation page (001 Figure 8(a)).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CmtCounters {
+    pub hits: u64,
+    pub misses: u64,
+}
+
+impl CmtCounters {
+    /// Hits over lookups; 0 before the first lookup.
+    pub fn hit_ratio(&self) -> f64 {
+        let lookups = self.hits + self.misses;
+        if lookups == 0 {
+            0.0
+        } else {
+            self.hits as f64 / lookups as f64
+        }
+    }
+
+    /// The gauges of a CMT: `cmt_hits`, `cmt_misses` and `cmt_hit_ratio`.
+    pub fn gauges(&self) -> Vec<(&'static str, f64)> {
+        vec![("cmt_hits", self.hits as f64), ("cmt_misses", self.misses as f64), ("cmt_hit_ratio", self.hit_ratio())]
+    }
 }
 
 impl Cmt {
@@ -59,6 +86,7 @@ impl Cmt {
             dirty_per_tpage: vec![0; tpages as usize],
             by_dirt: BTreeSet::new(),
             high_water: 0,
+            counters: CmtCounters::default(),
         }
     }
     /// Nominal capacity in entries.
@@ -90,11 +118,24 @@ impl Cmt {
     pub fn is_dirty(&self, lpn: u32) -> bool {
         self.map.get(&lpn).is_some_and(|e| e.dirty)
     }
-    /// The cached mapping of `lpn`, made most recently used.
+    /// The cached mapping of `lpn`, made most recently used; counted as a hit,
+    /// or as a miss when it is not cached.
     pub fn lookup(&mut self, lpn: u32) -> Option<Option<Ppa>> {
-        let e = *self.map.get(&lpn)?;
+        let Some(&e) = self.map.get(&lpn) else {
+            self.counters.misses += 1;
+            return None;
+        };
+        self.counters.hits += 1;
         self.restamp(lpn, e);
         Some(dec(e.ppa))
+    }
+    /// Hits and misses of [`Cmt::lookup`] since the last reset.
+    pub fn counters(&self) -> CmtCounters {
+        self.counters
+    }
+    /// Zeroes the hit and miss counts (when measurement starts).
+    pub fn reset_counters(&mut self) {
+        self.counters = CmtCounters::default();
     }
     fn restamp(&mut self, lpn: u32, e: Entry) {
         self.clock += 1;

@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 
 use ftlab_nand::{Geometry, Payload};
 
-pub use self::cmt::{Cmt, CMT_ENTRY_BYTES};
+pub use self::cmt::{Cmt, CmtCounters, CMT_ENTRY_BYTES};
 use self::core::{DemandMap, Evict};
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
@@ -225,6 +225,16 @@ impl Ftl for Dftl {
 
     fn ram_bytes(&self) -> u64 {
         self.map.ram_bytes()
+    }
+
+    /// `cmt_hits`, `cmt_misses` and `cmt_hit_ratio`: host lookups of the
+    /// cached mapping table since measurement started (001 Figure 8(a)).
+    fn gauges(&self) -> Vec<(&'static str, f64)> {
+        self.map.cmt.counters().gauges()
+    }
+
+    fn reset_counters(&mut self) {
+        self.map.cmt.reset_counters();
     }
 
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {

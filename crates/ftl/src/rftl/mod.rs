@@ -29,6 +29,14 @@
 //! `U(R_T) = max{U(e_r), t_er + U(e_w)}` ([`ftlab_bounds::rftl`], with the channel
 //! transfers the simulator charges).
 //!
+//! When the collection starts: 001 Section 6.1 says "when the primary block ...
+//! is full"; here it starts when the primary and the buffer are both full, the
+//! buffer taking the updates after the primary and the collection's writes going
+//! to the replacement. 001 says neither where writes go during a collection nor
+//! when the buffer's pages are reclaimed. An earlier start could only add copies
+//! (a collection copies all the logical block's valid pages), so this reading
+//! makes RFTL no dearer than 001's (`experiments/lazy-rtgc/README.md`, RFTL).
+//!
 //! Deviations, and why: the medium is strict (no page may be skipped inside a
 //! block), so the primary block is a log in write order rather than a block with
 //! fixed page offsets; the newest copy of each page is found through a small RAM
