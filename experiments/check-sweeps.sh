@@ -22,6 +22,8 @@ quick=(
   lazy-rtgc/sweep-traces:lazy-rtgc/results-traces
   gftl/consumer:gftl/consumer
   gftl/consumer-50:gftl/consumer-50
+  gftl/write-queue:
+  gftl/write-queue-consumer:
   lazy-rtgc/figure8:lazy-rtgc/figure8
   telomere/fig10-sweep:
   telomere/table3-sweep:
