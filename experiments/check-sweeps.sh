@@ -8,7 +8,7 @@
 # change no result. An entry `SWEEP:` (no rows CSV) is checked by its tables
 # alone.
 #
-#   bash experiments/check-sweeps.sh            every sweep (about 6 minutes on 2 cores)
+#   bash experiments/check-sweeps.sh            every sweep (about 7 minutes on 2 cores)
 #   bash experiments/check-sweeps.sh --quick    the CI-sized subset (about 40 s)
 #
 # Uses FTLAB (default: target/release/ftlab, built if missing). Tables and plots
@@ -38,6 +38,7 @@ rest=(
   gftl/sweep:gftl/results
   gftl/sweep-50:gftl/results-50
   gftl/requests:gftl/requests
+  telomere/fig10-sets-sweep:
 )
 case "${1:-}" in
   --quick) sweeps=("${quick[@]}") ;;
