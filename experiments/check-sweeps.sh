@@ -8,7 +8,7 @@
 # change no result. An entry `SWEEP:` (no rows CSV) is checked by its tables
 # alone.
 #
-#   bash experiments/check-sweeps.sh            every sweep (about 6 minutes on 2 cores)
+#   bash experiments/check-sweeps.sh            every sweep (about 7 minutes on 2 cores)
 #   bash experiments/check-sweeps.sh --quick    the CI-sized subset (about 40 s)
 #
 # Uses FTLAB (default: target/release/ftlab, built if missing). Tables and plots
@@ -22,6 +22,8 @@ quick=(
   lazy-rtgc/sweep-traces:lazy-rtgc/results-traces
   gftl/consumer:gftl/consumer
   gftl/consumer-50:gftl/consumer-50
+  gftl/write-queue:
+  gftl/write-queue-consumer:
   lazy-rtgc/figure8:lazy-rtgc/figure8
   lazy-rtgc/rftl-space-traces:lazy-rtgc/rftl-space-traces
   lazy-rtgc/rftl-space-generated:lazy-rtgc/rftl-space-generated
@@ -41,6 +43,7 @@ rest=(
   gftl/sweep:gftl/results
   gftl/sweep-50:gftl/results-50
   gftl/requests:gftl/requests
+  telomere/fig10-sets-sweep:
 )
 case "${1:-}" in
   --quick) sweeps=("${quick[@]}") ;;

@@ -51,7 +51,8 @@ it; storage is tested first, then throughput. A refused task consumes nothing.
 A refused task is a verdict, not an error: the exit status is 0.
 
 Device: the chip preset's pages per block, total blocks and chips (channels x
-ways); --blocks and --over-provisioning (lambda = 1 - F) override them.
+ways); --blocks and --over-provisioning (lambda = 1 - F) override them, and
+--erase-us the erase time t_e (the header line prints the times used).
 
 JSON fields (stable): policy, device, storage_unit (\"blocks\" for sip/sharp,
 \"pages\" for waogc/multilog), lambda (the utilization the storage test allows),
@@ -117,8 +118,18 @@ pub fn run(args: &AdmitArgs) -> Result<(), CliError> {
 }
 
 fn device(args: &AdmitArgs) -> Result<Device, CliError> {
-    ftlab_lab::bounds::admit_device(&args.chip, args.blocks, args.over_provisioning)
-        .map_err(|e| CliError::Usage(e.to_string()))
+    let mut d = ftlab_lab::bounds::admit_device(&args.chip, args.blocks, args.over_provisioning)
+        .map_err(|e| CliError::Usage(e.to_string()))?;
+    if let Some(us) = args.erase_us {
+        // At most an hour: an erase time, not a typo's 1e30.
+        if !(us > 0.0 && us <= 3.6e9) {
+            return Err(CliError::Usage(format!(
+                "--erase-us must be a positive erase time in microseconds (at most 3.6e9), got {us}; e.g. 7000"
+            )));
+        }
+        d.t_e_ns = (us * 1e3).round() as u64;
+    }
+    Ok(d)
 }
 
 fn table(a: &Admission, d: &Device) -> String {

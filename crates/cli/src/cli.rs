@@ -445,6 +445,10 @@ pub struct AdmitArgs {
     /// Physical blocks of the whole device (overrides the preset's).
     #[arg(long, value_name = "N")]
     pub blocks: Option<u64>,
+    /// Block erase time t_e in microseconds (overrides the preset's, e.g. for a
+    /// board whose paper prints no timing: 000's Cosmos board).
+    #[arg(long, value_name = "US")]
+    pub erase_us: Option<f64>,
     /// Fraction of physical space the tasks may not use, in [0, 1) (lambda = 1 - F; default 0).
     #[arg(long, value_name = "F")]
     pub over_provisioning: Option<f64>,

@@ -104,6 +104,34 @@ fn table_3_sip_and_sharp_as_in_section_6_3() {
     }
 }
 
+/// Section 6.3: WAO-GC refuses tau3-tau5 on the board. With the preset's
+/// assumed 3.8 ms erase only tau5 is refused (storage); the paper's verdict
+/// needs t_e in (6.37, 8.07] ms (Eq. 20 with Eq. 25), which `--erase-us` tests.
+#[test]
+fn waogc_on_table_3_follows_the_erase_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = table3_file(&dir);
+    let waogc = |extra: &[&str]| {
+        json(&[&["admit", &file, "--chip", "cosmos-openssd", "--policy", "waogc", "-f", "json"], extra].concat())
+    };
+    assert_eq!(refused(&waogc(&[])), [("tau5".to_owned(), "storage".to_owned())]);
+    let paper: Vec<(String, String)> =
+        ["tau3", "tau4", "tau5"].iter().map(|t| ((*t).to_owned(), "throughput".to_owned())).collect();
+    for (us, verdict) in [("6360", false), ("6370", true), ("7000", true), ("8060", true), ("8080", false)] {
+        assert_eq!(refused(&waogc(&["--erase-us", us])) == paper, verdict, "t_e {us} us");
+    }
+    let out = ftlab()
+        .args(["admit", &file, "--chip", "cosmos-openssd", "--policy", "waogc", "--erase-us", "7000"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("t_e 7000 us"), "{text}");
+    for bad in ["0", "nan", "1e12"] {
+        let err = usage_error(&["admit", &file, "--chip", "cosmos-openssd", "--erase-us", bad]);
+        assert!(err.contains("--erase-us must be a positive erase time"), "{err}");
+    }
+}
+
 #[test]
 fn table_output_and_overrides() {
     let dir = tempfile::tempdir().unwrap();

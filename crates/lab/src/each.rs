@@ -7,7 +7,10 @@
 //! - `throughput`: one row per interval of the time series: `throughput.t_s`
 //!   (the interval's end, s, rounded to the microsecond), each series' count
 //!   (`throughput.write_pages`) and its rate per second
-//!   (`throughput.write_pages_per_s`, the count over `interval_s`);
+//!   (`throughput.write_pages_per_s`, the count over `interval_s`), and the
+//!   FTL's gauges (`throughput.gauges.NAME`, e.g. GFTL's
+//!   `throughput.gauges.write_queue_pages`: a level, no rate; null in the
+//!   rows of a run whose FTL has no such gauge);
 //! - `rber_cdf`: one row per point of the RBER CDF, `rber_cdf.rber` and
 //!   `rber_cdf.fraction`;
 //! - `erase_histogram`: `erase_histogram.erase_count` and `erase_histogram.blocks`.
@@ -69,6 +72,22 @@ impl Each {
         keys.into_iter().map(|k| format!("{p}.{k}")).collect()
     }
 
+    /// Whether rows have field `f`: one of [`Each::fields`], or for
+    /// `throughput` any `throughput.gauges.NAME` (gauge names are the FTL's).
+    pub fn has_field(self, f: &str) -> bool {
+        self.fields().iter().any(|k| k == f)
+            || (self == Each::Throughput && f.strip_prefix(GAUGE_PREFIX).is_some_and(|n| !n.is_empty()))
+    }
+
+    /// [`Each::fields`] for an error message.
+    pub fn field_list(self) -> String {
+        let mut list = self.fields().join(", ");
+        if self == Each::Throughput {
+            list.push_str(", throughput.gauges.NAME (the FTL's gauges, see `ftl_gauges`)");
+        }
+        list
+    }
+
     /// The rows of `report`'s array: field name to value.
     pub fn rows(self, report: &Report) -> Result<Vec<Map<String, J>>, LabError> {
         let p = self.name();
@@ -101,6 +120,9 @@ impl Each {
                             row.insert(format!("{p}.{k}_per_s"), rate);
                             row.insert(format!("{p}.{k}"), v);
                         }
+                        for (k, g) in &s.gauges {
+                            row.insert(format!("{GAUGE_PREFIX}{k}"), g.get(i).map_or(J::Null, |&v| number(v)));
+                        }
                         row
                     })
                     .collect()
@@ -125,6 +147,9 @@ impl Each {
         })
     }
 }
+
+/// Rows' names of the FTL's gauges: `throughput.gauges.NAME`.
+const GAUGE_PREFIX: &str = "throughput.gauges.";
 
 /// A float as a JSON number (null if not finite).
 fn number(x: f64) -> J {
@@ -170,6 +195,23 @@ mod tests {
         for f in Each::Throughput.fields() {
             assert!(rows[0].contains_key(&f), "{f} is a field but not in a row");
         }
+        assert!(!rows[0].contains_key("throughput.gauges.queue"));
+    }
+
+    #[test]
+    fn throughput_rows_carry_the_ftls_gauges() {
+        let mut r = Report::default();
+        r.throughput.interval_s = 0.5;
+        r.throughput.write_pages = vec![10, 20];
+        r.throughput.gauges.insert("queue".into(), vec![3.0, 5.0]);
+        let rows = Each::Throughput.rows(&r).unwrap();
+        assert_eq!(rows[1]["throughput.gauges.queue"], serde_json::json!(5.0));
+        assert!(!rows[1].contains_key("throughput.gauges.queue_per_s"), "a level has no rate");
+        assert!(Each::Throughput.has_field("throughput.gauges.queue"));
+        assert!(Each::Throughput.has_field("throughput.write_pages"));
+        assert!(!Each::Throughput.has_field("throughput.gauges."));
+        assert!(!Each::Tasks.has_field("throughput.gauges.queue"));
+        assert!(Each::Throughput.field_list().contains("throughput.gauges.NAME"));
     }
 
     #[test]

@@ -126,11 +126,11 @@ fn resolve(field: &str, each: Option<Each>, columns: &[String], what: &str) -> R
         return Ok(Source::Optional(field.to_owned()));
     }
     match each {
-        Some(e) if e.fields().iter().any(|f| f == field) => Ok(Source::Each(field.to_owned())),
+        Some(e) if e.has_field(field) => Ok(Source::Each(field.to_owned())),
         Some(e) => Err(LabError::Config(format!(
             "{what}: `{field}` is neither a run column (run, case, a grid key or a report field, see \
              crates/cli/FIELDS.md) nor a field of each row: {}",
-            e.fields().join(", ")
+            e.field_list()
         ))),
         None => Err(LabError::Config(format!(
             "{what}: `{field}` is not a run column (run, case, a grid key or a report field, see \
@@ -262,11 +262,11 @@ impl Lines {
         let what = format!("{origin}: plot `{}`", spec.file);
         let each = parse_each(Some(&spec.each), &what)?.unwrap_or(Each::Tasks);
         for (key, field) in [("x", &spec.x), ("y", &spec.y)] {
-            if !each.fields().contains(field) {
+            if !each.has_field(field) {
                 return Err(LabError::Config(format!(
                     "{what}: {key} = \"{field}\" is not a field of each = \"{}\"; its fields: {}",
                     spec.each,
-                    each.fields().join(", ")
+                    each.field_list()
                 )));
             }
         }

@@ -567,6 +567,27 @@ impl Ftl for Gftl {
             + u64::from(g.pages_per_block) * u64::from(g.page_size)
     }
 
+    /// The write queue of Section IV-D (002 Figures 6 and 8): `write_queue_pages`
+    /// (pages it occupies: its blocks not yet erased, less the open block's
+    /// unwritten pages; what `L` bounds), `write_queue_live_pages` (logical pages
+    /// whose newest copy waits in it), `write_queue_high_water_pages` (the largest
+    /// `write_queue_pages` since the FTL was formatted or recovered; the time series
+    /// keeps each interval's last value, so a peak inside an interval shows here
+    /// only), `write_queue_limit_pages` (`L` as sized, `ftl.write_queue_factor`
+    /// included), `gc_queue_jobs` (blocks waiting in the GC queue) and
+    /// `forced_steps` (cumulative cleaning steps run before a write because the
+    /// queue was full).
+    fn gauges(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("write_queue_pages", self.write_queue_pages() as f64),
+            ("write_queue_live_pages", self.wq_map.len() as f64),
+            ("write_queue_high_water_pages", self.wq_high_water as f64),
+            ("write_queue_limit_pages", self.sizing.write_queue_pages as f64),
+            ("gc_queue_jobs", self.gcq.len() as f64),
+            ("forced_steps", self.forced_steps as f64),
+        ]
+    }
+
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
         recover::check(self, flash)
     }

@@ -225,7 +225,7 @@ fn synthetic(sec: &mut Section, ssd: &Ssd, name: &str, out: &mut Vec<String>) ->
     }
     let read_fraction = f64::from(read) / 100.0;
     let generator = match address.as_str() {
-        "STREAMING" => GeneratorSpec::Sequential { requests, read_fraction, size, arrival },
+        "STREAMING" => GeneratorSpec::Sequential { requests, read_fraction, size, arrival, stride: None },
         "RANDOM_UNIFORM" => GeneratorSpec::Uniform { requests, read_fraction, size, arrival },
         _ => {
             if !(1..=99).contains(&hot) {

@@ -77,6 +77,15 @@ pub enum GeneratorSpec {
         /// Arrival process (default closed loop).
         #[serde(default)]
         arrival: Arrival,
+        /// Pages from one request's start to the next, >= 1 (default: the
+        /// request's size, back to back). With a stride `s`, a pass starts
+        /// at page `k` and visits `k, k + s, k + 2s, ...`; when the next
+        /// request would not fit, the next pass starts at `k + 1` (at 0 after
+        /// pass `s - 1`). `s` = pages per block writes the logical blocks
+        /// round-robin, page 0 of each, then page 1, ...: the worst-case
+        /// arrival sequence of 002 Section IV-D (Figure 6).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stride: Option<u64>,
     },
     /// Start pages uniform over the space.
     Uniform {
@@ -287,7 +296,7 @@ impl GeneratorSpec {
 
     fn mix(&self) -> Option<Mix<'_>> {
         match self {
-            GeneratorSpec::Sequential { requests, read_fraction, size, arrival }
+            GeneratorSpec::Sequential { requests, read_fraction, size, arrival, .. }
             | GeneratorSpec::Uniform { requests, read_fraction, size, arrival }
             | GeneratorSpec::Zipf { requests, read_fraction, size, arrival, .. }
             | GeneratorSpec::Hotcold { requests, read_fraction, size, arrival, .. } => {
@@ -394,7 +403,12 @@ impl GeneratorSpec {
                     let hot = ((space_fraction * n as f64).round() as u64).clamp(1, n - 1);
                     Placement::HotCold { access: *access_fraction, hot_pages: hot }
                 }
-                GeneratorSpec::Sequential { .. } => Placement::Sequential { next: 0 },
+                GeneratorSpec::Sequential { stride, .. } => {
+                    if *stride == Some(0) {
+                        return invalid("sequential stride must be >= 1 page, got 0".into());
+                    }
+                    Placement::Sequential { next: 0, pass: 0, stride: *stride }
+                }
                 _ => Placement::Uniform,
             };
             return Ok(Box::new(Synthetic {
@@ -501,6 +515,7 @@ impl GeneratorSpec {
                     read_fraction: 0.0,
                     size: SizeDist::fixed(32),
                     arrival: Arrival::Closed,
+                    stride: None,
                 },
             },
             Preset {

@@ -10,8 +10,10 @@ use crate::{HostRequest, Op};
 /// Where a request starts, in pages.
 #[derive(Debug, Clone)]
 pub(crate) enum Placement {
-    /// Back to back from page 0, wrapping to 0 when the next request would not fit.
-    Sequential { next: u64 },
+    /// Back to back from page 0, wrapping to 0 when the next request would not
+    /// fit; with a `stride`, starts `stride` pages apart, each pass one page
+    /// after the one before (`GeneratorSpec::Sequential`).
+    Sequential { next: u64, pass: u64, stride: Option<u64> },
     /// Any page, equally likely.
     Uniform,
     /// Page `k - 1` with the probability of rank `k`: page 0 is the most popular and
@@ -47,9 +49,18 @@ impl Iterator for Synthetic {
         let len = u64::from(self.size.sample(&mut self.rng)).min(self.pages);
         let rng = &mut self.rng;
         let start = match &mut self.placement {
-            Placement::Sequential { next } => {
-                let s = if *next + len > self.pages { 0 } else { *next };
-                *next = s + len;
+            Placement::Sequential { next, pass, stride } => {
+                let s = if *next + len <= self.pages {
+                    *next
+                } else {
+                    // The next pass, or back to the first.
+                    *pass = match *stride {
+                        Some(k) if *pass + 1 < k && *pass + 1 + len <= self.pages => *pass + 1,
+                        _ => 0,
+                    };
+                    *pass
+                };
+                *next = s + stride.unwrap_or(len);
                 s
             }
             Placement::Uniform => rng.gen_range(0..self.pages),

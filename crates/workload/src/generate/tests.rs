@@ -107,9 +107,30 @@ fn sequential_wraps_back_to_zero() {
         read_fraction: 0.0,
         size: SizeDist::fixed(4),
         arrival: Arrival::Fixed { interval_ns: 5 },
+        stride: None,
     };
     let got: Vec<_> = collect(&spec, 10, 0).iter().map(|r| (r.offset / 4096, r.arrival_ns)).collect();
     assert_eq!(got, vec![(0, 0), (4, 5), (0, 10), (4, 15), (0, 20)]);
+}
+
+#[test]
+fn a_stride_visits_the_blocks_round_robin_then_wraps() {
+    // 12 pages as 3 blocks of 4 with stride 4: page 0 of every block, then
+    // page 1, ... (002 Section IV-D's worst case), then from page 0 again.
+    let spec: GeneratorSpec = toml::from_str("kind = \"sequential\"\nrequests = 14\nstride = 4\n").unwrap();
+    let got: Vec<u64> = collect(&spec, 12, 0).iter().map(|r| r.offset / 4096).collect();
+    assert_eq!(got, vec![0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11, 0, 4]);
+    // Requests of 2 pages with stride 3 over 7 pages: passes start at 0, 1, 2
+    // while a request fits.
+    let spec: GeneratorSpec =
+        toml::from_str("kind = \"sequential\"\nrequests = 7\nstride = 3\nsize = { kind = \"fixed\", pages = 2 }\n")
+            .unwrap();
+    let got: Vec<u64> = collect(&spec, 7, 0).iter().map(|r| r.offset / 4096).collect();
+    assert_eq!(got, vec![0, 3, 1, 4, 2, 5, 0]);
+    // Without a stride the output is the back-to-back stream, and a stride of 0 is refused.
+    let spec: GeneratorSpec = toml::from_str("kind = \"sequential\"\nrequests = 3\nstride = 0\n").unwrap();
+    let e = spec.build(12, PS, 0).err().unwrap().to_string();
+    assert!(e.contains("stride must be >= 1"), "{e}");
 }
 
 #[test]
@@ -271,6 +292,7 @@ fn phases_run_one_after_another_with_their_own_seeds() {
         read_fraction: 0.0,
         size: SizeDist::fixed(1),
         arrival: Arrival::Exponential { mean_ns: 1000.0 },
+        stride: None,
     };
     let spec: GeneratorSpec =
         toml::from_str("kind = \"phases\"\n[[phases]]\nkind = \"uniform\"\nrequests = 5\narrival = { kind = \"exponential\", mean_ns = 1000.0 }\n[[phases]]\nkind = \"sequential\"\nrequests = 3\narrival = { kind = \"exponential\", mean_ns = 1000.0 }\n").unwrap();
