@@ -184,6 +184,22 @@ pub fn summary(r: &Report, config: &RunConfig, capped: bool) -> String {
         ),
     );
     kv("FTL RAM", format!("{} bytes", r.ram_bytes));
+    let m = &r.memory;
+    kv(
+        "memory",
+        format!(
+            "{} bytes, {:.2} per physical page: map {}, valid bitmap {}, FTL other {}, OOB {}, store {}, blocks {}, engine model {}",
+            m.total_bytes,
+            m.bytes_per_physical_page,
+            m.map_bytes,
+            m.valid_bytes,
+            m.ftl_other_bytes,
+            m.oob_bytes,
+            m.store_bytes,
+            m.blocks_bytes,
+            m.engine_bytes
+        ),
+    );
     if let (Some(b), Some(v)) = (r.bound_us, r.bound_violations) {
         let whose = if r.ftl_bound_us == Some(b) { "the promised" } else { "the given" };
         kv(

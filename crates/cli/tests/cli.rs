@@ -88,6 +88,7 @@ fn json_has_the_stable_fields() {
         "logical_pages",
         "physical_pages",
         "ram_bytes",
+        "memory",
         "sim_seconds",
         "throughput",
         "flash_ops",

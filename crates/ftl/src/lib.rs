@@ -304,6 +304,17 @@ impl FtlError {
     }
 }
 
+/// RAM an FTL's structures hold, by part, in bytes ([`Ftl::memory`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FtlMemory {
+    /// The logical-to-physical page table.
+    pub map: u64,
+    /// The bitmap of valid physical pages.
+    pub valid: u64,
+    /// Everything else: the block allocator, victim picker, caches, logs.
+    pub other: u64,
+}
+
 /// A flash translation layer.
 pub trait Ftl: Send + std::fmt::Debug {
     /// The scheme's name, e.g. `"pagemap"`.
@@ -340,6 +351,12 @@ pub trait Ftl: Send + std::fmt::Debug {
     }
     /// RAM the FTL uses for mapping and bookkeeping, in bytes.
     fn ram_bytes(&self) -> u64;
+    /// The RAM the FTL's structures hold, by part ([`FtlMemory`]), from their
+    /// allocated capacity. The default puts all of [`Ftl::ram_bytes`] under
+    /// `other`: schemes that keep a page table and a valid bitmap say so.
+    fn memory(&self) -> FtlMemory {
+        FtlMemory { map: 0, valid: 0, other: self.ram_bytes() }
+    }
     /// The scheme's real-time guarantees and admission control, if it has any
     /// ([`RealTime`]).
     fn realtime(&self) -> Option<&dyn RealTime> {

@@ -95,6 +95,10 @@ impl PageTable {
     pub fn ram_bytes(&self) -> u64 {
         self.l2p.len() as u64 * 4
     }
+    /// Bytes the table holds allocated.
+    pub fn capacity_bytes(&self) -> u64 {
+        (self.l2p.capacity() * std::mem::size_of::<u32>()) as u64
+    }
 }
 
 /// One bit per physical page: set when the page holds the current copy of a
@@ -168,6 +172,10 @@ impl ValidMap {
     /// RAM used, in bytes.
     pub fn ram_bytes(&self) -> u64 {
         self.bits.len() as u64 * 8
+    }
+    /// Bytes the bitmap holds allocated.
+    pub fn capacity_bytes(&self) -> u64 {
+        (self.bits.capacity() * std::mem::size_of::<u64>()) as u64
     }
 }
 

@@ -303,6 +303,16 @@ impl PageCore {
         self.table.ram_bytes() + self.valid.ram_bytes() + self.alloc.ram_bytes()
     }
 
+    /// [`crate::FtlMemory`] of the table, the valid map, the allocator and
+    /// `picker`, from their allocated capacity.
+    pub fn memory(&self, picker: &dyn VictimPicker) -> crate::FtlMemory {
+        crate::FtlMemory {
+            map: self.table.capacity_bytes(),
+            valid: self.valid.capacity_bytes(),
+            other: self.alloc.ram_bytes() + picker.ram_bytes(),
+        }
+    }
+
     /// The table, valid map and `picker` agree with each other and the medium
     /// ([`crate::mapping::check_page_map`]).
     pub fn check(&self, picker: &dyn VictimPicker, flash: &Flash) -> Result<(), String> {

@@ -373,6 +373,10 @@ impl<P: VictimPicker + 'static> Ftl for PageMap<P> {
         self.core.ram_bytes() + self.picker.ram_bytes()
     }
 
+    fn memory(&self) -> crate::FtlMemory {
+        self.core.memory(&self.picker)
+    }
+
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
         self.core.check(&self.picker, flash)
     }

@@ -50,7 +50,7 @@ pub use faults::Faults;
 pub use geometry::{BlockId, DieId, Geometry, PageAddr, Ppa};
 pub use medium::image::ImageError;
 pub use medium::packed::SLOT_RECORD_BYTES;
-pub use medium::{Nand, NandConfig, NandConfigError, Oob, PageKind, ProgramFailure};
+pub use medium::{MediumMemory, Nand, NandConfig, NandConfigError, Oob, PageKind, ProgramFailure};
 pub use store::{PageStore, Payload, StoreKind};
 pub use time::SimTime;
 pub use timeline::{Issue, Span};

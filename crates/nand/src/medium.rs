@@ -149,6 +149,20 @@ pub struct Nand {
     slots: packed::SlotTable,
 }
 
+/// RAM of the medium model by part ([`Nand::memory`]), in bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MediumMemory {
+    /// OOB records: each page's logical page (4 bytes) and packed sequence
+    /// number, kind and tag (8 bytes), and the slot records of packed pages.
+    pub oob: u64,
+    /// Page contents ([`crate::PageStore::ram_bytes`]): 8 bytes a page for tokens.
+    pub store: u64,
+    /// Per-block state (write pointer, erase count, health), the wear model's
+    /// per-block parameters, the torn-page set, the in-flight log and the
+    /// die and channel timelines.
+    pub blocks: u64,
+}
+
 /// A program the medium did not carry out ([`Nand::try_program`]).
 #[derive(Debug)]
 pub struct ProgramFailure {
@@ -289,6 +303,21 @@ impl Nand {
         match self.store {
             AnyStore::Token(_) => StoreKind::Token,
             AnyStore::Bytes(_) => StoreKind::Bytes,
+        }
+    }
+
+    /// RAM the medium model holds, by part, from the allocated capacity of
+    /// each structure ([`MediumMemory`]).
+    pub fn memory(&self) -> MediumMemory {
+        let per = |len: usize, each: usize| (len * each) as u64;
+        MediumMemory {
+            oob: per(self.oob_lpn.capacity(), 4) + per(self.oob_seqkind.capacity(), 8) + self.slots_ram_bytes(),
+            store: self.store.ram_bytes(),
+            blocks: per(self.blocks.capacity(), std::mem::size_of::<BlockState>())
+                + self.wear.ram_bytes()
+                + per(self.torn.capacity(), std::mem::size_of::<u32>())
+                + per(self.in_flight.capacity(), std::mem::size_of::<InFlight>())
+                + self.timelines.ram_bytes(),
         }
     }
 

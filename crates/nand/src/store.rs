@@ -128,7 +128,7 @@ impl PageStore for TokenStore {
         8
     }
     fn ram_bytes(&self) -> u64 {
-        self.tokens.len() as u64 * 8 + self.bytes.len() as u64 * (self.page_size as u64 + 32)
+        self.tokens.capacity() as u64 * 8 + self.bytes.len() as u64 * (self.page_size as u64 + 32)
     }
 }
 

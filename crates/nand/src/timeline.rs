@@ -76,6 +76,15 @@ impl From<SimTime> for Issue {
 }
 
 impl Timelines {
+    /// RAM of the timelines, in bytes (allocated capacity).
+    pub fn ram_bytes(&self) -> u64 {
+        let reserved: usize =
+            self.channel.iter().map(|c| c.capacity() * std::mem::size_of::<(SimTime, SimTime, bool)>()).sum();
+        (self.die_busy.capacity() * std::mem::size_of::<SimTime>()
+            + self.channel.capacity() * std::mem::size_of::<VecDeque<(SimTime, SimTime, bool)>>()
+            + reserved) as u64
+    }
+
     /// All resources free at time zero.
     pub fn new(geometry: &Geometry, timing: &Timing) -> Self {
         Timelines {

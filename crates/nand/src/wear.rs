@@ -76,6 +76,11 @@ pub struct WearModel {
 }
 
 impl WearModel {
+    /// RAM of the per-block parameters, in bytes (allocated capacity).
+    pub fn ram_bytes(&self) -> u64 {
+        ((self.x.capacity() + self.y.capacity()) * std::mem::size_of::<f32>()) as u64
+    }
+
     /// Draws `x_b` and `y_b` for `blocks` blocks. `config` must have been validated.
     pub fn new(config: &WearConfig, blocks: u32, rng: &mut impl Rng) -> Self {
         let nx = Normal::new(config.x_mean, config.x_std).unwrap_or_else(|_| unreachable_normal());

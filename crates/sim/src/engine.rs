@@ -581,6 +581,14 @@ impl Engine {
         }
     }
 
+    /// RAM of the engine's model, in bytes (allocated capacity): the version
+    /// of every logical page, the expiry table and the host queue's slots.
+    pub fn model_bytes(&self) -> u64 {
+        (self.versions.capacity() * std::mem::size_of::<u32>()
+            + self.expiry.capacity() * std::mem::size_of::<u64>()
+            + self.slots.capacity() * std::mem::size_of::<Reverse<u64>>()) as u64
+    }
+
     /// Records a request of `pages` pages (`rmw` of them read-modify-writes),
     /// completed at `completion`, if measuring. Its response time runs from its
     /// arrival (in closed loop, its dispatch).

@@ -553,6 +553,12 @@ fn report(
     let erase_count = metrics::EraseStats::of(&engine.device.flash);
     let (rber, retired_fraction) = metrics::RberStats::of(&engine.device.flash);
     let ram_bytes = engine.device.ftl.ram_bytes();
+    let memory = metrics::MemoryReport::of(
+        engine.device.ftl.memory(),
+        engine.device.flash.nand().memory(),
+        engine.model_bytes(),
+        u64::from(geometry.total_pages()),
+    );
     let outcome = outcome.and_then(|()| engine.verify_all().map(drop));
     let m = &engine.measured;
     let verdict = match m.first_mismatch {
@@ -591,6 +597,7 @@ fn report(
         logical_pages,
         physical_pages: u64::from(geometry.total_pages()),
         ram_bytes,
+        memory,
         ftl_bound_us: ftlab_ftl::service_bound(&*engine.device.ftl).map(|b| b.0 as f64 / 1e3),
         bound_us: engine.bound_ns().map(|b| b as f64 / 1e3),
         bound_violations: engine.bound_ns().map(|_| m.bound_violations),

@@ -578,6 +578,58 @@ impl std::fmt::Display for Integrity {
     }
 }
 
+/// RAM the simulator's structures hold at the end of a run, by part, from
+/// their allocated capacity (not estimates): what a run of this device costs
+/// in memory besides the program itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct MemoryReport {
+    /// The FTL's logical-to-physical page table (0 for schemes that do not
+    /// report theirs apart: it is in `ftl_other_bytes`).
+    pub map_bytes: u64,
+    /// The FTL's valid-page bitmap (likewise).
+    pub valid_bytes: u64,
+    /// The rest of the FTL: allocator, victim picker, caches, logs.
+    pub ftl_other_bytes: u64,
+    /// The medium's OOB records (logical page, sequence number, kind and tag
+    /// of every physical page).
+    pub oob_bytes: u64,
+    /// The medium's page contents (8 bytes a page for tokens).
+    pub store_bytes: u64,
+    /// The medium's per-block state, wear model and timelines.
+    pub blocks_bytes: u64,
+    /// The engine's model: the version of every logical page that the
+    /// integrity check compares reads with, the expiry table and the host
+    /// queue's slots.
+    pub engine_bytes: u64,
+    /// The sum of the above.
+    pub total_bytes: u64,
+    /// `total_bytes` / physical pages.
+    pub bytes_per_physical_page: f64,
+}
+
+impl MemoryReport {
+    /// The report of these parts on a device of `physical_pages` pages.
+    pub fn of(
+        ftl: ftlab_ftl::FtlMemory,
+        medium: ftlab_nand::MediumMemory,
+        engine_bytes: u64,
+        physical_pages: u64,
+    ) -> Self {
+        let total_bytes = ftl.map + ftl.valid + ftl.other + medium.oob + medium.store + medium.blocks + engine_bytes;
+        MemoryReport {
+            map_bytes: ftl.map,
+            valid_bytes: ftl.valid,
+            ftl_other_bytes: ftl.other,
+            oob_bytes: medium.oob,
+            store_bytes: medium.store,
+            blocks_bytes: medium.blocks,
+            engine_bytes,
+            total_bytes,
+            bytes_per_physical_page: if physical_pages > 0 { total_bytes as f64 / physical_pages as f64 } else { 0.0 },
+        }
+    }
+}
+
 /// The result of one run. Field names are stable (JSON and CSV output).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Report {
@@ -628,6 +680,8 @@ pub struct Report {
     pub physical_pages: u64,
     /// The FTL's RAM for mapping and bookkeeping, as it reports it.
     pub ram_bytes: u64,
+    /// RAM the simulator's structures hold, by part ([`MemoryReport`]).
+    pub memory: MemoryReport,
     /// The FTL's promised worst-case service time of one page command, in
     /// microseconds (null for schemes that promise none).
     pub ftl_bound_us: Option<f64>,

@@ -203,3 +203,25 @@ fn a_request_ending_past_2_64_bytes_is_a_malformed_line() {
     assert!(matches!(err, TraceError::Malformed { line: 1, .. }), "{err}");
     assert!(err.to_string().contains("fits in 2^64 bytes"), "{err}");
 }
+
+/// MQSim lines read by the fast path of plain integers are held to the same
+/// checks as the general parser's: an end past 2^64 bytes, a size of zero,
+/// CRLF line ends and extra blanks.
+#[test]
+fn plain_mqsim_lines_are_checked_as_others() {
+    let read = |text: &'static str| {
+        let mut r = TraceReader::from_reader(
+            "plain.trace",
+            std::io::Cursor::new(text),
+            "mqsim".parse().unwrap(),
+            &ReadOptions::default(),
+        )
+        .unwrap();
+        r.next().unwrap()
+    };
+    let err = read("0 0 36028797018963967 16 0\n").unwrap_err();
+    assert!(err.to_string().contains("fits in 2^64 bytes"), "{err}");
+    assert!(matches!(read("5 0 8 0 1\n").unwrap_err(), TraceError::ZeroLength { line: 1, .. }));
+    let req = read(" 5\t0 8 16  1 \r\n").unwrap();
+    assert_eq!((req.arrival_ns, req.offset, req.len, req.op), (5, 4096, 8192, ftlab_workload::Op::Read));
+}

@@ -404,6 +404,10 @@ impl<P: VictimPicker + 'static> Ftl for PlaneGcMap<P> {
         self.core.ram_bytes() + self.picker.ram_bytes()
     }
 
+    fn memory(&self) -> crate::FtlMemory {
+        self.core.memory(&self.picker)
+    }
+
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
         self.core.check(&self.picker, flash)
     }

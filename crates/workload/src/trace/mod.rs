@@ -233,6 +233,10 @@ impl TraceReader {
             }
         }
         self.line_no += 1;
+        if let Some(req) = self.plain_mqsim() {
+            self.seen_content = true;
+            return Some(Ok(if req.len == 0 { Line::ZeroLength } else { end_checked(Line::Request(req)) }));
+        }
         let Ok(text) = std::str::from_utf8(&self.buf) else {
             let found = excerpt(&String::from_utf8_lossy(&self.buf));
             return Some(Ok(Line::Bad { expected: "UTF-8 text".into(), found }));
@@ -243,18 +247,24 @@ impl TraceReader {
         }
         let first_content = !self.seen_content;
         self.seen_content = true;
-        let line = match parse_line(self.format, text) {
-            // Found by fuzzing: a request whose end does not fit 64 bits.
-            Line::Request(r) if r.offset.checked_add(u64::from(r.len)).is_none() => Line::Bad {
-                expected: "a request whose offset plus size fits in 2^64 bytes".into(),
-                found: format!("offset {} bytes + size {} bytes", r.offset, r.len),
-            },
-            line => line,
-        };
+        let line = end_checked(parse_line(self.format, text));
         if first_content && matches!(line, Line::Bad { .. }) && is_header(text) {
             return Some(Ok(Line::Ignored));
         }
         Some(Ok(line))
+    }
+
+    /// The request of the line in the buffer if the format is MQSim's or
+    /// SSDsim's and the line is plain integers in range
+    /// ([`parse::mqsim_plain`]): it is then ASCII, so valid UTF-8, and neither
+    /// blank nor a comment, and [`parse_line`] would give the same request.
+    #[inline]
+    fn plain_mqsim(&self) -> Option<HostRequest> {
+        if !matches!(self.format, TraceFormat::Mqsim | TraceFormat::Ssdsim) {
+            return None;
+        }
+        let line = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
+        parse::mqsim_plain(line.strip_suffix(b"\r").unwrap_or(line))
     }
 
     /// The end of the input: [`TraceError::NoRequests`] once if nothing was
@@ -303,6 +313,18 @@ fn is_header(text: &str) -> bool {
         f.bytes().next().is_some_and(|b| b.is_ascii_digit())
     };
     !text.split(|c: char| c == ',' || c.is_ascii_whitespace()).any(numeric)
+}
+
+/// `line`, or a bad line if it is a request whose end does not fit 64 bits
+/// (found by fuzzing).
+fn end_checked(line: Line) -> Line {
+    match line {
+        Line::Request(r) if r.offset.checked_add(u64::from(r.len)).is_none() => Line::Bad {
+            expected: "a request whose offset plus size fits in 2^64 bytes".into(),
+            found: format!("offset {} bytes + size {} bytes", r.offset, r.len),
+        },
+        line => line,
+    }
 }
 
 impl Iterator for TraceReader {
