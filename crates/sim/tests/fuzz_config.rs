@@ -163,3 +163,25 @@ proptest! {
         }
     }
 }
+
+/// Every FTL given the largest `gc_free_blocks` (a value the fuzzer found to
+/// overflow Telomere's pool arithmetic) errors clearly or runs; none panics.
+#[test]
+fn the_largest_gc_reserve_is_an_error_or_a_run_for_every_ftl() {
+    for scheme in ftlab_ftl::registry::schemes() {
+        let doc = format!(
+            "[device]\nchip = \"small-slc\"\n[ftl]\nkind = \"{}\"\ngc_free_blocks = 4294967295\n\
+             [workload]\nmax_requests = 50\n",
+            scheme.name
+        );
+        let outcome = std::panic::catch_unwind(|| {
+            let config = RunConfig::from_toml(&doc, "fuzzed.toml").map_err(|e| e.to_string())?;
+            ftlab_sim::run(&config, &mut |_| {}).map(|r| r.integrity).map_err(|e| e.to_string())
+        });
+        match outcome {
+            Ok(Ok(integrity)) => assert_eq!(integrity, "ok", "{}", scheme.name),
+            Ok(Err(e)) => assert!(!e.is_empty(), "{}: an empty error", scheme.name),
+            Err(_) => panic!("{} panicked with gc_free_blocks = 4294967295", scheme.name),
+        }
+    }
+}

@@ -315,7 +315,7 @@ impl Ssc {
         // Room for the checkpoint beside garbage collection's own reserve
         // (collection only lowers the number of cached blocks).
         let need = checkpoint_pages(&self.geometry, self.cached as u32).div_ceil(self.geometry.pages_per_block) + 1;
-        let target = self.config.gc_free_blocks + need;
+        let target = self.config.gc_free_blocks.saturating_add(need);
         io.independent(|io| self.collect_until(io, target))?;
         self.write_log(io)?;
         let Some(l) = self.log.as_ref() else {

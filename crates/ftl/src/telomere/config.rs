@@ -205,7 +205,8 @@ impl TelomereConfig {
     /// Blocks the pool keeps outside any reservation: its GC threshold, one open
     /// block per pool die and one block of slack (as [`crate::pagemap`]).
     pub fn pool_slack(&self, g: &Geometry) -> u32 {
-        self.gc_free_blocks + self.pool_die_count(g) + 1
+        // Saturating: a hostile gc_free_blocks leaves no pool ("too small"), not an overflow.
+        self.gc_free_blocks.saturating_add(self.pool_die_count(g)).saturating_add(1)
     }
 
     /// The admission device for this medium: its shape, with `P - 2` pages per

@@ -515,7 +515,7 @@ impl Telomere {
     /// Pool GC before a write: while the free blocks not reserved for groups are at
     /// most `gc_free_blocks`, erase expired blocks, then collect greedily.
     fn collect_pool(&mut self, io: &mut Io) -> Result<(), FtlError> {
-        let low = |s: &Self| s.alloc.free_blocks() <= s.config.gc_free_blocks + s.reserved_free();
+        let low = |s: &Self| s.alloc.free_blocks() <= s.config.gc_free_blocks.saturating_add(s.reserved_free());
         if low(self) {
             self.reclaim_expired(io, io.now().0, u32::MAX, None)?;
         }
