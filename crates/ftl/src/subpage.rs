@@ -391,14 +391,8 @@ impl SubPage {
     /// Collects victims while at most `free_blocks` blocks are free (at most
     /// one pass per block of the device; then the caller's allocation decides).
     fn collect_until(&mut self, io: &mut Io, free_blocks: u32) -> Result<(), FtlError> {
-        let mut passes = 0;
-        while self.alloc.free_blocks() <= free_blocks && passes < self.geometry.total_blocks() {
-            passes += 1;
-            if !self.collect_one(io)? {
-                break;
-            }
-        }
-        Ok(())
+        let passes = self.geometry.total_blocks();
+        crate::victim::collect_while(self, io, passes, |s| s.alloc.free_blocks() <= free_blocks, Self::collect_one)
     }
 
     /// Collects the closed block with the fewest valid units: its valid units,

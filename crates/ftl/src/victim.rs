@@ -14,6 +14,8 @@ use serde::{Deserialize, Serialize};
 use ftlab_nand::geometry::Divisor;
 use ftlab_nand::{BlockId, SimTime};
 
+use crate::{FtlError, Io};
+
 const NIL: u32 = u32::MAX;
 
 /// How a GC victim is chosen.
@@ -399,6 +401,26 @@ impl GreedyPicker {
     pub fn ram_bytes(&self) -> u64 {
         (self.valid.len() * 13 + self.head.len() * 8) as u64
     }
+}
+
+/// Garbage collection's outer loop, shared by the FTLs that collect one victim
+/// at a time: `collect_one` runs while `low` says free blocks are short, at
+/// most `passes` times (one pass per block of the device bounds a loop whose
+/// passes free nothing; the caller's allocation then decides), and stops when
+/// it finds no victim (returns false).
+pub(crate) fn collect_while<S: ?Sized>(
+    s: &mut S,
+    io: &mut Io,
+    passes: u32,
+    low: impl Fn(&S) -> bool,
+    mut collect_one: impl FnMut(&mut S, &mut Io) -> Result<bool, FtlError>,
+) -> Result<(), FtlError> {
+    for _ in 0..passes {
+        if !low(s) || !collect_one(s, io)? {
+            break;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -9,6 +9,10 @@ use proptest::prelude::*;
 
 use crate::*;
 
+/// The chip timing of the crate's medium tests.
+pub(crate) const TIMING: Timing =
+    Timing { read_ns: 25_000, read_oob_ns: 10_000, program_ns: 200_000, erase_ns: 1_500_000, channel_mb_per_s: 400 };
+
 fn config(bad_block_rate: f64) -> NandConfig {
     NandConfig {
         geometry: Geometry {
@@ -21,13 +25,7 @@ fn config(bad_block_rate: f64) -> NandConfig {
             page_size: 4096,
             oob_size: 128,
         },
-        timing: Timing {
-            read_ns: 25_000,
-            read_oob_ns: 10_000,
-            program_ns: 200_000,
-            erase_ns: 1_500_000,
-            channel_mb_per_s: 400,
-        },
+        timing: TIMING,
         bad_block_rate,
         wear: WearConfig::default(),
         store: StoreKind::Token,
