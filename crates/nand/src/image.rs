@@ -285,10 +285,11 @@ impl Nand {
             }
             let first = self.layout.ppa(BlockId(i as u32), 0).0;
             for page in first..first + b.write_ptr {
-                out.u32(self.oob_lpn[page as usize])?;
-                out.u64(self.oob_seqkind[page as usize])?;
+                let lpn = self.oob.lpn(page);
+                out.u32(lpn)?;
+                out.u64(self.oob.seqkind(page, b.seq_base))?;
                 match &self.store {
-                    AnyStore::Token(s) => match s.read(page) {
+                    AnyStore::Token(s) => match s.read(page, lpn) {
                         Payload::Token(t) => out.u64(t)?,
                         Payload::Bytes(_) => {
                             return Err(io::Error::new(
@@ -393,6 +394,8 @@ impl Nand {
                 torn_erase: flags & TORN_ERASE != 0,
                 has_torn_pages: flags & TORN_PAGES != 0,
                 erases_in_flight: 0,
+                // Set from the block's first page below.
+                seq_base: 0,
             };
         }
         inp.part = "torn page list";
@@ -419,10 +422,13 @@ impl Nand {
             }
             let first = nand.layout.ppa(BlockId(i as u32), 0).0;
             for page in first..first + b.write_ptr {
-                nand.oob_lpn[page as usize] = inp.u32()?;
+                let lpn = inp.u32()?;
                 let seqkind = inp.u64()?;
                 max_seq = max_seq.max(seqkind >> 8);
-                nand.oob_seqkind[page as usize] = seqkind;
+                if page == first {
+                    nand.blocks[i].seq_base = seqkind >> 8;
+                }
+                nand.oob.set(page, nand.blocks[i].seq_base, lpn, seqkind);
                 let data = match store {
                     StoreKind::Token => Some(Payload::Token(inp.u64()?)),
                     StoreKind::Bytes => match inp.u8()? {
@@ -436,7 +442,7 @@ impl Nand {
                     },
                 };
                 if let Some(data) = data {
-                    nand.store.write(page, data).map_err(|e| ImageError::Corrupt(format!("page {page}: {e}")))?;
+                    nand.store.write(page, lpn, data).map_err(|e| ImageError::Corrupt(format!("page {page}: {e}")))?;
                 }
                 if version >= 3 {
                     nand.open_slots(&mut inp, page, seqkind >> 8)?;

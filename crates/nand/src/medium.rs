@@ -2,10 +2,11 @@
 //! bad blocks refused, OOB metadata written with every page, erase counts, power
 //! cuts that tear in-flight operations.
 //!
-//! Memory per physical page (token store): 8 bytes of token, 4 bytes of OOB
-//! logical page, 8 bytes of OOB sequence number, kind and tag — 20 bytes. The
-//! OOB's last byte packs the kind (bits 0-1) and the scheme's tag (bits 2-7,
-//! [`Oob::tag`]) below the sequence number. Page state is
+//! Memory per physical page (token store): 2 bytes of contents (a data page's
+//! version, [`crate::store::TokenStore`]), 4 bytes of OOB logical page, 4 bytes
+//! of OOB sequence number relative to the block's base with the kind (bits
+//! 0-1) and the scheme's tag (bits 2-7, [`Oob::tag`]) — 10 bytes
+//! ([`crate::oob`]). Page state is
 //! not stored per page: pages below a block's write pointer are programmed, the
 //! rest erased, and the few pages torn by a power cut sit in a small set.
 //!
@@ -26,6 +27,7 @@ use crate::error::NandError;
 use crate::faults::{Faults, Injector, Op};
 use crate::geometry::{BlockId, DieId, Geometry, Layout, Ppa};
 pub use crate::oob::{Oob, PageKind};
+use crate::oob::{OobTable, RawRecord};
 use crate::store::{AnyStore, PageStore, Payload, StoreKind};
 use crate::time::SimTime;
 use crate::timeline::{Issue, Span, Timelines};
@@ -91,6 +93,9 @@ struct BlockState {
     has_torn_pages: bool,
     /// Erases of the block in the in-flight log (a power cut may still undo them).
     erases_in_flight: u32,
+    /// Sequence number of the block's first program since its erase: its
+    /// pages' OOB records hold theirs relative to it ([`crate::oob`]).
+    seq_base: u64,
 }
 
 /// An operation whose effect a power cut may still tear or undo.
@@ -120,8 +125,8 @@ enum Undo {
 struct SavedPage {
     ppa: Ppa,
     old: Payload,
-    old_lpn: u32,
-    old_seqkind: u64,
+    /// The page's OOB record, relative to the base of the erase undone with it.
+    old_oob: RawRecord,
     /// The page's packed slots entry before the program ([`packed`]).
     old_slots: Option<Box<packed::Slots>>,
 }
@@ -140,9 +145,7 @@ pub struct Nand {
     layout: Layout,
     timing: Timing,
     store: AnyStore,
-    oob_lpn: Vec<u32>,
-    /// `seq << 8 | tag << 2 | kind` ([`Oob::pack`]).
-    oob_seqkind: Vec<u64>,
+    oob: OobTable,
     blocks: Vec<BlockState>,
     torn: HashSet<u32>,
     timelines: Timelines,
@@ -159,10 +162,12 @@ pub struct Nand {
 /// RAM of the medium model by part ([`Nand::memory`]), in bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MediumMemory {
-    /// OOB records: each page's logical page (4 bytes) and packed sequence
-    /// number, kind and tag (8 bytes), and the slot records of packed pages.
+    /// OOB records: each page's logical page (4 bytes) and sequence number,
+    /// kind and tag (4 bytes, [`crate::oob`]), and the slot records of packed
+    /// pages.
     pub oob: u64,
-    /// Page contents ([`crate::PageStore::ram_bytes`]): 8 bytes a page for tokens.
+    /// Page contents ([`crate::PageStore::ram_bytes`]): 2 bytes a page for
+    /// tokens.
     pub store: u64,
     /// Per-block state (write pointer, erase count, health), the wear model's
     /// per-block parameters, the torn-page set, the in-flight log and the
@@ -224,8 +229,7 @@ impl Nand {
             layout: Layout::new(&g),
             timing: config.timing,
             store: AnyStore::new(config.store, pages, g.page_size),
-            oob_lpn: vec![u32::MAX; pages as usize],
-            oob_seqkind: vec![0; pages as usize],
+            oob: OobTable::new(pages),
             blocks,
             torn: HashSet::new(),
             timelines,
@@ -322,7 +326,7 @@ impl Nand {
     pub fn memory(&self) -> MediumMemory {
         let per = |len: usize, each: usize| (len * each) as u64;
         MediumMemory {
-            oob: per(self.oob_lpn.capacity(), 4) + per(self.oob_seqkind.capacity(), 8) + self.slots_ram_bytes(),
+            oob: self.oob.ram_bytes() + self.slots_ram_bytes(),
             store: self.store.ram_bytes(),
             blocks: per(self.blocks.capacity(), std::mem::size_of::<BlockState>())
                 + self.wear.ram_bytes()
@@ -337,7 +341,7 @@ impl Nand {
         let pages = u64::from(self.geometry.total_pages());
         self.store.ram_bytes()
             + self.slots_ram_bytes()
-            + pages * (4 + 8)
+            + pages * 8
             + self.blocks.len() as u64 * std::mem::size_of::<BlockState>() as u64
             + self.geometry.total_blocks() as u64 * 8
     }
@@ -384,9 +388,16 @@ impl Nand {
         Ok(block)
     }
 
+    /// The OOB record of `ppa`, a page of `block`.
+    #[inline(always)]
+    fn oob_at(&self, ppa: Ppa, block: BlockId) -> Oob {
+        self.oob.get(ppa.0, self.blocks[block.0 as usize].seq_base)
+    }
+
+    /// The sequence number of `ppa`'s OOB record.
     #[inline]
-    fn oob_at(&self, ppa: Ppa) -> Oob {
-        Oob::unpack(self.oob_lpn[ppa.0 as usize], self.oob_seqkind[ppa.0 as usize])
+    pub(crate) fn seq_at(&self, ppa: Ppa) -> u64 {
+        self.oob.seq(ppa.0, self.blocks[self.layout.block_of(ppa).0 as usize].seq_base)
     }
 
     /// Forgets in-flight records of operations finished by `now`: a power cut can
@@ -428,7 +439,8 @@ impl Nand {
         if at.host {
             self.after_read();
         }
-        Ok((self.store.read(ppa.0), self.oob_at(ppa), span))
+        let oob = self.oob_at(ppa, block);
+        Ok((self.store.read(ppa.0, oob.lpn), oob, span))
     }
 
     /// Reads only the OOB of `ppa`, issued at `at`. An erased page's OOB reads as
@@ -436,7 +448,7 @@ impl Nand {
     pub fn read_oob(&mut self, ppa: Ppa, at: impl Into<Issue>) -> Result<(Option<Oob>, Span), NandError> {
         let at: Issue = at.into();
         let oob = match self.check_readable(ppa) {
-            Ok(_) => Some(self.oob_at(ppa)),
+            Ok(block) => Some(self.oob_at(ppa, block)),
             Err(NandError::NotProgrammed(_)) => None,
             Err(e) => return Err(e),
         };
@@ -470,18 +482,20 @@ impl Nand {
 
     #[inline]
     fn commit_program(&mut self, ppa: Ppa, block: BlockId, lpn: u32, kind: PageKind, tag: u8, span: Span) -> u64 {
-        let i = ppa.0 as usize;
         let seq = self.next_seq;
         self.next_seq += 1;
         let packed = Oob::pack(seq, kind, tag);
         let b = &mut self.blocks[block.0 as usize];
+        if b.write_ptr == 0 {
+            b.seq_base = seq;
+        }
         b.write_ptr += 1;
+        let base = b.seq_base;
         let op = if b.erases_in_flight == 0 {
-            self.oob_lpn[i] = lpn;
-            self.oob_seqkind[i] = packed;
+            self.oob.set(ppa.0, base, lpn, packed);
             Undo::Program { ppa }
         } else {
-            self.program_over(ppa, lpn, packed)
+            self.program_over(ppa, base, lpn, packed)
         };
         self.in_flight.push_back(InFlight { span, op });
         seq
@@ -492,15 +506,11 @@ impl Nand {
     /// line: the common program ([`Undo::Program`]) stays small.
     #[cold]
     #[inline(never)]
-    fn program_over(&mut self, ppa: Ppa, lpn: u32, packed: u64) -> Undo {
-        let i = ppa.0 as usize;
-        Undo::ProgramOver(Box::new(SavedPage {
-            ppa,
-            old: self.store.read(ppa.0),
-            old_lpn: std::mem::replace(&mut self.oob_lpn[i], lpn),
-            old_seqkind: std::mem::replace(&mut self.oob_seqkind[i], packed),
-            old_slots: self.saved_slots(ppa),
-        }))
+    fn program_over(&mut self, ppa: Ppa, base: u64, lpn: u32, packed: u64) -> Undo {
+        let old_oob = self.oob.raw(ppa.0);
+        let old = self.store.read(ppa.0, self.oob.lpn(ppa.0));
+        self.oob.set(ppa.0, base, lpn, packed);
+        Undo::ProgramOver(Box::new(SavedPage { ppa, old, old_oob, old_slots: self.saved_slots(ppa) }))
     }
 
     /// Programs `ppa` with `data` and its OOB (tag 0), issued at `at`. Returns the
@@ -579,7 +589,7 @@ impl Nand {
             return Err(Box::new(ProgramFailure { error: NandError::ProgramFailed { ppa }, data: Some(data) }));
         }
         let seq = self.commit_program(ppa, block, lpn, kind, tag, span);
-        if let Err(error) = self.store.write(ppa.0, data) {
+        if let Err(error) = self.store.write(ppa.0, lpn, data) {
             self.undo_last();
             return Err(Box::new(ProgramFailure { error, data: None }));
         }
@@ -598,7 +608,7 @@ impl Nand {
         if !self.layout.same_plane(fb, tb) {
             return Err(NandError::CopybackAcrossPlanes { from, to });
         }
-        let oob = self.oob_at(from);
+        let oob = self.oob_at(from, fb);
         let die = self.check_time(self.layout.die_of_block(tb), at)?;
         let span = self.timelines.copyback(die, at);
         if self.faults.strikes(Op::Program) {
@@ -687,13 +697,11 @@ impl Nand {
                 self.blocks[block.0 as usize].health = Health::Good;
             }
             Undo::ProgramOver(saved) => {
-                let SavedPage { ppa, old, old_lpn, old_seqkind, old_slots } = *saved;
+                let SavedPage { ppa, old, old_oob, old_slots } = *saved;
                 self.restore_slots(ppa, old_slots);
-                let i = ppa.0 as usize;
-                self.oob_lpn[i] = old_lpn;
-                self.oob_seqkind[i] = old_seqkind;
+                self.oob.restore(ppa.0, old_oob);
                 // The slot held `old` before; it is of the store's own kind.
-                let _ = self.store.write(ppa.0, old);
+                let _ = self.store.write(ppa.0, self.oob.lpn(ppa.0), old);
                 self.blocks[self.layout.block_of(ppa).0 as usize].write_ptr -= 1;
             }
             Undo::Erase(saved) => {
@@ -750,7 +758,7 @@ impl Nand {
     /// The OOB of `ppa` without timing or counting, for tests and invariant checks;
     /// `None` if the page is erased, torn or in a bad block.
     pub fn peek_oob(&self, ppa: Ppa) -> Option<Oob> {
-        self.check_readable(ppa).ok().map(|_| self.oob_at(ppa))
+        self.check_readable(ppa).ok().map(|block| self.oob_at(ppa, block))
     }
 
     /// Whether `ppa` was torn by a power cut (directly or by a torn erase).

@@ -95,3 +95,33 @@ fn a_cut_before_every_erase_restores_the_oldest_contents() {
     assert_eq!(n.erase_count(BlockId(2)), 0);
     assert_eq!(n.blocks[2].erases_in_flight, 0);
 }
+
+#[test]
+fn an_undone_erase_brings_back_the_sequence_numbers_of_the_pages_it_covered() {
+    // Pages keep their sequence numbers relative to their block's first
+    // program; a program after an erase moves that base, and undoing the
+    // erase must move it back, or the pages left below the write pointer
+    // would read with shifted sequence numbers (and recovery order them wrongly).
+    let mut n = nand();
+    let g = *n.geometry();
+    let pages: Vec<Ppa> = (0..3).map(|i| g.ppa(BlockId(3), i)).collect();
+    let mut seqs = Vec::new();
+    let mut at = SimTime::ZERO;
+    // Other programs in between, so the block's pages are not consecutive.
+    for (i, &p) in pages.iter().enumerate() {
+        n.program(g.ppa(BlockId(0), i as u32), 0, PageKind::Data, Payload::Token(0), at).unwrap();
+        let (seq, s) = n.program(p, 40 + i as u32, PageKind::Data, Payload::Token(i as u64), at).unwrap();
+        seqs.push(seq);
+        at = s.finish;
+    }
+    n.retire(at);
+    let e = n.erase(BlockId(3), at).unwrap();
+    let (new_seq, _) = n.program(pages[0], 99, PageKind::Map, Payload::Token(9), at).unwrap();
+    assert!(new_seq > seqs[2]);
+    n.power_cut(e.start);
+    for (i, &p) in pages.iter().enumerate() {
+        let oob = n.peek_oob(p).unwrap();
+        assert_eq!((oob.lpn, oob.seq, oob.kind), (40 + i as u32, seqs[i], PageKind::Data), "page {i}");
+        assert_eq!(n.read(p, e.start).unwrap().0, Payload::Token(i as u64));
+    }
+}

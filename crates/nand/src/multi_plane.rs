@@ -148,7 +148,7 @@ impl Nand {
                 continue;
             }
             let seq = self.commit_program(p.ppa, block, p.lpn, p.kind, 0, span);
-            match self.store.write(p.ppa.0, p.data) {
+            match self.store.write(p.ppa.0, p.lpn, p.data) {
                 Ok(()) => out.push(Ok(seq)),
                 Err(error) => {
                     self.undo_last();
@@ -173,7 +173,14 @@ impl Nand {
         let die = self.check_planes(&blocks, Some(&offsets))?;
         self.check_time(die, at)?;
         let span = self.timelines.read_multi(die, at, ppas.len() as u32);
-        let out = ppas.iter().map(|&p| (self.store.read(p.0), self.oob_at(p))).collect();
+        let out = ppas
+            .iter()
+            .zip(&blocks)
+            .map(|(&p, &(block, _))| {
+                let oob = self.oob_at(p, block);
+                (self.store.read(p.0, oob.lpn), oob)
+            })
+            .collect();
         Ok((out, span))
     }
 

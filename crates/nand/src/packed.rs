@@ -80,7 +80,7 @@ impl Nand {
         if self.slots.is_empty() {
             return None;
         }
-        let seq = self.oob_seqkind[page as usize] >> 8;
+        let seq = self.seq_at(crate::geometry::Ppa(page));
         self.slots.get(&page).filter(|s| s.seq == seq)
     }
 
@@ -120,7 +120,7 @@ impl Nand {
         };
         let lpns = slots.iter().map(|(l, _)| *l).collect();
         self.slots.insert(ppa.0, Slots { seq, unit: unit_bytes, lpns, payloads });
-        if let Err(e) = self.store.write(ppa.0, page_data) {
+        if let Err(e) = self.store.write(ppa.0, slots[0].0, page_data) {
             self.undo_last();
             return Err(e);
         }
@@ -181,14 +181,14 @@ impl Nand {
         if at.host {
             self.after_read();
         }
-        let oob = self.oob_at(ppa);
+        let oob = self.oob_at(ppa, block);
         let Some(s) = self.slots_at(ppa.0) else {
-            return Ok((self.store.read(ppa.0), oob, span));
+            return Ok((self.store.read(ppa.0, oob.lpn), oob, span));
         };
         let oob = Oob { lpn: s.lpns[slot as usize], ..oob };
         let data = match &s.payloads {
             Some(p) => p[slot as usize].clone(),
-            None => match self.store.read(ppa.0) {
+            None => match self.store.read(ppa.0, oob.lpn) {
                 Payload::Bytes(b) => {
                     let u = s.unit as usize;
                     Payload::Bytes(b[slot as usize * u..(slot as usize + 1) * u].into())

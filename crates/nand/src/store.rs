@@ -1,8 +1,8 @@
 //! Page contents. A [`PageStore`] holds what each physical page carries: a 64-bit
-//! token per page by default (8 bytes a page, enough to prove data integrity), or
-//! the full page bytes for an emulated device.
+//! token per page by default (kept in 2 bytes a page for a data page, enough to
+//! prove data integrity), or the full page bytes for an emulated device.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::Arc;
 
@@ -41,13 +41,17 @@ pub enum StoreKind {
     Bytes,
 }
 
-/// Storage for page contents, indexed by physical page.
+/// Storage for page contents, indexed by physical page. Each call names the
+/// logical page in the page's OOB record: a store may keep less of a token
+/// that repeats it.
 pub trait PageStore: fmt::Debug + Send {
-    /// Stores `data` as the contents of `page`.
-    fn write(&mut self, page: u32, data: Payload) -> Result<(), NandError>;
-    /// The contents of `page`.
-    fn read(&self, page: u32) -> Payload;
-    /// Copies the contents of `from` to `to` (copyback and GC moves).
+    /// Stores `data` as the contents of `page`, whose OOB holds `lpn`.
+    fn write(&mut self, page: u32, lpn: u32, data: Payload) -> Result<(), NandError>;
+    /// The contents of `page`, whose OOB holds `lpn` (the `lpn` it was written
+    /// with).
+    fn read(&self, page: u32, lpn: u32) -> Payload;
+    /// Copies the contents of `from` to `to` (copyback and GC moves: the OOB's
+    /// logical page travels with them).
     fn copy(&mut self, from: u32, to: u32);
     /// Bytes of contents per page.
     fn bytes_per_page(&self) -> usize;
@@ -55,7 +59,16 @@ pub trait PageStore: fmt::Debug + Send {
     fn ram_bytes(&self) -> u64;
 }
 
-/// One `u64` per page, and the bytes of the few pages programmed with bytes.
+/// A `u64` token per page in 2 bytes, and the bytes of the few pages
+/// programmed with bytes.
+///
+/// A data page's token is `lpn << 32 | version` (the engine's), and its logical
+/// page is in the page's OOB: the store keeps the version alone, in a `u16`,
+/// when the token's high half is the OOB's logical page and the version is
+/// below [`OTHER`]. Any other token (an FTL's own, or a version past 65,534)
+/// is kept whole in a side table, the page's `u16` saying so; so every token
+/// reads back exactly as written, and memory is 2 bytes a page plus the pages
+/// that hold such tokens.
 ///
 /// A device that keeps tokens for data still holds real bytes where an FTL
 /// writes its own metadata as bytes (e.g. the solid-state cache's map log and
@@ -65,15 +78,49 @@ pub trait PageStore: fmt::Debug + Send {
 /// image of a token store (the image keeps one token per page).
 #[derive(Debug)]
 pub struct TokenStore {
-    tokens: Vec<u64>,
+    /// The version of each page's token, or [`OTHER`]: the token is in `other`.
+    versions: Vec<u16>,
+    other: HashMap<u32, u64>,
     page_size: usize,
     bytes: BTreeMap<u32, Arc<[u8]>>,
 }
 
+/// A [`TokenStore`] page's version that says its token is in the side table.
+pub const OTHER: u16 = u16::MAX;
+
 impl TokenStore {
     /// A store for `pages` pages, all zero, taking bytes `page_size` long.
     pub fn new(pages: u32, page_size: u32) -> Self {
-        TokenStore { tokens: vec![0; pages as usize], page_size: page_size as usize, bytes: BTreeMap::new() }
+        TokenStore {
+            versions: vec![0; pages as usize],
+            other: HashMap::new(),
+            page_size: page_size as usize,
+            bytes: BTreeMap::new(),
+        }
+    }
+
+    /// Pages whose token is kept whole in the side table.
+    pub fn other_pages(&self) -> u64 {
+        self.other.len() as u64
+    }
+
+    /// Keeps `token` as `page`'s, whose OOB holds `lpn`.
+    #[inline(always)]
+    fn put(&mut self, page: u32, lpn: u32, token: u64) {
+        if token >> 32 != u64::from(lpn) || token & 0xffff_ffff >= u64::from(OTHER) {
+            return self.put_other(page, token);
+        }
+        let old = std::mem::replace(&mut self.versions[page as usize], token as u16);
+        if old == OTHER {
+            self.other.remove(&page);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn put_other(&mut self, page: u32, token: u64) {
+        self.versions[page as usize] = OTHER;
+        self.other.insert(page, token);
     }
 
     /// Pages that hold bytes rather than a token.
@@ -84,10 +131,10 @@ impl TokenStore {
 
 impl PageStore for TokenStore {
     #[inline(always)]
-    fn write(&mut self, page: u32, data: Payload) -> Result<(), NandError> {
+    fn write(&mut self, page: u32, lpn: u32, data: Payload) -> Result<(), NandError> {
         match data {
             Payload::Token(t) => {
-                self.tokens[page as usize] = t;
+                self.put(page, lpn, t);
                 if !self.bytes.is_empty() {
                     self.bytes.remove(&page);
                 }
@@ -101,17 +148,27 @@ impl PageStore for TokenStore {
         }
     }
     #[inline]
-    fn read(&self, page: u32) -> Payload {
+    fn read(&self, page: u32, lpn: u32) -> Payload {
         if !self.bytes.is_empty() {
             if let Some(b) = self.bytes.get(&page) {
                 return Payload::Bytes(b.clone());
             }
         }
-        Payload::Token(self.tokens[page as usize])
+        match self.versions[page as usize] {
+            OTHER => Payload::Token(self.other.get(&page).copied().unwrap_or(0)),
+            v => Payload::Token(u64::from(lpn) << 32 | u64::from(v)),
+        }
     }
     #[inline]
     fn copy(&mut self, from: u32, to: u32) {
-        self.tokens[to as usize] = self.tokens[from as usize];
+        let v = self.versions[from as usize];
+        if v == OTHER {
+            let t = self.other.get(&from).copied().unwrap_or(0);
+            self.other.insert(to, t);
+        } else if self.versions[to as usize] == OTHER {
+            self.other.remove(&to);
+        }
+        self.versions[to as usize] = v;
         if !self.bytes.is_empty() {
             match self.bytes.get(&from) {
                 Some(b) => {
@@ -128,7 +185,9 @@ impl PageStore for TokenStore {
         8
     }
     fn ram_bytes(&self) -> u64 {
-        self.tokens.capacity() as u64 * 8 + self.bytes.len() as u64 * (self.page_size as u64 + 32)
+        self.versions.capacity() as u64 * 2
+            + self.other.capacity() as u64 * (std::mem::size_of::<(u32, u64)>() as u64 + 1)
+            + self.bytes.len() as u64 * (self.page_size as u64 + 32)
     }
 }
 
@@ -216,7 +275,7 @@ impl ByteStore {
 }
 
 impl PageStore for ByteStore {
-    fn write(&mut self, page: u32, data: Payload) -> Result<(), NandError> {
+    fn write(&mut self, page: u32, _lpn: u32, data: Payload) -> Result<(), NandError> {
         debug_assert!(page < self.pages);
         match data {
             Payload::Bytes(b) if b.len() == self.page_size => {
@@ -227,7 +286,7 @@ impl PageStore for ByteStore {
             Payload::Token(_) => Err(NandError::PayloadMismatch("this device stores page bytes, not tokens")),
         }
     }
-    fn read(&self, page: u32) -> Payload {
+    fn read(&self, page: u32, _lpn: u32) -> Payload {
         Payload::Bytes(self.slot(page).unwrap_or(&self.zeros).clone())
     }
     fn copy(&mut self, from: u32, to: u32) {
@@ -267,17 +326,17 @@ impl AnyStore {
 
 impl PageStore for AnyStore {
     #[inline(always)]
-    fn write(&mut self, page: u32, data: Payload) -> Result<(), NandError> {
+    fn write(&mut self, page: u32, lpn: u32, data: Payload) -> Result<(), NandError> {
         match self {
-            AnyStore::Token(s) => s.write(page, data),
-            AnyStore::Bytes(s) => s.write(page, data),
+            AnyStore::Token(s) => s.write(page, lpn, data),
+            AnyStore::Bytes(s) => s.write(page, lpn, data),
         }
     }
     #[inline]
-    fn read(&self, page: u32) -> Payload {
+    fn read(&self, page: u32, lpn: u32) -> Payload {
         match self {
-            AnyStore::Token(s) => s.read(page),
-            AnyStore::Bytes(s) => s.read(page),
+            AnyStore::Token(s) => s.read(page, lpn),
+            AnyStore::Bytes(s) => s.read(page, lpn),
         }
     }
     #[inline]
@@ -316,30 +375,61 @@ mod tests {
     #[test]
     fn token_store_roundtrip_bytes_and_length_check() {
         let mut s = TokenStore::new(4, 16);
-        s.write(2, Payload::Token(7)).unwrap();
+        s.write(2, 0, Payload::Token(7)).unwrap();
         s.copy(2, 3);
-        assert_eq!(s.read(3), Payload::Token(7));
-        assert!(s.write(1, Payload::Bytes(vec![0; 8].into())).is_err());
+        assert_eq!(s.read(3, 0), Payload::Token(7));
+        assert!(s.write(1, 0, Payload::Bytes(vec![0; 8].into())).is_err());
         // A page programmed with bytes holds them (an FTL's metadata), until a
         // token is programmed there again; copies carry them.
         let meta: Arc<[u8]> = (0..16u8).collect();
-        s.write(1, Payload::Bytes(meta.clone())).unwrap();
+        s.write(1, 0, Payload::Bytes(meta.clone())).unwrap();
         s.copy(1, 0);
-        assert_eq!((s.read(1), s.read(0), s.byte_pages()), (Payload::Bytes(meta.clone()), Payload::Bytes(meta), 2));
-        s.write(1, Payload::Token(9)).unwrap();
+        assert_eq!(
+            (s.read(1, 0), s.read(0, 0), s.byte_pages()),
+            (Payload::Bytes(meta.clone()), Payload::Bytes(meta), 2)
+        );
+        s.write(1, 0, Payload::Token(9)).unwrap();
         s.copy(3, 0);
-        assert_eq!((s.read(1), s.read(0), s.byte_pages()), (Payload::Token(9), Payload::Token(7), 0));
+        assert_eq!((s.read(1, 0), s.read(0, 0), s.byte_pages()), (Payload::Token(9), Payload::Token(7), 0));
+    }
+
+    #[test]
+    fn token_store_keeps_every_token_exactly_in_two_bytes_or_the_side_table() {
+        let mut s = TokenStore::new(4, 16);
+        let cases = [
+            (0, 5, 5 << 32 | 1),                      // a data page: its version alone
+            (1, 5, 5 << 32 | (u64::from(OTHER) - 1)), // the largest version kept in 2 bytes
+            (2, 5, 5 << 32 | u64::from(OTHER)),       // a version too large: whole
+            (3, 5, 6 << 32 | 1),                      // another logical page than the OOB's: whole
+        ];
+        for (page, lpn, token) in cases {
+            s.write(page, lpn, Payload::Token(token)).unwrap();
+        }
+        for (page, lpn, token) in cases {
+            assert_eq!(s.read(page, lpn), Payload::Token(token), "page {page}");
+        }
+        assert_eq!(s.other_pages(), 2);
+        // Copies carry either form; a page rewritten in 2 bytes leaves the side table.
+        s.copy(2, 0);
+        s.copy(1, 3);
+        assert_eq!(
+            (s.read(0, 5), s.read(3, 5)),
+            (Payload::Token(5 << 32 | u64::from(OTHER)), Payload::Token(5 << 32 | (u64::from(OTHER) - 1)))
+        );
+        s.write(2, 5, Payload::Token(5 << 32 | 3)).unwrap();
+        assert_eq!((s.read(2, 5), s.other_pages()), (Payload::Token(5 << 32 | 3), 1));
+        assert_eq!(s.ram_bytes(), 4 * 2 + s.other.capacity() as u64 * 17);
     }
 
     #[test]
     fn byte_store_roundtrip_and_length_check() {
         let mut s = ByteStore::new(4, 512);
         let data: Arc<[u8]> = (0..512u32).map(|i| i as u8).collect();
-        s.write(1, Payload::Bytes(data.clone())).unwrap();
+        s.write(1, 0, Payload::Bytes(data.clone())).unwrap();
         s.copy(1, 0);
-        assert_eq!(s.read(0), Payload::Bytes(data));
-        assert!(s.write(1, Payload::Bytes(vec![0; 8].into())).is_err());
-        assert!(s.write(1, Payload::Token(1)).is_err());
+        assert_eq!(s.read(0, 0), Payload::Bytes(data));
+        assert!(s.write(1, 0, Payload::Bytes(vec![0; 8].into())).is_err());
+        assert!(s.write(1, 0, Payload::Token(1)).is_err());
     }
 
     #[test]
@@ -348,15 +438,15 @@ mod tests {
         let mut s = ByteStore::new(1 << 28, 4096);
         let table = (1 << 28) / CHUNK as u64 * 8;
         assert_eq!((s.stored_pages(), s.ram_bytes()), (0, table));
-        assert_eq!(s.read(12345), Payload::Bytes(vec![0; 4096].into()), "never written: zeros");
-        s.write(7, Payload::Bytes(vec![7; 4096].into())).unwrap();
+        assert_eq!(s.read(12345, 0), Payload::Bytes(vec![0; 4096].into()), "never written: zeros");
+        s.write(7, 0, Payload::Bytes(vec![7; 4096].into())).unwrap();
         s.copy(7, (1 << 28) - 1);
-        assert_eq!(s.read((1 << 28) - 1), Payload::Bytes(vec![7; 4096].into()));
+        assert_eq!(s.read((1 << 28) - 1, 0), Payload::Bytes(vec![7; 4096].into()));
         assert_eq!(s.stored_pages(), 2);
         let chunks = 2 * std::mem::size_of::<Chunk>() as u64;
         assert_eq!(s.ram_bytes(), table + chunks + 2 * (4096 + 16));
         // Copying a page never written leaves zeros behind.
         s.copy(12345, 7);
-        assert_eq!(s.read(7), Payload::Bytes(vec![0; 4096].into()));
+        assert_eq!(s.read(7, 0), Payload::Bytes(vec![0; 4096].into()));
     }
 }

@@ -43,6 +43,7 @@ use crate::SimError;
 mod flows;
 mod host_queue;
 mod per_die;
+mod versions;
 
 pub use flows::{FlowInput, FlowStats};
 
@@ -140,15 +141,12 @@ pub struct Engine {
     /// The logical space and the FTL's task space after it ([`RealTime::stream_pages`]).
     addressable: u64,
     store: StoreKind,
-    /// Version of each logical page's contents (0 = never written or trimmed);
-    /// the token written is `lpn << 32 | version`. A write's version is the low
-    /// 32 bits of a run-wide write counter (never 0), so it is known without
-    /// reading the table first.
-    versions: Vec<u32>,
+    /// Version of each logical page's contents ([`versions`]: odd while data
+    /// is expected); the token written is `lpn << 32 | version`.
+    versions: versions::Versions,
     /// Expiry (ns) of each page's newest data, 0 for none; empty until a write
     /// carries one.
     expiry: Vec<u64>,
-    writes: u64,
     slots: BinaryHeap<Reverse<u64>>,
     busy_until: u64,
     dispatched: u64,
@@ -290,9 +288,8 @@ impl Engine {
             logical_pages,
             addressable,
             store,
-            versions: vec![0; addressable as usize],
+            versions: versions::Versions::new(addressable),
             expiry: Vec::new(),
-            writes: 0,
             slots: BinaryHeap::new(),
             busy_until: 0,
             dispatched: 0,
@@ -383,8 +380,8 @@ impl Engine {
     }
 
     fn verify(&mut self, lpn: u64, got: Option<Payload>, at: u64) {
-        let version = self.versions[lpn as usize];
-        let want = (version != 0).then(|| payload(self.store, self.page_size, lpn, version));
+        let version = self.versions.get(lpn);
+        let want = (version % 2 == 1).then(|| payload(self.store, self.page_size, lpn, version));
         if got != want {
             self.measured.mismatches += 1;
             if self.measured.first_mismatch.is_none() {
@@ -491,14 +488,12 @@ impl Engine {
             source: e,
         };
         let rmw = partial && req.op == Op::Write;
+        let mut version = 0;
         let op = match req.op {
             Op::Read => PageOp::Read,
             Op::Write => {
-                self.writes += 1;
-                if self.writes as u32 == 0 {
-                    self.writes += 1;
-                }
-                let data = payload(self.store, self.page_size, lpn, self.writes as u32);
+                version = self.versions.next_write(lpn);
+                let data = payload(self.store, self.page_size, lpn, version);
                 PageOp::Write { data, hint: Hint { more, ..hint_of(req) }, rmw: partial }
             }
             Op::Trim => PageOp::Trim,
@@ -544,8 +539,8 @@ impl Engine {
             self.note_expiry(lpn, req.expiry);
         }
         match req.op {
-            Op::Write => self.versions[lpn as usize] = self.writes as u32,
-            Op::Trim if trimmed => self.versions[lpn as usize] = 0,
+            Op::Write => self.versions.written(lpn, version),
+            Op::Trim if trimmed => self.versions.trimmed(lpn),
             _ => {}
         }
         Ok(page_done)
@@ -584,9 +579,9 @@ impl Engine {
     /// RAM of the engine's model, in bytes (allocated capacity): the version
     /// of every logical page, the expiry table and the host queue's slots.
     pub fn model_bytes(&self) -> u64 {
-        (self.versions.capacity() * std::mem::size_of::<u32>()
-            + self.expiry.capacity() * std::mem::size_of::<u64>()
-            + self.slots.capacity() * std::mem::size_of::<Reverse<u64>>()) as u64
+        self.versions.ram_bytes()
+            + (self.expiry.capacity() * std::mem::size_of::<u64>()
+                + self.slots.capacity() * std::mem::size_of::<Reverse<u64>>()) as u64
     }
 
     /// Records a request of `pages` pages (`rmw` of them read-modify-writes),

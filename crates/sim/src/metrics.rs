@@ -599,7 +599,7 @@ pub struct MemoryReport {
     /// The medium's OOB records (logical page, sequence number, kind and tag
     /// of every physical page).
     pub oob_bytes: u64,
-    /// The medium's page contents (8 bytes a page for tokens).
+    /// The medium's page contents (2 bytes a page for tokens of data pages).
     pub store_bytes: u64,
     /// The medium's per-block state, wear model and timelines.
     pub blocks_bytes: u64,

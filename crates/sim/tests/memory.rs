@@ -18,9 +18,10 @@ fn memory_is_the_sum_of_the_structures_sizes() {
     let (m, physical, logical) = (r.memory, r.physical_pages, r.logical_pages);
     assert_eq!(m.map_bytes, logical * 4, "one u32 a logical page");
     assert_eq!(m.valid_bytes, physical.div_ceil(64) * 8, "one bit a physical page, in u64 words");
-    assert_eq!(m.oob_bytes, physical * 12, "logical page and packed sequence number a page");
-    assert_eq!(m.store_bytes, physical * 8, "one token a page");
-    assert!(m.engine_bytes >= logical * 4, "a version a logical page: {}", m.engine_bytes);
+    assert_eq!(m.oob_bytes, physical * 8, "logical page and relative sequence number a page");
+    assert_eq!(m.store_bytes, physical * 2, "a data page's version, 16 bits a page");
+    assert!(m.engine_bytes >= logical * 2, "16 bits of version a logical page: {}", m.engine_bytes);
+    assert!(m.engine_bytes < logical * 3, "no more than the version's 16 bits and small tables: {}", m.engine_bytes);
     assert!(m.blocks_bytes > 0 && m.ftl_other_bytes > 0);
     let sum =
         m.map_bytes + m.valid_bytes + m.ftl_other_bytes + m.oob_bytes + m.store_bytes + m.blocks_bytes + m.engine_bytes;
