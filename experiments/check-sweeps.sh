@@ -24,6 +24,7 @@ quick=(
   gftl/consumer-50:gftl/consumer-50
   gftl/write-queue:
   gftl/write-queue-consumer:
+  gftl/fig7-period:
   lazy-rtgc/figure8:lazy-rtgc/figure8
   lazy-rtgc/rftl-space-traces:lazy-rtgc/rftl-space-traces
   lazy-rtgc/rftl-space-generated:lazy-rtgc/rftl-space-generated
@@ -43,6 +44,7 @@ rest=(
   gftl/sweep:gftl/results
   gftl/sweep-50:gftl/results-50
   gftl/requests:gftl/requests
+  gftl/fig7-period-postmark:
   telomere/fig10-sets-sweep:
 )
 case "${1:-}" in

@@ -30,8 +30,7 @@ def main() -> None:
     name = "mqsim-mixed.trace" if mixed else "mqsim-compare.trace"
     out = args[0] if args else os.path.join(here, "out", name)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    rng = random.Random(20261122)
-    kinds = random.Random(20261126)
+    rng = random.Random(20261126 if mixed else 20261122)
     with open(out, "w") as f:
         t = 0
         lines = []
@@ -40,7 +39,7 @@ def main() -> None:
             t += GAP_NS
         for _ in range(REQUESTS):
             page = rng.randrange(FILL)
-            op = 1 if mixed and kinds.random() >= WRITE_SHARE_MIXED else 0
+            op = (0 if rng.random() < WRITE_SHARE_MIXED else 1) if mixed else 0
             lines.append(f"{t} 0 {page * SECTORS_PER_PAGE} {SECTORS_PER_PAGE} {op}\n")
             t += GAP_NS
         f.writelines(lines)

@@ -208,6 +208,7 @@ pub fn run(args: &FlashtierArgs) -> Result<(), CliError> {
             series: Some("system".into()),
             y: y.into(),
             y_label: Some(label.into()),
+            stack: Vec::new(),
         };
         draw(&spec, &columns, &rows, &args.out)?;
     }

@@ -183,6 +183,25 @@ pub fn summary(r: &Report, config: &RunConfig, capped: bool) -> String {
             r.erases, e.mean, e.min, e.max, e.wear_index
         ),
     );
+    let d = &r.die_time.per_request;
+    if let (Some(service), Some(gc), Some(other), Some(idle)) = (d.service_us, d.gc_us, d.other_us, d.idle_us) {
+        kv(
+            "die time",
+            format!("per request: service {service:.1} us, GC {gc:.1} us, other {other:.1} us, idle {idle:.1} us"),
+        );
+    }
+    if let Some(en) = &r.energy {
+        let nj = |x: Option<f64>| x.map_or_else(|| "-".into(), |v| format!("{v:.0}"));
+        kv(
+            "energy",
+            format!(
+                "{:.3} mJ; per host read {} nJ, per host write {} nJ (its programs and a share of all cleaning)",
+                en.total_nj / 1e6,
+                nj(en.host_read_access_nj),
+                nj(en.host_write_access_nj)
+            ),
+        );
+    }
     kv("FTL RAM", format!("{} bytes", r.ram_bytes));
     let m = &r.memory;
     kv(

@@ -58,6 +58,8 @@ pub fn run(args: &PlotArgs) -> Result<(), CliError> {
         series: Some("series".into()),
         y: "y".into(),
         y_label: args.y_label.clone(),
+
+        stack: Vec::new(),
     };
     plot::draw(&spec, &["x".into(), "series".into(), "y".into()], &rows, dir)?;
     eprintln!("ftlab plot: wrote {}", out.display());

@@ -252,6 +252,8 @@ fn plot(rows: &[Row], svg: &Path, x: PlotX, title: Option<&str>) -> Result<(), C
         series: Some("series".into()),
         y: "max_util".into(),
         y_label: Some("utilization".into()),
+
+        stack: Vec::new(),
     };
     draw(&spec, &columns, &cells, dir)
 }

@@ -57,6 +57,10 @@ impl PerPurpose {
     fn bump(&mut self, p: Purpose) {
         self.0[p as usize] += 1;
     }
+    #[inline]
+    fn add(&mut self, p: Purpose, n: u64) {
+        self.0[p as usize] += n;
+    }
     /// The sum over every purpose.
     pub fn total(&self) -> u64 {
         self.0.iter().sum()
@@ -95,6 +99,18 @@ pub struct Counters {
     pub multi_plane: PerPurpose,
     /// Host reads that suspended a program or an erase ([`ftlab_nand::commands`]).
     pub suspensions: u64,
+    /// Nanoseconds the dies were occupied by operations of each purpose,
+    /// summed over the dies: each successful operation from its start on its
+    /// die's timeline (the array for reads, erases and copybacks, the
+    /// channel transfer for programs) to its finish. A die runs one operation
+    /// at a time, so this is at most the dies times the elapsed time; the rest
+    /// is idle. Failed operations (fault injection) are not counted. With
+    /// cache program (`device.commands.cache_program`) a program's transfer
+    /// may overlap the array time of the program before it on the die, and
+    /// that overlap counts for both; a multi-plane operation counts once; a
+    /// read that suspended an erase counts its time and the suspension, the
+    /// erase its own time.
+    pub die_ns: PerPurpose,
 }
 
 impl Counters {
@@ -331,6 +347,7 @@ impl Io<'_> {
     }
     #[inline]
     fn finished(&mut self, span: Span, purpose: Purpose) {
+        self.flash.counters.die_ns.add(purpose, span.finish.0 - span.start.0);
         self.done = self.done.max(span.finish);
         if purpose == Purpose::Host {
             self.host_done = Some(self.host_done.map_or(span.finish, |h| h.max(span.finish)));

@@ -118,6 +118,8 @@ impl Io<'_> {
                 let after = page / u64::from(count) * u64::from(count - 1 - slot);
                 let early = SimTime(span.finish.0.saturating_sub(after * 1000 / rate).max(span.start.0));
                 self.after_read(Span { finish: early, ..span }, Purpose::Host);
+                // The die stays occupied until the last slot is out.
+                self.flash.counters.die_ns.add(Purpose::Host, span.finish.0 - early.0);
                 self.done = self.done.max(span.finish);
                 buffer.insert(ppa, erases, slots);
                 (data, oob, count, early)

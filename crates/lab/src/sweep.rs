@@ -101,6 +101,11 @@ pub struct PlotSpec {
     /// Report field plotted (e.g. `waf`, `write_us.max`).
     pub y: String,
     pub y_label: Option<String>,
+    /// Report fields stacked on `y`, bottom up: one bar per group made of
+    /// `y` and these, a legend entry each (a time split, e.g. 002 Figure 7's
+    /// service, cleaning and idle). Needs no `series` (default none).
+    #[serde(default)]
+    pub stack: Vec<String>,
 }
 
 impl PlotSpec {
@@ -117,10 +122,18 @@ impl PlotSpec {
                 }
             }
         }
-        if !columns.contains(&self.y) {
+        for y in std::iter::once(&self.y).chain(&self.stack) {
+            if !columns.contains(y) {
+                return Err(LabError::Config(format!(
+                    "{origin}: plot `{}`: \"{y}\" is not a report field (see crates/cli/FIELDS.md)",
+                    self.file
+                )));
+            }
+        }
+        if !self.stack.is_empty() && self.series.is_some() {
             return Err(LabError::Config(format!(
-                "{origin}: plot `{}`: y = \"{}\" is not a report field (see crates/cli/FIELDS.md)",
-                self.file, self.y
+                "{origin}: plot `{}`: a stacked plot (stack = [...]) draws one bar per group; leave `series` out",
+                self.file
             )));
         }
         Ok(())
@@ -378,9 +391,11 @@ pub fn header(points: &[Point]) -> Result<Vec<String>, LabError> {
     }
     cols.extend(grid.iter().cloned());
     // The report's own `error` is the last column, with integrity failures too.
-    cols.extend(
-        report_scalars(&Report::default())?.into_iter().map(|(n, _)| n).filter(|n| !grid.contains(n) && n != "error"),
-    );
+    // `energy` is a report section only runs with `[device.energy]` have: its
+    // fields are columns when some point sets it.
+    let energy = points.iter().any(|p| p.config.device.energy.is_some());
+    let fields = Report { energy: energy.then(Default::default), ..Report::default() };
+    cols.extend(report_scalars(&fields)?.into_iter().map(|(n, _)| n).filter(|n| !grid.contains(n) && n != "error"));
     cols.push("error".into());
     Ok(cols)
 }
@@ -623,6 +638,26 @@ mod tests {
         // Without a plot naming it, no gauge column.
         let (_d, p) = write("[grid]\n\"ftl.kind\" = [\"dftl\"]\n");
         assert!(!load_sweep(&p).unwrap().columns.iter().any(|c| c.starts_with("ftl_gauges.")));
+    }
+
+    #[test]
+    fn energy_columns_are_in_the_rows_when_a_run_sets_device_energy() {
+        let base = "[base.device]\nblocks_per_plane = 64\n[base.precondition]\nfill = true\n\
+                    [base.workload.generator]\nkind = \"uniform\"\nrequests = 300\nread_fraction = 0.5\n";
+        let (_d, p) = write(&format!(
+            "{base}[[case]]\nname = \"plain\"\n[[case]]\nname = \"metered\"\n\
+             set = {{ \"device.energy\" = {{ read_nj = 825, program_nj = 9900, erase_nj = 66000 }} }}\n"
+        ));
+        let sweep = load_sweep(&p).unwrap();
+        let col = |name: &str| sweep.columns.iter().position(|c| c == name).unwrap();
+        let (rd, wr) = (col("energy.host_read_access_nj"), col("energy.host_write_access_nj"));
+        let rows = run_points(&sweep.points, &sweep.columns, 1, |_, _| Ok::<_, LabError>(())).unwrap();
+        assert_eq!(rows[0].1[wr], serde_json::Value::Null, "no [device.energy], no energy");
+        assert_eq!(rows[1].1[rd].as_f64(), Some(825.0), "pagemap reads a flash page per host page read");
+        assert!(rows[1].1[wr].as_f64().unwrap() >= 9900.0);
+        // Without a run that sets it, no energy columns.
+        let (_d, p) = write(&format!("{base}[grid]\nseed = [1, 2]\n"));
+        assert!(!load_sweep(&p).unwrap().columns.iter().any(|c| c.starts_with("energy.")));
     }
 
     #[test]

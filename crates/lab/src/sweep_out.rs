@@ -109,7 +109,7 @@ enum Source {
 
 /// The report's scalar fields that only some runs have ([`Source::Optional`]).
 fn optional_fields() -> Vec<String> {
-    let full = Report { max_read_block_us: Some(0.0), ..Report::default() };
+    let full = Report { max_read_block_us: Some(0.0), energy: Some(Default::default()), ..Report::default() };
     let always: Vec<String> = crate::flatten::report_scalars(&Report::default())
         .map(|c| c.into_iter().map(|(n, _)| n).collect())
         .unwrap_or_default();

@@ -60,6 +60,9 @@ pub struct DeviceSpec {
     pub over_provisioning: Option<f64>,
     /// Explicit timing instead of the preset's.
     pub timing: Option<Timing>,
+    /// Energy of each flash operation, nJ (default none: the report has no
+    /// `energy` section; [`crate::energy::EnergySpec`]).
+    pub energy: Option<crate::energy::EnergySpec>,
     /// Factory bad-block rate (default 0).
     pub bad_block_rate: f64,
     /// Page store: `token` (default) or `bytes`.
@@ -114,6 +117,7 @@ impl Default for DeviceSpec {
             capacity_gib: None,
             over_provisioning: None,
             timing: None,
+            energy: None,
             bad_block_rate: 0.0,
             store: StoreKind::Token,
             copyback: true,
@@ -219,6 +223,9 @@ impl DeviceSpec {
         let timing = self.timing.unwrap_or(chip.timing);
         timing.validate().map_err(|e| SimError::config("device.timing", format!("device.{e}")))?;
         self.commands.validate().map_err(|e| SimError::config("device.commands", format!("device.{e}")))?;
+        if let Some(energy) = &self.energy {
+            energy.validate()?;
+        }
         Ok(NandConfig {
             geometry: g,
             timing,

@@ -36,7 +36,7 @@ use ftlab_nand::{Payload, SimTime, StoreKind};
 use ftlab_workload::Op;
 
 use crate::config::{Dispatch, Host};
-use crate::metrics::{Content, FlashTotals, Latency, Mismatch, RetirementWatch, TaskReport, Throughput};
+use crate::metrics::{Content, Latency, Mismatch, RetirementWatch, TaskReport, Throughput};
 use crate::source::Request;
 use crate::SimError;
 
@@ -615,7 +615,7 @@ impl Engine {
         if req.op != Op::Trim {
             m.throughput.add(since, req.op == Op::Read, pages);
         }
-        m.throughput.flash(since, FlashTotals::of(self.device.flash.counters()));
+        m.throughput.flash(since, self.device.flash.counters());
         m.throughput.gauges(since, &self.device.ftl.gauges());
         if let (Some(t), Some(deadline)) = (req.task, req.deadline) {
             if let Some(task) = m.tasks.get_mut(t as usize) {

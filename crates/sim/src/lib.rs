@@ -38,6 +38,7 @@ pub mod cache;
 pub mod config;
 pub mod device;
 pub mod disk;
+pub mod energy;
 pub mod engine;
 pub mod flashtier;
 pub mod flows;
@@ -612,7 +613,18 @@ fn report(
         iops: per_second(m.requests as f64),
         read_mb_per_s: per_second(m.bytes_read as f64 / 1e6),
         write_mb_per_s: per_second(m.bytes_written as f64 / 1e6),
-        throughput: m.throughput.series(),
+        throughput: {
+            let mut s = m.throughput.series_at_end(&counters);
+            s.fill_die_idle(geometry.dies());
+            s
+        },
+        energy: config.device.energy.map(|e| e.report(&counters, m.pages_read, m.pages_written)),
+        die_time: energy::DieTimeReport::of(
+            &counters,
+            geometry.dies(),
+            if engine.measuring { end.saturating_sub(engine.measure_start) } else { 0 },
+            m.requests,
+        ),
         ftl_gauges: m.throughput.final_gauges(),
         ftl_curves: engine.device.ftl.curves().into_iter().map(|(n, c)| (n.to_owned(), c)).collect(),
         integrity: verdict.to_string(),

@@ -289,15 +289,24 @@ pub struct Throughput {
     gc_programs: Vec<u64>,
     erases: Vec<u64>,
     /// Those three counters as of the last request recorded.
-    seen: [u64; 3],
+    seen: FlashTotals,
+    /// Nanoseconds the dies were occupied by host operations, by garbage
+    /// collection and by the other purposes (map, wear leveling, checkpoint,
+    /// recovery), per bucket: counted only when a completion falls in another
+    /// bucket than the last one (`die_bucket`), so it costs one comparison a
+    /// request; the die time up to that completion goes to the bucket of the
+    /// completions before it. `die_seen`: the three totals then.
+    die_ns: Vec<[u64; 3]>,
+    die_bucket: usize,
+    die_seen: [u64; 3],
     /// The FTL's gauges by name, in the order it gives them: per bucket, the
     /// value at the last request completion recorded in it (a bucket without
     /// one keeps the value before it).
     gauges: Vec<(&'static str, Vec<f64>)>,
 }
 
-/// Cumulative flash counters of a run as [`Throughput::flash`] takes them.
-#[derive(Debug, Clone, Copy, Default)]
+/// Cumulative flash counters of a run as [`Throughput::flash`] counts them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FlashTotals {
     /// Page programs of every purpose.
     pub programs: u64,
@@ -333,7 +342,10 @@ impl Throughput {
             programs: Vec::new(),
             gc_programs: Vec::new(),
             erases: Vec::new(),
-            seen: [0; 3],
+            seen: FlashTotals::default(),
+            die_ns: Vec::new(),
+            die_bucket: 0,
+            die_seen: [0; 3],
             gauges: Vec::new(),
         }
     }
@@ -356,10 +368,16 @@ impl Throughput {
         let mut i = (t.0 / self.bucket_ns) as usize;
         while !self.fixed && i >= Self::MAX_BUCKETS {
             self.bucket_ns *= 2;
-            for v in [&mut self.read, &mut self.write, &mut self.programs, &mut self.gc_programs, &mut self.erases] {
+            for v in self.counts() {
                 let merged: Vec<u64> = v.chunks(2).map(|c| c.iter().sum()).collect();
                 *v = merged;
             }
+            self.die_ns = self
+                .die_ns
+                .chunks(2)
+                .map(|c| c.iter().fold([0; 3], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2]]))
+                .collect();
+            self.die_bucket /= 2;
             // A merged interval ends where its later half ends.
             for (_, g) in &mut self.gauges {
                 let merged: Vec<f64> = g.chunks(2).map(|c| c[c.len() - 1]).collect();
@@ -368,15 +386,21 @@ impl Throughput {
             i = (t.0 / self.bucket_ns) as usize;
         }
         if self.read.len() <= i {
-            for v in [&mut self.read, &mut self.write, &mut self.programs, &mut self.gc_programs, &mut self.erases] {
+            for v in self.counts() {
                 v.resize(i + 1, 0);
             }
+            self.die_ns.resize(i + 1, [0; 3]);
             for (_, g) in &mut self.gauges {
                 let last = g.last().copied().unwrap_or(0.0);
                 g.resize(i + 1, last);
             }
         }
         i
+    }
+
+    /// Every per-bucket count.
+    fn counts(&mut self) -> [&mut Vec<u64>; 5] {
+        [&mut self.read, &mut self.write, &mut self.programs, &mut self.gc_programs, &mut self.erases]
     }
 
     /// The FTL's gauges ([`ftlab_ftl::Ftl::gauges`]) after a request completed
@@ -414,21 +438,58 @@ impl Throughput {
         }
     }
 
-    /// The flash work counted by the completion at `t` of a request, as the
-    /// run's totals `now` (since measurement started): what is new since the
-    /// last call goes to `t`'s bucket.
+    /// The flash work counted by the completion at `t` of a request, from
+    /// the run's counters `c` (since measurement started): what is new since
+    /// the last call goes to `t`'s bucket; the die time when `t` is in
+    /// another bucket than the last completion.
     #[inline]
-    pub fn flash(&mut self, t: SimTime, now: FlashTotals) {
-        let now = [now.programs, now.gc_programs, now.erases];
-        if now == self.seen {
-            return;
+    pub fn flash(&mut self, t: SimTime, c: &Counters) {
+        let now = FlashTotals::of(c);
+        if now != self.seen {
+            let i = self.bucket(t);
+            let s = self.seen;
+            self.programs[i] += now.programs.saturating_sub(s.programs);
+            self.gc_programs[i] += now.gc_programs.saturating_sub(s.gc_programs);
+            self.erases[i] += now.erases.saturating_sub(s.erases);
+            self.seen = now;
         }
-        let i = self.bucket(t);
-        let d: [u64; 3] = std::array::from_fn(|k| now[k].saturating_sub(self.seen[k]));
-        self.programs[i] += d[0];
-        self.gc_programs[i] += d[1];
-        self.erases[i] += d[2];
-        self.seen = now;
+        if (t.0 / self.bucket_ns) as usize != self.die_bucket {
+            self.die_moved(t, c);
+        }
+    }
+
+    /// A completion at `t` in another bucket than the last: the die time
+    /// since the last count goes to the last bucket (which `bucket` made
+    /// exist: every series has the same buckets).
+    #[cold]
+    #[inline(never)]
+    fn die_moved(&mut self, t: SimTime, c: &Counters) {
+        let j = self.bucket(t);
+        let now = die_totals(c);
+        let d = &mut self.die_ns[self.die_bucket];
+        for k in 0..3 {
+            d[k] += now[k].saturating_sub(self.die_seen[k]);
+        }
+        self.die_seen = now;
+        self.die_bucket = j;
+    }
+
+    /// [`Throughput::series`] with the die time not yet counted at the end
+    /// of the run (`c`: the run's counters then) in the last bucket counted.
+    pub fn series_at_end(&self, c: &Counters) -> ThroughputSeries {
+        let mut die = self.die_ns.clone();
+        let now = die_totals(c);
+        if let Some(d) = die.get_mut(self.die_bucket) {
+            for k in 0..3 {
+                d[k] += now[k].saturating_sub(self.die_seen[k]);
+            }
+        }
+        ThroughputSeries {
+            die_host_us: us(&die, 0),
+            die_gc_us: us(&die, 1),
+            die_other_us: us(&die, 2),
+            ..self.series()
+        }
     }
 
     /// The series.
@@ -440,6 +501,10 @@ impl Throughput {
             flash_programs: self.programs.clone(),
             gc_programs: self.gc_programs.clone(),
             erases: self.erases.clone(),
+            die_host_us: us(&self.die_ns, 0),
+            die_gc_us: us(&self.die_ns, 1),
+            die_other_us: us(&self.die_ns, 2),
+            die_idle_us: Vec::new(),
             gauges: self.gauges.iter().map(|(n, g)| ((*n).to_owned(), g.clone())).collect(),
         }
     }
@@ -450,10 +515,35 @@ impl Throughput {
     }
 }
 
+/// Die time of host operations, of garbage collection and of the other
+/// purposes in `c`, ns.
+fn die_totals(c: &Counters) -> [u64; 3] {
+    let host = c.die_ns.get(Purpose::Host);
+    let gc = c.die_ns.get(Purpose::Gc);
+    [host, gc, c.die_ns.total() - host - gc]
+}
+
+/// Element `k` of each bucket's nanoseconds, as microseconds.
+fn us(ns: &[[u64; 3]], k: usize) -> Vec<f64> {
+    ns.iter().map(|n| n[k] as f64 / 1e3).collect()
+}
+
 /// Host pages completed per interval, and the flash work of each interval
 /// (counted when a request completing in it first saw it): write
 /// amplification over time is `flash_programs / write_pages`, garbage
-/// collection's activity `gc_programs` and `erases`. `gauges`: the FTL's
+/// collection's activity `gc_programs` and `erases`. `die_host_us`,
+/// `die_gc_us`, `die_other_us`: the time the dies were occupied by host
+/// operations, by garbage collection and by the other purposes (map, wear
+/// leveling, checkpoint), summed over the dies (see
+/// [`ftlab_ftl::Counters::die_ns`]): an interval holds the die time of the
+/// operations issued from its first request completion to the first
+/// completion in a later interval (before the first completion: the first
+/// interval's; after the last: the last's), so a request's service at an
+/// interval's start may be counted in the interval before; `die_idle_us`
+/// the rest of the interval's die time (dies x interval, less the three, at
+/// least 0; the last interval counts whole, though the run ends inside it).
+/// The split is exact over the run (they sum to the report's `die_time`) and
+/// close where requests complete in every interval. `gauges`: the FTL's
 /// gauges ([`ftlab_ftl::Ftl::gauges`], e.g. Janus-FTL's `fused_blocks`) per
 /// interval, each the value after the last request completed in it (an
 /// interval without one keeps the value before it); left out of the JSON for
@@ -466,8 +556,22 @@ pub struct ThroughputSeries {
     pub flash_programs: Vec<u64>,
     pub gc_programs: Vec<u64>,
     pub erases: Vec<u64>,
+    pub die_host_us: Vec<f64>,
+    pub die_gc_us: Vec<f64>,
+    pub die_other_us: Vec<f64>,
+    pub die_idle_us: Vec<f64>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub gauges: BTreeMap<String, Vec<f64>>,
+}
+
+impl ThroughputSeries {
+    /// Fills `die_idle_us` for a device of `dies` dies.
+    pub fn fill_die_idle(&mut self, dies: u32) {
+        let span_us = self.interval_s * 1e6 * f64::from(dies);
+        self.die_idle_us = (0..self.die_host_us.len())
+            .map(|i| (span_us - self.die_host_us[i] - self.die_gc_us[i] - self.die_other_us[i]).max(0.0))
+            .collect();
+    }
 }
 
 /// Deadline misses of one periodic task.
@@ -731,6 +835,13 @@ pub struct Report {
     pub read_mb_per_s: f64,
     pub write_mb_per_s: f64,
     pub throughput: ThroughputSeries,
+    /// The energy of the measured flash work, with `[device.energy]`; left
+    /// out otherwise ([`crate::energy::EnergyReport`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy: Option<crate::energy::EnergyReport>,
+    /// The dies' measured time by purpose and idle, in total and per host
+    /// request ([`crate::energy::DieTimeReport`]).
+    pub die_time: crate::energy::DieTimeReport,
     /// The FTL's gauges at the end of the run ([`ftlab_ftl::Ftl::gauges`]; the
     /// last values of `throughput.gauges`), by name; left out for schemes
     /// without gauges.
@@ -837,15 +948,46 @@ mod tests {
     #[test]
     fn flash_work_lands_in_the_bucket_of_the_completion_that_saw_it() {
         let mut t = Throughput::new(1000, true);
-        let at = |p, g, e| FlashTotals { programs: p, gc_programs: g, erases: e };
-        t.flash(SimTime(10), at(1, 0, 0));
-        t.flash(SimTime(20), at(1, 0, 0)); // nothing new
-        t.flash(SimTime(2500), at(6, 4, 1));
+        let at = |p, g, e| {
+            let mut c = Counters::default();
+            c.programs.0[Purpose::Host as usize] = p - g;
+            c.programs.0[Purpose::Gc as usize] = g;
+            c.erases.0[Purpose::Gc as usize] = e;
+            c
+        };
+        t.flash(SimTime(10), &at(1, 0, 0));
+        t.flash(SimTime(20), &at(1, 0, 0)); // nothing new
+        t.flash(SimTime(2500), &at(6, 4, 1));
         let s = t.series();
         assert_eq!(s.flash_programs, vec![1, 0, 5]);
         assert_eq!(s.gc_programs, vec![0, 0, 4]);
         assert_eq!(s.erases, vec![0, 0, 1]);
         assert_eq!(s.read_pages.len(), 3, "every series has the same intervals");
+    }
+
+    #[test]
+    fn die_time_goes_to_the_interval_of_the_completions_before_it() {
+        let mut t = Throughput::new(1000, true);
+        let at = |host, gc, map| {
+            let mut c = Counters::default();
+            c.die_ns.0[Purpose::Host as usize] = host;
+            c.die_ns.0[Purpose::Gc as usize] = gc;
+            c.die_ns.0[Purpose::Map as usize] = map;
+            c
+        };
+        t.flash(SimTime(100), &at(100, 0, 0));
+        t.flash(SimTime(900), &at(300, 50, 0));
+        // The first completion in bucket 2 closes bucket 0 (bucket 1 had none).
+        t.flash(SimTime(2100), &at(500, 250, 10));
+        t.flash(SimTime(2900), &at(700, 250, 10));
+        let s = t.series_at_end(&at(800, 300, 10));
+        assert_eq!(s.die_host_us, vec![0.5, 0.0, 0.3]);
+        assert_eq!(s.die_gc_us, vec![0.25, 0.0, 0.05]);
+        assert_eq!(s.die_other_us, vec![0.01, 0.0, 0.0]);
+        assert_eq!(t.series().die_host_us, vec![0.5, 0.0, 0.0], "the rest only at the end");
+        let mut s = s;
+        s.fill_die_idle(2);
+        assert_eq!(s.die_idle_us, vec![2.0 - 0.76, 2.0, 2.0 - 0.35]);
     }
 
     #[test]

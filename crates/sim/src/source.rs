@@ -106,8 +106,12 @@ impl TraceSource {
                 let Some(t) = scale(r.arrival_ns, self.time_scale) else {
                     return Err(self.time_overflow(line, scale_overflow(r.arrival_ns, self.time_scale)));
                 };
-                let at = self.window.iter().rposition(|(u, _, _)| *u <= t).map_or(0, |i| i + 1);
-                self.window.insert(at, (t, line, r));
+                if self.window.back().is_none_or(|(u, _, _)| *u <= t) {
+                    self.window.push_back((t, line, r));
+                } else {
+                    let at = self.window.iter().rposition(|(u, _, _)| *u <= t).map_or(0, |i| i + 1);
+                    self.window.insert(at, (t, line, r));
+                }
                 continue;
             }
             match self.reader.next() {

@@ -276,12 +276,22 @@ fn mqsim(line: &str) -> Result<HostRequest, Line> {
 /// `None` for any other line.
 #[inline]
 fn plain_fields<const N: usize>(line: &[u8]) -> Option<[(u64, usize); N]> {
+    let (fields, end) = plain_fields_at(line)?;
+    (end == line.len()).then_some(fields)
+}
+
+/// The `N` plain integer fields at the start of `text` as [`plain_fields`]
+/// reads them, and the index after the separators that follow the last one: a
+/// field's digits end at a separator, a line terminator (`\r`, `\n`) or the
+/// end of `text`; `None` if a field is missing or holds another byte.
+#[inline(always)]
+fn plain_fields_at<const N: usize>(text: &[u8]) -> Option<([(u64, usize); N], usize)> {
     let sep = |b: u8| b == b' ' || b == b'\t';
-    let n = line.len();
+    let n = text.len();
     let mut out = [(0, 0); N];
     let mut i = 0;
     for slot in &mut out {
-        while i < n && sep(line[i]) {
+        while i < n && sep(text[i]) {
             i += 1;
         }
         // One pass over the digits, wrapping; a field of more than 19 digits
@@ -289,7 +299,7 @@ fn plain_fields<const N: usize>(line: &[u8]) -> Option<[(u64, usize); N]> {
         let start = i;
         let mut v: u64 = 0;
         while i < n {
-            let d = line[i].wrapping_sub(b'0');
+            let d = text[i].wrapping_sub(b'0');
             if d > 9 {
                 break;
             }
@@ -297,18 +307,18 @@ fn plain_fields<const N: usize>(line: &[u8]) -> Option<[(u64, usize); N]> {
             i += 1;
         }
         let digits = i - start;
-        if digits == 0 || (i < n && !sep(line[i])) {
+        if digits == 0 || (i < n && !matches!(text[i], b' ' | b'\t' | b'\r' | b'\n')) {
             return None;
         }
         if digits > 19 {
-            v = line[start..i].iter().try_fold(0u64, |v, &d| v.checked_mul(10)?.checked_add(u64::from(d - b'0')))?;
+            v = text[start..i].iter().try_fold(0u64, |v, &d| v.checked_mul(10)?.checked_add(u64::from(d - b'0')))?;
         }
         *slot = (v, digits);
     }
-    while i < n && sep(line[i]) {
+    while i < n && sep(text[i]) {
         i += 1;
     }
-    (i == n).then_some(out)
+    Some((out, i))
 }
 
 /// The fast path of [`mqsim`]: a line of five plain integers whose values are
@@ -317,7 +327,28 @@ fn plain_fields<const N: usize>(line: &[u8]) -> Option<[(u64, usize); N]> {
 /// fifths of the instructions of a replay of a million requests.
 #[inline]
 pub(crate) fn mqsim_plain(line: &[u8]) -> Option<HostRequest> {
-    let [(ts, _), (dev, _), (lba, _), (size, _), (op, op_digits)] = plain_fields::<5>(line)?;
+    mqsim_request(plain_fields::<5>(line)?)
+}
+
+/// [`mqsim_plain`] on the first line of `buf`, read where it lies (no copy,
+/// no separate search for its end): the request and the length of the line
+/// with its terminator (`\n` or `\r\n`). `None` if that line is not one
+/// [`mqsim_plain`] takes or `buf` ends before its terminator; the caller then
+/// reads the line the general way.
+#[inline]
+pub(crate) fn mqsim_plain_line(buf: &[u8]) -> Option<(HostRequest, usize)> {
+    let (fields, end) = plain_fields_at::<5>(buf)?;
+    let len = match buf[end..] {
+        [b'\n', ..] => end + 1,
+        [b'\r', b'\n', ..] => end + 2,
+        _ => return None,
+    };
+    Some((mqsim_request(fields)?, len))
+}
+
+#[inline(always)]
+fn mqsim_request(fields: [(u64, usize); 5]) -> Option<HostRequest> {
+    let [(ts, _), (dev, _), (lba, _), (size, _), (op, op_digits)] = fields;
     let op = match (op, op_digits) {
         (1, 1) => Op::Read,
         (0, 1) => Op::Write,
@@ -430,6 +461,16 @@ mod tests {
                     continue;
                 }
                 let general = mqsim(text);
+                // Read in place from a buffer of lines, the first line gives
+                // what it gives alone.
+                for end in ["\n", "\r\n", " \n", "\t\r\n"] {
+                    let buf = format!("{text}{end}9 9 9 9 9\n");
+                    let in_place = mqsim_plain_line(buf.as_bytes());
+                    proptest::prop_assert_eq!(in_place.map(|(r, _)| r), mqsim_plain(text.as_bytes()), "{:?}", buf);
+                    if let Some((_, len)) = in_place {
+                        proptest::prop_assert_eq!(len, text.len() + end.len());
+                    }
+                }
                 match mqsim_plain(text.as_bytes()) {
                     Some(fast) => proptest::prop_assert_eq!(Ok(fast), general, "{:?}", text),
                     None => {
@@ -451,6 +492,13 @@ mod tests {
         assert!(mqsim_plain(b"10\t0  16 8 1").is_some());
         for refused in ["10 0 16 8 00", "10 0 16 8 2", "10 0 16 8", "10 0 16 8 0 1", "1.5 0 16 8 0", "10 0 16 8 0x"] {
             assert!(mqsim_plain(refused.as_bytes()).is_none(), "{refused}");
+            assert!(mqsim_plain_line(format!("{refused}\n").as_bytes()).is_none(), "{refused}");
+        }
+        // In place: the first whole line only, and none without its terminator.
+        let (r, len) = mqsim_plain_line(b"10 0 16 8 0\r\n11 0 16 8 1\n").unwrap();
+        assert_eq!((r.arrival_ns, r.op, len), (10, Op::Write, 13));
+        for cut in ["10 0 16 8 0", "10 0 16 8 0\r", "10 0 16 8 0 ", "10 0 16", "", "10 0 16 8 0\r\r\n"] {
+            assert!(mqsim_plain_line(cut.as_bytes()).is_none(), "{cut:?}");
         }
         assert_eq!(
             req("mqsim", "10\t0  16 8 1"),
