@@ -46,6 +46,7 @@ rest=(
   gftl/requests:gftl/requests
   gftl/fig7-period-postmark:
   telomere/fig10-sets-sweep:
+  mqsim-compare/commands:mqsim-compare/commands
 )
 case "${1:-}" in
   --quick) sweeps=("${quick[@]}") ;;
@@ -59,6 +60,10 @@ if [ ! -x "$FTLAB" ]; then
 fi
 if [ "${1:-}" != --quick ] && [ ! -f experiments/gftl/out/postmark-pages.trace ]; then
   python3 experiments/gftl/split_trace.py
+fi
+if [ "${1:-}" != --quick ]; then
+  [ -f experiments/mqsim-compare/out/mqsim-compare.trace ] || python3 experiments/mqsim-compare/gen_trace.py
+  [ -f experiments/mqsim-compare/out/mqsim-mixed.trace ] || python3 experiments/mqsim-compare/gen_trace.py --mixed
 fi
 
 tmp=$(mktemp -d)

@@ -36,6 +36,7 @@ fn device() -> NandConfig {
         store: StoreKind::Token,
         seed: 1,
         faults: Default::default(),
+        commands: Default::default(),
     }
 }
 

@@ -40,6 +40,7 @@ fn chip() -> NandConfig {
         store: StoreKind::Token,
         seed: 1,
         faults: Default::default(),
+        commands: Default::default(),
     }
 }
 

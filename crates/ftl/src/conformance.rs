@@ -25,6 +25,7 @@
 use std::collections::HashMap;
 
 use crate::{Durability, ErrorKind, Flash, Ftl, FtlBuilder, FtlError, Hint, Lpn};
+pub use ftlab_nand::Commands;
 pub use ftlab_nand::Geometry;
 use ftlab_nand::{Faults, Nand, NandConfig, NandError, Payload, SimTime, StoreKind, Timing, WearConfig};
 pub use proptest;
@@ -46,6 +47,17 @@ pub fn small_geometry() -> Geometry {
     }
 }
 
+thread_local! {
+    static COMMANDS: std::cell::Cell<Commands> = std::cell::Cell::new(Commands::default());
+}
+
+/// Makes every medium [`nand_config`] describes on this thread offer
+/// `commands` (a suite's tests each run on their own thread; the
+/// `conformance!` macro's `commands:` form calls it first).
+pub fn use_commands(commands: Commands) {
+    COMMANDS.with(|c| c.set(commands));
+}
+
 pub fn nand_config(geometry: Geometry, bad_block_rate: f64, seed: u64) -> NandConfig {
     NandConfig {
         geometry,
@@ -61,6 +73,7 @@ pub fn nand_config(geometry: Geometry, bad_block_rate: f64, seed: u64) -> NandCo
         store: StoreKind::Token,
         seed,
         faults: Default::default(),
+        commands: COMMANDS.with(|c| c.get()),
     }
 }
 
@@ -558,13 +571,19 @@ macro_rules! conformance {
         $crate::conformance!($name, $builder, $crate::conformance::small_geometry());
     };
     ($name:ident, $builder:expr, $geometry:expr) => {
+        $crate::conformance!($name, $builder, $geometry, commands: $crate::conformance::Commands::default());
+    };
+    ($name:ident, $builder:expr, $geometry:expr, commands: $commands:expr) => {
         mod $name {
             #[allow(unused_imports)]
             use super::*;
             use $crate::conformance as suite;
             use $crate::conformance::proptest::prelude::*;
 
+            /// The scheme; also makes every medium this test builds offer
+            /// the chip commands of the suite (each test calls it first).
             fn builder() -> Box<dyn $crate::FtlBuilder> {
+                suite::use_commands($commands);
                 Box::new($builder)
             }
 

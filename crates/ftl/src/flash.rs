@@ -95,12 +95,21 @@ pub struct Counters {
     pub programs: PerPurpose,
     pub erases: PerPurpose,
     pub copybacks: PerPurpose,
+    /// Multi-plane commands (each also counted per page or block above).
+    pub multi_plane: PerPurpose,
+    /// Host reads that suspended a program or an erase ([`ftlab_nand::commands`]).
+    pub suspensions: u64,
     /// Nanoseconds the dies were occupied by operations of each purpose,
     /// summed over the dies: each successful operation from its start on its
     /// die's timeline (the array for reads, erases and copybacks, the
     /// channel transfer for programs) to its finish. A die runs one operation
     /// at a time, so this is at most the dies times the elapsed time; the rest
-    /// is idle. Failed operations (fault injection) are not counted.
+    /// is idle. Failed operations (fault injection) are not counted. With
+    /// cache program (`device.commands.cache_program`) a program's transfer
+    /// may overlap the array time of the program before it on the die, and
+    /// that overlap counts for both; a multi-plane operation counts once; a
+    /// read that suspended an erase counts its time and the suspension, the
+    /// erase its own time.
     pub die_ns: PerPurpose,
 }
 
@@ -162,6 +171,7 @@ impl Flash {
     pub fn read_buffer(&self) -> Option<&ReadBuffer> {
         self.read_buffer.as_ref()
     }
+
     /// Whether GC moves inside one plane use copyback (default true).
     pub fn set_copyback(&mut self, on: bool) {
         self.use_copyback = on;
@@ -411,8 +421,10 @@ impl Io<'_> {
                 return r;
             }
         }
+        let suspensions = self.flash.nand.suspensions();
         let (data, oob, span) = self.flash.nand.read(ppa, self.issue(purpose))?;
         self.flash.counters.reads.bump(purpose);
+        self.flash.counters.suspensions += self.flash.nand.suspensions() - suspensions;
         self.after_read(span, purpose);
         Ok((data, oob))
     }
@@ -445,6 +457,58 @@ impl Io<'_> {
         self.ready = self.ready.max(end);
         self.complete_after(end);
         self.done = self.done.max(end);
+    }
+
+    /// The chip's advanced commands ([`ftlab_nand::commands`]).
+    #[inline]
+    pub fn commands(&self) -> &ftlab_nand::Commands {
+        self.flash.nand.commands()
+    }
+
+    /// Programs one page in each of several planes of one die in one
+    /// multi-plane operation ([`Nand::program_multi`]). Returns per page its
+    /// sequence number or its failure (a failed page's data handed back: the
+    /// FTL retires the block and programs it elsewhere); a command the medium
+    /// refuses programs nothing and is the error. Every page counts as a
+    /// program, the command once in [`Counters::multi_plane`].
+    #[allow(clippy::type_complexity)]
+    pub fn program_multi(
+        &mut self,
+        pages: Vec<ftlab_nand::PlanePage>,
+        purpose: Purpose,
+    ) -> Result<Vec<Result<u64, Box<ProgramFailure>>>, NandError> {
+        let n = pages.len() as u64;
+        let (out, span) = self.flash.nand.program_multi(pages, self.issue(purpose))?;
+        let c = &mut self.flash.counters;
+        c.programs.0[purpose as usize] += n;
+        c.multi_plane.bump(purpose);
+        self.after_program(span, purpose);
+        Ok(out)
+    }
+
+    /// Reads one page in each of several planes of one die in one
+    /// multi-plane operation ([`Nand::read_multi`]): data and OOB per page.
+    pub fn read_multi(&mut self, ppas: &[Ppa], purpose: Purpose) -> Result<Vec<(Payload, Oob)>, NandError> {
+        let (out, span) = self.flash.nand.read_multi(ppas, self.issue(purpose))?;
+        let c = &mut self.flash.counters;
+        c.reads.0[purpose as usize] += ppas.len() as u64;
+        c.multi_plane.bump(purpose);
+        self.after_read(span, purpose);
+        Ok(out)
+    }
+
+    /// Erases one block in each of several planes of one die in one
+    /// multi-plane operation ([`Nand::erase_multi`]), no earlier than any of
+    /// their erase barriers ([`Io::supersede`]); per block, whether it erased
+    /// (else it has gone bad: retire it).
+    pub fn erase_multi(&mut self, blocks: &[BlockId], purpose: Purpose) -> Result<Vec<bool>, NandError> {
+        let at = blocks.iter().fold(self.ready, |t, b| t.max(self.flash.erase_barrier[b.0 as usize]));
+        let (out, span) = self.flash.nand.erase_multi(blocks, Issue { at, host: purpose == Purpose::Host })?;
+        let c = &mut self.flash.counters;
+        c.erases.0[purpose as usize] += blocks.len() as u64;
+        c.multi_plane.bump(purpose);
+        self.finished(span, purpose);
+        Ok(out.into_iter().map(|r| r.is_ok()).collect())
     }
 
     /// Reads a page's OOB only; an erased page gives `None`.

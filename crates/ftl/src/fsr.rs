@@ -163,6 +163,7 @@ mod tests {
             store: StoreKind::Token,
             seed: 3,
             faults: Default::default(),
+            commands: Default::default(),
         };
         Flash::new(Nand::new(&config).unwrap())
     }

@@ -30,11 +30,30 @@
 //! collected whole before a write), or `mqsim` ([`plane_gc`]): the per-plane
 //! pools, victims in flight and stalled writes of MQSim, for results that are
 //! to be compared with that simulator's.
+//!
+//! Pages are placed on one of two plans ([`PlaneAllocation`],
+//! `plane_allocation`): one open block per die (the default, above), or
+//! `multi-plane`, for chips with multi-plane program
+//! ([`ftlab_nand::commands`], `device.commands.multi_plane`): each plane has an
+//! open block for host data and one for garbage collection's copies (a
+//! victim's pages are copied inside its plane, by copyback where it is on);
+//! the pages of one host request (the units before the last carry
+//! [`Hint::more`]) wait in RAM, up to four a plane, and are programmed together
+//! on one die, one multi-plane program for each set of planes whose open
+//! blocks are at the same page offset (the planes at the lowest offset first,
+//! which keeps the planes level; a plane alone is programmed alone; a
+//! request's last odd page goes to a plane that is behind on another die when
+//! there is one, so that it levels that die instead of unsettling this one). A write
+//! is acknowledged only with its request's last page, so nothing waiting in
+//! RAM was acknowledged. The chip's `multi_plane_same_block` rule is not
+//! supported by this plan (the planes' free blocks are not paired).
 
 use serde::{Deserialize, Serialize};
 
-use ftlab_nand::{BlockId, Geometry, Payload, Ppa, SimTime};
+use ftlab_nand::{BlockId, Geometry, Payload, Ppa, ProgramFailure, SimTime};
 
+#[cfg(test)]
+mod multi_plane_tests;
 pub mod plane_gc;
 
 use crate::alloc::{Allocation, BlockAllocator, FreeOrder};
@@ -70,6 +89,22 @@ pub struct PageMapConfig {
     /// and the free blocks below which its host writes stall. Default 10, the
     /// value the matched simulator fixes; at least 2.
     pub gc_max_victims_per_plane: u32,
+    /// Where pages go: `die` (the default: one open block per die) or
+    /// `multi-plane` (open blocks per plane, a request's pages programmed
+    /// together by multi-plane programs; see the module documentation).
+    pub plane_allocation: PlaneAllocation,
+}
+
+/// Where the page map places pages ([`PageMapConfig::plane_allocation`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlaneAllocation {
+    /// One open block per die; writes striped over the dies.
+    #[default]
+    Die,
+    /// One open block a plane for host data and one for copies; a request's
+    /// pages programmed together by multi-plane programs.
+    MultiPlane,
 }
 
 /// How the page map collects garbage ([`PageMapConfig::gc_model`]).
@@ -99,6 +134,7 @@ impl Default for PageMapConfig {
             free_order: FreeOrder::Fifo,
             gc_model: GcModel::Ftlab,
             gc_max_victims_per_plane: DEFAULT_MAX_VICTIMS_PER_PLANE,
+            plane_allocation: PlaneAllocation::Die,
         }
     }
 }
@@ -144,6 +180,22 @@ impl PageMapConfig {
                  (000 Section 6.2); use \"fifo\" or \"rber\"",
             ));
         }
+        if self.plane_allocation == PlaneAllocation::MultiPlane {
+            if self.gc_model != GcModel::Ftlab {
+                return Err(FtlError::config(
+                    "ftl.plane_allocation",
+                    "pagemap.plane_allocation = \"multi-plane\" works with gc_model = \"ftlab\" only; the mqsim \
+                     model places each logical page in a fixed plane",
+                ));
+            }
+            if self.free_order != FreeOrder::Fifo {
+                return Err(FtlError::config(
+                    "ftl.free_order",
+                    "pagemap.plane_allocation = \"multi-plane\" takes free blocks first in, first out; leave \
+                     free_order at \"fifo\"",
+                ));
+            }
+        }
         match self.gc_model {
             GcModel::Ftlab if self.gc_max_victims_per_plane != DEFAULT_MAX_VICTIMS_PER_PLANE => Err(FtlError::config(
                 "ftl.gc_max_victims_per_plane",
@@ -156,12 +208,17 @@ impl PageMapConfig {
     }
 
     /// Logical pages exported on a device with `good_blocks` usable blocks. The
-    /// highest utilization allowed keeps `gc_free_blocks` free, one open block per
-    /// die, and one more block, so that the closed blocks always hold at least a
+    /// highest utilization allowed keeps `gc_free_blocks` free, the open blocks
+    /// (one per die, or two per plane with `multi-plane`), and one more block, so that the closed blocks always hold at least a
     /// block's worth of reclaimable pages and greedy GC always makes progress.
     pub fn logical_pages(&self, geometry: &Geometry, good_blocks: u32) -> Result<u32, FtlError> {
         let ppb = u64::from(geometry.pages_per_block);
-        let slack = u64::from(self.gc_free_blocks) + u64::from(geometry.dies()) + 1;
+        let open = match self.plane_allocation {
+            PlaneAllocation::Die => u64::from(geometry.dies()),
+            // Host and copy blocks in every plane.
+            PlaneAllocation::MultiPlane => 2 * u64::from(geometry.dies()) * u64::from(geometry.planes_per_die),
+        };
+        let slack = u64::from(self.gc_free_blocks) + open + 1;
         let max = u64::from(good_blocks).saturating_sub(slack) * ppb;
         let wanted = ((u64::from(good_blocks) * ppb) as f64 * (1.0 - self.over_provisioning)).floor() as u64;
         let logical = wanted.min(max);
@@ -207,7 +264,19 @@ pub struct PageMap<P: VictimPicker = GreedyPicker> {
     config: PageMapConfig,
     core: PageCore,
     picker: P,
+    /// With `multi-plane`: the pages of the current request not yet programmed.
+    staged: Vec<(Lpn, Payload)>,
+    /// With `multi-plane`: the die the next request's pages go to first.
+    die_cursor: u32,
 }
+
+/// The open block for host data, in each plane (`multi-plane`).
+const HOST: u32 = 0;
+/// The open block for copies, in each plane (`multi-plane`).
+const COPIES: u32 = 1;
+/// Pages of a request waiting in RAM at most (`multi-plane`), in planes'
+/// worth: enough to level the die's planes and fill multi-plane programs.
+const STAGED_PLANES: usize = 4;
 
 impl<P: VictimPicker> PageMap<P> {
     fn empty(config: PageMapConfig, io: &Io) -> Result<Self, FtlError> {
@@ -215,17 +284,54 @@ impl<P: VictimPicker> PageMap<P> {
         let g = *io.geometry();
         let good = (0..g.total_blocks()).filter(|&b| !io.is_bad(BlockId(b))).count() as u32;
         let logical_pages = config.logical_pages(&g, good)?;
+        if config.plane_allocation == PlaneAllocation::MultiPlane {
+            if g.planes_per_die < 2 {
+                return Err(FtlError::config(
+                    "ftl.plane_allocation",
+                    format!(
+                        "pagemap.plane_allocation = \"multi-plane\" needs dies of at least 2 planes; this chip has \
+                         {} (set device.planes)",
+                        g.planes_per_die
+                    ),
+                ));
+            }
+            let c = io.commands();
+            if !c.multi_plane || c.multi_plane_same_block {
+                return Err(FtlError::config(
+                    "ftl.plane_allocation",
+                    "pagemap.plane_allocation = \"multi-plane\" needs a chip with multi-plane programs and no \
+                     same-block rule: set device.commands.multi_plane = true and leave \
+                     device.commands.multi_plane_same_block false",
+                ));
+            }
+        }
+        let mut core = PageCore::new(g, logical_pages, 1);
+        if config.plane_allocation == PlaneAllocation::MultiPlane {
+            core.alloc = BlockAllocator::per_plane(&g, 2);
+        }
         Ok(PageMap {
             config,
-            core: PageCore::new(g, logical_pages, 1),
+            core,
             picker: P::new(g.total_blocks(), g.pages_per_block),
+            staged: Vec::new(),
+            die_cursor: 0,
         })
+    }
+
+    #[inline]
+    fn multi_plane(&self) -> bool {
+        self.config.plane_allocation == PlaneAllocation::MultiPlane
     }
 
     /// A page map on a freshly formatted medium.
     pub fn format(config: PageMapConfig, io: &mut Io) -> Result<Self, FtlError> {
         let mut ftl = Self::empty(config, io)?;
-        ftl.core.format(io, 1);
+        if ftl.multi_plane() {
+            let g = ftl.core.geometry;
+            ftl.core.alloc = BlockAllocator::formatted_per_plane(&g, 2, |b| io.is_bad(b));
+        } else {
+            ftl.core.format(io, 1);
+        }
         Ok(ftl)
     }
 
@@ -244,9 +350,150 @@ impl<P: VictimPicker> PageMap<P> {
             ftl.picker.insert(b);
         }
         for (b, next) in scan.open {
-            ftl.core.alloc.reopen(0, b, next);
+            ftl.core.alloc.reopen(HOST, b, next);
         }
         Ok(ftl)
+    }
+
+    /// The planes of `die` (numbered die by die) whose host blocks are at the
+    /// lowest next page offset among those with room or a free block, at most
+    /// `want` of them: one multi-plane program's worth.
+    fn level_planes(&self, die: u32, want: usize) -> Vec<u32> {
+        let g = &self.core.geometry;
+        let ppb = g.pages_per_block;
+        let mut best = u32::MAX;
+        let mut planes = Vec::with_capacity(g.planes_per_die as usize);
+        for p in die * g.planes_per_die..(die + 1) * g.planes_per_die {
+            let room = self.core.alloc.open_room(HOST, ftlab_nand::DieId(p));
+            let offset = if room > 0 {
+                ppb - room
+            } else if self.core.alloc.free_blocks_in(ftlab_nand::DieId(p)) > 0 {
+                0
+            } else {
+                continue;
+            };
+            if offset < best {
+                best = offset;
+                planes.clear();
+            }
+            if offset == best {
+                planes.push(p);
+            }
+        }
+        planes.truncate(want);
+        planes
+    }
+
+    /// A plane of a die other than `except` that is behind a sibling plane
+    /// (its host block at a lower page offset), the first in die order from
+    /// `except`: where a lone page levels that die.
+    fn uneven_plane(&self, except: u32) -> Option<u32> {
+        let dies = self.core.geometry.dies();
+        (1..dies).map(|i| (except + i) % dies).find_map(|d| {
+            let level = self.level_planes(d, usize::MAX);
+            let all = self.core.geometry.planes_per_die as usize;
+            (!level.is_empty() && level.len() < all).then(|| level[0])
+        })
+    }
+
+    /// Programs the pages waiting in RAM (`multi-plane`): on the next die,
+    /// a multi-plane program for each set of level planes, a plane alone by a
+    /// single program; a page whose program fails is retired with its block
+    /// and programmed alone elsewhere.
+    fn flush_staged(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        if self.staged.is_empty() {
+            return Ok(());
+        }
+        let mut rest: std::collections::VecDeque<(Lpn, Payload)> = self.staged.drain(..).collect();
+        let dies = self.core.geometry.dies();
+        let die = io.free_die_from(ftlab_nand::DieId(self.die_cursor)).0;
+        self.die_cursor = (die + 1) % dies;
+        let first_plane = die * self.core.geometry.planes_per_die;
+        while !rest.is_empty() {
+            let planes = self.level_planes(die, rest.len());
+            if planes.len() < 2 {
+                let Some((lpn, data)) = rest.pop_front() else { break };
+                // A last odd page would put a level die's planes a page
+                // apart: it levels another die's planes if one is uneven.
+                let plane = match planes.first() {
+                    Some(&p) if rest.is_empty() && self.level_planes(die, usize::MAX).len() > 1 => {
+                        self.uneven_plane(die).unwrap_or(p)
+                    }
+                    Some(&p) => p,
+                    None => first_plane,
+                };
+                self.write_on_plane(io, lpn, data, plane)?;
+                continue;
+            }
+            let mut pages = Vec::with_capacity(planes.len());
+            for &p in &planes {
+                let Some((lpn, data)) = rest.pop_front() else { break };
+                let Allocation { ppa, filled } = self
+                    .core
+                    .alloc
+                    .next_page_in(HOST, ftlab_nand::DieId(p))
+                    .ok_or_else(|| FtlError::DeviceFull("a plane with room has no page".into()))?;
+                if let Some(b) = filled {
+                    self.picker.insert(b);
+                }
+                pages.push(ftlab_nand::PlanePage { ppa, lpn: lpn.0, kind: ftlab_nand::PageKind::Data, data });
+            }
+            let placed: Vec<(u32, Ppa)> = pages.iter().map(|p| (p.lpn, p.ppa)).collect();
+            let results = io.program_multi(pages, Purpose::Host)?;
+            let now = io.now();
+            for ((lpn, ppa), result) in placed.into_iter().zip(results) {
+                match result {
+                    Ok(_) => {
+                        let old = self.core.table.get(lpn as usize);
+                        if let Some(old) = old {
+                            io.supersede(old);
+                        }
+                        self.core.remap(&mut self.picker, lpn as usize, old, ppa, now);
+                    }
+                    Err(failure) => {
+                        let ProgramFailure { error, data } = *failure;
+                        let Some(data) = data else { return Err(error.into()) };
+                        Self::retire(&mut self.core.alloc, &mut self.picker, self.core.layout.block_of(ppa));
+                        self.write_on_plane(io, Lpn(lpn), data, first_plane)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Programs one host page on `plane`'s host block (`multi-plane`), or on
+    /// the next plane with room.
+    fn write_on_plane(&mut self, io: &mut Io, lpn: Lpn, data: Payload, plane: u32) -> Result<(), FtlError> {
+        let old = self.core.table.get(lpn.0 as usize);
+        self.core.write_placed(io, &mut self.picker, lpn, old, data, |alloc, picker, _io, bad| {
+            Self::place_in(alloc, picker, HOST, plane, bad)
+        })?;
+        Ok(())
+    }
+
+    /// The next page of `plane`'s open block for `stream` (`multi-plane`;
+    /// another plane's when it has no room), after retiring `bad`.
+    fn place_in(
+        alloc: &mut BlockAllocator,
+        picker: &mut P,
+        stream: u32,
+        plane: u32,
+        bad: Option<BlockId>,
+    ) -> Result<Ppa, FtlError> {
+        if let Some(b) = bad {
+            Self::retire(alloc, picker, b);
+        }
+        // With no free block left, a stream takes room in the other stream's
+        // open blocks rather than fail (host data and copies share a block).
+        let Allocation { ppa, filled } = alloc
+            .next_page(stream, ftlab_nand::DieId(plane))
+            .or_else(|| alloc.next_page(1 - stream, ftlab_nand::DieId(plane)))
+            .ok_or_else(|| FtlError::DeviceFull("no open block has room and no block is free".into()))?;
+        if let Some(b) = filled {
+            picker.insert(b);
+        }
+        Ok(ppa)
     }
 
     /// The next page on `die` (or another die when it is out of room), after
@@ -296,6 +543,15 @@ impl<P: VictimPicker> PageMap<P> {
             return Ok(false);
         }
         self.picker.remove(victim);
+        if self.multi_plane() {
+            // Copies stay in the victim's plane, in its copy block.
+            let plane = victim.0 / self.core.geometry.blocks_per_plane;
+            self.core.evacuate(io, &mut self.picker, victim, |alloc, picker, _io, bad| {
+                Self::place_in(alloc, picker, COPIES, plane, bad)
+            })?;
+            self.core.reclaim(io, victim, Purpose::Gc)?;
+            return Ok(true);
+        }
         let die = self.core.layout.die_of_block(victim);
         let order = self.config.free_order;
         self.core.evacuate(io, &mut self.picker, victim, |alloc, picker, io, bad| {
@@ -330,10 +586,29 @@ impl<P: VictimPicker + 'static> Ftl for PageMap<P> {
     }
 
     fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
+        if !self.staged.is_empty() {
+            self.flush_staged(io)?;
+        }
         self.core.read(io, lpn)
     }
 
-    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
+    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
+        if self.multi_plane() {
+            self.core.index(lpn)?;
+            let free_target = self.config.gc_free_blocks;
+            io.independent(|io| self.collect_until(io, free_target))?;
+            if self.staged.iter().any(|(l, _)| *l == lpn) {
+                self.flush_staged(io)?;
+            }
+            self.staged.push((lpn, data));
+            if hint.more && self.staged.len() < STAGED_PLANES * self.core.geometry.planes_per_die as usize {
+                // Acknowledged with the request's last page.
+                return Ok(());
+            }
+            self.flush_staged(io)?;
+            io.ack();
+            return Ok(());
+        }
         let l = self.core.index(lpn)?;
         // The table entry is most likely a cache miss: load it first, so that the
         // allocation and the program below, which do not depend on it, overlap
@@ -354,13 +629,21 @@ impl<P: VictimPicker + 'static> Ftl for PageMap<P> {
         Ok(())
     }
 
-    fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
+    fn trim(&mut self, io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
         let l = self.core.index(lpn)?;
+        if !self.staged.is_empty() {
+            self.flush_staged(io)?;
+        }
         self.core.trim(&mut self.picker, l);
         Ok(())
     }
 
+    fn flush(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        self.flush_staged(io)
+    }
+
     fn background(&mut self, io: &mut Io, until: SimTime) -> Result<(), FtlError> {
+        self.flush_staged(io)?;
         while self.core.alloc.free_blocks() < self.config.background_gc_free_blocks && io.last_finish() < until {
             if !self.collect_one(io)? {
                 break;

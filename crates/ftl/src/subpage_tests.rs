@@ -24,6 +24,7 @@ fn flash(blocks: u32, store: StoreKind, seed: u64) -> Flash {
         store,
         seed,
         faults: Default::default(),
+        commands: Default::default(),
     };
     Flash::new(Nand::new(&config).unwrap())
 }

@@ -36,6 +36,7 @@ pub(crate) fn flash(geometry: Geometry, seed: u64) -> Flash {
         store: StoreKind::Token,
         seed,
         faults: Default::default(),
+        commands: Default::default(),
     };
     Flash::new(Nand::new(&config).unwrap())
 }

@@ -222,6 +222,7 @@ mod tests {
             store: StoreKind::Token,
             seed: 1,
             faults: Default::default(),
+            commands: Default::default(),
         };
         let mut f = Flash::new(Nand::new(&config).unwrap());
         let plan = fmt(&mut f, WaoGcConfig::default()).plan();

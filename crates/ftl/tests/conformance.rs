@@ -5,7 +5,7 @@
 use ftlab_ftl::conformance;
 
 use ftlab_ftl::alloc::FreeOrder;
-use ftlab_ftl::pagemap::{GcModel, PageMapConfig};
+use ftlab_ftl::pagemap::{GcModel, PageMapConfig, PlaneAllocation};
 use ftlab_ftl::victim::VictimPolicy;
 
 conformance!(pure_page_level, PageMapConfig::preset("pure-page-level").unwrap());
@@ -40,6 +40,29 @@ conformance!(
         pages_per_block: 16,
         page_size: 4096,
         oob_size: 128,
+    }
+);
+
+// Multi-plane placement on a chip with multi-plane programs: open blocks per
+// plane, copies inside the victim's plane (the suite's writes are one page a
+// request, so each is programmed alone; `crates/sim/tests/fuzz_device.rs`
+// drives multi-page requests, programmed by multi-plane programs).
+conformance!(
+    pagemap_multi_plane,
+    PageMapConfig { plane_allocation: PlaneAllocation::MultiPlane, ..PageMapConfig::default() },
+    conformance::small_geometry(),
+    commands: ftlab_nand::Commands { multi_plane: true, ..Default::default() }
+);
+conformance!(
+    pagemap_multi_plane_cache_program_and_suspension,
+    PageMapConfig { plane_allocation: PlaneAllocation::MultiPlane, ..PageMapConfig::preset("pagemap").unwrap() },
+    conformance::small_geometry(),
+    commands: ftlab_nand::Commands {
+        multi_plane: true,
+        cache_program: true,
+        erase_suspension: true,
+        suspend_erase_ns: 50_000,
+        ..Default::default()
     }
 );
 

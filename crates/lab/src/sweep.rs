@@ -195,8 +195,17 @@ pub fn load_sweep(path: &Path) -> Result<Sweep, LabError> {
     let (plots, line_specs) = plot_specs(file.remove("plot"), &origin)?;
     let cases: Vec<CaseSpec> = array_of(file.remove("case"), "case", &origin)?;
     let table_specs: Vec<TableSpec> = array_of(file.remove("table"), "table", &origin)?;
-    let mut base = match file.remove("base") {
-        Some(Value::Table(t)) => t,
+    let base = match file.remove("base") {
+        Some(Value::Table(mut t)) => {
+            // An inline base's trace is relative to the sweep file (a base
+            // file's, to that file: `load_file` did it).
+            if let Some(Value::Table(w)) = t.get_mut("workload") {
+                if let Some(Value::String(trace)) = w.get_mut("trace") {
+                    *trace = relative_to(path, trace);
+                }
+            }
+            t
+        }
         None => Table::new(),
         Some(Value::String(f)) => load_file(Path::new(&relative_to(path, &f)))?,
         Some(_) => {
@@ -205,11 +214,6 @@ pub fn load_sweep(path: &Path) -> Result<Sweep, LabError> {
             )))
         }
     };
-    if let Some(Value::Table(w)) = base.get_mut("workload") {
-        if let Some(Value::String(trace)) = w.get_mut("trace") {
-            *trace = relative_to(path, trace);
-        }
-    }
     to_config(base.clone(), &format!("{origin}: [base]"))?;
     let grid = match file.remove("grid") {
         Some(Value::Table(t)) => t,
@@ -351,7 +355,15 @@ pub fn expand_cases(
             rest /= vals.len();
         }
         let mut table = base.clone();
-        for (k, v) in case.iter().flat_map(|c| c.set.iter()).chain(values.iter().map(|(k, v)| (k, v))) {
+        for (k, v) in case.iter().flat_map(|c| c.set.iter()) {
+            // A case's trace is relative to the sweep file, as the grid's.
+            let v = match (file, k.as_str(), v) {
+                (Some(path), "workload.trace", Value::String(s)) => Value::String(relative_to(path, s)),
+                _ => v.clone(),
+            };
+            set_path(&mut table, k, v)?;
+        }
+        for (k, v) in values.iter() {
             set_path(&mut table, k, v.clone())?;
         }
         let mut point = Point::new(run, values, RunConfig::default());
@@ -516,6 +528,26 @@ mod tests {
         let p = dir.path().join("s.toml");
         std::fs::write(&p, text).unwrap();
         (dir, p)
+    }
+
+    #[test]
+    fn traces_are_relative_to_the_file_that_names_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("exp");
+        std::fs::create_dir(&sub).unwrap();
+        std::fs::write(sub.join("run.toml"), "[workload]\ntrace = \"out/a.trace\"\ntrace_format = \"mqsim\"\n")
+            .unwrap();
+        let p = sub.join("s.toml");
+        std::fs::write(
+            &p,
+            "base = \"run.toml\"\n[[case]]\nname = \"a\"\n[[case]]\nname = \"b\"\nset = { \"workload.trace\" = \"out/b.trace\" }\n",
+        )
+        .unwrap();
+        let points = load_sweep(&p).map(|s| s.points).unwrap();
+        // The base file's trace once relative to its folder, not twice; a
+        // case's relative to the sweep file.
+        assert_eq!(points[0].config.workload.trace.as_deref(), Some(sub.join("out/a.trace").as_path()));
+        assert_eq!(points[1].config.workload.trace.as_deref(), Some(sub.join("out/b.trace").as_path()));
     }
 
     #[test]

@@ -31,6 +31,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         store: StoreKind::Bytes,
         seed: 1,
         faults: Default::default(),
+        commands: Default::default(),
     };
     let before = rss_mib();
     let mut nand = Nand::new(&config)?;

@@ -22,6 +22,7 @@ fn config(faults: Faults) -> NandConfig {
         store: StoreKind::Token,
         seed: 3,
         faults,
+        commands: Default::default(),
     }
 }
 

@@ -22,6 +22,7 @@ fn config(store: StoreKind) -> NandConfig {
         store,
         seed: 5,
         faults: Default::default(),
+        commands: Default::default(),
     }
 }
 

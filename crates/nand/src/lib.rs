@@ -24,6 +24,7 @@
 //!     store: Default::default(),
 //!     seed: 1,
 //!     faults: Default::default(),
+//!     commands: Default::default(),
 //! };
 //! let mut nand = Nand::new(&config).unwrap();
 //! let ppa = nand.geometry().ppa(ftlab_nand::BlockId(0), 0);
@@ -33,6 +34,7 @@
 //! assert!(nand.program(ppa, 42, PageKind::Data, Payload::Token(8), span.finish).is_err());
 //! ```
 
+pub mod commands;
 pub mod error;
 pub mod faults;
 pub mod geometry;
@@ -45,18 +47,22 @@ pub mod timeline;
 pub mod timing;
 pub mod wear;
 
+pub use commands::Commands;
 pub use error::{GeometryError, NandError, TimingError};
 pub use faults::Faults;
 pub use geometry::{BlockId, DieId, Geometry, PageAddr, Ppa};
 pub use medium::image::ImageError;
+pub use medium::multi_plane::PlanePage;
 pub use medium::packed::SLOT_RECORD_BYTES;
 pub use medium::{MediumMemory, Nand, NandConfig, NandConfigError, Oob, PageKind, ProgramFailure};
 pub use store::{PageStore, Payload, StoreKind};
 pub use time::SimTime;
-pub use timeline::{Issue, Span};
+pub use timeline::{Issue, Span, Suspended};
 pub use timing::Timing;
 pub use wear::{WearConfig, WearModel};
 
+#[cfg(test)]
+mod commands_tests;
 #[cfg(test)]
 mod fault_tests;
 #[cfg(test)]

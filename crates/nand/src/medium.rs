@@ -22,6 +22,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+use crate::commands::Commands;
 use crate::error::NandError;
 use crate::faults::{Faults, Injector, Op};
 use crate::geometry::{BlockId, DieId, Geometry, Layout, Ppa};
@@ -53,6 +54,10 @@ pub struct NandConfig {
     /// of the serialized config when none.
     #[serde(default, skip_serializing_if = "Faults::is_none")]
     pub faults: Faults,
+    /// The chip's advanced commands ([`crate::commands`]). Default: none; left
+    /// out of the serialized config when none.
+    #[serde(default, skip_serializing_if = "Commands::is_none")]
+    pub commands: Commands,
 }
 
 /// Whether a block can be used, and why not.
@@ -150,6 +155,8 @@ pub struct Nand {
     faults: Injector,
     /// Slot records and token payloads of packed pages ([`packed`]).
     slots: packed::SlotTable,
+    /// Host reads that suspended a program or an erase ([`crate::commands`]).
+    suspensions: u64,
 }
 
 /// RAM of the medium model by part ([`Nand::memory`]), in bytes.
@@ -203,6 +210,7 @@ impl Nand {
         config.wear.validate().map_err(NandConfigError::Invalid)?;
         config.faults.validate().map_err(NandConfigError::Invalid)?;
         config.timing.validate()?;
+        config.commands.validate().map_err(NandConfigError::Invalid)?;
         let pages = g.total_pages();
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
         let mut blocks = vec![BlockState::default(); g.total_blocks() as usize];
@@ -214,6 +222,8 @@ impl Nand {
             }
         }
         let wear = WearModel::new(&config.wear, g.total_blocks(), &mut rng);
+        let mut timelines = Timelines::new(&g, &config.timing);
+        timelines.set_commands(config.commands);
         Ok(Nand {
             geometry: g,
             layout: Layout::new(&g),
@@ -222,12 +232,13 @@ impl Nand {
             oob: OobTable::new(pages),
             blocks,
             torn: HashSet::new(),
-            timelines: Timelines::new(&g, &config.timing),
+            timelines,
             next_seq: 1,
             in_flight: VecDeque::new(),
             wear,
             faults: Injector::new(&config.faults, config.seed),
             slots: packed::SlotTable::new(),
+            suspensions: 0,
         })
     }
 
@@ -425,6 +436,9 @@ impl Nand {
         let block = self.check_readable(ppa)?;
         self.check_time(self.layout.die_of_block(block), at)?;
         let span = self.timelines.read(self.layout.die_of_block(block), at);
+        if at.host {
+            self.after_read();
+        }
         let oob = self.oob_at(ppa, block);
         Ok((self.store.read(ppa.0, oob.lpn), oob, span))
     }
@@ -440,6 +454,9 @@ impl Nand {
         };
         let die = self.check_time(self.layout.die_of(ppa), at)?;
         let span = self.timelines.read_oob(die, at);
+        if at.host {
+            self.after_read();
+        }
         Ok((oob, span))
     }
 
@@ -608,15 +625,30 @@ impl Nand {
     #[inline]
     pub fn erase(&mut self, block: BlockId, at: impl Into<Issue>) -> Result<Span, NandError> {
         let at: Issue = at.into();
+        self.check_erasable(block)?;
+        let die = self.check_time(self.layout.die_of_block(block), at)?;
+        let span = self.timelines.erase(die, at);
+        self.commit_erase(block, span)?;
+        Ok(span)
+    }
+
+    /// Whether `block` may be erased.
+    #[inline]
+    fn check_erasable(&self, block: BlockId) -> Result<(), NandError> {
         if block.0 >= self.geometry.total_blocks() {
             return Err(NandError::BlockOutOfRange(block));
         }
         match self.blocks[block.0 as usize].health {
-            Health::Good => {}
-            Health::FactoryBad => return Err(NandError::BadBlock(block)),
-            Health::ProgramFailed | Health::EraseFailed => return Err(NandError::GrownBad(block)),
+            Health::Good => Ok(()),
+            Health::FactoryBad => Err(NandError::BadBlock(block)),
+            Health::ProgramFailed | Health::EraseFailed => Err(NandError::GrownBad(block)),
         }
-        let die = self.check_time(self.layout.die_of_block(block), at)?;
+    }
+
+    /// The effect of an erase of `block` that takes `span` (failed if a
+    /// fault strikes).
+    #[inline]
+    fn commit_erase(&mut self, block: BlockId, span: Span) -> Result<(), NandError> {
         let failed = self.faults.strikes(Op::Erase);
         let b = &mut self.blocks[block.0 as usize];
         let old = *b;
@@ -634,14 +666,13 @@ impl Nand {
                 self.torn.remove(p);
             }
         }
-        let span = self.timelines.erase(die, at);
         self.in_flight.push_back(InFlight { span, op: Undo::Erase(Box::new(SavedBlock { block, old, torn_pages })) });
         if failed {
             // Erased as far as it went: nothing reads; but the block is bad.
             self.blocks[block.0 as usize].health = Health::EraseFailed;
             return Err(NandError::EraseFailed { block });
         }
-        Ok(span)
+        Ok(())
     }
 
     /// A failed program on `block`, with the span it took: the block is
@@ -739,6 +770,8 @@ impl Nand {
 
 #[path = "image.rs"]
 pub mod image;
+#[path = "multi_plane.rs"]
+pub mod multi_plane;
 #[path = "packed.rs"]
 pub mod packed;
 

@@ -29,6 +29,7 @@ fn nand() -> Nand {
         store: StoreKind::Token,
         seed: 1,
         faults: Default::default(),
+        commands: Default::default(),
     };
     Nand::new(&config).unwrap()
 }

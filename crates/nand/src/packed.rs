@@ -178,6 +178,9 @@ impl Nand {
         }
         self.check_time(self.layout.die_of_block(block), at)?;
         let span = self.timelines.read(self.layout.die_of_block(block), at);
+        if at.host {
+            self.after_read();
+        }
         let oob = self.oob_at(ppa, block);
         let Some(s) = self.slots_at(ppa.0) else {
             return Ok((self.store.read(ppa.0, oob.lpn), oob, span));

@@ -24,6 +24,7 @@ fn config(store: StoreKind) -> NandConfig {
         store,
         seed: 1,
         faults: Default::default(),
+        commands: Default::default(),
     }
 }
 

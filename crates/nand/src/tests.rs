@@ -31,6 +31,7 @@ fn config(bad_block_rate: f64) -> NandConfig {
         store: StoreKind::Token,
         seed: 3,
         faults: Default::default(),
+        commands: Default::default(),
     }
 }
 

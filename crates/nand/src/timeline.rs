@@ -22,6 +22,7 @@
 
 use std::collections::VecDeque;
 
+use crate::commands::Commands;
 use crate::geometry::{DieId, Divisor, Geometry};
 use crate::time::SimTime;
 use crate::timing::Timing;
@@ -44,6 +45,48 @@ pub struct Timelines {
     erase: SimTime,
     page_transfer: SimTime,
     oob_transfer: SimTime,
+    /// The advanced commands in use ([`crate::commands`]).
+    commands: Commands,
+    /// Whether cache program or suspension is on: then the per-die state
+    /// below is kept (empty otherwise).
+    timed: bool,
+    /// Per die, with cache program: when the cache register takes the next
+    /// program's data (the array start of the last program; else the die's
+    /// last finish).
+    cache_free: Vec<SimTime>,
+    /// Per die: the last operation reserved on it, if an erase, for
+    /// suspension.
+    long: Vec<LongOp>,
+    /// The last suspension a read made, for the medium ([`Timelines::take_suspension`]).
+    suspension: Option<Suspended>,
+}
+
+/// The last erase reserved on a die, if nothing was reserved after it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct LongOp {
+    kind: LongKind,
+    /// Its array phase `[start, finish)`; `finish` moves later with each
+    /// suspension.
+    start: SimTime,
+    finish: SimTime,
+    /// The finish of the last read that suspended it (zero: none).
+    reads_end: SimTime,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum LongKind {
+    #[default]
+    None,
+    Erase,
+}
+
+/// An erase on `die` a host read suspended: it finishes at `to`
+/// instead of `from`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Suspended {
+    pub die: DieId,
+    pub from: SimTime,
+    pub to: SimTime,
 }
 
 /// When an operation started and when it finished.
@@ -81,6 +124,8 @@ impl Timelines {
         let reserved: usize =
             self.channel.iter().map(|c| c.capacity() * std::mem::size_of::<(SimTime, SimTime, bool)>()).sum();
         (self.die_busy.capacity() * std::mem::size_of::<SimTime>()
+            + self.cache_free.capacity() * std::mem::size_of::<SimTime>()
+            + self.long.capacity() * std::mem::size_of::<LongOp>()
             + self.channel.capacity() * std::mem::size_of::<VecDeque<(SimTime, SimTime, bool)>>()
             + reserved) as u64
     }
@@ -97,7 +142,132 @@ impl Timelines {
             erase: SimTime(timing.erase_ns),
             page_transfer: timing.transfer(geometry.page_size + geometry.oob_size),
             oob_transfer: timing.transfer(geometry.oob_size.max(1)),
+            commands: Commands::default(),
+            timed: false,
+            cache_free: Vec::new(),
+            long: Vec::new(),
+            suspension: None,
         }
+    }
+
+    /// Uses `commands` from now on (see [`crate::commands`]).
+    pub fn set_commands(&mut self, commands: Commands) {
+        self.commands = commands;
+        self.timed = commands.changes_timing();
+        let dies = self.die_busy.len();
+        if self.timed {
+            self.cache_free = self.die_busy.clone();
+            self.long = vec![LongOp::default(); dies];
+        } else {
+            self.cache_free = Vec::new();
+            self.long = Vec::new();
+        }
+    }
+
+    /// The advanced commands in use.
+    pub fn commands(&self) -> &Commands {
+        &self.commands
+    }
+
+    /// The suspension the last read made, if it made one (cleared).
+    #[inline]
+    pub fn take_suspension(&mut self) -> Option<Suspended> {
+        self.suspension.take()
+    }
+
+    /// Books an operation other than a program or an erase on `d` (with cache
+    /// program or suspension on).
+    #[inline]
+    fn booked_other(&mut self, d: usize, finish: SimTime) {
+        self.cache_free[d] = finish;
+        self.long[d] = LongOp::default();
+    }
+
+    /// A read on `die` issued at `at` with cache program or suspension on: a
+    /// host read may suspend the erase under way there.
+    #[cold]
+    fn read_timed(&mut self, die: DieId, at: Issue, array: SimTime, xfer: SimTime) -> Span {
+        let d = die.0 as usize;
+        let l = self.long[d];
+        let may = l.kind == LongKind::Erase && self.commands.erase_suspension;
+        // Suspend only the operation under way, with nothing queued behind it,
+        // and only when the read then starts before the operation would finish.
+        if at.host && may && l.finish == self.die_busy[d] && l.start <= at.at && at.at < l.finish {
+            let base = at.at.max(l.reads_end);
+            // Running (not already suspended by an earlier read): suspend it.
+            let latency = if at.at >= l.reads_end { SimTime(self.commands.suspend_erase_ns) } else { SimTime::ZERO };
+            if base + latency < l.finish {
+                let c = self.channel(die);
+                let (t, queued) = self.transfer(c, base + latency + array, xfer, at.host);
+                let finish = t + xfer;
+                let to = l.finish + (finish - base);
+                self.long[d] = LongOp { finish: to, reads_end: finish, ..l };
+                self.die_busy[d] = to;
+                self.suspension = Some(Suspended { die, from: l.finish, to });
+                return Span { start: base, finish, queued, die };
+            }
+        }
+        let span = self.array_then_transfer(die, at, array, xfer);
+        self.booked_other(d, span.finish);
+        span
+    }
+
+    /// A program of `pages` pages (one a plane) on `die` issued at `at`: each
+    /// page's transfer in turn, then one array time. With cache program the
+    /// first transfer may start while the array programs the die's previous
+    /// page.
+    #[inline]
+    fn program_pages(&mut self, die: DieId, at: Issue, pages: u32) -> Span {
+        let d = die.0 as usize;
+        let c = self.channel(die);
+        let earliest = if self.timed && self.commands.cache_program {
+            at.at.max(self.cache_free[d])
+        } else {
+            at.at.max(self.die_busy[d])
+        };
+        let (start, mut queued) = self.transfer(c, earliest, self.page_transfer, at.host);
+        let mut end = start + self.page_transfer;
+        for _ in 1..pages {
+            let (t, q) = self.transfer(c, end, self.page_transfer, at.host);
+            queued += q;
+            end = t + self.page_transfer;
+        }
+        let array = end.max(self.die_busy[d]);
+        let finish = array + self.program;
+        self.die_busy[d] = finish;
+        if self.timed {
+            self.cache_free[d] = if self.commands.cache_program { array } else { finish };
+            // Programs are not suspended (see [`crate::commands`]).
+            self.long[d] = LongOp::default();
+        }
+        Span { start, finish, queued, die }
+    }
+
+    /// A multi-plane program of `pages` pages on `die` issued at `at`.
+    #[inline]
+    pub fn program_multi(&mut self, die: DieId, at: impl Into<Issue>, pages: u32) -> Span {
+        self.program_pages(die, at.into(), pages.max(1))
+    }
+
+    /// A multi-plane read of `pages` pages on `die` issued at `at`: one array
+    /// time, then each page's transfer in turn. It does not suspend.
+    pub fn read_multi(&mut self, die: DieId, at: impl Into<Issue>, pages: u32) -> Span {
+        let at = at.into();
+        let d = die.0 as usize;
+        let c = self.channel(die);
+        let start = at.at.max(self.die_busy[d]);
+        let mut end = start + self.read;
+        let mut queued = SimTime::ZERO;
+        for _ in 0..pages.max(1) {
+            let (t, q) = self.transfer(c, end, self.page_transfer, at.host);
+            queued += q;
+            end = t + self.page_transfer;
+        }
+        self.die_busy[d] = end;
+        if self.timed {
+            self.booked_other(d, end);
+        }
+        Span { start, finish: end, queued, die }
     }
 
     #[inline]
@@ -154,12 +324,18 @@ impl Timelines {
     /// A page read on `die` issued at `at`.
     #[inline]
     pub fn read(&mut self, die: DieId, at: impl Into<Issue>) -> Span {
+        if self.timed {
+            return self.read_timed(die, at.into(), self.read, self.page_transfer);
+        }
         self.array_then_transfer(die, at.into(), self.read, self.page_transfer)
     }
 
     /// A spare-area read on `die` issued at `at`.
     #[inline]
     pub fn read_oob(&mut self, die: DieId, at: impl Into<Issue>) -> Span {
+        if self.timed {
+            return self.read_timed(die, at.into(), self.read_oob, self.oob_transfer);
+        }
         self.array_then_transfer(die, at.into(), self.read_oob, self.oob_transfer)
     }
 
@@ -167,6 +343,9 @@ impl Timelines {
     #[inline]
     pub fn program(&mut self, die: DieId, at: impl Into<Issue>) -> Span {
         let at = at.into();
+        if self.timed {
+            return self.program_pages(die, at, 1);
+        }
         let d = die.0 as usize;
         let c = self.channel(die);
         let (start, queued) = self.transfer(c, at.at.max(self.die_busy[d]), self.page_transfer, at.host);
@@ -182,7 +361,17 @@ impl Timelines {
         let start = at.into().at.max(self.die_busy[d]);
         let finish = start + self.erase;
         self.die_busy[d] = finish;
+        if self.timed {
+            self.cache_free[d] = finish;
+            self.long[d] = LongOp { kind: LongKind::Erase, start, finish, reads_end: SimTime::ZERO };
+        }
         Span { start, finish, queued: SimTime::ZERO, die }
+    }
+
+    /// A multi-plane erase on `die` issued at `at`: one erase time.
+    #[inline]
+    pub fn erase_multi(&mut self, die: DieId, at: impl Into<Issue>) -> Span {
+        self.erase(die, at)
     }
 
     /// A copyback (internal read then program) on `die` issued at `at`.
@@ -192,6 +381,9 @@ impl Timelines {
         let start = at.into().at.max(self.die_busy[d]);
         let finish = start + self.read + self.program;
         self.die_busy[d] = finish;
+        if self.timed {
+            self.booked_other(d, finish);
+        }
         Span { start, finish, queued: SimTime::ZERO, die }
     }
 
@@ -245,6 +437,9 @@ impl Timelines {
     /// Every resource free from `t` on (after a power cut).
     pub fn reset(&mut self, t: SimTime) {
         self.die_busy.iter_mut().for_each(|b| *b = t);
+        self.cache_free.iter_mut().for_each(|b| *b = t);
+        self.long.iter_mut().for_each(|l| *l = LongOp::default());
+        self.suspension = None;
         for cal in &mut self.channel {
             cal.clear();
             cal.push_back((SimTime::ZERO, t, false));
@@ -381,5 +576,101 @@ mod tests {
         assert_eq!(tl.free_die_from(DieId(1), SimTime(30_000)), DieId(1));
         tl.erase(DieId(1), SimTime(0));
         assert_eq!(tl.free_die_from(DieId(0), SimTime(30_000)), DieId(1), "the die free soonest");
+    }
+
+    fn with(commands: Commands) -> Timelines {
+        let mut tl = setup();
+        tl.set_commands(commands);
+        tl
+    }
+
+    fn host(at: u64) -> Issue {
+        Issue { at: SimTime(at), host: true }
+    }
+
+    #[test]
+    fn cache_program_overlaps_the_next_transfer_with_the_array_time() {
+        // Without: transfer then array, one after the other.
+        let mut tl = setup();
+        tl.program(DieId(0), SimTime(0));
+        assert_eq!(tl.program(DieId(0), SimTime(0)).finish, SimTime(2 * 201_000));
+        // With: the second transfer (1-2 us) runs while the array programs the
+        // first page; the second array time starts when the first ends.
+        let mut tl = with(Commands { cache_program: true, ..Commands::default() });
+        let a = tl.program(DieId(0), SimTime(0));
+        assert_eq!(a.finish, SimTime(201_000));
+        let b = tl.program(DieId(0), SimTime(0));
+        assert_eq!((b.start, b.finish), (SimTime(1000), SimTime(401_000)));
+        // A read still waits for the die.
+        assert_eq!(tl.read(DieId(0), SimTime(0)).start, SimTime(401_000));
+        // After a read the cache register is free only when the read is done.
+        let c = tl.program(DieId(0), SimTime(0));
+        assert_eq!(c.start, SimTime(401_000 + 26_000));
+    }
+
+    #[test]
+    fn a_host_read_suspends_an_erase_and_the_erase_finishes_later() {
+        let commands = Commands { erase_suspension: true, suspend_erase_ns: 10_000, ..Commands::default() };
+        let mut tl = with(commands);
+        tl.erase(DieId(0), SimTime(0));
+        // Suspended at 100 us (10 us to suspend), sensed, moved out by 136 us.
+        let r = tl.read(DieId(0), host(100_000));
+        assert_eq!((r.start, r.finish), (SimTime(100_000), SimTime(136_000)));
+        assert_eq!(
+            tl.take_suspension(),
+            Some(Suspended { die: DieId(0), from: SimTime(1_500_000), to: SimTime(1_536_000) })
+        );
+        assert_eq!(tl.die_free_at(DieId(0)), SimTime(1_536_000));
+        // A read while the erase is still suspended queues behind the first,
+        // without another suspension.
+        let r2 = tl.read(DieId(0), host(120_000));
+        assert_eq!((r2.start, r2.finish), (SimTime(136_000), SimTime(162_000)));
+        assert_eq!(tl.die_free_at(DieId(0)), SimTime(1_562_000));
+        // Once resumed, another read suspends it again.
+        let r3 = tl.read(DieId(0), host(500_000));
+        assert_eq!(r3.finish, SimTime(536_000));
+        assert_eq!(tl.die_free_at(DieId(0)), SimTime(1_598_000));
+        assert!(tl.take_suspension().is_some());
+        // Near its end the erase is not worth suspending.
+        let r4 = tl.read(DieId(0), host(1_590_000));
+        assert_eq!(r4.start, SimTime(1_598_000));
+        assert_eq!(tl.take_suspension(), None);
+    }
+
+    #[test]
+    fn only_host_reads_suspend_and_only_an_erase() {
+        let erase_only = Commands { erase_suspension: true, suspend_erase_ns: 10_000, ..Commands::default() };
+        // A read of garbage collection waits out the erase.
+        let mut tl = with(erase_only);
+        tl.erase(DieId(0), SimTime(0));
+        assert_eq!(tl.read(DieId(0), SimTime(100_000)).start, SimTime(1_500_000));
+        // A program is never suspended.
+        let mut tl = with(erase_only);
+        tl.program(DieId(0), SimTime(0));
+        assert_eq!(tl.read(DieId(0), host(100_000)).start, SimTime(201_000));
+        // Nor an erase with something queued behind it.
+        let mut tl = with(erase_only);
+        tl.erase(DieId(0), SimTime(0));
+        tl.program(DieId(0), SimTime(0));
+        assert_eq!(tl.read(DieId(0), host(100_000)).start, SimTime(1_701_000));
+        // Without suspension the same read waits.
+        let mut tl = setup();
+        tl.erase(DieId(0), SimTime(0));
+        assert_eq!(tl.read(DieId(0), host(100_000)).start, SimTime(1_500_000));
+    }
+
+    #[test]
+    fn multi_plane_operations_share_one_array_time() {
+        let mut tl = setup();
+        let p = tl.program_multi(DieId(0), SimTime(0), 2);
+        assert_eq!((p.start, p.finish), (SimTime(0), SimTime(2000 + 200_000)));
+        let r = tl.read_multi(DieId(0), SimTime(0), 2);
+        assert_eq!((r.start, r.finish), (p.finish, p.finish + SimTime(25_000 + 2000)));
+        let e = tl.erase_multi(DieId(0), SimTime(0));
+        assert_eq!(e.finish, r.finish + SimTime(1_500_000));
+        // Die 1 on the same channel waits for both of die 0's transfers.
+        let mut tl = setup();
+        tl.program_multi(DieId(0), SimTime(0), 2);
+        assert_eq!(tl.program(DieId(1), SimTime(0)).start, SimTime(2000));
     }
 }

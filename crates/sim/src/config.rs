@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use ftlab_nand::presets::{self, ChipPreset};
-use ftlab_nand::{Geometry, NandConfig, StoreKind, Timing, WearConfig};
+use ftlab_nand::{Commands, Geometry, NandConfig, StoreKind, Timing, WearConfig};
 use ftlab_workload::generate::Arrival;
 use ftlab_workload::{AddressMode, GeneratorSpec, TraceFormat};
 
@@ -95,6 +95,11 @@ pub struct DeviceSpec {
     /// Controller firmware time per command, us (default 0), spent one command
     /// at a time before its flash work ([`crate::host_link`]).
     pub command_overhead_us: Option<f64>,
+    /// The chip's advanced commands (`[device.commands]`, all off by default):
+    /// multi-plane operations, cache program, suspension of programs and
+    /// erases for host reads (`ftlab_nand::commands`).
+    #[serde(skip_serializing_if = "Commands::is_none")]
+    pub commands: Commands,
 }
 
 impl Default for DeviceSpec {
@@ -122,6 +127,7 @@ impl Default for DeviceSpec {
             dram_mb_per_s: None,
             host_mb_per_s: None,
             command_overhead_us: None,
+            commands: Commands::default(),
         }
     }
 }
@@ -216,6 +222,7 @@ impl DeviceSpec {
         g.validate().map_err(|e| SimError::config("device", format!("device: {e}")))?;
         let timing = self.timing.unwrap_or(chip.timing);
         timing.validate().map_err(|e| SimError::config("device.timing", format!("device.{e}")))?;
+        self.commands.validate().map_err(|e| SimError::config("device.commands", format!("device.{e}")))?;
         if let Some(energy) = &self.energy {
             energy.validate()?;
         }
@@ -233,6 +240,7 @@ impl DeviceSpec {
             store: self.store,
             seed,
             faults: Default::default(),
+            commands: self.commands,
         })
     }
 }

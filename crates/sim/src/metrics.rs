@@ -595,6 +595,10 @@ pub struct FlashOps {
     pub erases: ftlab_ftl::PerPurpose,
     pub oob_reads: ftlab_ftl::PerPurpose,
     pub copybacks: ftlab_ftl::PerPurpose,
+    /// Multi-plane commands (their pages are counted above too).
+    pub multi_plane: ftlab_ftl::PerPurpose,
+    /// Host reads that suspended a program or an erase.
+    pub suspensions: u64,
 }
 
 impl From<&Counters> for FlashOps {
@@ -605,6 +609,8 @@ impl From<&Counters> for FlashOps {
             erases: c.erases,
             oob_reads: c.oob_reads,
             copybacks: c.copybacks,
+            multi_plane: c.multi_plane,
+            suspensions: c.suspensions,
         }
     }
 }

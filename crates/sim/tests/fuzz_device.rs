@@ -19,18 +19,27 @@ fn cases() -> u32 {
     std::env::var("FTLAB_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(24)
 }
 
-/// A small device: 2 channels x 2 ways x 1 die x 2 planes x 6 blocks x 8 pages
-/// of 4 KiB, so GC runs within a few hundred commands. `subpage-1k` is the
+/// A small device: 2 channels x 2 ways x 1 die x 1 plane (2 planes for
+/// `pagemap-multi-plane`) x 6 blocks x 8 pages of 4 KiB, so GC runs within a
+/// few hundred commands. `subpage-1k` is the
 /// sub-page FTL with 1 KiB units (4 a page), `nameless-split-1k` the same with
 /// request-queue packing.
 fn device(kind: &str, buffer: bool) -> Device {
     let ftl = match kind {
         "subpage-1k" => "kind = \"subpage\"\nunit_bytes = 1024".to_owned(),
         "nameless-split-1k" => "kind = \"nameless-split\"\nunit_bytes = 1024".to_owned(),
+        "pagemap-multi-plane" => "kind = \"pagemap\"\nplane_allocation = \"multi-plane\"".to_owned(),
         _ => format!("kind = \"{kind}\""),
     };
+    // The multi-plane placement needs the chip's multi-plane programs; cache
+    // program and erase suspension come with them here.
+    let commands = if kind == "pagemap-multi-plane" {
+        "planes = 2\n[device.commands]\nmulti_plane = true\ncache_program = true\nerase_suspension = true\nsuspend_erase_ns = 20000\n"
+    } else {
+        ""
+    };
     let toml = format!(
-        "[device]\nchip = \"small-slc\"\nblocks_per_plane = 6\npages_per_block = 8\n{}\n[ftl]\n{ftl}\n",
+        "[device]\nchip = \"small-slc\"\nblocks_per_plane = 6\npages_per_block = 8\n{}\n{commands}[ftl]\n{ftl}\n",
         if buffer { "write_buffer_pages = 4" } else { "" }
     );
     Device::open(&RunConfig::from_toml(&toml, "fuzz").unwrap()).unwrap()
@@ -168,6 +177,18 @@ fn run(kind: &str, buffer: bool, ops: &[Op]) {
     assert!(expect.is_empty());
     let c = dev.execute(Command::read(0, cap));
     assert!(c.result.unwrap().data.unwrap() == model, "the device differs from the model at the end");
+    if kind == "pagemap-multi-plane" {
+        // Multi-page writes of a few hundred commands were programmed by
+        // multi-plane programs (a run of only one-page writes has none).
+        let multi_page_writes =
+            ops.iter().filter(|o| matches!(o, Op::Cmd { what: 0 | 1, sectors: 16.., skew: 0, .. })).count();
+        if multi_page_writes > 3 {
+            assert!(
+                dev.flash().counters().multi_plane.total() > 0,
+                "no multi-plane program in {multi_page_writes} writes"
+            );
+        }
+    }
 }
 
 /// A power cut right after a write that folded a logical block lost the
@@ -244,6 +265,13 @@ proptest! {
     #[test]
     fn subpage_command_stream_matches_the_model(ops in proptest::collection::vec(op(), 1..300)) {
         run("subpage-1k", false, &ops);
+    }
+
+    /// The page map placing a command's pages by multi-plane programs, with
+    /// cache program and erase suspension on.
+    #[test]
+    fn multi_plane_pagemap_command_stream_matches_the_model(ops in proptest::collection::vec(op(), 1..300)) {
+        run("pagemap-multi-plane", false, &ops);
     }
 
     /// The same with request-queue packing (`nameless-split`): each command's

@@ -641,6 +641,7 @@ pub(crate) mod tests {
             store: StoreKind::Token,
             seed: 1,
             faults: Default::default(),
+            commands: Default::default(),
         };
         let mut flash = Flash::new(Nand::new(&c).unwrap());
         let mut g = {

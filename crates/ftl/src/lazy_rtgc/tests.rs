@@ -17,6 +17,7 @@ fn flash_with(geometry: Geometry, chip: &str, bad_block_rate: f64) -> Flash {
         store: StoreKind::Token,
         seed: 3,
         faults: Default::default(),
+        commands: Default::default(),
     };
     Flash::new(Nand::new(&config).unwrap())
 }

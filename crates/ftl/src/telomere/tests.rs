@@ -562,6 +562,7 @@ fn table3_with_the_pool_on_one_die_is_admitted_as_in_the_paper() {
             store: ftlab_nand::StoreKind::Token,
             seed: 1,
             faults: Default::default(),
+            commands: Default::default(),
         };
         let mut flash = Flash::new(ftlab_nand::Nand::new(&config).unwrap());
         let ftl = Telomere::format(cfg, &mut flash.io(SimTime::ZERO)).unwrap();

@@ -204,7 +204,11 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
     if suspension != "NONE" {
         out.push(format!(
             "CMD_Suspension_Support={suspension} (Suspend_Erase_Time={suspend_erase}, \
-             Suspend_Program_Time={suspend_program}, Preferred_suspend_*): operations are never suspended"
+             Suspend_Program_Time={suspend_program}, Preferred_suspend_*): not suspended, as in MQSim itself, \
+             whose transaction schedulers never issue one (src/ssd/TSU_OutofOrder.cpp:305-326 and \
+             TSU_Priority_OutOfOrder.cpp:408-429, 522-528: the \
+             WRITING and ERASING cases fall through to `default: return false`); ftlab can model erase \
+             suspension with device.commands.erase_suspension = true and suspend_erase_ns"
         ));
     }
     let dies: u32 = f.value("Die_No_Per_Chip", 2)?;

@@ -1,0 +1,94 @@
+//! The advanced commands a chip may offer beyond page read, page program and
+//! block erase, all off by default (`[device.commands]`):
+//!
+//! - **Multi-plane** program, read and erase ([`crate::Nand::program_multi`],
+//!   [`crate::Nand::read_multi`], [`crate::Nand::erase_multi`]): one operation on
+//!   up to `planes_per_die` planes of one die at once, one plane each, every page
+//!   at the same page offset of its block (and, with `multi_plane_same_block`,
+//!   the same block offset in its plane, as older chips require). A program
+//!   moves each page over the channel into its plane's register, one after the
+//!   other, then programs them all in one array time; a read senses them all in
+//!   one array time, then moves each out; an erase takes one erase time. The
+//!   planes of a die otherwise share its timeline: without these commands two
+//!   planes' operations run one after the other.
+//! - **Cache program**: the die has a cache register beside its page register.
+//!   The next program's data moves into the cache register while the array
+//!   programs the previous page, so a chain of programs on one die costs one
+//!   transfer plus one program time per page instead of both. Reads and erases
+//!   still wait for the die.
+//! - **Erase suspension** for host reads (`erase_suspension`): a host read
+//!   that finds its die in the middle of an erase, with nothing queued on the
+//!   die behind it, suspends the erase (taking `suspend_erase_ns`), is sensed
+//!   and moved out, and the erase resumes where it stopped: it finishes later
+//!   by the time the die spent on the read and the suspension (a power cut
+//!   before its new finish tears it). Reads that arrive while the erase is
+//!   suspended run after the reads before them without another suspension. A
+//!   read suspends only when that makes it start before the erase would have
+//!   finished. Reads of garbage collection, maps and recovery never suspend.
+//!
+//! **Program suspension is not offered.** ftlab reserves an operation's time
+//! when it is issued, and a write is acknowledged, and a garbage-collection
+//! copy lets its victim be erased, at that reserved finish. A read issued later
+//! that suspended the program would move the program's finish past a moment
+//! already promised: an acknowledged write could be torn by a power cut, and
+//! the victim of a copy erased before the copy is durable. An erase promises
+//! nothing to anyone (a victim's pages were copied before it), so it can be
+//! suspended. (MQSim's `CMD_Suspension_Support` of `PROGRAM` or
+//! `PROGRAM_ERASE` is imported as erase suspension and the program part
+//! reported as not modelled.)
+//!
+//! Die interleaving (operations of different dies on one channel overlapping,
+//! each die's array time hidden behind the others' transfers) is not an option:
+//! the timelines always model it ([`crate::timeline`]).
+
+use serde::{Deserialize, Serialize};
+
+use crate::timing::Timing;
+
+/// The advanced commands a chip offers (see the module documentation); every
+/// one off by default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Commands {
+    /// Multi-plane program, read and erase are accepted.
+    pub multi_plane: bool,
+    /// A multi-plane operation's blocks must also have the same block offset in
+    /// their planes (MQSim's `block_address_constraint_for_multiplane`; its
+    /// transaction scheduler groups by page offset only).
+    pub multi_plane_same_block: bool,
+    /// Cache program: the next program's transfer overlaps the array time of
+    /// the one before on the same die.
+    pub cache_program: bool,
+    /// A host read may suspend an erase.
+    pub erase_suspension: bool,
+    /// Time to suspend an erase, ns (MQSim's `Suspend_Erase_Time`).
+    pub suspend_erase_ns: u64,
+}
+
+impl Commands {
+    /// Whether every command is off (the default).
+    pub fn is_none(&self) -> bool {
+        *self == Commands::default()
+    }
+
+    /// Whether any command changes the timelines' arithmetic (multi-plane
+    /// commands are explicit calls and need no state).
+    #[inline]
+    pub fn changes_timing(&self) -> bool {
+        self.cache_program || self.erase_suspension
+    }
+
+    /// Checks the suspension time: at most [`Timing::MAX_OPERATION_NS`]; the
+    /// error names the key.
+    pub fn validate(&self) -> Result<(), String> {
+        let ns = self.suspend_erase_ns;
+        if ns > Timing::MAX_OPERATION_NS {
+            return Err(format!(
+                "commands.suspend_erase_ns = {ns} ns is longer than any operation ({} ns); give the chip's erase \
+                 suspend latency in nanoseconds",
+                Timing::MAX_OPERATION_NS
+            ));
+        }
+        Ok(())
+    }
+}
