@@ -134,7 +134,7 @@ impl PageCore {
 
     /// Records that logical page `lpn`, which was at `old`, is now at `ppa`:
     /// the old copy is invalid (dropped by the host), the new one valid.
-    #[inline]
+    #[inline(always)]
     pub fn remap<B: BlockBooks>(&mut self, books: &mut B, lpn: usize, old: Option<Ppa>, ppa: Ppa, now: SimTime) {
         self.table.replace(lpn, old, ppa);
         if let Some(old) = old {

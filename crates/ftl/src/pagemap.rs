@@ -355,6 +355,28 @@ impl<P: VictimPicker> PageMap<P> {
         Ok(ftl)
     }
 
+    /// A host write with `multi-plane` placement: held in RAM until its
+    /// request's last page (or enough pages), then programmed with the rest
+    /// ([`PageMap::flush_staged`]). Out of line: the default placement's
+    /// write path stays as small as it was.
+    #[inline(never)]
+    fn write_multi_plane(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
+        self.core.index(lpn)?;
+        let free_target = self.config.gc_free_blocks;
+        io.independent(|io| self.collect_until(io, free_target))?;
+        if self.staged.iter().any(|(l, _)| *l == lpn) {
+            self.flush_staged(io)?;
+        }
+        self.staged.push((lpn, data));
+        if hint.more && self.staged.len() < STAGED_PLANES * self.core.geometry.planes_per_die as usize {
+            // Acknowledged with the request's last page.
+            return Ok(());
+        }
+        self.flush_staged(io)?;
+        io.ack();
+        Ok(())
+    }
+
     /// The planes of `die` (numbered die by die) whose host blocks are at the
     /// lowest next page offset among those with room or a free block, at most
     /// `want` of them: one multi-plane program's worth.
@@ -400,6 +422,7 @@ impl<P: VictimPicker> PageMap<P> {
     /// a multi-plane program for each set of level planes, a plane alone by a
     /// single program; a page whose program fails is retired with its block
     /// and programmed alone elsewhere.
+    #[inline(never)]
     fn flush_staged(&mut self, io: &mut Io) -> Result<(), FtlError> {
         if self.staged.is_empty() {
             return Ok(());
@@ -501,7 +524,7 @@ impl<P: VictimPicker> PageMap<P> {
     /// ([`Io::program_placed`]): it leaves the open blocks for the GC
     /// candidates, whose collection moves its valid pages off and never erases
     /// it. A block that fills up becomes a GC candidate.
-    #[inline]
+    #[inline(always)]
     fn place(
         alloc: &mut BlockAllocator,
         picker: &mut P,
@@ -544,18 +567,24 @@ impl<P: VictimPicker> PageMap<P> {
         }
         self.picker.remove(victim);
         if self.multi_plane() {
-            // Copies stay in the victim's plane, in its copy block.
-            let plane = victim.0 / self.core.geometry.blocks_per_plane;
-            self.core.evacuate(io, &mut self.picker, victim, |alloc, picker, _io, bad| {
-                Self::place_in(alloc, picker, COPIES, plane, bad)
-            })?;
-            self.core.reclaim(io, victim, Purpose::Gc)?;
-            return Ok(true);
+            return self.collect_in_plane(io, victim);
         }
         let die = self.core.layout.die_of_block(victim);
         let order = self.config.free_order;
         self.core.evacuate(io, &mut self.picker, victim, |alloc, picker, io, bad| {
             Self::place(alloc, picker, order, io, die, bad)
+        })?;
+        self.core.reclaim(io, victim, Purpose::Gc)?;
+        Ok(true)
+    }
+
+    /// Collects `victim` with `multi-plane` placement: its pages are copied
+    /// inside its plane, into the plane's copy block.
+    #[inline(never)]
+    fn collect_in_plane(&mut self, io: &mut Io, victim: BlockId) -> Result<bool, FtlError> {
+        let plane = victim.0 / self.core.geometry.blocks_per_plane;
+        self.core.evacuate(io, &mut self.picker, victim, |alloc, picker, _io, bad| {
+            Self::place_in(alloc, picker, COPIES, plane, bad)
         })?;
         self.core.reclaim(io, victim, Purpose::Gc)?;
         Ok(true)
@@ -594,20 +623,7 @@ impl<P: VictimPicker + 'static> Ftl for PageMap<P> {
 
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
         if self.multi_plane() {
-            self.core.index(lpn)?;
-            let free_target = self.config.gc_free_blocks;
-            io.independent(|io| self.collect_until(io, free_target))?;
-            if self.staged.iter().any(|(l, _)| *l == lpn) {
-                self.flush_staged(io)?;
-            }
-            self.staged.push((lpn, data));
-            if hint.more && self.staged.len() < STAGED_PLANES * self.core.geometry.planes_per_die as usize {
-                // Acknowledged with the request's last page.
-                return Ok(());
-            }
-            self.flush_staged(io)?;
-            io.ack();
-            return Ok(());
+            return self.write_multi_plane(io, lpn, data, hint);
         }
         let l = self.core.index(lpn)?;
         // The table entry is most likely a cache miss: load it first, so that the

@@ -480,7 +480,7 @@ impl Nand {
         Ok(block)
     }
 
-    #[inline]
+    #[inline(always)]
     fn commit_program(&mut self, ppa: Ppa, block: BlockId, lpn: u32, kind: PageKind, tag: u8, span: Span) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;

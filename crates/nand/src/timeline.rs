@@ -243,6 +243,13 @@ impl Timelines {
         Span { start, finish, queued, die }
     }
 
+    /// A single-page program with cache program or suspension on.
+    #[cold]
+    #[inline(never)]
+    fn program_timed(&mut self, die: DieId, at: Issue) -> Span {
+        self.program_pages(die, at, 1)
+    }
+
     /// A multi-plane program of `pages` pages on `die` issued at `at`.
     #[inline]
     pub fn program_multi(&mut self, die: DieId, at: impl Into<Issue>, pages: u32) -> Span {
@@ -278,7 +285,7 @@ impl Timelines {
     /// Reserves a transfer of `len` on channel `c` in the earliest gap at or
     /// after `earliest`, tagged `host`; returns its start and how long it waited
     /// behind host transfers.
-    #[inline]
+    #[inline(always)]
     fn transfer(&mut self, c: usize, earliest: SimTime, len: SimTime, host: bool) -> (SimTime, SimTime) {
         let cal = &mut self.channel[c];
         if cal.back().is_none_or(|r| r.1 <= earliest) {
@@ -344,7 +351,7 @@ impl Timelines {
     pub fn program(&mut self, die: DieId, at: impl Into<Issue>) -> Span {
         let at = at.into();
         if self.timed {
-            return self.program_pages(die, at, 1);
+            return self.program_timed(die, at);
         }
         let d = die.0 as usize;
         let c = self.channel(die);
