@@ -5,29 +5,10 @@
 use crate::tests::TIMING;
 use crate::*;
 
+/// The medium tests' device ([`crate::tests::config`]: die 0 has planes of
+/// blocks 0-7 and 8-15, die 1 blocks 16-31) offering `commands`.
 fn nand(commands: Commands) -> Nand {
-    let config = NandConfig {
-        geometry: Geometry {
-            channels: 2,
-            ways_per_channel: 1,
-            dies_per_way: 1,
-            planes_per_die: 2,
-            blocks_per_plane: 8,
-            pages_per_block: 4,
-            page_size: 4096,
-            oob_size: 128,
-        },
-        timing: TIMING,
-        bad_block_rate: 0.0,
-        wear: WearConfig::default(),
-        store: StoreKind::Token,
-        seed: 3,
-        faults: Default::default(),
-        commands: Default::default(),
-    };
-    let mut n = Nand::new(&config).unwrap();
-    n.set_commands(commands).unwrap();
-    n
+    Nand::new(&NandConfig { commands, ..crate::tests::config(0.0) }).unwrap()
 }
 
 const MULTI: Commands = Commands {

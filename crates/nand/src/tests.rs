@@ -13,7 +13,7 @@ use crate::*;
 pub(crate) const TIMING: Timing =
     Timing { read_ns: 25_000, read_oob_ns: 10_000, program_ns: 200_000, erase_ns: 1_500_000, channel_mb_per_s: 400 };
 
-fn config(bad_block_rate: f64) -> NandConfig {
+pub(crate) fn config(bad_block_rate: f64) -> NandConfig {
     NandConfig {
         geometry: Geometry {
             channels: 2,
