@@ -88,13 +88,23 @@ pub fn draw(spec: &PlotSpec, columns: &[String], rows: &[Vec<serde_json::Value>]
                 Rectangle::new([(x0, 0.0), (x0 + width * 0.95, c.1 / f64::from(c.2))], color.filled())
             })
             .collect();
-        chart
-            .draw_series(bars)
-            .map_err(|e| fail(&e))?
-            .label(name.as_str())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+        series_with_legend(&mut chart, bars, name, color).map_err(|e| fail(&e))?;
     }
     legend_and_present(&mut chart, &root).map_err(|e| fail(&e))
+}
+
+/// Draws one series of bars with its legend entry (a square of its colour).
+fn series_with_legend<'a>(
+    chart: &mut BarChart<'a>,
+    bars: Vec<Rectangle<(f64, f64)>>,
+    name: &str,
+    color: RGBAColor,
+) -> Result<(), DrawingAreaErrorKind<<SVGBackend<'a> as DrawingBackend>::ErrorType>> {
+    chart
+        .draw_series(bars)?
+        .label(name)
+        .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+    Ok(())
 }
 
 type BarChart<'a> = ChartContext<
@@ -201,11 +211,7 @@ fn draw_stacked(
                 Rectangle::new([(g as f64 + 0.2, below), (g as f64 + 0.8, below + m[j])], color.filled())
             })
             .collect();
-        chart
-            .draw_series(bars)
-            .map_err(|e| fail(&e))?
-            .label(name.as_str())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+        series_with_legend(&mut chart, bars, name, color).map_err(|e| fail(&e))?;
     }
     legend_and_present(&mut chart, &root).map_err(|e| fail(&e))
 }

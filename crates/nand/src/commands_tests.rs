@@ -120,7 +120,6 @@ fn an_erase_a_read_suspended_is_torn_by_a_cut_before_its_new_finish() {
 #[test]
 fn suspension_times_beyond_any_operation_are_refused() {
     let config_err = Commands { suspend_erase_ns: Timing::MAX_OPERATION_NS + 1, ..Commands::default() };
-    let mut n = nand(Commands::default());
-    let e = n.set_commands(config_err).unwrap_err();
+    let e = Nand::new(&NandConfig { commands: config_err, ..crate::tests::config(0.0) }).unwrap_err();
     assert!(e.to_string().contains("suspend_erase_ns"), "{e}");
 }

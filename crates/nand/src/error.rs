@@ -97,8 +97,6 @@ pub enum NandError {
     MultiPlaneCount { given: usize, planes: u32 },
     #[error("a multi-plane operation cannot take {first:?} and {other:?}: {why}")]
     MultiPlane { first: Ppa, other: Ppa, why: &'static str },
-    #[error("{0}")]
-    Commands(String),
     #[error(
         "an operation issued at {at} on a die busy until {busy} would start past the latest simulated time \
          (3 x 2^62 ns, about 438 years): the workload's times are too large; check its timestamps and host.time_scale"

@@ -31,14 +31,6 @@ pub struct PlanePage {
 }
 
 impl Nand {
-    /// Uses `commands` from now on ([`crate::commands`]); refuses suspension
-    /// times beyond any operation.
-    pub fn set_commands(&mut self, commands: Commands) -> Result<(), NandError> {
-        commands.validate().map_err(NandError::Commands)?;
-        self.timelines.set_commands(commands);
-        Ok(())
-    }
-
     /// The advanced commands in use.
     pub fn commands(&self) -> &Commands {
         self.timelines.commands()
