@@ -172,6 +172,11 @@ impl Flash {
         self.read_buffer.as_ref()
     }
 
+    /// Whether the power may be cut ([`Nand::set_power_cuts`]; default true).
+    pub fn set_power_cuts(&mut self, on: bool) {
+        self.nand.set_power_cuts(on);
+    }
+
     /// Whether GC moves inside one plane use copyback (default true).
     pub fn set_copyback(&mut self, on: bool) {
         self.use_copyback = on;
@@ -201,6 +206,12 @@ impl Flash {
     /// Counters so far.
     pub fn counters(&self) -> &Counters {
         &self.counters
+    }
+    /// A performance hint with no effect on results: starts loading what a
+    /// read of `ppa` will look up into the CPU cache ([`Nand::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, ppa: Ppa) {
+        self.nand.prefetch(ppa);
     }
     /// The finish of the latest host operation on `die` ([`Io::queued_behind`]).
     pub fn host_end(&self, die: DieId) -> SimTime {

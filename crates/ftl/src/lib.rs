@@ -315,6 +315,17 @@ pub struct FtlMemory {
     pub other: u64,
 }
 
+/// How soon a logical page named in an [`Ftl::prefetch`] hint is touched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prefetch {
+    /// Soon: start loading the scheme's mapping entry for it.
+    Map,
+    /// Next, with its mapping entry already loaded (an earlier [`Prefetch::Map`]
+    /// hint, or a sequential walk of the logical space): start loading the
+    /// medium's records of the page it maps to as well (what a read needs).
+    Page,
+}
+
 /// A flash translation layer.
 pub trait Ftl: Send + std::fmt::Debug {
     /// The scheme's name, e.g. `"pagemap"`.
@@ -329,6 +340,13 @@ pub trait Ftl: Send + std::fmt::Debug {
     fn unit_bytes(&self) -> Option<u32> {
         None
     }
+    /// A performance hint with no effect on results: the host will soon touch
+    /// logical page `lpn` ([`Prefetch`] says how soon). A scheme whose lookups
+    /// miss the CPU cache (a page table of millions of entries) starts loading
+    /// them, so that the replay overlaps their memory latency with the work
+    /// before. It must not change any state; a `lpn` out of range is ignored.
+    /// The default does nothing.
+    fn prefetch(&self, _flash: &Flash, _lpn: Lpn, _what: Prefetch) {}
     /// Reads a logical page; `None` if it was never written (or was trimmed).
     fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError>;
     /// Writes a logical page.

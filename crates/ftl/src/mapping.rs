@@ -28,6 +28,16 @@ impl PageTable {
         let p = self.l2p[lpn];
         (p != UNMAPPED).then_some(Ppa(p))
     }
+    /// Starts loading `lpn`'s entry into the CPU cache ([`crate::Ftl::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, lpn: usize) {
+        prefetch_index::prefetch_index(&self.l2p, lpn);
+    }
+    /// Where logical page `lpn` is, if it is in range and mapped.
+    #[inline]
+    pub fn lookup(&self, lpn: usize) -> Option<Ppa> {
+        self.l2p.get(lpn).copied().filter(|&p| p != UNMAPPED).map(Ppa)
+    }
     /// The die holding logical page `lpn`, if it is in range and mapped (what
     /// [`crate::Ftl::die_of`] answers for a page-mapped scheme).
     #[inline]

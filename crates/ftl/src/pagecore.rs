@@ -42,7 +42,7 @@ use crate::alloc::BlockAllocator;
 use crate::mapping::{PageTable, ValidMap};
 use crate::scan::Scan;
 use crate::victim::VictimPicker;
-use crate::{check_lpn, Flash, FtlError, Io, Lpn, Purpose};
+use crate::{check_lpn, Flash, FtlError, Io, Lpn, Prefetch, Purpose};
 
 /// Per-block counts of valid pages that a scheme's victim choice reads.
 pub trait BlockBooks {
@@ -118,6 +118,20 @@ impl PageCore {
     #[inline]
     pub fn index(&self, lpn: Lpn) -> Result<usize, FtlError> {
         check_lpn(lpn, self.logical_pages)
+    }
+
+    /// [`crate::Ftl::prefetch`] for a page-mapped scheme: the table entry, and
+    /// for [`Prefetch::Page`] the medium's records of the page it maps to.
+    #[inline]
+    pub fn prefetch(&self, flash: &Flash, lpn: Lpn, what: Prefetch) {
+        match what {
+            Prefetch::Map => self.table.prefetch(lpn.0 as usize),
+            Prefetch::Page => {
+                if let Some(ppa) = self.table.lookup(lpn.0 as usize) {
+                    flash.prefetch(ppa);
+                }
+            }
+        }
     }
 
     /// Reads logical page `lpn` for the host; `None` if it was never written
@@ -230,6 +244,8 @@ impl PageCore {
             match io.copy_placed(src, Purpose::Gc, |io, bad| place(alloc, picker, io, bad)) {
                 Ok((dst, oob)) => {
                     debug_assert_eq!(self.table.get(oob.lpn as usize), Some(src));
+                    // Loaded by the table pass below.
+                    self.table.prefetch(oob.lpn as usize);
                     self.valid.set(dst);
                     picker.written(self.layout.block_of(dst), now);
                     lpns.push(oob.lpn);

@@ -614,6 +614,10 @@ impl<P: VictimPicker + 'static> Ftl for PageMap<P> {
         self.core.logical_pages
     }
 
+    fn prefetch(&self, flash: &Flash, lpn: Lpn, what: crate::Prefetch) {
+        self.core.prefetch(flash, lpn, what);
+    }
+
     fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
         if !self.staged.is_empty() {
             self.flush_staged(io)?;

@@ -157,6 +157,9 @@ pub struct Nand {
     slots: packed::SlotTable,
     /// Host reads that suspended a program or an erase ([`crate::commands`]).
     suspensions: u64,
+    /// Whether the power may be cut ([`Nand::set_power_cuts`]): then every
+    /// operation a cut could still tear or undo is kept in `in_flight`.
+    power_cuts: bool,
 }
 
 /// RAM of the medium model by part ([`Nand::memory`]), in bytes.
@@ -239,7 +242,27 @@ impl Nand {
             faults: Injector::new(&config.faults, config.seed),
             slots: packed::SlotTable::new(),
             suspensions: 0,
+            power_cuts: true,
         })
+    }
+
+    /// Whether the power may be cut on this medium (the default): then each
+    /// operation is logged until it finishes, with what an undo needs (the
+    /// page a program overwrote while its block's erase could still be
+    /// undone, the block an erase wiped). A caller that never cuts the power
+    /// (the replay engine) turns it off and saves the log's cost, with the
+    /// same results; [`Nand::power_cut`] is then refused.
+    pub fn set_power_cuts(&mut self, on: bool) {
+        self.power_cuts = on;
+        if !on {
+            self.in_flight.clear();
+            self.blocks.iter_mut().for_each(|b| b.erases_in_flight = 0);
+        }
+    }
+
+    /// Whether the power may be cut ([`Nand::set_power_cuts`]).
+    pub fn power_cuts(&self) -> bool {
+        self.power_cuts
     }
 
     /// The device shape.
@@ -428,6 +451,21 @@ impl Nand {
         Ok(die)
     }
 
+    /// A performance hint with no effect on the medium: starts loading what
+    /// a read or copy of `ppa` will look up (its OOB record, its stored
+    /// token, its block's state) into the CPU cache, so that a caller that
+    /// knows its next pages ahead (a read-back of every logical page, a
+    /// victim's valid pages) overlaps the memory latency of several. An
+    /// address out of range is ignored.
+    #[inline]
+    pub fn prefetch(&self, ppa: Ppa) {
+        if ppa.0 < self.geometry.total_pages() {
+            self.oob.prefetch(ppa.0);
+            self.store.prefetch(ppa.0);
+            prefetch_index::prefetch_index(&self.blocks, self.layout.block_of(ppa).0 as usize);
+        }
+    }
+
     /// Reads page `ppa` (data and OOB), issued at `at`. Always inlined: the
     /// replay's hot path must not depend on how many callers it has.
     #[inline(always)]
@@ -497,7 +535,9 @@ impl Nand {
         } else {
             self.program_over(ppa, base, lpn, packed)
         };
-        self.in_flight.push_back(InFlight { span, op });
+        if self.power_cuts {
+            self.in_flight.push_back(InFlight { span, op });
+        }
         seq
     }
 
@@ -590,7 +630,7 @@ impl Nand {
         }
         let seq = self.commit_program(ppa, block, lpn, kind, tag, span);
         if let Err(error) = self.store.write(ppa.0, lpn, data) {
-            self.undo_last();
+            self.undo_program(ppa);
             return Err(Box::new(ProgramFailure { error, data: None }));
         }
         Ok((seq, span))
@@ -656,7 +696,7 @@ impl Nand {
         b.erase_count += 1;
         b.torn_erase = false;
         b.has_torn_pages = false;
-        b.erases_in_flight += 1;
+        b.erases_in_flight += u32::from(self.power_cuts);
         let mut torn_pages = Vec::new();
         if old.has_torn_pages {
             let first = self.geometry.ppa(block, 0).0;
@@ -666,7 +706,10 @@ impl Nand {
                 self.torn.remove(p);
             }
         }
-        self.in_flight.push_back(InFlight { span, op: Undo::Erase(Box::new(SavedBlock { block, old, torn_pages })) });
+        if self.power_cuts {
+            self.in_flight
+                .push_back(InFlight { span, op: Undo::Erase(Box::new(SavedBlock { block, old, torn_pages })) });
+        }
         if failed {
             // Erased as far as it went: nothing reads; but the block is bad.
             self.blocks[block.0 as usize].health = Health::EraseFailed;
@@ -679,12 +722,18 @@ impl Nand {
     /// grown-bad, unless a power cut undoes the program.
     fn fail_program(&mut self, block: BlockId, span: Span) {
         self.blocks[block.0 as usize].health = Health::ProgramFailed;
-        self.in_flight.push_back(InFlight { span, op: Undo::FailedProgram { block } });
+        if self.power_cuts {
+            self.in_flight.push_back(InFlight { span, op: Undo::FailedProgram { block } });
+        }
     }
 
-    fn undo_last(&mut self) {
-        if let Some(f) = self.in_flight.pop_back() {
-            self.undo(f.op);
+    /// Undoes the program of `ppa` just committed, whose data the store
+    /// refused: the last operation logged, or, with no log, a plain program
+    /// (what it overwrote matters only to a power cut).
+    fn undo_program(&mut self, ppa: Ppa) {
+        match self.in_flight.pop_back() {
+            Some(f) if self.power_cuts => self.undo(f.op),
+            _ => self.undo(Undo::Program { ppa }),
         }
     }
 
@@ -726,8 +775,12 @@ impl Nand {
     /// operations under way at `t` are torn: a torn page reads as uncorrectable and
     /// its OOB is unreadable; a torn erase leaves its whole block unreadable until
     /// erased again. Every resource is idle from `t` on. `t` must not be earlier
-    /// than the last time passed to [`Nand::retire`].
+    /// than the last time passed to [`Nand::retire`]. A medium whose power
+    /// cuts are off ([`Nand::set_power_cuts`]) kept nothing to undo: the call
+    /// is a programming error, and callers that take a cut from outside
+    /// (`Device::cut_power`) refuse it first.
     pub fn power_cut(&mut self, t: SimTime) {
+        assert!(self.power_cuts, "power cut on a medium whose power cuts are off (Nand::set_power_cuts)");
         while let Some(f) = self.in_flight.pop_back() {
             if f.span.start >= t {
                 self.undo(f.op);

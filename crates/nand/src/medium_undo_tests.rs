@@ -125,3 +125,55 @@ fn an_undone_erase_brings_back_the_sequence_numbers_of_the_pages_it_covered() {
         assert_eq!(n.read(p, e.start).unwrap().0, Payload::Token(i as u64));
     }
 }
+
+/// Without power cuts ([`Nand::set_power_cuts`]) the medium logs nothing and
+/// answers every operation exactly as with them: programs into blocks whose
+/// erase is still in flight, erases, copybacks, reads, and a program whose
+/// payload the store refuses (the page stays erased). A power cut is then
+/// refused.
+#[test]
+fn without_power_cuts_nothing_is_logged_and_nothing_else_changes() {
+    let mut with = nand();
+    let mut without = nand();
+    without.set_power_cuts(false);
+    let g = *with.geometry();
+    let mut t = SimTime::ZERO;
+    for round in 0..3u64 {
+        // A payload the store refuses leaves the page erased on both: the
+        // program below takes it.
+        let bad = Payload::Bytes(vec![0; 10].into());
+        let e = with.program(g.ppa(BlockId(0), 0), 1, PageKind::Data, bad.clone(), t);
+        assert!(matches!(e, Err(NandError::PayloadMismatch(_))), "{e:?}");
+        assert_eq!(e, without.program(g.ppa(BlockId(0), 0), 1, PageKind::Data, bad, t));
+        for b in 0..4 {
+            for page in 0..3 {
+                let ppa = g.ppa(BlockId(b), page);
+                let data = Payload::Token(round * 100 + u64::from(b * 4 + page));
+                let x = with.program(ppa, b * 4 + page, PageKind::Data, data.clone(), t);
+                assert_eq!(x, without.program(ppa, b * 4 + page, PageKind::Data, data, t));
+            }
+            // The last page by copyback from the first.
+            let (from, to) = (g.ppa(BlockId(b), 0), g.ppa(BlockId(b), 3));
+            assert_eq!(with.copyback(from, to, t), without.copyback(from, to, t));
+        }
+        for p in 0..g.total_pages() {
+            assert_eq!(with.peek_oob(Ppa(p)), without.peek_oob(Ppa(p)));
+            if with.peek_oob(Ppa(p)).is_some() {
+                assert_eq!(with.read(Ppa(p), t), without.read(Ppa(p), t));
+            }
+        }
+        // Erases issued at once: the next round programs over blocks whose
+        // erase is still in flight.
+        for b in 0..4 {
+            assert_eq!(with.erase(BlockId(b), t), without.erase(BlockId(b), t));
+        }
+        t = SimTime(t.0 + 1_000);
+        with.retire(t);
+        without.retire(t);
+    }
+    assert!(!with.in_flight.is_empty(), "the log is kept with power cuts");
+    assert!(without.in_flight.is_empty(), "and empty without");
+    assert!(without.blocks.iter().all(|b| b.erases_in_flight == 0));
+    let cut = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| without.power_cut(t)));
+    assert!(cut.is_err(), "a power cut without the log is refused");
+}

@@ -143,7 +143,7 @@ impl Nand {
             match self.store.write(p.ppa.0, p.lpn, p.data) {
                 Ok(()) => out.push(Ok(seq)),
                 Err(error) => {
-                    self.undo_last();
+                    self.undo_program(p.ppa);
                     out.push(Err(Box::new(ProgramFailure { error, data: None })));
                 }
             }

@@ -142,6 +142,12 @@ impl OobTable {
         self.recs[page as usize].lpn
     }
 
+    /// Starts loading `page`'s record into the CPU cache ([`crate::Nand::prefetch`]).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, page: u32) {
+        prefetch_index::prefetch_index(&self.recs, page as usize);
+    }
+
     /// `seq << 8 | tag << 2 | kind` of `page`, whose block's base is `base`.
     #[inline(always)]
     pub(crate) fn seqkind(&self, page: u32, base: u64) -> u64 {

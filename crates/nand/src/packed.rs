@@ -121,7 +121,7 @@ impl Nand {
         let lpns = slots.iter().map(|(l, _)| *l).collect();
         self.slots.insert(ppa.0, Slots { seq, unit: unit_bytes, lpns, payloads });
         if let Err(e) = self.store.write(ppa.0, slots[0].0, page_data) {
-            self.undo_last();
+            self.undo_program(ppa);
             return Err(e);
         }
         Ok((seq, span))

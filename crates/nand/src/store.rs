@@ -123,6 +123,12 @@ impl TokenStore {
         self.other.insert(page, token);
     }
 
+    /// Starts loading `page`'s version into the CPU cache.
+    #[inline(always)]
+    fn prefetch(&self, page: u32) {
+        prefetch_index::prefetch_index(&self.versions, page as usize);
+    }
+
     /// Pages that hold bytes rather than a token.
     pub fn byte_pages(&self) -> u64 {
         self.bytes.len() as u64
@@ -320,6 +326,15 @@ impl AnyStore {
         match kind {
             StoreKind::Token => AnyStore::Token(TokenStore::new(pages, page_size)),
             StoreKind::Bytes => AnyStore::Bytes(ByteStore::new(pages, page_size)),
+        }
+    }
+
+    /// Starts loading what a read of `page` needs into the CPU cache (tokens
+    /// only: a byte page is a pointer chase).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, page: u32) {
+        if let AnyStore::Token(s) = self {
+            s.prefetch(page);
         }
     }
 }

@@ -190,6 +190,10 @@ pub enum DeviceError {
     /// is the FTL's durability contract.
     #[error("{command}: the power was cut at {cut_at} ns, before it completed")]
     PowerCut { command: &'static str, cut_at: u64 },
+    /// A power cut on a device built without power cuts (the replay
+    /// engine's, [`ftlab_nand::Nand::set_power_cuts`]).
+    #[error("power cut: this device was built without power cuts (a replay's device); open one with Device::open")]
+    NoPowerCuts,
     /// The FTL failed a page command.
     #[error("{command} of logical page {lpn} failed: {source}")]
     Ftl {
@@ -209,7 +213,7 @@ impl DeviceError {
             | DeviceError::Empty { .. }
             | DeviceError::OutOfRange { .. }
             | DeviceError::InThePast { .. } => ErrorKind::Invalid,
-            DeviceError::NoBytes { .. } => ErrorKind::Unsupported,
+            DeviceError::NoBytes { .. } | DeviceError::NoPowerCuts => ErrorKind::Unsupported,
             DeviceError::PoweredOff { .. } | DeviceError::PowerCut { .. } => ErrorKind::Io,
             DeviceError::Ftl { source, .. } => source.kind(),
         }
@@ -610,6 +614,9 @@ impl Device {
     pub fn cut_power(&mut self, at: SimTime) -> Result<(), DeviceError> {
         if at.0 < self.clock {
             return Err(DeviceError::InThePast { command: "power cut", at: at.0, clock: self.clock });
+        }
+        if !self.flash.nand().power_cuts() {
+            return Err(DeviceError::NoPowerCuts);
         }
         self.flash.power_cut(at);
         if let Some(link) = self.host_link.as_mut() {

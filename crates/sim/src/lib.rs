@@ -406,6 +406,8 @@ impl Simulation {
         let p = prepare(config)?;
         let nand = Nand::new(&p.nand).map_err(|e| SimError::config("device", format!("device: {e}")))?;
         let mut flash = Flash::new(nand);
+        // A replay never cuts the power: the medium keeps no undo log.
+        flash.set_power_cuts(false);
         config.device.configure_flash(&mut flash)?;
         let ftl = {
             let mut io = flash.io(SimTime::ZERO);

@@ -225,6 +225,33 @@ fn a_device_keeping_tokens_refuses_data_commands_clearly() {
     assert!(e.to_string().contains("device.store = \"bytes\""), "{e}");
 }
 
+/// A device built without power cuts (as the replay engine builds its own)
+/// refuses one clearly and keeps working; the same device with them takes it.
+#[test]
+fn a_device_without_power_cuts_refuses_a_cut() {
+    let config = RunConfig::from_toml("[device]\nblocks_per_plane = 16\n[ftl]\nkind = \"pagemap\"\n", "t").unwrap();
+    let build = |cuts: bool| {
+        let mut nand = config.device.nand_config(1).unwrap();
+        nand.store = ftlab_nand::StoreKind::Bytes;
+        let mut flash = ftlab_ftl::Flash::new(ftlab_nand::Nand::new(&nand).unwrap());
+        flash.set_power_cuts(cuts);
+        let builder = ftlab_ftl::registry::build("pagemap", &toml::Table::new()).unwrap();
+        let ftl = builder.format(&mut flash.io(SimTime::ZERO)).unwrap();
+        Device::new(flash, ftl, Some(builder))
+    };
+    let mut dev = build(false);
+    ok(&mut dev, Command::write(0, vec![5; 4096]));
+    let now = dev.now();
+    let e = dev.cut_power(now).unwrap_err();
+    assert!(matches!(e, DeviceError::NoPowerCuts), "{e}");
+    assert_eq!(e.kind(), ErrorKind::Unsupported);
+    assert_eq!(read(&mut dev, 0, 4096), vec![5; 4096]);
+    let mut dev = build(true);
+    ok(&mut dev, Command::write(0, vec![5; 4096]));
+    let now = dev.now();
+    dev.cut_power(now).unwrap();
+}
+
 /// With a write-back buffer: a flush or a FUA write makes what was written
 /// before it survive a power cut; a write after the last flush is lost (the
 /// buffer is real), and commands in flight at the cut fail with an I/O error.

@@ -373,6 +373,10 @@ impl<P: VictimPicker + 'static> Ftl for PlaneGcMap<P> {
         self.core.logical_pages
     }
 
+    fn prefetch(&self, flash: &Flash, lpn: Lpn, what: crate::Prefetch) {
+        self.core.prefetch(flash, lpn, what);
+    }
+
     fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
         self.core.read(io, lpn)
     }

@@ -87,6 +87,21 @@ impl<'s> HostQueue<'s> {
         Ok(())
     }
 
+    /// The request most likely taken next, if one is known: a hint for
+    /// prefetching ([`super::Engine::prefetch`]), not a promise.
+    #[inline]
+    pub(super) fn upcoming(&self) -> Option<&Request> {
+        if self.closed {
+            return self.peeked.as_ref();
+        }
+        match (self.ordered.front(), self.heap.peek()) {
+            (Some(o), Some(Reverse(h))) => Some(if h < o { &h.req } else { &o.req }),
+            (Some(o), None) => Some(&o.req),
+            (None, Some(Reverse(h))) => Some(&h.req),
+            (None, None) => self.peeked.as_ref(),
+        }
+    }
+
     /// The next request to dispatch at `now`, if one can be taken: in closed
     /// loop the source's next, arriving now.
     #[inline]

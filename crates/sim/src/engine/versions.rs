@@ -38,6 +38,12 @@ impl Versions {
         low | self.high.get(&(lpn as u32)).map_or(0, |&h| u32::from(h) << 16)
     }
 
+    /// Starts loading `lpn`'s version into the CPU cache.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, lpn: u64) {
+        prefetch_index::prefetch_index(&self.low, lpn as usize);
+    }
+
     #[inline(always)]
     fn set(&mut self, lpn: u64, v: u32) {
         self.low[lpn as usize] = v as u16;
