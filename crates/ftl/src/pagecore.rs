@@ -244,8 +244,6 @@ impl PageCore {
             match io.copy_placed(src, Purpose::Gc, |io, bad| place(alloc, picker, io, bad)) {
                 Ok((dst, oob)) => {
                     debug_assert_eq!(self.table.get(oob.lpn as usize), Some(src));
-                    // Loaded by the table pass below.
-                    self.table.prefetch(oob.lpn as usize);
                     self.valid.set(dst);
                     picker.written(self.layout.block_of(dst), now);
                     lpns.push(oob.lpn);

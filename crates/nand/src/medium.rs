@@ -529,15 +529,17 @@ impl Nand {
         }
         b.write_ptr += 1;
         let base = b.seq_base;
+        if !self.power_cuts {
+            self.oob.set(ppa.0, base, lpn, packed);
+            return seq;
+        }
         let op = if b.erases_in_flight == 0 {
             self.oob.set(ppa.0, base, lpn, packed);
             Undo::Program { ppa }
         } else {
             self.program_over(ppa, base, lpn, packed)
         };
-        if self.power_cuts {
-            self.in_flight.push_back(InFlight { span, op });
-        }
+        self.in_flight.push_back(InFlight { span, op });
         seq
     }
 

@@ -416,9 +416,11 @@ impl Timelines {
     /// order).
     pub fn free_die_from(&self, start: DieId, now: SimTime) -> DieId {
         let n = self.die_busy.len();
-        let mut best = start.0 as usize % n;
+        let first = start.0 as usize % n;
+        let mut best = first;
         for k in 0..n {
-            let i = (start.0 as usize + k) % n;
+            // `(first + k) % n` without a division per die.
+            let i = if first + k < n { first + k } else { first + k - n };
             let t = self.die_busy[i];
             if t <= now {
                 return DieId(i as u32);
