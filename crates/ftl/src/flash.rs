@@ -146,6 +146,8 @@ pub struct Flash {
     unretired: Option<BlockId>,
     /// The read buffer in device DRAM, if any ([`crate::read_buffer`]).
     read_buffer: Option<ReadBuffer>,
+    /// Page reads take no time ([`Flash::set_untimed_reads`]).
+    untimed_reads: bool,
 }
 
 impl Flash {
@@ -161,6 +163,7 @@ impl Flash {
             host_end: vec![SimTime::ZERO; dies],
             unretired: None,
             read_buffer: None,
+            untimed_reads: false,
         }
     }
     /// Puts `buffer` between the flash and host reads ([`crate::read_buffer`]).
@@ -170,6 +173,14 @@ impl Flash {
     /// The read buffer, if any.
     pub fn read_buffer(&self) -> Option<&ReadBuffer> {
         self.read_buffer.as_ref()
+    }
+
+    /// While on, [`Io::read`] reads pages from the medium without taking any
+    /// time on its dies or channels ([`Nand::read_untimed`]; the read buffer,
+    /// if any, is still read through, and reads are still counted): for a
+    /// read-back after a run, whose timing nothing reports. Off by default.
+    pub fn set_untimed_reads(&mut self, on: bool) {
+        self.untimed_reads = on;
     }
 
     /// Whether the power may be cut ([`Nand::set_power_cuts`]; default true).
@@ -431,6 +442,11 @@ impl Io<'_> {
                 self.flash.read_buffer = Some(buffer);
                 return r;
             }
+        }
+        if self.flash.untimed_reads {
+            let read = self.flash.nand.read_untimed(ppa)?;
+            self.flash.counters.reads.bump(purpose);
+            return Ok(read);
         }
         let suspensions = self.flash.nand.suspensions();
         let (data, oob, span) = self.flash.nand.read(ppa, self.issue(purpose))?;

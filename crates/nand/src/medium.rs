@@ -810,6 +810,17 @@ impl Nand {
         self.timelines.reset(t);
     }
 
+    /// Reads page `ppa` (data and OOB) as [`Nand::read`] does, with the same
+    /// errors, but takes no time on any die or channel: for a read-back
+    /// whose timing is not reported (the replay's integrity check after its
+    /// run).
+    #[inline]
+    pub fn read_untimed(&self, ppa: Ppa) -> Result<(Payload, Oob), NandError> {
+        let block = self.check_readable(ppa)?;
+        let oob = self.oob_at(ppa, block);
+        Ok((self.store.read(ppa.0, oob.lpn), oob))
+    }
+
     /// The OOB of `ppa` without timing or counting, for tests and invariant checks;
     /// `None` if the page is erased, torn or in a bad block.
     pub fn peek_oob(&self, ppa: Ppa) -> Option<Oob> {

@@ -331,3 +331,21 @@ fn an_operation_that_would_start_past_the_latest_time_is_an_error() {
     let e = n.read(g.ppa(BlockId(0), 0), SimTime::ZERO).unwrap_err();
     assert!(e.to_string().contains("latest simulated time"), "{e}");
 }
+
+#[test]
+fn an_untimed_read_answers_as_a_read_and_takes_no_time() {
+    let mut n = nand();
+    let g = *n.geometry();
+    let p = g.ppa(BlockId(0), 0);
+    n.program(p, 7, PageKind::Data, Payload::Token(70), T0).unwrap();
+    let die = n.layout().die_of(p);
+    let busy = n.die_free_at(die);
+    let (data, oob) = n.read_untimed(p).unwrap();
+    assert_eq!(n.die_free_at(die), busy, "no time taken");
+    let (d2, o2, _) = n.read(p, T0).unwrap();
+    assert_eq!((data, oob), (d2, o2));
+    assert!(n.die_free_at(die) > busy, "a timed read takes its time");
+    let erased = g.ppa(BlockId(0), 1);
+    assert_eq!(n.read_untimed(erased), Err(NandError::NotProgrammed(erased)));
+    assert_eq!(n.read(erased, T0).map(|(d, o, _)| (d, o)), n.read_untimed(erased));
+}

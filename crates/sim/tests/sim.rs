@@ -255,7 +255,15 @@ fn lost_writes_are_reported_as_integrity_errors() {
         })
         .collect();
     engine.drive(&mut reqs.into_iter(), 0, false, &mut |_| {}).unwrap();
+    let dies = |e: &Engine| {
+        let nand = e.device.flash().nand();
+        (0..nand.geometry().dies()).map(|d| nand.die_free_at(ftlab_nand::DieId(d))).collect::<Vec<_>>()
+    };
+    let (busy, reads) = (dies(&engine), engine.device.flash().counters().reads.total());
     assert_eq!(engine.verify_all().unwrap(), 20);
+    // The read-back reads every written page and takes no time on the dies.
+    assert_eq!(dies(&engine), busy);
+    assert_eq!(engine.device.flash().counters().reads.total() - reads, 180);
     // The verdict is typed: page 9 (the tenth write, dropped) was never written.
     let first = engine.measured.first_mismatch.unwrap();
     assert_eq!(first.lpn, 9);
