@@ -363,6 +363,27 @@ fn a_request_is_acknowledged_with_its_last_page_as_one_multi_plane_program() {
 }
 
 #[test]
+fn pages_at_different_offsets_are_programmed_singly() {
+    let mut flash = multi_plane_flash(four_planes(), true, false);
+    let mut ftl = mqsim_scheme("PCWD").format(&mut flash.io(SimTime::ZERO)).unwrap();
+    // PCWD here: lpn % 2 is the plane, (lpn / 2) % 2 the die.
+    let mut now = request(&mut *ftl, &mut flash, SimTime::ZERO, &[0], 1);
+    // Die 0's plane 0 is a page ahead of its plane 1: no pair shares an offset.
+    now = request(&mut *ftl, &mut flash, now, &[4, 5], 1);
+    now = request(&mut *ftl, &mut flash, now, &[8, 9], 1);
+    let c = *flash.counters();
+    assert_eq!((c.multi_plane.get(Purpose::Host), c.programs.get(Purpose::Host)), (0, 5));
+    // Plane 1 alone levels the die; then a pair is one program again.
+    now = request(&mut *ftl, &mut flash, now, &[1], 1);
+    now = request(&mut *ftl, &mut flash, now, &[12, 13], 1);
+    let c = *flash.counters();
+    assert_eq!((c.multi_plane.get(Purpose::Host), c.programs.get(Purpose::Host)), (1, 8));
+    for l in [0, 1, 4, 5, 8, 9, 12, 13] {
+        assert_eq!(ftl.read(&mut flash.io(now), Lpn(l)).unwrap(), Some(Payload::Token(1 + u64::from(l))));
+    }
+}
+
+#[test]
 fn multi_page_requests_read_back_through_garbage_collection() {
     let mut flash = multi_plane_flash(four_planes(), true, false);
     let mut ftl = mqsim_scheme("PCWD").format(&mut flash.io(SimTime::ZERO)).unwrap();
