@@ -20,8 +20,9 @@ fn cases() -> u32 {
 }
 
 /// A small device: 2 channels x 2 ways x 1 die x 1 plane (2 planes for
-/// `pagemap-multi-plane`) x 6 blocks x 8 pages of 4 KiB, so GC runs within a
-/// few hundred commands. `subpage-1k` is the
+/// `pagemap-multi-plane` and `pagemap-mqsim-pcwd`) x 6 blocks (10 for
+/// `pagemap-mqsim-pcwd`) x 8 pages of 4 KiB, so GC runs within a few hundred
+/// commands. `subpage-1k` is the
 /// sub-page FTL with 1 KiB units (4 a page), `nameless-split-1k` the same with
 /// request-queue packing.
 fn device(kind: &str, buffer: bool) -> Device {
