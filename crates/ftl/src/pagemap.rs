@@ -60,6 +60,7 @@ use crate::alloc::{Allocation, BlockAllocator, FreeOrder};
 use crate::pagecore::PageCore;
 use crate::victim::{CostBenefitPicker, GreedyPicker, VictimPicker, VictimPolicy};
 use crate::{Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
+pub use plane_gc::PlaneAllocationScheme;
 use plane_gc::PlaneGcMap;
 
 /// Configuration of [`PageMap`]. Every field has a documented default.
@@ -93,6 +94,14 @@ pub struct PageMapConfig {
     /// `multi-plane` (open blocks per plane, a request's pages programmed
     /// together by multi-plane programs; see the module documentation).
     pub plane_allocation: PlaneAllocation,
+    /// With `gc_model = "mqsim"`: the order in which consecutive logical
+    /// pages run over channels, ways, dies and planes, the four letters C, W,
+    /// D, P in any order, the first varying fastest (the matched simulator's
+    /// static plane allocation schemes). Default `"CWDP"`, channel first; a
+    /// plane-first scheme such as `"PCWD"` puts a request's consecutive pages
+    /// on the planes of one die, where multi-plane programs can take them
+    /// together ([`plane_gc`]).
+    pub plane_allocation_scheme: PlaneAllocationScheme,
 }
 
 /// Where the page map places pages ([`PageMapConfig::plane_allocation`]).
@@ -135,6 +144,7 @@ impl Default for PageMapConfig {
             gc_model: GcModel::Ftlab,
             gc_max_victims_per_plane: DEFAULT_MAX_VICTIMS_PER_PLANE,
             plane_allocation: PlaneAllocation::Die,
+            plane_allocation_scheme: PlaneAllocationScheme::CWDP,
         }
     }
 }
@@ -195,6 +205,17 @@ impl PageMapConfig {
                      free_order at \"fifo\"",
                 ));
             }
+        }
+        if self.gc_model == GcModel::Ftlab && self.plane_allocation_scheme != PlaneAllocationScheme::CWDP {
+            return Err(FtlError::config(
+                "ftl.plane_allocation_scheme",
+                format!(
+                    "pagemap.plane_allocation_scheme = \"{}\" applies to gc_model = \"mqsim\" only (the ftlab \
+                     model places pages by free die or by plane_allocation); set gc_model = \"mqsim\" too, or \
+                     leave it out",
+                    self.plane_allocation_scheme
+                ),
+            ));
         }
         match self.gc_model {
             GcModel::Ftlab if self.gc_max_victims_per_plane != DEFAULT_MAX_VICTIMS_PER_PLANE => Err(FtlError::config(

@@ -43,6 +43,23 @@ conformance!(
     }
 );
 
+// The mqsim model with a plane-first allocation (PCWD) on a chip with
+// multi-plane programs: a request's pages wait in RAM and go out by
+// multi-plane programs where they share a die and a page offset (the suite's
+// writes are one page a request; `crates/sim/tests/fuzz_device.rs` and
+// `plane_gc_tests.rs` drive multi-page requests).
+conformance!(
+    pagemap_mqsim_gc_pcwd_multi_plane,
+    PageMapConfig {
+        gc_model: GcModel::Mqsim,
+        gc_max_victims_per_plane: 2,
+        plane_allocation_scheme: "PCWD".parse().unwrap(),
+        ..PageMapConfig::default()
+    },
+    conformance::small_geometry(),
+    commands: ftlab_nand::Commands { multi_plane: true, ..Default::default() }
+);
+
 // Multi-plane placement on a chip with multi-plane programs: open blocks per
 // plane, copies inside the victim's plane (the suite's writes are one page a
 // request, so each is programmed alone; `crates/sim/tests/fuzz_device.rs`

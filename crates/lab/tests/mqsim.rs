@@ -304,3 +304,27 @@ fn hotcold_normal_sizes_and_bandwidth_map_to_generators() {
     let report = ftlab_sim::run(&s.config, &mut |_| {}).unwrap();
     assert_eq!(report.flows[0].requests, 100);
 }
+
+/// `Plane_Allocation_Scheme` becomes the mqsim model's
+/// `ftl.plane_allocation_scheme`, and the chip offers multi-plane programs as
+/// MQSim's always does (it has no setting for them).
+#[test]
+fn the_plane_allocation_scheme_and_multi_plane_programs_come_across() {
+    let scenarios = load("ssdconfig.xml", "workload.xml");
+    let c = &scenarios[0].config;
+    assert_eq!(c.ftl.params["plane_allocation_scheme"].as_str(), Some("CWDP"));
+    assert!(c.device.commands.multi_plane && !c.device.commands.multi_plane_same_block);
+    let dir = tempfile::tempdir().unwrap();
+    let extra = "<Plane_Allocation_Scheme>PCWD</Plane_Allocation_Scheme>";
+    let (ssd, workload) = small(dir.path(), extra, &synthetic("HIGH", 0, 4, 2000));
+    let scenarios = import(&ssd, &workload, &Options::default()).unwrap();
+    let s = &scenarios[0];
+    assert_eq!(s.config.ftl.params["plane_allocation_scheme"].as_str(), Some("PCWD"));
+    assert!(!has(s, "Plane_Allocation_Scheme"), "{:?}", s.config.unsupported);
+    let report = ftlab_sim::run(&s.config, &mut |_| {}).unwrap();
+    assert_eq!(report.integrity, "ok");
+    // An unknown scheme is refused naming the setting.
+    let (ssd, workload) = small(dir.path(), "<Plane_Allocation_Scheme>CWXP</Plane_Allocation_Scheme>", "");
+    let e = import(&ssd, &workload, &Options::default()).unwrap_err();
+    assert!(e.to_string().contains("Plane_Allocation_Scheme"), "{e}");
+}

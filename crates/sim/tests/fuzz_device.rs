@@ -20,8 +20,9 @@ fn cases() -> u32 {
 }
 
 /// A small device: 2 channels x 2 ways x 1 die x 1 plane (2 planes for
-/// `pagemap-multi-plane`) x 6 blocks x 8 pages of 4 KiB, so GC runs within a
-/// few hundred commands. `subpage-1k` is the
+/// `pagemap-multi-plane` and `pagemap-mqsim-pcwd`) x 6 blocks (10 for
+/// `pagemap-mqsim-pcwd`) x 8 pages of 4 KiB, so GC runs within a few hundred
+/// commands. `subpage-1k` is the
 /// sub-page FTL with 1 KiB units (4 a page), `nameless-split-1k` the same with
 /// request-queue packing.
 fn device(kind: &str, buffer: bool) -> Device {
@@ -29,17 +30,24 @@ fn device(kind: &str, buffer: bool) -> Device {
         "subpage-1k" => "kind = \"subpage\"\nunit_bytes = 1024".to_owned(),
         "nameless-split-1k" => "kind = \"nameless-split\"\nunit_bytes = 1024".to_owned(),
         "pagemap-multi-plane" => "kind = \"pagemap\"\nplane_allocation = \"multi-plane\"".to_owned(),
+        "pagemap-mqsim-pcwd" => "kind = \"pagemap\"\ngc_model = \"mqsim\"\ngc_max_victims_per_plane = 2\n\
+                                 plane_allocation_scheme = \"PCWD\""
+            .to_owned(),
         _ => format!("kind = \"{kind}\""),
     };
     // The multi-plane placement needs the chip's multi-plane programs; cache
     // program and erase suspension come with them here.
     let commands = if kind == "pagemap-multi-plane" {
         "planes = 2\n[device.commands]\nmulti_plane = true\ncache_program = true\nerase_suspension = true\nsuspend_erase_ns = 20000\n"
+    } else if kind == "pagemap-mqsim-pcwd" {
+        "planes = 2\n[device.commands]\nmulti_plane = true\n"
     } else {
         ""
     };
+    // The mqsim model keeps 6 blocks a plane besides data.
+    let blocks = if kind == "pagemap-mqsim-pcwd" { 10 } else { 6 };
     let toml = format!(
-        "[device]\nchip = \"small-slc\"\nblocks_per_plane = 6\npages_per_block = 8\n{}\n{commands}[ftl]\n{ftl}\n",
+        "[device]\nchip = \"small-slc\"\nblocks_per_plane = {blocks}\npages_per_block = 8\n{}\n{commands}[ftl]\n{ftl}\n",
         if buffer { "write_buffer_pages = 4" } else { "" }
     );
     Device::open(&RunConfig::from_toml(&toml, "fuzz").unwrap()).unwrap()
@@ -177,7 +185,7 @@ fn run(kind: &str, buffer: bool, ops: &[Op]) {
     assert!(expect.is_empty());
     let c = dev.execute(Command::read(0, cap));
     assert!(c.result.unwrap().data.unwrap() == model, "the device differs from the model at the end");
-    if kind == "pagemap-multi-plane" {
+    if kind == "pagemap-multi-plane" || kind == "pagemap-mqsim-pcwd" {
         // Multi-page writes of a few hundred commands were programmed by
         // multi-plane programs (a run of only one-page writes has none).
         let multi_page_writes =
@@ -272,6 +280,14 @@ proptest! {
     #[test]
     fn multi_plane_pagemap_command_stream_matches_the_model(ops in proptest::collection::vec(op(), 1..300)) {
         run("pagemap-multi-plane", false, &ops);
+    }
+
+    /// The page map with the mqsim GC model and a plane-first allocation
+    /// (PCWD) on a chip with multi-plane programs: a command's pages on the
+    /// planes of a die go out together.
+    #[test]
+    fn mqsim_pcwd_multi_plane_command_stream_matches_the_model(ops in proptest::collection::vec(op(), 1..300)) {
+        run("pagemap-mqsim-pcwd", false, &ops);
     }
 
     /// The same with request-queue packing (`nameless-split`): each command's

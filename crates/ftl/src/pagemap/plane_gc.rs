@@ -5,15 +5,19 @@
 //! ([`PageCore`]); what differs is where pages go and how garbage is collected:
 //!
 //! - **Planes, not dies.** A logical page always lives in one plane, chosen
-//!   from its number channel first, then way, die and plane (the matched
-//!   simulator's default static allocation, `CWDP`). Each plane has its own
+//!   from its number by one of the matched simulator's static allocation
+//!   schemes ([`PlaneAllocationScheme`], `plane_allocation_scheme`): the
+//!   order in which consecutive pages run over channels, ways, dies and
+//!   planes, by default `CWDP` (channel first, its default). Each plane has its own
 //!   pool of free blocks, its own open block for host data and one for pages
 //!   moved by garbage collection, and its own greedy victims
 //!   ([`PlanePickers`]): a plane's garbage collection copies inside the plane.
 //! - **One block held for translation pages.** At format (and after recovery)
 //!   each plane takes one free block out of its pool as the matched
 //!   simulator's translation write frontier; with the whole map in RAM
-//!   nothing is written there, so it only narrows the pool.
+//!   nothing is written there, so it only narrows the pool. After recovery a
+//!   plane left with one free block or none keeps it free instead: a power
+//!   cut closes the open blocks, and its collection's copies need a block.
 //! - **The trigger.** A plane collects when its free pool is *below* the
 //!   threshold `T = max(gc_free_blocks / planes, 1, N)` blocks (the configured
 //!   device-wide reserve spread over the planes, rounded down, raised to `N =
@@ -36,6 +40,27 @@
 //!   FTL's books as the block's early return; the write's program is issued
 //!   after the erase on the same die, so its timing includes the wait.
 //!
+//! - **Multi-plane programs.** On a chip with multi-plane programs
+//!   (`device.commands.multi_plane`), the pages of one host request (the
+//!   units before its last carry [`Hint::more`]) wait in RAM, unprogrammed
+//!   and unacknowledged, until its last page (or 4 pages a plane of the
+//!   device); then, in request order, each page leads and the later pages
+//!   bound for other planes of its die whose host blocks are at the leader's
+//!   page offset go out with it as one multi-plane program, as the matched
+//!   simulator's scheduler groups transactions (same die, distinct planes,
+//!   same page, no same-block rule); the rest are programmed singly. Each
+//!   page still has its erases due returned, waits for room in its plane
+//!   and fires its plane's triggers. A page whose multi-plane program fails
+//!   is retired with its block and programmed singly. Reads, trims, flushes
+//!   and idle time program what waits first. Only a request's own pages are
+//!   grouped: the matched simulator also groups pages of different requests
+//!   and garbage collection's, waiting for the same die. The pages of a
+//!   request share a die only where the scheme puts consecutive pages on
+//!   one die's planes: plane first (`P...`), or a request longer than the
+//!   letters before `P` cover. The chip's `multi_plane_same_block` rule is
+//!   refused: the planes take blocks from their own pools, so their open
+//!   blocks are not paired.
+//!
 //! Sizing: a plane keeps `T` free blocks, its two open blocks, the translation
 //! block and one block of slack, so a plane whose pool is below `N` with no
 //! victim in flight always has a victim with an invalid page; the logical space
@@ -43,7 +68,9 @@
 
 use std::collections::VecDeque;
 
-use ftlab_nand::{BlockId, DieId, Geometry, Payload, Ppa, SimTime};
+use serde::{Deserialize, Serialize};
+
+use ftlab_nand::{BlockId, DieId, Geometry, PageKind, Payload, PlanePage, Ppa, ProgramFailure, SimTime};
 
 use super::{GcModel, PageMapConfig};
 use crate::alloc::{Allocation, BlockAllocator, FreeOrder};
@@ -55,6 +82,9 @@ use crate::{Flash, Ftl, FtlError, Hint, Io, Lpn, Purpose};
 const HOST: u32 = 0;
 /// The open block for pages moved by garbage collection, in each plane.
 const GC: u32 = 1;
+/// Pages of one request held in RAM at most, per plane of the device (a
+/// longer request is programmed in parts of this many).
+const STAGED_PAGES_PER_PLANE: usize = 4;
 /// Blocks of a plane besides its threshold of free blocks that are not for
 /// data: the two open blocks, the translation block, one block of slack.
 const PLANE_RESERVE: u32 = 4;
@@ -120,36 +150,131 @@ fn logical_pages(config: &PageMapConfig, geometry: &Geometry, min_good: u32) -> 
     Ok(wanted.min(max) as u32)
 }
 
-/// The plane a logical page lives in: channel first, then way, die, plane.
+/// The order in which consecutive logical pages run over the channels (`C`),
+/// the ways (`W`, the matched simulator's chips), the dies of a way (`D`) and
+/// the planes of a die (`P`): the matched simulator's static plane allocation
+/// schemes, all 24 orders of the four letters, the first varying fastest
+/// ([`PageMapConfig::plane_allocation_scheme`]; default `CWDP`, channel
+/// first). Written in a configuration as the four letters, e.g. `"PCWD"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct PlaneAllocationScheme([u8; 4]);
+
+impl PlaneAllocationScheme {
+    /// Channel first, then way, die, plane: the matched simulator's default.
+    pub const CWDP: PlaneAllocationScheme = PlaneAllocationScheme(*b"CWDP");
+
+    /// Every scheme, in alphabetical order.
+    pub fn all() -> Vec<PlaneAllocationScheme> {
+        let mut out = Vec::with_capacity(24);
+        for a in *b"CDPW" {
+            for b in *b"CDPW" {
+                for c in *b"CDPW" {
+                    for d in *b"CDPW" {
+                        if let Ok(s) = PlaneAllocationScheme::parse(&String::from_utf8_lossy(&[a, b, c, d])) {
+                            out.push(s);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Reads a scheme: the letters C, W, D and P, each once, in any order
+    /// (upper or lower case).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let letters = text.trim().to_ascii_uppercase().into_bytes();
+        let ok = letters.len() == 4 && b"CWDP".iter().all(|l| letters.iter().filter(|&&x| x == *l).count() == 1);
+        if !ok {
+            return Err(format!(
+                "ftl.plane_allocation_scheme must be the four letters C (channel), W (way), D (die) and P (plane), \
+                 each once, in the order consecutive logical pages run over them, e.g. \"CWDP\" (the default) or \
+                 \"PCWD\"; got {text:?}"
+            ));
+        }
+        Ok(PlaneAllocationScheme([letters[0], letters[1], letters[2], letters[3]]))
+    }
+
+    /// The four letters.
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).unwrap_or("CWDP")
+    }
+}
+
+impl Default for PlaneAllocationScheme {
+    fn default() -> Self {
+        Self::CWDP
+    }
+}
+
+impl std::fmt::Display for PlaneAllocationScheme {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl TryFrom<String> for PlaneAllocationScheme {
+    type Error = String;
+    fn try_from(text: String) -> Result<Self, String> {
+        Self::parse(&text)
+    }
+}
+
+impl From<PlaneAllocationScheme> for String {
+    fn from(s: PlaneAllocationScheme) -> String {
+        s.as_str().to_string()
+    }
+}
+
+impl std::str::FromStr for PlaneAllocationScheme {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        Self::parse(text)
+    }
+}
+
+/// The plane a logical page lives in by a [`PlaneAllocationScheme`]: for each
+/// of channel, way, die and plane, its index is `(lpn / stride) % count`, the
+/// stride being the product of the counts of the letters before it in the
+/// scheme (precomputed here, so a lookup is four divisions and remainders).
 #[derive(Debug, Clone, Copy)]
 struct PlaneOfPage {
-    channels: u32,
-    ways: u32,
-    dies_per_way: u32,
-    planes_per_die: u32,
+    /// Per unit (channel, way, die, plane): the stride, the count, and the
+    /// unit's weight in the plane number (`die * planes_per_die + plane`,
+    /// dies numbered channel by channel, then way, then die of the way).
+    units: [(u32, u32, u32); 4],
 }
 
 impl PlaneOfPage {
-    fn new(g: &Geometry) -> Self {
-        PlaneOfPage {
-            channels: g.channels,
-            ways: g.ways_per_channel,
-            dies_per_way: g.dies_per_way,
-            planes_per_die: g.planes_per_die,
+    fn new(g: &Geometry, scheme: PlaneAllocationScheme) -> Self {
+        let counts = [g.channels, g.ways_per_channel, g.dies_per_way, g.planes_per_die];
+        let weights = [
+            g.ways_per_channel * g.dies_per_way * g.planes_per_die,
+            g.dies_per_way * g.planes_per_die,
+            g.planes_per_die,
+            1,
+        ];
+        let unit = |letter: u8| match letter {
+            b'C' => 0,
+            b'W' => 1,
+            b'D' => 2,
+            _ => 3,
+        };
+        let mut units = [(1, 1, 0); 4];
+        let mut stride = 1u32;
+        for &letter in &scheme.0 {
+            let u = unit(letter);
+            units[u] = (stride, counts[u], weights[u]);
+            stride = stride.saturating_mul(counts[u]);
         }
+        PlaneOfPage { units }
     }
 
     /// The plane of `lpn`, numbered die by die (`die * planes_per_die + plane`).
     #[inline]
     fn plane(&self, lpn: u32) -> u32 {
-        let channel = lpn % self.channels;
-        let rest = lpn / self.channels;
-        let way = rest % self.ways;
-        let rest = rest / self.ways;
-        let die_in_way = rest % self.dies_per_way;
-        let plane = (rest / self.dies_per_way) % self.planes_per_die;
-        let die = (channel * self.ways + way) * self.dies_per_way + die_in_way;
-        die * self.planes_per_die + plane
+        self.units.iter().map(|&(stride, count, weight)| (lpn / stride) % count * weight).sum()
     }
 }
 
@@ -173,6 +298,12 @@ pub struct PlaneGcMap<P: VictimPicker> {
     route: PlaneOfPage,
     /// Host writes that waited for an erase.
     stalls: u64,
+    /// Whether the chip has multi-plane programs: a request's pages wait in
+    /// `staged` until its last one, then go out together.
+    multi_plane: bool,
+    /// With multi-plane programs: the pages of the current request not yet
+    /// programmed (none acknowledged).
+    staged: Vec<(Lpn, Payload)>,
 }
 
 impl<P: VictimPicker> PlaneGcMap<P> {
@@ -185,6 +316,16 @@ impl<P: VictimPicker> PlaneGcMap<P> {
             .min()
             .unwrap_or(0) as u32;
         let logical_pages = logical_pages(&config, &g, min_good)?;
+        let commands = io.commands();
+        if commands.multi_plane && commands.multi_plane_same_block {
+            return Err(FtlError::config(
+                "device.commands.multi_plane_same_block",
+                "pagemap with gc_model = \"mqsim\" cannot honour multi_plane_same_block: each plane takes its \
+                 blocks from its own pool, so the planes' open blocks are not paired (the matched simulator has no \
+                 such rule either); leave device.commands.multi_plane_same_block false",
+            ));
+        }
+        let multi_plane = commands.multi_plane && g.planes_per_die > 1;
         let mut core = PageCore::new(g, logical_pages, 2);
         core.alloc = BlockAllocator::per_plane(&g, 2);
         Ok(PlaneGcMap {
@@ -194,8 +335,10 @@ impl<P: VictimPicker> PlaneGcMap<P> {
             max_victims: config.gc_max_victims_per_plane,
             in_flight: vec![VecDeque::new(); planes as usize],
             next_due: SimTime::MAX,
-            route: PlaneOfPage::new(&g),
+            route: PlaneOfPage::new(&g, config.plane_allocation_scheme),
             stalls: 0,
+            multi_plane,
+            staged: Vec::new(),
         })
     }
 
@@ -204,13 +347,14 @@ impl<P: VictimPicker> PlaneGcMap<P> {
         let mut ftl = Self::empty(config, io)?;
         let g = ftl.core.geometry;
         ftl.core.alloc = BlockAllocator::formatted_per_plane(&g, 2, |b| io.is_bad(b));
-        ftl.hold_translation_blocks();
+        ftl.hold_translation_blocks(0);
         Ok(ftl)
     }
 
     /// Rebuilds the page map from the medium by the OOB scan ([`PageCore::recover`]);
     /// partly written blocks are closed (garbage collection reclaims their
-    /// unwritten pages), and each plane holds a translation block again.
+    /// unwritten pages), and each plane with more than one free block holds a
+    /// translation block again.
     pub fn recover(config: PageMapConfig, io: &mut Io) -> Result<Self, FtlError> {
         let mut ftl = Self::empty(config, io)?;
         let scan = ftl.core.recover(io, &mut ftl.picker)?;
@@ -220,13 +364,20 @@ impl<P: VictimPicker> PlaneGcMap<P> {
         for b in scan.closed.into_iter().chain(scan.open.into_iter().map(|(b, _)| b)) {
             ftl.picker.insert(b);
         }
-        ftl.hold_translation_blocks();
+        // A cut closes the open blocks, so a plane may come back with its
+        // pool empty and every victim holding a valid page: it keeps its
+        // translation block free then, for its collection's copies.
+        ftl.hold_translation_blocks(1);
         Ok(ftl)
     }
 
-    fn hold_translation_blocks(&mut self) {
+    /// Takes one free block out of each plane's pool as its translation
+    /// block, in planes with more than `keep` free blocks only.
+    fn hold_translation_blocks(&mut self, keep: u32) {
         for plane in 0..self.in_flight.len() as u32 {
-            self.core.alloc.take_free(DieId(plane));
+            if self.pool(plane) > keep {
+                self.core.alloc.take_free(DieId(plane));
+            }
         }
     }
 
@@ -362,6 +513,153 @@ impl<P: VictimPicker> PlaneGcMap<P> {
         self.stalls += u64::from(waited);
         Ok(())
     }
+
+    /// One host page by a single program on its plane: the erases due are
+    /// returned, the write waits for room in its plane, and the page is
+    /// placed. Returns the plane and the triggers its placement fired (run by
+    /// the caller after the acknowledgement).
+    #[inline]
+    fn write_one(&mut self, io: &mut Io, lpn: Lpn, data: Payload) -> Result<(u32, u32), FtlError> {
+        let l = self.core.index(lpn)?;
+        let plane = self.route.plane(lpn.0);
+        io.independent(|io| {
+            self.finish_due(io)?;
+            self.wait_for_room(io, plane)
+        })?;
+        let old = self.core.table.get(l);
+        let mut triggers = 0;
+        let in_flight = &mut self.in_flight[plane as usize];
+        self.core.write_placed(io, &mut self.picker, lpn, old, data, |alloc, picker, _, bad| {
+            Self::place(alloc, picker, in_flight, plane, HOST, bad, &mut triggers)
+        })?;
+        Ok((plane, triggers))
+    }
+
+    /// A host write on a chip with multi-plane programs: held in RAM until its
+    /// request's last page (the units before it carry [`Hint::more`]), then
+    /// programmed with the rest ([`PlaneGcMap::flush_staged`]) and
+    /// acknowledged. Out of line: the single-program path stays as it was.
+    #[inline(never)]
+    fn write_staged(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
+        self.core.index(lpn)?;
+        if self.staged.iter().any(|(l, _)| *l == lpn) {
+            self.flush_staged(io)?;
+        }
+        self.staged.push((lpn, data));
+        let cap = STAGED_PAGES_PER_PLANE * self.in_flight.len();
+        if hint.more && self.staged.len() < cap {
+            // Acknowledged with the request's last page.
+            return Ok(());
+        }
+        self.flush_staged(io)?;
+        io.ack();
+        Ok(())
+    }
+
+    /// The page offset in `plane`'s host block its next host page takes (0
+    /// when a new block must be opened).
+    #[inline]
+    fn host_offset(&self, plane: u32) -> u32 {
+        let room = self.core.alloc.open_room(HOST, DieId(plane));
+        if room == 0 {
+            0
+        } else {
+            self.core.geometry.pages_per_block - room
+        }
+    }
+
+    /// Programs the pages waiting in RAM, in request order: each page not yet
+    /// programmed leads; the later pages bound for other planes of its die
+    /// (one a plane) wait for room in their planes as a single write would,
+    /// and those whose host blocks are then at the leader's page offset go
+    /// out with it as one multi-plane program; a page alone is programmed
+    /// singly ([`PlaneGcMap::write_one`]). A page whose multi-plane program
+    /// fails is retired with its block and programmed singly. Each page's
+    /// triggers run after its program.
+    #[inline(never)]
+    fn flush_staged(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        if self.staged.is_empty() {
+            return Ok(());
+        }
+        let ppd = self.core.geometry.planes_per_die;
+        let mut rest: Vec<Option<(Lpn, Payload)>> = self.staged.drain(..).map(Some).collect();
+        let planes: Vec<u32> = rest.iter().flatten().map(|(l, _)| self.route.plane(l.0)).collect();
+        for i in 0..rest.len() {
+            if rest[i].is_none() {
+                continue;
+            }
+            let die = planes[i] / ppd;
+            let mut group = vec![i];
+            for j in i + 1..rest.len() {
+                if rest[j].is_some() && planes[j] / ppd == die && group.iter().all(|&k| planes[k] != planes[j]) {
+                    group.push(j);
+                }
+            }
+            if group.len() > 1 {
+                io.independent(|io| {
+                    self.finish_due(io)?;
+                    group.iter().try_for_each(|&k| self.wait_for_room(io, planes[k]))
+                })?;
+                let offset = self.host_offset(planes[i]);
+                group.retain(|&k| k == i || self.host_offset(planes[k]) == offset);
+            }
+            if group.len() == 1 {
+                let Some((lpn, data)) = rest[i].take() else { continue };
+                let (plane, triggers) = self.write_one(io, lpn, data)?;
+                io.independent(|io| self.trigger(io, plane, triggers))?;
+                continue;
+            }
+            let mut pages = Vec::with_capacity(group.len());
+            let mut triggers = vec![0u32; group.len()];
+            for (n, &k) in group.iter().enumerate() {
+                let Some((lpn, data)) = rest[k].take() else { continue };
+                let plane = planes[k];
+                let ppa = Self::place(
+                    &mut self.core.alloc,
+                    &mut self.picker,
+                    &mut self.in_flight[plane as usize],
+                    plane,
+                    HOST,
+                    None,
+                    &mut triggers[n],
+                )?;
+                pages.push(PlanePage { ppa, lpn: lpn.0, kind: PageKind::Data, data });
+            }
+            let placed: Vec<(u32, Ppa)> = pages.iter().map(|p| (p.lpn, p.ppa)).collect();
+            let results = io.program_multi(pages, Purpose::Host)?;
+            let now = io.now();
+            for ((lpn, ppa), result) in placed.into_iter().zip(results) {
+                let old = self.core.table.get(lpn as usize);
+                match result {
+                    Ok(_) => {
+                        if let Some(old) = old {
+                            io.supersede(old);
+                        }
+                        self.core.remap(&mut self.picker, lpn as usize, old, ppa, now);
+                    }
+                    Err(failure) => {
+                        let ProgramFailure { error, data } = *failure;
+                        let Some(data) = data else { return Err(error.into()) };
+                        let plane = self.route.plane(lpn);
+                        let bad = self.core.layout.block_of(ppa);
+                        let mut more = 0;
+                        let in_flight = &mut self.in_flight[plane as usize];
+                        let mut bad = Some(bad);
+                        self.core.write_placed(io, &mut self.picker, Lpn(lpn), old, data, |alloc, picker, _, b| {
+                            Self::place(alloc, picker, in_flight, plane, HOST, bad.take().or(b), &mut more)
+                        })?;
+                        let n = group.iter().position(|&k| planes[k] == plane).unwrap_or(0);
+                        triggers[n] += more;
+                    }
+                }
+            }
+            for (n, &k) in group.iter().enumerate() {
+                let (plane, t) = (planes[k], triggers[n]);
+                io.independent(|io| self.trigger(io, plane, t))?;
+            }
+        }
+        Ok(())
+    }
 }
 
 impl<P: VictimPicker + 'static> Ftl for PlaneGcMap<P> {
@@ -377,31 +675,37 @@ impl<P: VictimPicker + 'static> Ftl for PlaneGcMap<P> {
         self.core.prefetch(flash, lpn, what);
     }
 
-    fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
-        self.core.read(io, lpn)
-    }
-
-    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
-        let l = self.core.index(lpn)?;
-        let plane = self.route.plane(lpn.0);
-        io.independent(|io| {
-            self.finish_due(io)?;
-            self.wait_for_room(io, plane)
-        })?;
-        let old = self.core.table.get(l);
-        let mut triggers = 0;
-        let in_flight = &mut self.in_flight[plane as usize];
-        self.core.write_placed(io, &mut self.picker, lpn, old, data, |alloc, picker, _, bad| {
-            Self::place(alloc, picker, in_flight, plane, HOST, bad, &mut triggers)
-        })?;
+    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
+        if self.multi_plane {
+            return self.write_staged(io, lpn, data, hint);
+        }
+        let (plane, triggers) = self.write_one(io, lpn, data)?;
         io.ack();
         io.independent(|io| self.trigger(io, plane, triggers))
     }
 
-    fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
+    fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
+        if !self.staged.is_empty() {
+            self.flush_staged(io)?;
+        }
+        self.core.read(io, lpn)
+    }
+
+    fn trim(&mut self, io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
         let l = self.core.index(lpn)?;
+        if !self.staged.is_empty() {
+            self.flush_staged(io)?;
+        }
         self.core.trim(&mut self.picker, l);
         Ok(())
+    }
+
+    fn flush(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        self.flush_staged(io)
+    }
+
+    fn background(&mut self, io: &mut Io, _until: SimTime) -> Result<(), FtlError> {
+        self.flush_staged(io)
     }
 
     fn ram_bytes(&self) -> u64 {

@@ -121,13 +121,9 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
              model runs on the page map; ftl.kind = \"dftl\" caches the map but has ftlab's own GC)"
         ));
     }
+    // The mqsim GC model places logical pages by the same static schemes
+    // (`ftl.plane_allocation_scheme`).
     let scheme = d.choice("Plane_Allocation_Scheme", "CWDP", SCHEMES)?;
-    if scheme != "CWDP" {
-        out.push(format!(
-            "Plane_Allocation_Scheme={scheme}: ftlab's mqsim GC model places logical pages on planes channel first \
-             (CWDP)"
-        ));
-    }
     let sched =
         d.choice("Transaction_Scheduling_Policy", "OUT_OF_ORDER", &["OUT_OF_ORDER", "PRIORITY_OUT_OF_ORDER", "FLIN"])?;
     out.push(format!(
@@ -269,6 +265,12 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
             channel_mb_per_s: rate.saturating_mul(width),
         }),
         copyback,
+        // The matched simulator has no setting for multi-plane commands: its
+        // transaction scheduler always groups the transactions waiting for a
+        // die that go to distinct planes at the same page offset
+        // (TSU_Base.cpp, issue_command_to_chip). ftlab's chip offers them,
+        // and the mqsim GC model groups a request's own pages.
+        commands: ftlab_nand::Commands { multi_plane: true, ..ftlab_nand::Commands::default() },
         wear: WearConfig { endurance_cycles: endurance, ..WearConfig::default() },
         ..DeviceSpec::default()
     };
@@ -282,6 +284,7 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
     params.insert("gc_model".into(), toml::Value::String("mqsim".into()));
     params.insert("gc_max_victims_per_plane".into(), toml::Value::Integer(10));
     params.insert("gc_free_blocks".into(), toml::Value::Integer(gc_free_blocks as i64));
+    params.insert("plane_allocation_scheme".into(), toml::Value::String(scheme));
     Ok(Ssd {
         device,
         ftl: FtlSpec { kind: "pagemap".into(), params },
