@@ -140,13 +140,14 @@ impl ValidMap {
     }
     /// Valid pages among `first..first + n`.
     pub fn count(&self, first: Ppa, n: u32) -> u32 {
-        self.iter_set(first, n).count() as u32
+        self.words(first, n).map(|(_, bits)| bits.count_ones()).sum()
     }
-    /// The valid pages among `first..first + n`, in order, a word at a time.
-    pub fn iter_set(&self, first: Ppa, n: u32) -> impl Iterator<Item = Ppa> + '_ {
+    /// The words covering `first..first + n`, each with its first page and
+    /// its bits outside the range cleared.
+    #[inline]
+    fn words(&self, first: Ppa, n: u32) -> impl Iterator<Item = (u32, u64)> + '_ {
         let (start, end) = (first.0, first.0 + n);
-        let words = (start / 64)..end.div_ceil(64);
-        words.flat_map(move |w| {
+        ((start / 64)..end.div_ceil(64)).map(move |w| {
             let base = w * 64;
             let mut bits = self.bits[w as usize];
             if base < start {
@@ -155,6 +156,24 @@ impl ValidMap {
             if base + 64 > end {
                 bits &= !0u64 >> (base + 64 - end);
             }
+            (base, bits)
+        })
+    }
+    /// Appends the valid pages among `first..first + n` to `out`, in order:
+    /// what [`ValidMap::iter_set`] yields, in a plain loop (a victim's pages
+    /// are collected this way on every garbage collection).
+    #[inline]
+    pub fn extend_set(&self, first: Ppa, n: u32, out: &mut Vec<Ppa>) {
+        for (base, mut bits) in self.words(first, n) {
+            while bits != 0 {
+                out.push(Ppa(base + bits.trailing_zeros()));
+                bits &= bits - 1;
+            }
+        }
+    }
+    /// The valid pages among `first..first + n`, in order, a word at a time.
+    pub fn iter_set(&self, first: Ppa, n: u32) -> impl Iterator<Item = Ppa> + '_ {
+        self.words(first, n).flat_map(move |(base, mut bits)| {
             std::iter::from_fn(move || {
                 (bits != 0).then(|| {
                     let i = bits.trailing_zeros();
@@ -276,6 +295,26 @@ mod tests {
             for p in 0..400 {
                 prop_assert_eq!(v.get(Ppa(p)), !(first..first + n).contains(&p), "page {}", p);
             }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn set_pages_and_counts_agree_with_the_bits(
+            pages in proptest::collection::btree_set(0u32..400, 0..200),
+            first in 0u32..300,
+            n in 0u32..100,
+        ) {
+            let mut v = ValidMap::new(400);
+            for &p in &pages {
+                v.set(Ppa(p));
+            }
+            let want: Vec<Ppa> = pages.iter().copied().filter(|p| (first..first + n).contains(p)).map(Ppa).collect();
+            prop_assert_eq!(v.iter_set(Ppa(first), n).collect::<Vec<_>>(), want.clone());
+            let mut got = vec![Ppa(u32::MAX)];
+            v.extend_set(Ppa(first), n, &mut got);
+            prop_assert_eq!(&got[1..], &want[..]);
+            prop_assert_eq!(v.count(Ppa(first), n) as usize, want.len());
         }
     }
 }

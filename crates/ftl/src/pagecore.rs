@@ -236,7 +236,7 @@ impl PageCore {
         sources.clear();
         lpns.clear();
         dsts.clear();
-        sources.extend(self.valid.iter_set(first, ppb));
+        self.valid.extend_set(first, ppb, &mut sources);
         let now = io.now();
         let mut result = Ok(());
         for &src in &sources {

@@ -307,7 +307,7 @@ impl MultiLog {
         let die = self.core.layout.die_of_block(victim);
         let mut sources = std::mem::take(&mut self.sources);
         sources.clear();
-        sources.extend(self.core.valid.iter_set(g.ppa(victim, 0), g.pages_per_block));
+        self.core.valid.extend_set(g.ppa(victim, 0), g.pages_per_block, &mut sources);
         let moved = sources.iter().try_for_each(|&src| {
             self.core
                 .move_page(io, &mut self.logs, src, |alloc, logs, _, bad| Self::place(alloc, logs, &g, set, die, bad))
