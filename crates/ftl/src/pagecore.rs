@@ -183,6 +183,41 @@ impl PageCore {
         Ok(ppa)
     }
 
+    /// Programs `pages` (host data, one page on each of several planes of
+    /// one die) by one multi-plane program ([`Io::program_multi`]); each page
+    /// programmed supersedes its logical page's old copy and is remapped.
+    /// Returns the pages whose program failed, each with the page it failed
+    /// on and its data back: the caller retires that block and writes the
+    /// page elsewhere (its logical page still maps to its old copy).
+    pub fn program_multi_host<B: BlockBooks>(
+        &mut self,
+        io: &mut Io,
+        books: &mut B,
+        pages: Vec<ftlab_nand::PlanePage>,
+    ) -> Result<Vec<(Lpn, Ppa, Payload)>, FtlError> {
+        let placed: Vec<(u32, Ppa)> = pages.iter().map(|p| (p.lpn, p.ppa)).collect();
+        let results = io.program_multi(pages, Purpose::Host)?;
+        let now = io.now();
+        let mut failed = Vec::new();
+        for ((lpn, ppa), result) in placed.into_iter().zip(results) {
+            match result {
+                Ok(_) => {
+                    let old = self.table.get(lpn as usize);
+                    if let Some(old) = old {
+                        io.supersede(old);
+                    }
+                    self.remap(books, lpn as usize, old, ppa, now);
+                }
+                Err(failure) => {
+                    let ftlab_nand::ProgramFailure { error, data } = *failure;
+                    let Some(data) = data else { return Err(error.into()) };
+                    failed.push((Lpn(lpn), ppa, data));
+                }
+            }
+        }
+        Ok(failed)
+    }
+
     /// Unmaps logical page index `l`; its copy, if any, is invalid. Returns
     /// where it was.
     #[inline]

@@ -50,7 +50,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use ftlab_nand::{BlockId, Geometry, Payload, Ppa, ProgramFailure, SimTime};
+use ftlab_nand::{BlockId, Geometry, Payload, Ppa, SimTime};
 
 #[cfg(test)]
 mod multi_plane_tests;
@@ -482,25 +482,9 @@ impl<P: VictimPicker> PageMap<P> {
                 }
                 pages.push(ftlab_nand::PlanePage { ppa, lpn: lpn.0, kind: ftlab_nand::PageKind::Data, data });
             }
-            let placed: Vec<(u32, Ppa)> = pages.iter().map(|p| (p.lpn, p.ppa)).collect();
-            let results = io.program_multi(pages, Purpose::Host)?;
-            let now = io.now();
-            for ((lpn, ppa), result) in placed.into_iter().zip(results) {
-                match result {
-                    Ok(_) => {
-                        let old = self.core.table.get(lpn as usize);
-                        if let Some(old) = old {
-                            io.supersede(old);
-                        }
-                        self.core.remap(&mut self.picker, lpn as usize, old, ppa, now);
-                    }
-                    Err(failure) => {
-                        let ProgramFailure { error, data } = *failure;
-                        let Some(data) = data else { return Err(error.into()) };
-                        Self::retire(&mut self.core.alloc, &mut self.picker, self.core.layout.block_of(ppa));
-                        self.write_on_plane(io, Lpn(lpn), data, first_plane)?;
-                    }
-                }
+            for (lpn, ppa, data) in self.core.program_multi_host(io, &mut self.picker, pages)? {
+                Self::retire(&mut self.core.alloc, &mut self.picker, self.core.layout.block_of(ppa));
+                self.write_on_plane(io, lpn, data, first_plane)?;
             }
         }
         Ok(())

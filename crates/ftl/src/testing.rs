@@ -40,3 +40,23 @@ pub(crate) fn flash(geometry: Geometry, seed: u64) -> Flash {
     };
     Flash::new(Nand::new(&config).unwrap())
 }
+
+/// Writes `lpns` as one host request at `now` (all but the last with
+/// [`crate::Hint::more`], page `l` holding token `token + l`); returns the
+/// request's completion.
+pub(crate) fn write_request(
+    ftl: &mut dyn crate::Ftl,
+    flash: &mut Flash,
+    now: ftlab_nand::SimTime,
+    lpns: &[u32],
+    token: u64,
+) -> ftlab_nand::SimTime {
+    let mut done = now;
+    for (i, &l) in lpns.iter().enumerate() {
+        let mut io = flash.io(now);
+        let hint = crate::Hint { more: i + 1 < lpns.len(), ..crate::Hint::default() };
+        ftl.write(&mut io, crate::Lpn(l), ftlab_nand::Payload::Token(token + u64::from(l)), &hint).unwrap();
+        done = done.max(io.completion());
+    }
+    done
+}

@@ -8,7 +8,7 @@ use ftlab_nand::{Commands, Geometry, Nand, NandConfig, Payload, SimTime, StoreKi
 
 use super::*;
 use crate::testing::TIMING;
-use crate::{ErrorKind, Flash, Ftl, FtlBuilder, Hint, Lpn};
+use crate::{ErrorKind, Flash, Ftl, FtlBuilder, Lpn};
 
 /// One die of 2 planes x 8 blocks x 16 pages.
 fn two_planes() -> Geometry {
@@ -42,18 +42,7 @@ fn config() -> PageMapConfig {
     PageMapConfig { plane_allocation: PlaneAllocation::MultiPlane, gc_free_blocks: 2, ..PageMapConfig::default() }
 }
 
-/// Writes `lpns` as one request at `now` (all but the last with
-/// [`Hint::more`]); returns the request's completion.
-fn request(ftl: &mut dyn Ftl, flash: &mut Flash, now: SimTime, lpns: &[u32], token: u64) -> SimTime {
-    let mut done = now;
-    for (i, &l) in lpns.iter().enumerate() {
-        let mut io = flash.io(now);
-        let hint = Hint { more: i + 1 < lpns.len(), ..Hint::default() };
-        ftl.write(&mut io, Lpn(l), Payload::Token(token + u64::from(l)), &hint).unwrap();
-        done = done.max(io.completion());
-    }
-    done
-}
+use crate::testing::write_request as request;
 
 fn read(ftl: &mut dyn Ftl, flash: &mut Flash, now: SimTime, lpn: u32) -> Option<Payload> {
     ftl.read(&mut flash.io(now), Lpn(lpn)).unwrap()

@@ -70,7 +70,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use ftlab_nand::{BlockId, DieId, Geometry, PageKind, Payload, PlanePage, Ppa, ProgramFailure, SimTime};
+use ftlab_nand::{BlockId, DieId, Geometry, PageKind, Payload, PlanePage, Ppa, SimTime};
 
 use super::{GcModel, PageMapConfig};
 use crate::alloc::{Allocation, BlockAllocator, FreeOrder};
@@ -625,33 +625,17 @@ impl<P: VictimPicker> PlaneGcMap<P> {
                 )?;
                 pages.push(PlanePage { ppa, lpn: lpn.0, kind: PageKind::Data, data });
             }
-            let placed: Vec<(u32, Ppa)> = pages.iter().map(|p| (p.lpn, p.ppa)).collect();
-            let results = io.program_multi(pages, Purpose::Host)?;
-            let now = io.now();
-            for ((lpn, ppa), result) in placed.into_iter().zip(results) {
-                let old = self.core.table.get(lpn as usize);
-                match result {
-                    Ok(_) => {
-                        if let Some(old) = old {
-                            io.supersede(old);
-                        }
-                        self.core.remap(&mut self.picker, lpn as usize, old, ppa, now);
-                    }
-                    Err(failure) => {
-                        let ProgramFailure { error, data } = *failure;
-                        let Some(data) = data else { return Err(error.into()) };
-                        let plane = self.route.plane(lpn);
-                        let bad = self.core.layout.block_of(ppa);
-                        let mut more = 0;
-                        let in_flight = &mut self.in_flight[plane as usize];
-                        let mut bad = Some(bad);
-                        self.core.write_placed(io, &mut self.picker, Lpn(lpn), old, data, |alloc, picker, _, b| {
-                            Self::place(alloc, picker, in_flight, plane, HOST, bad.take().or(b), &mut more)
-                        })?;
-                        let n = group.iter().position(|&k| planes[k] == plane).unwrap_or(0);
-                        triggers[n] += more;
-                    }
-                }
+            for (lpn, ppa, data) in self.core.program_multi_host(io, &mut self.picker, pages)? {
+                let old = self.core.table.get(lpn.0 as usize);
+                let plane = self.route.plane(lpn.0);
+                let mut bad = Some(self.core.layout.block_of(ppa));
+                let mut more = 0;
+                let in_flight = &mut self.in_flight[plane as usize];
+                self.core.write_placed(io, &mut self.picker, lpn, old, data, |alloc, picker, _, b| {
+                    Self::place(alloc, picker, in_flight, plane, HOST, bad.take().or(b), &mut more)
+                })?;
+                let n = group.iter().position(|&k| planes[k] == plane).unwrap_or(0);
+                triggers[n] += more;
             }
             for (n, &k) in group.iter().enumerate() {
                 let (plane, t) = (planes[k], triggers[n]);

@@ -300,18 +300,7 @@ fn multi_plane_flash(g: Geometry, multi_plane: bool, same_block: bool) -> Flash 
     Flash::new(ftlab_nand::Nand::new(&config).unwrap())
 }
 
-/// Writes `lpns` as one request at `now` (all but the last with
-/// [`Hint::more`]); returns the request's completion.
-fn request(ftl: &mut dyn Ftl, flash: &mut Flash, now: SimTime, lpns: &[u32], token: u64) -> SimTime {
-    let mut done = now;
-    for (i, &l) in lpns.iter().enumerate() {
-        let mut io = flash.io(now);
-        let hint = Hint { more: i + 1 < lpns.len(), ..Hint::default() };
-        ftl.write(&mut io, Lpn(l), Payload::Token(token + u64::from(l)), &hint).unwrap();
-        done = done.max(io.completion());
-    }
-    done
-}
+use crate::testing::write_request as request;
 
 fn mqsim_scheme(scheme: &str) -> PageMapConfig {
     PageMapConfig { plane_allocation_scheme: scheme.parse().unwrap(), ..config(GcModel::Mqsim) }
