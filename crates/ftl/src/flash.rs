@@ -224,6 +224,13 @@ impl Flash {
     pub fn prefetch(&self, ppa: Ppa) {
         self.nand.prefetch(ppa);
     }
+    /// A performance hint with no effect on results: starts loading what
+    /// [`Io::supersede`] of `ppa` will update (its block's erase barrier).
+    #[inline]
+    pub fn prefetch_supersede(&self, ppa: Ppa) {
+        let b = self.nand.layout().block_of(ppa).0 as usize;
+        prefetch_index::prefetch_index(&self.erase_barrier, b);
+    }
     /// The finish of the latest host operation on `die` ([`Io::queued_behind`]).
     pub fn host_end(&self, die: DieId) -> SimTime {
         self.host_end[die.0 as usize]

@@ -324,6 +324,10 @@ pub enum Prefetch {
     /// hint, or a sequential walk of the logical space): start loading the
     /// medium's records of the page it maps to as well (what a read needs).
     Page,
+    /// Next, with its mapping entry already loaded, and to be overwritten:
+    /// start loading what superseding its current copy touches (the copy's
+    /// valid bit, its block's erase barrier).
+    Write,
 }
 
 /// A flash translation layer.

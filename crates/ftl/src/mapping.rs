@@ -3,7 +3,7 @@
 //! the OOB of each page, which garbage collection reads with the data it moves.
 
 use ftlab_nand::geometry::Layout;
-use ftlab_nand::{BlockId, DieId, Geometry, PageKind, Ppa};
+use ftlab_nand::{BlockId, DieId, Geometry, HugeArray, PageKind, Ppa};
 
 use crate::victim::VictimPicker;
 use crate::Flash;
@@ -13,14 +13,14 @@ const UNMAPPED: u32 = u32::MAX;
 /// Logical-to-physical page table.
 #[derive(Debug, Clone)]
 pub struct PageTable {
-    l2p: Vec<u32>,
+    l2p: HugeArray<u32>,
     mapped: u32,
 }
 
 impl PageTable {
     /// A table of `logical_pages` entries, all unmapped.
     pub fn new(logical_pages: u32) -> Self {
-        PageTable { l2p: vec![UNMAPPED; logical_pages as usize], mapped: 0 }
+        PageTable { l2p: HugeArray::filled(logical_pages as usize, UNMAPPED), mapped: 0 }
     }
     /// Where logical page `lpn` is.
     #[inline]
@@ -107,7 +107,7 @@ impl PageTable {
     }
     /// Bytes the table holds allocated.
     pub fn capacity_bytes(&self) -> u64 {
-        (self.l2p.capacity() * std::mem::size_of::<u32>()) as u64
+        self.l2p.bytes()
     }
 }
 
@@ -115,13 +115,13 @@ impl PageTable {
 /// logical page.
 #[derive(Debug, Clone)]
 pub struct ValidMap {
-    bits: Vec<u64>,
+    bits: HugeArray<u64>,
 }
 
 impl ValidMap {
     /// All pages invalid.
     pub fn new(pages: u32) -> Self {
-        ValidMap { bits: vec![0; (pages as usize).div_ceil(64)] }
+        ValidMap { bits: HugeArray::filled((pages as usize).div_ceil(64), 0) }
     }
     /// Whether `ppa` is valid.
     #[inline]
@@ -132,6 +132,11 @@ impl ValidMap {
     #[inline]
     pub fn set(&mut self, ppa: Ppa) {
         self.bits[(ppa.0 / 64) as usize] |= 1 << (ppa.0 % 64);
+    }
+    /// A performance hint: starts loading `ppa`'s bit into the CPU cache.
+    #[inline]
+    pub fn prefetch(&self, ppa: Ppa) {
+        prefetch_index::prefetch_index(&self.bits, (ppa.0 / 64) as usize);
     }
     /// Marks `ppa` invalid.
     #[inline]
@@ -204,7 +209,7 @@ impl ValidMap {
     }
     /// Bytes the bitmap holds allocated.
     pub fn capacity_bytes(&self) -> u64 {
-        (self.bits.capacity() * std::mem::size_of::<u64>()) as u64
+        self.bits.bytes()
     }
 }
 

@@ -131,6 +131,12 @@ impl PageCore {
                     flash.prefetch(ppa);
                 }
             }
+            Prefetch::Write => {
+                if let Some(ppa) = self.table.lookup(lpn.0 as usize) {
+                    self.valid.prefetch(ppa);
+                    flash.prefetch_supersede(ppa);
+                }
+            }
         }
     }
 
@@ -279,6 +285,9 @@ impl PageCore {
             match io.copy_placed(src, Purpose::Gc, |io, bad| place(alloc, picker, io, bad)) {
                 Ok((dst, oob)) => {
                     debug_assert_eq!(self.table.get(oob.lpn as usize), Some(src));
+                    // Its table entry, updated below once every page has moved,
+                    // is a random load: start it now, under the copies that follow.
+                    self.table.prefetch(oob.lpn as usize);
                     self.valid.set(dst);
                     picker.written(self.layout.block_of(dst), now);
                     lpns.push(oob.lpn);

@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::NandError;
+use crate::huge::HugeArray;
 
 /// What a page holds, written in its OOB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -107,12 +108,13 @@ pub(crate) const FAR: u32 = (1 << 24) - 1;
 pub(crate) struct OobTable {
     /// Each page's record, logical page and relative sequence number side by
     /// side (one cache line for both).
-    recs: Vec<Rec>,
+    recs: HugeArray<Rec>,
     far: HashMap<u32, u64>,
 }
 
 /// A page's record in memory.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
 struct Rec {
     lpn: u32,
     /// `offset << 8 | tag << 2 | kind`; offset [`FAR`]: the packed `u64` is in
@@ -133,7 +135,7 @@ pub(crate) struct RawRecord {
 impl OobTable {
     /// Records for `pages` pages, each of logical page `u32::MAX`.
     pub(crate) fn new(pages: u32) -> Self {
-        OobTable { recs: vec![Rec { lpn: u32::MAX, rel: 0 }; pages as usize], far: HashMap::new() }
+        OobTable { recs: HugeArray::filled(pages as usize, Rec { lpn: u32::MAX, rel: 0 }), far: HashMap::new() }
     }
 
     /// The logical page of `page`.
@@ -224,8 +226,8 @@ impl OobTable {
 
     /// RAM the records take, bytes: 8 a page and the side table's entries.
     pub(crate) fn ram_bytes(&self) -> u64 {
-        (self.recs.capacity() * std::mem::size_of::<Rec>()
-            + self.far.capacity() * (std::mem::size_of::<(u32, u64)>() + 1)) as u64
+        (self.recs.len() * std::mem::size_of::<Rec>() + self.far.capacity() * (std::mem::size_of::<(u32, u64)>() + 1))
+            as u64
     }
 }
 

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::error::NandError;
+use crate::huge::HugeArray;
 
 /// The data of one logical page as it travels between host, FTL and medium.
 #[derive(Clone, PartialEq, Eq)]
@@ -79,7 +80,7 @@ pub trait PageStore: fmt::Debug + Send {
 #[derive(Debug)]
 pub struct TokenStore {
     /// The version of each page's token, or [`OTHER`]: the token is in `other`.
-    versions: Vec<u16>,
+    versions: HugeArray<u16>,
     other: HashMap<u32, u64>,
     page_size: usize,
     bytes: BTreeMap<u32, Arc<[u8]>>,
@@ -92,7 +93,7 @@ impl TokenStore {
     /// A store for `pages` pages, all zero, taking bytes `page_size` long.
     pub fn new(pages: u32, page_size: u32) -> Self {
         TokenStore {
-            versions: vec![0; pages as usize],
+            versions: HugeArray::zeroed(pages as usize),
             other: HashMap::new(),
             page_size: page_size as usize,
             bytes: BTreeMap::new(),
@@ -191,7 +192,7 @@ impl PageStore for TokenStore {
         8
     }
     fn ram_bytes(&self) -> u64 {
-        self.versions.capacity() as u64 * 2
+        self.versions.bytes()
             + self.other.capacity() as u64 * (std::mem::size_of::<(u32, u64)>() as u64 + 1)
             + self.bytes.len() as u64 * (self.page_size as u64 + 32)
     }

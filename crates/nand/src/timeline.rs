@@ -59,6 +59,10 @@ pub struct Timelines {
     long: Vec<LongOp>,
     /// The last suspension a read made, for the medium ([`Timelines::take_suspension`]).
     suspension: Option<Suspended>,
+    /// The instant of the last [`Timelines::retire`] if no transfer was
+    /// reserved since: retiring at it again would find nothing to forget
+    /// (a read-back's millions of commands all run at one instant).
+    retired: Option<SimTime>,
 }
 
 /// The last erase reserved on a die, if nothing was reserved after it.
@@ -147,6 +151,7 @@ impl Timelines {
             cache_free: Vec::new(),
             long: Vec::new(),
             suspension: None,
+            retired: None,
         }
     }
 
@@ -287,6 +292,7 @@ impl Timelines {
     /// behind host transfers.
     #[inline(always)]
     fn transfer(&mut self, c: usize, earliest: SimTime, len: SimTime, host: bool) -> (SimTime, SimTime) {
+        self.retired = None;
         let cal = &mut self.channel[c];
         if cal.back().is_none_or(|r| r.1 <= earliest) {
             // After everything reserved: the common case.
@@ -436,6 +442,10 @@ impl Timelines {
     /// `now` any more.
     #[inline]
     pub fn retire(&mut self, now: SimTime) {
+        if self.retired == Some(now) {
+            return;
+        }
+        self.retired = Some(now);
         for cal in &mut self.channel {
             while cal.front().is_some_and(|r| r.1 <= now) {
                 cal.pop_front();
@@ -449,6 +459,7 @@ impl Timelines {
         self.cache_free.iter_mut().for_each(|b| *b = t);
         self.long.iter_mut().for_each(|l| *l = LongOp::default());
         self.suspension = None;
+        self.retired = None;
         for cal in &mut self.channel {
             cal.clear();
             cal.push_back((SimTime::ZERO, t, false));

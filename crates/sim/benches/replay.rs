@@ -64,28 +64,8 @@ fn bench(c: &mut Criterion) {
     }
 
     let big = RunConfig::from_toml(
-        r#"
-        seed = 5
-        [device]
-        chip = "small-slc"
-        channels = 4
-        ways = 2
-        dies = 1
-        planes = 2
-        blocks_per_plane = 1024
-        pages_per_block = 256
-        page_size = 4096
-        [ftl]
-        kind = "pagemap"
-        over_provisioning = 0.10
-        [precondition]
-        fill = true
-        random_overwrites = 1.0
-        [workload.generator]
-        kind = "uniform"
-        requests = 2000000
-        "#,
-        "pagemap 16 GiB",
+        include_str!("../../../experiments/mqsim-compare/pagemap-16gib.toml"),
+        "pagemap-16gib.toml",
     )
     .unwrap();
     g.throughput(Throughput::Elements(2_000_000));

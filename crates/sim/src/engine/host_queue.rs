@@ -22,6 +22,14 @@ pub(super) struct HostQueue<'s> {
     closed: bool,
     /// The source's next request, read ahead.
     peeked: Option<Request>,
+    /// The source's request after `peeked`, read ahead too (a prefetch hint
+    /// two requests ahead, [`HostQueue::upcoming_after`]); `None` if `peeked`
+    /// is the last or the source failed there.
+    after: Option<Request>,
+    /// The source's error in `after`'s place: it waits here until it would
+    /// have been read, so a bad request stops the run no sooner than without
+    /// the read-ahead.
+    after_error: Option<SimError>,
     /// Requests arrived and not dispatched (open loop), in two parts: `ordered`
     /// holds those that arrived with a key no smaller than every key before
     /// them, so it is sorted by `(key, seq)` as it stands (the common case: a
@@ -41,7 +49,43 @@ impl<'s> HostQueue<'s> {
         closed: bool,
     ) -> Result<Self, SimError> {
         let peeked = next_request(source, offset)?;
-        Ok(HostQueue { source, offset, edf, closed, peeked, ordered: VecDeque::new(), heap: BinaryHeap::new(), seq: 0 })
+        let (mut after, mut after_error) = (None, None);
+        if peeked.is_some() {
+            match next_request(source, offset) {
+                Ok(r) => after = r,
+                Err(e) => after_error = Some(e),
+            }
+        }
+        Ok(HostQueue {
+            source,
+            offset,
+            edf,
+            closed,
+            peeked,
+            after,
+            after_error,
+            ordered: VecDeque::new(),
+            heap: BinaryHeap::new(),
+            seq: 0,
+        })
+    }
+
+    /// Moves the read-ahead on by one request: `after` becomes `peeked`. The
+    /// source is not asked again once it has ended.
+    #[inline]
+    fn advance(&mut self) -> Result<(), SimError> {
+        if let Some(e) = self.after_error.take() {
+            self.peeked = None;
+            return Err(e);
+        }
+        self.peeked = self.after.take();
+        if self.peeked.is_some() {
+            match next_request(self.source, self.offset) {
+                Ok(r) => self.after = r,
+                Err(e) => self.after_error = Some(e),
+            }
+        }
+        Ok(())
     }
 
     /// Whether a request can be taken now (one waits, or in closed loop the
@@ -82,7 +126,7 @@ impl<'s> HostQueue<'s> {
             } else {
                 self.heap.push(Reverse(q));
             }
-            self.peeked = next_request(self.source, self.offset)?;
+            self.advance()?;
         }
         Ok(())
     }
@@ -102,13 +146,31 @@ impl<'s> HostQueue<'s> {
         }
     }
 
+    /// The request most likely taken after [`HostQueue::upcoming`], if one is
+    /// known: a hint for prefetching two requests ahead, not a promise.
+    #[inline]
+    pub(super) fn upcoming_after(&self) -> Option<&Request> {
+        let after = self.after.as_ref();
+        if self.closed {
+            return after;
+        }
+        if !self.heap.is_empty() {
+            return None;
+        }
+        match self.ordered.len() {
+            0 => after,
+            1 => self.peeked.as_ref(),
+            _ => self.ordered.get(1).map(|q| &q.req),
+        }
+    }
+
     /// The next request to dispatch at `now`, if one can be taken: in closed
     /// loop the source's next, arriving now.
     #[inline]
     pub(super) fn take(&mut self, now: u64) -> Result<Option<Request>, SimError> {
         if self.closed {
             let Some(mut r) = self.peeked else { return Ok(None) };
-            self.peeked = next_request(self.source, self.offset)?;
+            self.advance()?;
             r.arrival = now;
             Ok(Some(r))
         } else {
@@ -122,6 +184,79 @@ impl<'s> HostQueue<'s> {
             } else {
                 self.ordered.pop_front().map(|q| q.req)
             })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ftlab_workload::Op;
+
+    fn req(arrival: u64, page: u64) -> Request {
+        Request { arrival, op: Op::Write, offset: page * 4096, len: 4096, deadline: None, task: None, expiry: None }
+    }
+
+    /// Before each take, the pages of the two hints (next, after it), then
+    /// the page taken.
+    type Seen = Vec<(Option<u64>, Option<u64>, u64)>;
+
+    /// What the queue hinted and took; the error the source gave, if the
+    /// queue passed it on.
+    fn drain(items: Vec<Result<Request, SimError>>, closed: bool) -> (Seen, Option<String>) {
+        let mut source = items.into_iter();
+        let mut q = match HostQueue::new(&mut source, 0, false, closed) {
+            Ok(q) => q,
+            Err(e) => return (Vec::new(), Some(e.to_string())),
+        };
+        let mut seen = Vec::new();
+        let mut t = 0;
+        loop {
+            if let Err(e) = q.arrive_until(t) {
+                return (seen, Some(e.to_string()));
+            }
+            let page = |r: Option<&Request>| r.map(|r| r.offset / 4096);
+            let (next, after) = (page(q.upcoming()), page(q.upcoming_after()));
+            match q.take(t) {
+                Ok(Some(r)) => seen.push((next, after, r.offset / 4096)),
+                Ok(None) if q.next_arrival().is_some() => t = q.next_arrival().unwrap_or(t),
+                Ok(None) => return (seen, None),
+                Err(e) => return (seen, Some(e.to_string())),
+            }
+        }
+    }
+
+    #[test]
+    fn the_hints_name_the_next_two_requests_in_both_loops() {
+        for closed in [true, false] {
+            let items = (0..4).map(|i| Ok(req(i * 10, 100 + i))).collect();
+            let (seen, err) = drain(items, closed);
+            assert_eq!(err, None);
+            let want = vec![
+                (Some(100), Some(101), 100),
+                (Some(101), Some(102), 101),
+                (Some(102), Some(103), 102),
+                (Some(103), None, 103),
+            ];
+            assert_eq!(seen, want, "closed loop: {closed}");
+        }
+        // Open loop, all arrived at once: the second hint is the second waiting.
+        let items = (0..3).map(|i| Ok(req(0, 7 + i))).collect();
+        let (seen, _) = drain(items, false);
+        assert_eq!(seen[0], (Some(7), Some(8), 7));
+    }
+
+    #[test]
+    fn a_source_error_read_ahead_stops_the_queue_no_sooner() {
+        for closed in [true, false] {
+            let bad = || Err(SimError::Invariant("bad third request".into()));
+            let items = vec![Ok(req(0, 1)), Ok(req(10, 2)), bad(), Ok(req(30, 4))];
+            let (seen, err) = drain(items, closed);
+            // Reading one ahead, the error surfaces when the second request is
+            // taken (its successor is read then), as without the second hint.
+            let pages: Vec<u64> = seen.iter().map(|s| s.2).collect();
+            assert_eq!(pages, vec![1], "closed loop: {closed}");
+            assert!(err.is_some_and(|e| e.contains("bad third request")), "closed loop: {closed}");
         }
     }
 }

@@ -15,17 +15,19 @@
 
 use std::collections::HashMap;
 
+use ftlab_nand::HugeArray;
+
 /// Versions of every logical page (see the module doc).
 #[derive(Debug)]
 pub(crate) struct Versions {
-    low: Vec<u16>,
+    low: HugeArray<u16>,
     high: HashMap<u32, u16>,
 }
 
 impl Versions {
     /// Versions for `pages` pages, none written.
     pub(crate) fn new(pages: u64) -> Self {
-        Versions { low: vec![0; pages as usize], high: HashMap::new() }
+        Versions { low: HugeArray::filled(pages as usize, 0), high: HashMap::new() }
     }
 
     /// The version of `lpn`.
@@ -76,7 +78,7 @@ impl Versions {
 
     /// RAM, bytes (allocated capacity).
     pub(crate) fn ram_bytes(&self) -> u64 {
-        (self.low.capacity() * 2 + self.high.capacity() * (std::mem::size_of::<(u32, u16)>() + 1)) as u64
+        (self.low.len() * 2 + self.high.capacity() * (std::mem::size_of::<(u32, u16)>() + 1)) as u64
     }
 }
 
