@@ -546,6 +546,28 @@ mod tests {
     }
 
     #[test]
+    fn retiring_again_at_the_same_instant_forgets_what_was_reserved_since() {
+        let mut tl = setup();
+        tl.program(DieId(0), SimTime(0));
+        tl.retire(SimTime(5000));
+        assert!(tl.channel[0].is_empty());
+        // Nothing reserved since: a second retire at the instant changes nothing.
+        tl.retire(SimTime(5000));
+        assert!(tl.channel[0].is_empty());
+        // A transfer reserved since, finished by then (issued earlier, as a
+        // command of another die may be), is forgotten by the next retire at
+        // the same instant.
+        tl.program(DieId(1), SimTime(0));
+        assert_eq!(tl.channel[0].len(), 1);
+        tl.retire(SimTime(5000));
+        assert!(tl.channel[0].is_empty(), "{:?}", tl.channel[0]);
+        // And after a reset.
+        tl.reset(SimTime(3000));
+        tl.retire(SimTime(5000));
+        assert!(tl.channel[0].is_empty(), "{:?}", tl.channel[0]);
+    }
+
+    #[test]
     fn a_transfer_reports_its_wait_behind_host_transfers_only() {
         let host = |at| Issue { at: SimTime(at), host: true };
         let mut tl = setup();
