@@ -2,19 +2,29 @@
 //! (what the `replay` benchmark times), `runs` times: `cargo run --release -p
 //! ftlab-sim --example measure -- CONFIG.toml [runs]`. For profiling the
 //! measured phase, e.g. `perf record -D <ms of preconditioning>`.
-#![allow(clippy::unwrap_used)]
+
 fn main() {
+    if let Err(e) = measure() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn measure() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let path = args.next().expect("usage: measure CONFIG.toml [runs]");
-    let runs: usize = args.next().map_or(1, |s| s.parse().expect("runs: a count"));
-    let config = ftlab_sim::RunConfig::from_file(std::path::Path::new(&path)).unwrap();
+    let path = args.next().ok_or("usage: measure CONFIG.toml [runs]")?;
+    let runs: usize = match args.next() {
+        None => 1,
+        Some(s) => s.parse().map_err(|_| format!("runs: expected a count, got `{s}`"))?,
+    };
+    let config = ftlab_sim::RunConfig::from_file(std::path::Path::new(&path))?;
     for _ in 0..runs {
         let t = std::time::Instant::now();
-        let mut sim = ftlab_sim::Simulation::new(&config).unwrap();
-        sim.precondition(&mut |_| {}).unwrap();
+        let mut sim = ftlab_sim::Simulation::new(&config)?;
+        sim.precondition(&mut |_| {})?;
         let pre = t.elapsed().as_secs_f64();
         let t = std::time::Instant::now();
-        let r = sim.measure(&mut |_| {}).unwrap();
+        let r = sim.measure(&mut |_| {})?;
         let s = t.elapsed().as_secs_f64();
         let ops = r.flash_pages_read + r.flash_pages_programmed + r.erases + r.flash_ops.oob_reads.total();
         println!(
@@ -24,4 +34,5 @@ fn main() {
             r.erases
         );
     }
+    Ok(())
 }
