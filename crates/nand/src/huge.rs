@@ -142,6 +142,47 @@ mod tests {
         assert!(empty.clone().is_empty());
     }
 
+    /// The kB of `table`'s mapping that `/proc/self/smaps` says are on
+    /// transparent huge pages.
+    #[cfg(target_os = "linux")]
+    fn huge_kb<T: Pod>(table: &HugeArray<T>) -> u64 {
+        let start = table.as_ptr() as usize;
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
+        let mut inside = false;
+        for line in smaps.lines() {
+            let range = line.split_whitespace().next().and_then(|r| r.split_once('-'));
+            if let Some((a, b)) = range.filter(|_| !line.ends_with(':') && line.contains(' ')) {
+                if let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) {
+                    inside = a <= start && start < b;
+                    continue;
+                }
+            }
+            if let Some(kb) = line.strip_prefix("AnonHugePages:").filter(|_| inside) {
+                return kb.trim().trim_end_matches("kB").trim().parse().unwrap_or(0);
+            }
+        }
+        0
+    }
+
+    /// Where the system offers transparent huge pages, a filled table is on
+    /// them and a zeroed one is not.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_filled_table_is_on_huge_pages_where_the_system_offers_them() {
+        let mode = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+        if !(mode.contains("[always]") || mode.contains("[madvise]")) {
+            eprintln!("transparent huge pages not offered here ({}): nothing to check", mode.trim());
+            return;
+        }
+        let filled = HugeArray::filled(4 << 20, 1u32);
+        assert!(huge_kb(&filled) >= 2048, "a 16 MiB filled table has no huge page");
+        if mode.contains("[madvise]") {
+            let mut zeroed = HugeArray::<u32>::zeroed(4 << 20);
+            zeroed.fill(1);
+            assert_eq!(huge_kb(&zeroed), 0, "a zeroed table was advised huge");
+        }
+    }
+
     #[test]
     fn a_mapped_table_reads_back_what_was_written_and_clones_it() {
         let mut t = HugeArray::filled(1 << 19, [u32::MAX, 0u32]);
