@@ -226,8 +226,7 @@ impl OobTable {
 
     /// RAM the records take, bytes: 8 a page and the side table's entries.
     pub(crate) fn ram_bytes(&self) -> u64 {
-        (self.recs.len() * std::mem::size_of::<Rec>() + self.far.capacity() * (std::mem::size_of::<(u32, u64)>() + 1))
-            as u64
+        self.recs.bytes() + (self.far.capacity() * (std::mem::size_of::<(u32, u64)>() + 1)) as u64
     }
 }
 

@@ -49,25 +49,32 @@ impl<'s> HostQueue<'s> {
         closed: bool,
     ) -> Result<Self, SimError> {
         let peeked = next_request(source, offset)?;
-        let (mut after, mut after_error) = (None, None);
-        if peeked.is_some() {
-            match next_request(source, offset) {
-                Ok(r) => after = r,
-                Err(e) => after_error = Some(e),
-            }
-        }
-        Ok(HostQueue {
+        let mut queue = HostQueue {
             source,
             offset,
             edf,
             closed,
             peeked,
-            after,
-            after_error,
+            after: None,
+            after_error: None,
             ordered: VecDeque::new(),
             heap: BinaryHeap::new(),
             seq: 0,
-        })
+        };
+        if queue.peeked.is_some() {
+            queue.read_after();
+        }
+        Ok(queue)
+    }
+
+    /// Reads the source's next request into `after`, or its error into
+    /// `after_error`.
+    #[inline]
+    fn read_after(&mut self) {
+        match next_request(self.source, self.offset) {
+            Ok(r) => self.after = r,
+            Err(e) => self.after_error = Some(e),
+        }
     }
 
     /// Moves the read-ahead on by one request: `after` becomes `peeked`. The
@@ -80,10 +87,7 @@ impl<'s> HostQueue<'s> {
         }
         self.peeked = self.after.take();
         if self.peeked.is_some() {
-            match next_request(self.source, self.offset) {
-                Ok(r) => self.after = r,
-                Err(e) => self.after_error = Some(e),
-            }
+            self.read_after();
         }
         Ok(())
     }

@@ -78,7 +78,7 @@ impl Versions {
 
     /// RAM, bytes (allocated capacity).
     pub(crate) fn ram_bytes(&self) -> u64 {
-        (self.low.len() * 2 + self.high.capacity() * (std::mem::size_of::<(u32, u16)>() + 1)) as u64
+        self.low.bytes() + (self.high.capacity() * (std::mem::size_of::<(u32, u16)>() + 1)) as u64
     }
 }
 
