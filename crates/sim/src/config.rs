@@ -362,6 +362,12 @@ pub struct HostSpec {
     /// (MQSim's `Queue_Fetch_Size`; default no limit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fetch_size: Option<u32>,
+    /// Closed-loop runs only: consecutive requests of the same kind whose byte
+    /// ranges follow each other are merged into one device request of at most
+    /// this many bytes before the host queue, as an operating system's block
+    /// layer merges them (default: no merging; [`crate::merge`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merge_bytes: Option<u32>,
 }
 
 impl Default for HostSpec {
@@ -374,6 +380,7 @@ impl Default for HostSpec {
             reorder_window: 4096,
             dispatch: None,
             fetch_size: None,
+            merge_bytes: None,
         }
     }
 }
@@ -676,6 +683,18 @@ impl HostSpec {
         };
         if closed && is_tasks {
             return Err(SimError::config("host.mode", "host.mode = \"closed\" does not apply to periodic tasks"));
+        }
+        match self.merge_bytes {
+            Some(0) => {
+                return Err(SimError::config("host.merge_bytes", "host.merge_bytes must be at least 1 (or left out)"));
+            }
+            Some(_) if !closed => {
+                return Err(SimError::config(
+                    "host.merge_bytes",
+                    "host.merge_bytes applies to closed-loop runs only (host.mode = \"closed\")",
+                ));
+            }
+            _ => {}
         }
         Ok(Host {
             queue_depth,
