@@ -47,6 +47,7 @@ rest=(
   openssd/merge:openssd/merge
   openssd/written:openssd/written
   openssd/dram:openssd/dram
+  openssd/timing:openssd/timing
   janus/figure7:janus/figure7
   janus/refill:janus/refill
   janus/figure6-oltp:janus/figure6-oltp
