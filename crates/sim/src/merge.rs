@@ -13,9 +13,9 @@
 //! request starts where the one being built ends, and only while the merged
 //! length stays within `max_bytes`; trims, and requests with a deadline, a
 //! task or an expiry, pass through alone. A merged request is one device
-//! request: the report's `requests` and `iops` count device requests, and
-//! the host's bytes stay in `host_pages_read` / `host_pages_written` and the
-//! MB/s columns. The stage applies to closed-loop runs only (the merged
+//! request: the report's `requests`, `iops` and `host_pages_*` count device
+//! requests and the FTL pages they cover; the host's bytes are in the MB/s
+//! columns. The stage applies to closed-loop runs only (the merged
 //! requests' arrivals are set when the host queue takes them), which
 //! [`crate::config::HostSpec::resolve`] checks.
 
@@ -172,5 +172,51 @@ mod tests {
         assert_eq!(m.next().unwrap().unwrap().len, 8192);
         assert!(m.next().unwrap().is_err());
         assert!(m.next().is_none());
+    }
+
+    fn config(extra: &str) -> crate::RunConfig {
+        let text = format!(
+            r#"
+            seed = 1
+            [device]
+            chip = "jasmine-openssd"
+            blocks_per_plane = 16
+            [ftl]
+            kind = "pagemap"
+            [host]
+            queue_depth = 4
+            {extra}
+            [workload]
+            block_bytes = 4096
+            generator = {{ kind = "sequential", requests = 64, read_fraction = 0.0 }}
+            "#
+        );
+        crate::RunConfig::from_toml(&text, "merge").unwrap()
+    }
+
+    #[test]
+    fn a_run_with_merging_sends_fewer_larger_requests_and_the_same_data() {
+        let plain = crate::run(&config(r#"mode = "closed""#), &mut |_| {}).unwrap();
+        let merged = crate::run(&config("mode = \"closed\"\n            merge_bytes = 32768"), &mut |_| {}).unwrap();
+        assert_eq!(plain.requests, 64);
+        assert_eq!(merged.requests, 8, "64 sequential 4 KiB writes are 8 requests of 32 KiB");
+        // The same bytes: 64 partial pages written before, 8 whole ones now.
+        assert_eq!((plain.host_pages_written, merged.host_pages_written), (64, 8));
+        let bytes = |r: &crate::Report| (r.write_mb_per_s * r.sim_seconds * 1e6).round();
+        assert_eq!(bytes(&merged), bytes(&plain));
+        assert_eq!(merged.integrity, "ok");
+        // Whole pages: the baseline reads nothing back.
+        assert_eq!(merged.rmw_pages, 0);
+        assert!(plain.rmw_pages > 0);
+    }
+
+    #[test]
+    fn merging_is_refused_where_it_does_not_apply() {
+        for extra in
+            ["mode = \"open\"\n            merge_bytes = 32768", "mode = \"closed\"\n            merge_bytes = 0"]
+        {
+            let err = crate::run(&config(extra), &mut |_| {}).unwrap_err().to_string();
+            assert!(err.contains("host.merge_bytes"), "{err}");
+        }
     }
 }
