@@ -48,6 +48,7 @@ rest=(
   openssd/written:openssd/written
   openssd/dram:openssd/dram
   openssd/timing:openssd/timing
+  openssd/fio-pass:openssd/fio-pass
   janus/figure7:janus/figure7
   janus/refill:janus/refill
   janus/figure6-oltp:janus/figure6-oltp
