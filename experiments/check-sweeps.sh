@@ -49,6 +49,7 @@ rest=(
   openssd/dram:openssd/dram
   openssd/timing:openssd/timing
   openssd/fio-pass:openssd/fio-pass
+  openssd/write-link:openssd/write-link
   janus/figure7:janus/figure7
   janus/refill:janus/refill
   janus/figure6-oltp:janus/figure6-oltp
