@@ -44,6 +44,12 @@ quick=(
 )
 rest=(
   lazy-rtgc/table7:lazy-rtgc/table7
+  openssd/merge:openssd/merge
+  openssd/written:openssd/written
+  openssd/dram:openssd/dram
+  openssd/timing:openssd/timing
+  openssd/fio-pass:openssd/fio-pass
+  openssd/write-link:openssd/write-link
   janus/figure7:janus/figure7
   janus/refill:janus/refill
   janus/figure6-oltp:janus/figure6-oltp
