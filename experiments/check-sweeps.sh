@@ -36,6 +36,9 @@ quick=(
   lazy-rtgc/rftl-space-traces:lazy-rtgc/rftl-space-traces
   lazy-rtgc/rftl-space-generated:lazy-rtgc/rftl-space-generated
   lazy-rtgc/rftl-footprint:lazy-rtgc/rftl-footprint
+  lazy-rtgc/rftl-ablation:lazy-rtgc/rftl-ablation
+  lazy-rtgc/fig11-space:lazy-rtgc/fig11-space
+  gftl/fig7-common-period:
   telomere/fig10-sweep:
   telomere/table3-sweep:
   openssd/table2:openssd/table2
@@ -44,6 +47,8 @@ quick=(
 )
 rest=(
   lazy-rtgc/table7:lazy-rtgc/table7
+  lazy-rtgc/table7-gftl:lazy-rtgc/table7-gftl
+  lazy-rtgc/gftl-queue:lazy-rtgc/gftl-queue
   janus/figure7:janus/figure7
   janus/refill:janus/refill
   janus/figure6-oltp:janus/figure6-oltp
