@@ -49,6 +49,7 @@ rest=(
   lazy-rtgc/table7:lazy-rtgc/table7
   lazy-rtgc/table7-gftl:lazy-rtgc/table7-gftl
   lazy-rtgc/gftl-queue:lazy-rtgc/gftl-queue
+  lazy-rtgc/rftl-standin:lazy-rtgc/rftl-standin
   janus/figure7:janus/figure7
   janus/refill:janus/refill
   janus/figure6-oltp:janus/figure6-oltp
@@ -72,6 +73,9 @@ if [ ! -x "$FTLAB" ]; then
 fi
 if [ "${1:-}" != --quick ] && [ ! -f experiments/gftl/out/postmark-pages.trace ]; then
   python3 experiments/gftl/split_trace.py
+fi
+if [ "${1:-}" != --quick ] && [ ! -f experiments/lazy-rtgc/out/financial1-standin.ascii ]; then
+  python3 experiments/lazy-rtgc/financial_standin.py
 fi
 if [ "${1:-}" != --quick ]; then
   [ -f experiments/mqsim-compare/out/mqsim-compare.trace ] || python3 experiments/mqsim-compare/gen_trace.py
