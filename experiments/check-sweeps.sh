@@ -188,6 +188,6 @@ if [ "${1:-}" != --quick ]; then
 fi
 
 # The reproduction ledger checker's own tests.
-python3 -m unittest -q discover -s experiments -p 'test_ledger.py' || failed=1
+python3 -m unittest discover -q -s experiments -p 'test_ledger.py' || failed=1
 
 exit $failed
