@@ -697,8 +697,8 @@ impl Ftl for Rftl {
         Ok(())
     }
 
-    fn realtime(&self) -> Option<&dyn crate::RealTime> {
-        Some(self)
+    fn capabilities(&self) -> crate::Capabilities<'_> {
+        crate::Capabilities { realtime: Some(self), placement: None }
     }
 }
 
