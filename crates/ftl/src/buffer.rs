@@ -159,7 +159,7 @@ impl Layer for WriteBuffer {
     }
 
     fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
-        check_lpn(lpn, self.inner.logical_pages())?;
+        check_lpn(lpn, self.inner.addressable_pages())?;
         match self.pages.get(&lpn.0) {
             Some((data, _)) => {
                 let data = data.clone();
@@ -171,7 +171,7 @@ impl Layer for WriteBuffer {
     }
 
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
-        check_lpn(lpn, self.inner.logical_pages())?;
+        check_lpn(lpn, self.inner.addressable_pages())?;
         if !self.pages.contains_key(&lpn.0) && self.pages.len() >= self.capacity {
             self.drain(io)?;
         }
@@ -182,7 +182,7 @@ impl Layer for WriteBuffer {
     }
 
     fn trim(&mut self, io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
-        check_lpn(lpn, self.inner.logical_pages())?;
+        check_lpn(lpn, self.inner.addressable_pages())?;
         self.pages.remove(&lpn.0);
         self.inner.trim(io, lpn)
     }

@@ -485,6 +485,11 @@ impl dyn Ftl + '_ {
     pub fn realtime(&self) -> Option<&dyn RealTime> {
         self.capabilities().realtime
     }
+    /// Logical pages a command may address: [`Ftl::logical_pages`] and the
+    /// pages reserved for admitted tasks ([`RealTime::stream_pages`]).
+    pub fn addressable_pages(&self) -> u32 {
+        self.logical_pages().saturating_add(self.realtime().map_or(0, RealTime::stream_pages))
+    }
     /// Where the scheme's page commands land, if it can tell.
     pub fn placement(&self) -> Option<&dyn Placement> {
         self.capabilities().placement

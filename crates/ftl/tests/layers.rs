@@ -127,7 +127,7 @@ fn offer(ftl: &mut dyn Ftl) -> Offer {
 fn every_scheme_keeps_what_it_offers_in_every_layer() {
     let kinds: Vec<&str> = registry::schemes().iter().map(|s| s.name).collect();
     assert!(kinds.len() >= 20, "the registry lists {} schemes", kinds.len());
-    let (mut realtime, mut placed, mut extended) = (0, 0, 0);
+    let (mut realtime, mut placed, mut extended, mut tasks_written) = (0, 0, 0, 0);
     for kind in kinds {
         let (geometry, mut bare) = scheme(kind);
         let want = offer(&mut *bare);
@@ -143,8 +143,17 @@ fn every_scheme_keeps_what_it_offers_in_every_layer() {
         // The write buffer keeps everything but durability and adds its RAM.
         let buffered = WriteBufferBuilder::new(builder(kind), 8);
         match format(&buffered, geometry) {
-            Ok((_, mut ftl)) => {
+            Ok((mut flash, mut ftl)) => {
                 assert_eq!(offer(&mut *ftl), want, "{kind} behind a write buffer");
+                // The pages reserved for admitted tasks are addressable through it.
+                if let Some(pages @ 1..) = want.stream_pages {
+                    let mut io = flash.io(SimTime::ZERO);
+                    let hint = ftlab_ftl::Hint { stream: Some(0), ..Default::default() };
+                    let last = ftlab_ftl::Lpn(want.logical_pages + pages - 1);
+                    ftl.write(&mut io, last, ftlab_nand::Payload::Token(9), &hint)
+                        .unwrap_or_else(|e| panic!("{kind}: a task's page behind a write buffer: {e}"));
+                    tasks_written += 1;
+                }
                 assert_eq!(ftl.durability(), Durability::OnFlush, "{kind}");
                 assert!(ftl.memory().other > same.memory().other, "{kind}: the buffer's RAM is counted");
             }
@@ -160,6 +169,7 @@ fn every_scheme_keeps_what_it_offers_in_every_layer() {
     }
     // The loop saw each kind of capability, so its checks were exercised.
     assert!(realtime >= 6 && placed >= 6 && extended == 2, "{realtime} {placed} {extended}");
+    assert_eq!(tasks_written, 2, "telomere-sip and telomere-sharp wrote a task's page");
 }
 
 #[test]
