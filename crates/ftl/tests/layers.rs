@@ -7,9 +7,9 @@
 //! wrapped with its commands dropped.
 
 use ftlab_ftl::buffer::WriteBufferBuilder;
-use ftlab_ftl::conformance::{nand_config, small_geometry};
+use ftlab_ftl::conformance::{nand_config, registered, small_geometry};
 use ftlab_ftl::layer::{Layer, Layered};
-use ftlab_ftl::registry::{self, Builder, PeriodicTask};
+use ftlab_ftl::registry::{self, Builder};
 use ftlab_ftl::{Durability, Extension, Flash, Ftl, FtlBuilder, FtlError, Io};
 use ftlab_nand::{Geometry, Nand, SimTime};
 
@@ -28,41 +28,8 @@ impl Layer for Transparent {
     }
 }
 
-/// The suite's device, and the Jasmine board's shape for the sub-page schemes
-/// (32 KiB pages of 4 KiB units).
-fn geometries() -> [Geometry; 2] {
-    let jasmine = Geometry {
-        channels: 2,
-        ways_per_channel: 2,
-        dies_per_way: 1,
-        planes_per_die: 1,
-        blocks_per_plane: 12,
-        pages_per_block: 8,
-        page_size: 32 * 1024,
-        oob_size: 1744,
-    };
-    [small_geometry(), jasmine]
-}
-
-fn tasks() -> Vec<PeriodicTask> {
-    let task = |name: &str, write_pages, write_period_ms, lifetime_ms| PeriodicTask {
-        name: name.into(),
-        write_pages,
-        write_period_ms,
-        lifetime_ms,
-        granularity: 1,
-        ..PeriodicTask::default()
-    };
-    vec![task("a", 2, 10.0, 40.0), task("b", 1, 20.0, 60.0)]
-}
-
 fn builder(kind: &str) -> Builder {
-    let scheme = registry::scheme(kind).unwrap();
-    if scheme.admits_tasks {
-        registry::build_with_tasks(kind, &toml::Table::new(), &tasks()).unwrap()
-    } else {
-        registry::build(kind, &toml::Table::new()).unwrap()
-    }
+    registered(kind).unwrap().0
 }
 
 fn format(builder: &dyn FtlBuilder, geometry: Geometry) -> Result<(Flash, Box<dyn Ftl>), FtlError> {
@@ -76,15 +43,8 @@ fn format(builder: &dyn FtlBuilder, geometry: Geometry) -> Result<(Flash, Box<dy
 
 /// The scheme `kind` formatted on the first device it fits.
 fn scheme(kind: &str) -> (Geometry, Box<dyn Ftl>) {
-    let b = builder(kind);
-    let mut errors = Vec::new();
-    for g in geometries() {
-        match format(&*b, g) {
-            Ok((_, ftl)) => return (g, ftl),
-            Err(e) => errors.push(e.to_string()),
-        }
-    }
-    panic!("{kind} formats on none of the test devices: {errors:?}");
+    let (b, geometry) = registered(kind).unwrap();
+    (geometry, format(&*b, geometry).unwrap().1)
 }
 
 /// What a wrapped FTL must still show of the scheme inside.
