@@ -6,6 +6,10 @@
 //! configuration ([`config`], over [`ftlab_lab`]'s overlays), run, and written by
 //! one exporter per format ([`output`]).
 
+// The FTLs of other crates this program offers by name (their registry entries
+// are linked in with them): the example of an FTL outside ftlab-ftl.
+use ftlab_fifo_ftl as _;
+
 mod admit_cmd;
 mod bounds_cmd;
 mod cli;

@@ -645,3 +645,23 @@ fn plot_draws_a_csv_and_names_bad_columns() {
     let e = failure(&["plot", c, "--x", "ftl", "--y", "name", "-o", s], 2);
     assert!(e.contains("row 2") && e.contains("not a number"), "{e}");
 }
+
+/// An FTL of another crate (`ftlab-fifo-ftl`), registered where it is defined,
+/// runs by name, is listed, takes its own keys and refuses unknown ones, and
+/// runs in a sweep beside ftlab-ftl's schemes.
+#[test]
+fn an_ftl_of_another_crate_runs_by_name_and_in_a_sweep() {
+    let r = json_of(&["run", "--ftl", "fifo", "--requests", "20000", "--precondition-fill", "-f", "json"]);
+    assert_eq!(r["ftl"], "fifo");
+    assert_eq!(r["integrity"], "ok");
+    assert!(r["gc_page_copies"].as_u64().unwrap() > 0, "the fifo cleaner ran: {}", r["erases"]);
+    assert!(stdout_of(&["presets", "ftls"]).contains("fifo"));
+    let e = failure(&["run", "--ftl", "fifo", "--set", "ftl.over_provisoning=0.3", "--requests", "10"], 2);
+    assert!(e.contains("over_provisoning") && e.contains("over_provisoning"), "{e}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = sweep_file(dir.path(), "\"ftl.kind\" = [\"fifo\", \"pagemap\"]\n");
+    let out = dir.path().join("rows.csv");
+    ftlab().arg("sweep").arg(&file).arg("--out").arg(&out).assert().success();
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(text.lines().filter(|l| l.contains(",fifo,") || l.contains(",fifo\n")).count(), 1, "{text}");
+}

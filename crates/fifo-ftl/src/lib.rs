@@ -7,20 +7,25 @@
 //!
 //! It lives in its own crate on purpose: it is written only against
 //! `ftlab-ftl`'s public interface (the [`Ftl`] trait, the [`Io`] handle and the
-//! shared units: page table, valid map, block allocator, recovery scan), and
-//! joins the conformance suite with one line (`tests/conformance.rs`), as an FTL
-//! of any other crate would.
+//! shared units: page table, valid map, block allocator, recovery scan), joins
+//! the conformance suite with one line (`tests/conformance.rs`), and registers
+//! with ftlab's registry where it is defined (`FIFO`, in
+//! `ftlab_ftl::registry::PLUGINS`), so that `ftlab run --ftl fifo`, sweeps and
+//! Python run it, as an FTL of any other crate would.
 
 use std::collections::VecDeque;
 
 use ftlab_ftl::alloc::{Allocation, BlockAllocator};
 use ftlab_ftl::mapping::{PageTable, ValidMap};
+use ftlab_ftl::registry::{configured, Scheme};
 use ftlab_ftl::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 use ftlab_nand::geometry::Layout;
 use ftlab_nand::{BlockId, DieId, Geometry, PageKind, Payload, Ppa};
 
-/// The configuration: how much of the flash is kept back.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// The configuration: how much of the flash is kept back (`[ftl]` keys of a
+/// run with `kind = "fifo"`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FifoConfig {
     /// Fraction of the good pages (beyond one free block a die for cleaning)
     /// not exported; in (0, 1). Default 0.2.
@@ -46,15 +51,35 @@ pub struct FifoFtl {
     full: VecDeque<BlockId>,
 }
 
+/// ftlab's registry entry: with this crate linked, `ftlab run --ftl fifo`,
+/// sweeps and Python build it like any scheme of `ftlab-ftl`.
+#[linkme::distributed_slice(ftlab_ftl::registry::PLUGINS)]
+static FIFO: Scheme = Scheme {
+    name: "fifo",
+    summary: "log-structured, first-in first-out cleaning of the oldest full block (an FTL outside ftlab-ftl)",
+    paper: "none: the example of an FTL in another crate",
+    admits_tasks: false,
+    bounds: false,
+    build: |p, _| configured("fifo", FifoConfig::default(), p, FifoConfig::validate),
+};
+
+impl FifoConfig {
+    /// Checks the fields; errors name the key.
+    pub fn validate(&self) -> Result<(), FtlError> {
+        if !(self.over_provisioning > 0.0 && self.over_provisioning < 1.0) {
+            return Err(FtlError::config(
+                "ftl.over_provisioning",
+                format!("fifo: over_provisioning must be in (0, 1), got {}", self.over_provisioning),
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl FifoFtl {
     /// An FTL over the medium behind `io`, with no block assigned yet.
     fn empty(config: &FifoConfig, io: &Io) -> Result<Self, FtlError> {
-        if !(config.over_provisioning > 0.0 && config.over_provisioning < 1.0) {
-            return Err(FtlError::config(
-                "ftl.over_provisioning",
-                format!("fifo: over_provisioning must be in (0, 1), got {}", config.over_provisioning),
-            ));
-        }
+        config.validate()?;
         let g = *io.geometry();
         let good = (0..g.total_blocks()).map(BlockId).filter(|&b| !io.is_bad(b)).count() as u32;
         // One free block a die is kept for cleaning.

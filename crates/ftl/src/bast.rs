@@ -362,6 +362,16 @@ impl Ftl for Bast {
     }
 }
 
+/// The registry's entries for this module's schemes ([`crate::registry`]).
+pub const SCHEMES: [crate::registry::Scheme; 1] = [crate::registry::Scheme {
+    name: "bast",
+    summary: "BAST (Kim 2002, via 004): one log block per data block, switch / partial / full merges",
+    paper: "004 Section 2 (Kim et al. 2002)",
+    admits_tasks: false,
+    bounds: false,
+    build: |p, _| crate::registry::configured("bast", BastConfig::default(), p, BastConfig::validate),
+}];
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

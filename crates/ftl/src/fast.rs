@@ -357,6 +357,16 @@ impl Ftl for Fast {
     }
 }
 
+/// The registry's entries for this module's schemes ([`crate::registry`]).
+pub const SCHEMES: [crate::registry::Scheme; 1] = [crate::registry::Scheme {
+    name: "fast",
+    summary: "FAST (Lee 2007, via 004): a sequential and fully associative random log blocks, three merges",
+    paper: "004 Sections 2-3.1 (Lee et al. 2007)",
+    admits_tasks: false,
+    bounds: false,
+    build: |p, _| crate::registry::configured("fast", FastConfig::default(), p, FastConfig::validate),
+}];
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -900,6 +900,26 @@ impl Ftl for Janus {
     }
 }
 
+/// The registry's entries for this module's schemes ([`crate::registry`]).
+pub const SCHEMES: [crate::registry::Scheme; 2] = [
+    crate::registry::Scheme {
+        name: "janus",
+        summary: "Janus-FTL (004): page- and block-mapping areas, fusion / defusion, PMA sized by ghost buffers",
+        paper: "004 Sections 3-5",
+        admits_tasks: false,
+        bounds: false,
+        build: |p, _| crate::registry::configured("janus", JanusConfig::default(), p, JanusConfig::validate),
+    },
+    crate::registry::Scheme {
+        name: "janus-fix",
+        summary: "Janus-FTL with the PMA at a fixed utilization u_d = 0.75 (004 Figure 7's Janus(Fix))",
+        paper: "004 Section 6.2 (Janus(Fix))",
+        admits_tasks: false,
+        bounds: false,
+        build: |p, _| crate::registry::configured("janus-fix", JanusConfig::fixed(), p, JanusConfig::validate),
+    },
+];
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -370,6 +370,23 @@ impl crate::RealTime for LazyRtgcOnDemand {
     }
 }
 
+/// The registry's entries for this module's schemes ([`crate::registry`]).
+pub const SCHEMES: [crate::registry::Scheme; 1] = [crate::registry::Scheme {
+    name: "lazy-rtgc-ondemand",
+    summary: "On-demand Lazy-RTGC (001 Section 5): DFTL with partial DG > TG > TW tasks (<= t_er) after each write",
+    paper: "001 Section 5",
+    admits_tasks: false,
+    bounds: true,
+    build: |p, _| {
+        crate::registry::configured(
+            "lazy-rtgc-ondemand",
+            LazyRtgcOnDemandConfig::default(),
+            p,
+            LazyRtgcOnDemandConfig::validate,
+        )
+    },
+}];
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

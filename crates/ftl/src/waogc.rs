@@ -178,6 +178,16 @@ impl FtlBuilder for WaoGcConfig {
     }
 }
 
+/// The registry's entries for this module's schemes ([`crate::registry`]).
+pub const SCHEMES: [crate::registry::Scheme; 1] = [crate::registry::Scheme {
+    name: "waogc",
+    summary: "WAO-GC (000 Section 6.1.5): Lazy-RTGC's partial steps, lambda <= the chip's max, GC at 1 free block",
+    paper: "000 Sections 6.1.5, 6.2 (Zhang et al. 2015)",
+    admits_tasks: false,
+    bounds: true,
+    build: |p, _| crate::registry::configured("waogc", WaoGcConfig::default(), p, WaoGcConfig::validate),
+}];
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

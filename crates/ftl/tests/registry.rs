@@ -52,3 +52,38 @@ fn every_block_scheme_keeps_flushed_data_behind_a_write_buffer() {
     }
     assert!(buffered + 2 == kinds().len(), "{buffered} of {} schemes ran behind a buffer", kinds().len());
 }
+
+#[test]
+fn a_scheme_marked_bounds_promises_a_bound_and_only_real_time_schemes_are_marked() {
+    for scheme in registry::schemes() {
+        let (builder, geometry) = registered(scheme.name).unwrap();
+        let mut flash = ftlab_ftl::Flash::new(ftlab_nand::Nand::new(&suite::nand_config(geometry, 0.0, 1)).unwrap());
+        let ftl = builder.format(&mut flash.io(ftlab_nand::SimTime::ZERO)).unwrap();
+        let bound = ftl.capabilities().realtime.and_then(|r| r.service_bound());
+        if scheme.bounds {
+            assert!(bound.is_some(), "{} is listed by ftlab bounds but promises no bound", scheme.name);
+        }
+        assert!(!scheme.paper.is_empty() && !scheme.summary.is_empty(), "{}", scheme.name);
+    }
+}
+
+/// The README's table of FTLs names every scheme of this crate's registry, and
+/// nothing else.
+#[test]
+fn the_readme_lists_every_registered_scheme() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let table = readme.split("\n## FTLs\n").nth(1).unwrap().trim_start().split("\n\n").next().unwrap();
+    let mut listed: Vec<String> = table
+        .lines()
+        .skip(2)
+        .flat_map(|row| {
+            let first = row.split('|').nth(1).unwrap_or("");
+            first.split('`').skip(1).step_by(2).map(str::to_string).collect::<Vec<_>>()
+        })
+        .collect();
+    listed.sort();
+    let mut registered: Vec<String> =
+        registry::BUILTIN.iter().flat_map(|m| m.iter().map(|s| s.name.to_string())).collect();
+    registered.sort();
+    assert_eq!(listed, registered, "README.md's FTL table against registry::BUILTIN");
+}

@@ -13,8 +13,11 @@ use ftlab_sim::{RunConfig, Simulation};
 
 use crate::LabError;
 
-/// The real-time FTLs as `ftlab run` builds them.
-pub const RUN_SCHEMES: [&str; 6] = ["gftl", "rftl", "fsr", "lazy-rtgc", "lazy-rtgc-ondemand", "waogc"];
+/// The real-time FTLs whose bound `ftlab bounds` shows as a run builds them:
+/// the registry's schemes marked `bounds`, in its order.
+pub fn run_schemes() -> Vec<&'static str> {
+    ftlab_ftl::registry::schemes().into_iter().filter(|s| s.bounds).map(|s| s.name).collect()
+}
 
 /// Devices larger than this many pages are not built to read their FTLs' bounds
 /// (the medium's tables would take gigabytes).
@@ -70,7 +73,7 @@ pub fn chip_bounds(name: &str, with_transfer: bool) -> Result<ChipBounds, LabErr
 /// this chip is left out.
 pub fn as_run(name: &str) -> Result<Option<Vec<AsRun>>, LabError> {
     let mut out = Vec::new();
-    for ftl in RUN_SCHEMES {
+    for ftl in run_schemes() {
         let text = format!("[device]\nchip = {name:?}\n[ftl]\nkind = {ftl:?}\n");
         let config = RunConfig::from_toml(&text, "bounds").map_err(|e| LabError::Config(e.to_string()))?;
         let pages = u64::from(

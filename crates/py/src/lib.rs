@@ -10,6 +10,8 @@
 //! progress callback, so Ctrl-C stops it.
 
 use pyo3::prelude::*;
+// The FTLs of other crates offered by name (registered where they are defined).
+use ftlab_fifo_ftl as _;
 
 mod bounds;
 mod config;

@@ -156,3 +156,12 @@ def test_ctrl_c_stops_a_long_run(small):
 def test_the_progress_line_stays_out_of_logs(small, capsys):
     ftlab.run(small.replace(**{"workload.generator.requests": 20000}), progress=True)
     assert capsys.readouterr().err == ""
+
+
+def test_an_ftl_of_another_crate_runs_by_name(small):
+    """ftlab-fifo-ftl registers its scheme where it is defined; linked into the
+    module, it is listed and runs like any built-in scheme."""
+    assert "fifo" in {item["name"] for item in ftlab.presets()["ftls"]}
+    report = ftlab.run(small.replace(**{"ftl.kind": "fifo"}), progress=False)
+    assert report.ftl == "fifo"
+    assert report.integrity == "ok"

@@ -603,6 +603,48 @@ impl crate::RealTime for Gftl {
     }
 }
 
+/// The registry's entries for this module's schemes ([`crate::registry`]).
+pub const SCHEMES: [crate::registry::Scheme; 3] = [
+    crate::registry::Scheme {
+        name: "gftl",
+        summary: GftlConfig::PRESETS[0].1,
+        paper: "002 Sections III-IV",
+        admits_tasks: false,
+        bounds: true,
+        build: |p, _| crate::registry::configured("gftl", GftlConfig::default(), p, GftlConfig::validate),
+    },
+    crate::registry::Scheme {
+        name: "gftl-threshold",
+        summary: GftlConfig::PRESETS[1].1,
+        paper: "002 Section IV-E (soft real-time variant)",
+        admits_tasks: false,
+        bounds: false,
+        build: |p, _| {
+            crate::registry::configured(
+                "gftl-threshold",
+                GftlConfig::preset("gftl-threshold").unwrap_or_default(),
+                p,
+                GftlConfig::validate,
+            )
+        },
+    },
+    crate::registry::Scheme {
+        name: "gftl-priority",
+        summary: GftlConfig::PRESETS[2].1,
+        paper: "002 Section IV-E (soft real-time variant)",
+        admits_tasks: false,
+        bounds: false,
+        build: |p, _| {
+            crate::registry::configured(
+                "gftl-priority",
+                GftlConfig::preset("gftl-priority").unwrap_or_default(),
+                p,
+                GftlConfig::validate,
+            )
+        },
+    },
+];
+
 #[cfg(test)]
 pub(crate) mod tests {
     #![allow(clippy::unwrap_used)]

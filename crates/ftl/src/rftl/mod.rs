@@ -707,3 +707,13 @@ impl crate::RealTime for Rftl {
         Some(self.bound)
     }
 }
+
+/// The registry's entries for this module's schemes ([`crate::registry`]).
+pub const SCHEMES: [crate::registry::Scheme; 1] = [crate::registry::Scheme {
+    name: "rftl",
+    summary: "RFTL (001): primary, buffer and replacement block per logical block, partial GC after writes only",
+    paper: "001 Section 6 (Qin et al. 2012)",
+    admits_tasks: false,
+    bounds: true,
+    build: |p, _| crate::registry::configured("rftl", RftlConfig::default(), p, RftlConfig::validate),
+}];

@@ -381,3 +381,15 @@ pub(crate) fn key(block: u64) -> Result<u32, FtlError> {
         )))
     }
 }
+
+/// The registry's entries for this module's schemes ([`crate::registry`]).
+pub const SCHEMES: [crate::registry::Scheme; 1] = [
+    crate::registry::Scheme {
+        name: "ssc",
+        summary: "FlashTier SSC (003): cache commands by disk block, hash-table map, silent eviction of clean data, OOB logging; 7% reserve",
+        paper: "003 Sections 2.2, 3.3.2",
+        admits_tasks: false,
+        bounds: false,
+        build: |p, _| crate::registry::configured("ssc", SscConfig::default(), p, SscConfig::validate),
+    },
+];

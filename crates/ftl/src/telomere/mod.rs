@@ -108,6 +108,26 @@ const NEVER: u64 = u64::MAX;
 /// Allocator stream of the default pool; group `k` is stream `k + 1`.
 const POOL: u32 = 0;
 
+impl TelomereConfig {
+    /// The registry's build of policy `policy` under the name `kind`: `params`
+    /// over the defaults, with the task set `tasks` when given (refused tasks
+    /// are then reported, not an error, unless `params` sets
+    /// `strict_admission`; a `tasks` key in `params` replaces the set).
+    fn registered(
+        kind: &str,
+        policy: Placement,
+        params: &toml::Table,
+        tasks: Option<&[crate::registry::PeriodicTask]>,
+    ) -> Result<crate::registry::Builder, FtlError> {
+        let base = TelomereConfig { policy, ..Default::default() };
+        let base = match tasks {
+            Some(tasks) => TelomereConfig { tasks: tasks.to_vec(), strict_admission: false, ..base },
+            None => base,
+        };
+        crate::registry::configured(kind, base, params, TelomereConfig::validate)
+    }
+}
+
 impl FtlBuilder for TelomereConfig {
     fn format(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
         Ok(Box::new(Telomere::format(self.clone(), io)?))
@@ -764,3 +784,24 @@ impl crate::Placement for Telomere {
         Some(self.stripe_die(k as usize, lpn))
     }
 }
+
+/// The registry's entries for this module's schemes ([`crate::registry`]).
+pub const SCHEMES: [crate::registry::Scheme; 2] = [
+    crate::registry::Scheme {
+        name: "telomere-sip",
+        summary:
+            "Telomere SiP (000): blocks reserved per admitted task, placed by expiry, GC only erases expired blocks",
+        paper: "000 Sections 3-4",
+        admits_tasks: true,
+        bounds: false,
+        build: |p, tasks| TelomereConfig::registered("telomere-sip", Placement::Sip, p, tasks),
+    },
+    crate::registry::Scheme {
+        name: "telomere-sharp",
+        summary: "Telomere SharP (000): blocks shared by Algorithm 1's task partitions, GC only erases expired blocks",
+        paper: "000 Sections 3-4",
+        admits_tasks: true,
+        bounds: false,
+        build: |p, tasks| TelomereConfig::registered("telomere-sharp", Placement::Sharp, p, tasks),
+    },
+];
