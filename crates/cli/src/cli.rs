@@ -449,6 +449,12 @@ pub struct AdmitArgs {
     /// board whose paper prints no timing: 000's Cosmos board).
     #[arg(long, value_name = "US")]
     pub erase_us: Option<f64>,
+    /// Page read time t_r in microseconds (overrides the preset's).
+    #[arg(long, value_name = "US")]
+    pub read_us: Option<f64>,
+    /// Page program time t_w in microseconds (overrides the preset's).
+    #[arg(long, value_name = "US")]
+    pub program_us: Option<f64>,
     /// Fraction of physical space the tasks may not use, in [0, 1) (lambda = 1 - F; default 0).
     #[arg(long, value_name = "F")]
     pub over_provisioning: Option<f64>,
