@@ -46,10 +46,14 @@ done
 
 # Sensitivity of Telomere's (Eq. 19 as printed) and WAO-GC's throughput limit
 # to what the paper leaves open (README, "Figure 9"): the pages every task reads
-# and writes per period, and the seeds of the 50 sets.
+# and writes per period, and the seeds of the 50 sets; and of the storage
+# limits (SiP, SharP, WAO-GC) to the pages per period.
 echo "pages,policy,axis,granularity,tasks,over_provisioning,max_util,first_failure,failed_by" > fig9-pages.csv
 for p in 16 32 48 56 60 62 64 72 96 128; do
   $S --policy sharp,waogc --axis throughput --gc-job printed --pages "$p" -f csv | tail -n +2 | sed "s/^/$p,/" >> fig9-pages.csv
+done
+for p in 32 128; do
+  $S --policy sip,sharp,waogc --axis storage --pages "$p" -f csv | tail -n +2 | sed "s/^/$p,/" >> fig9-pages.csv
 done
 echo "seed,policy,axis,granularity,tasks,over_provisioning,max_util,first_failure,failed_by" > fig9-seeds.csv
 for seed in 1 51 101 151 201; do
