@@ -24,3 +24,8 @@ python3 experiments/telomere/fig10-sets.py "$outdir"
 python3 experiments/telomere/table3-summary.py "$outdir"
 # Figures 13-14: the page-map FTL on 16 and 32 chips.
 python3 experiments/telomere/table3-chips.py "$outdir"
+# Figure 10 at lambda 0.70 / 0.80 / 0.95 (a sweep, run here rather than from
+# check-sweeps.sh's list; about 10 s).
+rows=$(mktemp)
+"$FTLAB" sweep --quiet experiments/telomere/fig10-lambda-sweep.toml -o "$rows" --out-dir "$outdir"
+rm -f "$rows"
