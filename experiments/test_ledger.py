@@ -2,6 +2,8 @@
 
     python3 -m unittest discover -s experiments -p 'test_*.py'
 """
+import contextlib
+import io
 import os
 import sys
 import tempfile
@@ -98,15 +100,18 @@ class LedgerTest(unittest.TestCase):
         problems, rows = self.problems(GOOD)
         self.assertEqual(problems, [])
         self.assertEqual(len(rows), 2)
-        self.assertEqual(ledger.main(["ledger.py", "render"]), 0)
-        self.assertEqual(ledger.main(["ledger.py", "check"]), 0)
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.assertEqual(ledger.main(["ledger.py", "render"]), 0)
+            self.assertEqual(ledger.main(["ledger.py", "check"]), 0)
         with open(ledger.README) as f:
             text = f.read()
         self.assertIn("| Figure 6(b) | PPM over Janus | about four times | 4.00x | reproduced |", text)
 
     def test_stale_readme_is_refused(self):
         self.problems(GOOD)
-        self.assertEqual(ledger.main(["ledger.py", "check"]), 1)
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            self.assertEqual(ledger.main(["ledger.py", "check"]), 1)
+        self.assertIn("the ledger section is stale", err.getvalue())
 
     def test_reproduced_beyond_a_quarter_is_refused(self):
         self.assertRefused(GOOD.replace("paper_value = 4.0", "paper_value = 5.5"), "from the paper's 5.5")

@@ -298,6 +298,70 @@ pub fn ops_strategy(logical_pages: u32) -> impl proptest::strategy::Strategy<Val
     proptest::collection::vec(op, 1..400)
 }
 
+/// The Jasmine board's shape, scaled down (32 KiB pages, 4 dies, 12 blocks a
+/// die): the sub-page schemes' units of 4 KiB are 8 to a page.
+pub fn jasmine_geometry() -> Geometry {
+    Geometry {
+        channels: 2,
+        ways_per_channel: 2,
+        dies_per_way: 1,
+        planes_per_die: 1,
+        blocks_per_plane: 12,
+        pages_per_block: 8,
+        page_size: 32 * 1024,
+        oob_size: 1744,
+    }
+}
+
+/// Two periodic tasks, for the schemes that admit tasks.
+pub fn small_task_set() -> Vec<crate::registry::PeriodicTask> {
+    let task = |name: &str, write_pages, write_period_ms, lifetime_ms| crate::registry::PeriodicTask {
+        name: name.into(),
+        write_pages,
+        write_period_ms,
+        lifetime_ms,
+        granularity: 1,
+        ..crate::registry::PeriodicTask::default()
+    };
+    vec![task("a", 2, 10.0, 40.0), task("b", 1, 20.0, 60.0)]
+}
+
+/// The registered scheme `kind` at its defaults (with [`small_task_set`] if it
+/// admits tasks), and the first of the suite's devices it formats on
+/// ([`small_geometry`], then [`jasmine_geometry`]); an error says why it fits
+/// none.
+pub fn registered(kind: &str) -> Result<(crate::registry::Builder, Geometry), String> {
+    let scheme = crate::registry::scheme(kind).ok_or_else(|| format!("no scheme `{kind}` is registered"))?;
+    let build = || {
+        if scheme.admits_tasks {
+            crate::registry::build_with_tasks(kind, &toml::Table::new(), &small_task_set())
+        } else {
+            crate::registry::build(kind, &toml::Table::new())
+        }
+    };
+    let builder = build().map_err(|e| format!("{kind}: {e}"))?;
+    let builder = match kind {
+        // The Nameless device's block interface is its metadata space, 5% of
+        // the device by default: overwriting it never reclaims a block, so the
+        // suite gives it nearly all of the capacity (as conformance_nameless).
+        "nameless" => {
+            let params: toml::Table = toml::from_str("virtual_share = 0.95").map_err(|e| e.to_string())?;
+            crate::registry::build(kind, &params).map_err(|e| format!("{kind}: {e}"))?
+        }
+        _ => builder,
+    };
+    let mut errors = Vec::new();
+    for geometry in [small_geometry(), jasmine_geometry()] {
+        let mut flash = Flash::new(Nand::new(&nand_config(geometry, 0.0, 1)).map_err(|e| e.to_string())?);
+        let mut io = flash.io(SimTime::ZERO);
+        match builder.format(&mut io) {
+            Ok(_) => return Ok((builder, geometry)),
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    Err(format!("{kind} formats on none of the suite's devices: {}", errors.join("; ")))
+}
+
 /// Runs `ops` against the model; the first divergence fails.
 pub fn run_ops(builder: &dyn FtlBuilder, geometry: Geometry, ops: &[Op]) {
     let mut h = Harness::new(builder, &nand_config(geometry, 0.0, 1));
