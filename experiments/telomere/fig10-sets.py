@@ -15,11 +15,12 @@ every machine:
   0.70 (the "v = 70"), so hot and cold data differ by one to two orders of
   magnitude, rounded to whole microseconds, at least one period.
 
-    python3 experiments/telomere/fig10-sets.py   # then: ftlab sweep experiments/telomere/fig10-sets-sweep.toml
+    python3 experiments/telomere/fig10-sets.py [OUTDIR]   # default: this folder; then: ftlab sweep experiments/telomere/fig10-sets-sweep.toml
 """
 import math
 import os
 import random
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SETS, TASKS, PAGES, RATE_PER_MS, MEAN_LIFE_US, RSD = 20, 10, 4, 2.4, 1e6, 0.70
@@ -83,7 +84,8 @@ def main():
         '  "stopped_at_retired_fraction", "host_pages_written", "erases", "gc_page_copies", "tasks_refused",',
         "]",
     ]
-    with open(os.path.join(HERE, "fig10-sets-sweep.toml"), "w") as f:
+    outdir = sys.argv[1] if len(sys.argv) > 1 else HERE
+    with open(os.path.join(outdir, "fig10-sets-sweep.toml"), "w") as f:
         f.write("\n".join(lines) + "\n")
 
 

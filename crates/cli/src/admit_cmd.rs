@@ -120,14 +120,24 @@ pub fn run(args: &AdmitArgs) -> Result<(), CliError> {
 fn device(args: &AdmitArgs) -> Result<Device, CliError> {
     let mut d = ftlab_lab::bounds::admit_device(&args.chip, args.blocks, args.over_provisioning)
         .map_err(|e| CliError::Usage(e.to_string()))?;
-    if let Some(us) = args.erase_us {
-        // At most an hour: an erase time, not a typo's 1e30.
-        if !(us > 0.0 && us <= 3.6e9) {
-            return Err(CliError::Usage(format!(
-                "--erase-us must be a positive erase time in microseconds (at most 3.6e9), got {us}; e.g. 7000"
-            )));
+    // At most an hour: a page or erase time, not a typo's 1e30.
+    let time = |flag: &str, what: &str, us: Option<f64>, example: &str| -> Result<Option<u64>, CliError> {
+        match us {
+            None => Ok(None),
+            Some(us) if us > 0.0 && us <= 3.6e9 => Ok(Some((us * 1e3).round() as u64)),
+            Some(us) => Err(CliError::Usage(format!(
+                "{flag} must be a positive {what} time in microseconds (at most 3.6e9), got {us}; e.g. {example}"
+            ))),
         }
-        d.t_e_ns = (us * 1e3).round() as u64;
+    };
+    if let Some(ns) = time("--erase-us", "erase", args.erase_us, "7000")? {
+        d.t_e_ns = ns;
+    }
+    if let Some(ns) = time("--read-us", "read", args.read_us, "200")? {
+        d.t_r_ns = ns;
+    }
+    if let Some(ns) = time("--program-us", "program", args.program_us, "700")? {
+        d.t_w_ns = ns;
     }
     Ok(d)
 }

@@ -449,6 +449,12 @@ pub struct AdmitArgs {
     /// board whose paper prints no timing: 000's Cosmos board).
     #[arg(long, value_name = "US")]
     pub erase_us: Option<f64>,
+    /// Page read time t_r in microseconds (overrides the preset's).
+    #[arg(long, value_name = "US")]
+    pub read_us: Option<f64>,
+    /// Page program time t_w in microseconds (overrides the preset's).
+    #[arg(long, value_name = "US")]
+    pub program_us: Option<f64>,
     /// Fraction of physical space the tasks may not use, in [0, 1) (lambda = 1 - F; default 0).
     #[arg(long, value_name = "F")]
     pub over_provisioning: Option<f64>,
@@ -534,6 +540,11 @@ pub struct SchedArgs {
     /// pages written; the paper's Figure 9 follows it).
     #[arg(long, value_enum, default_value = "generalized")]
     pub gc_job: crate::sched_cmd::GcJobArg,
+    /// The unit of the bandwidths the generator turns into pages per period (Eq.
+    /// 21-22): `mb` (10^6 bytes, ftlab's) or `mib` (2^20 bytes, so 100 MB/s is
+    /// exactly 3,200 pages of 32 KiB a second).
+    #[arg(long, value_enum, default_value = "mb")]
+    pub bandwidth_unit: crate::sched_cmd::BandwidthUnit,
     /// `table`, `csv` or `json`.
     #[arg(long, short = 'f', value_enum, default_value = "table")]
     pub format: crate::sched_cmd::SchedFormat,

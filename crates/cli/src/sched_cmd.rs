@@ -102,6 +102,15 @@ pub enum GcJobArg {
     Printed,
 }
 
+/// `--bandwidth-unit`: what a megabyte of the paper's bandwidths is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BandwidthUnit {
+    /// 10^6 bytes.
+    Mb,
+    /// 2^20 bytes.
+    Mib,
+}
+
 /// Runs `ftlab schedulability`.
 pub fn run(args: &SchedArgs) -> Result<(), CliError> {
     let usage = |e: ftlab_bounds::telomere::TelomereError| CliError::Usage(e.to_string());
@@ -112,10 +121,16 @@ pub fn run(args: &SchedArgs) -> Result<(), CliError> {
             ftlab_nand::presets::names().collect::<Vec<_>>().join(", ")
         ))
     })?;
-    let base = Device::from_preset(preset).with_gc_job(match args.gc_job {
+    let mut base = Device::from_preset(preset).with_gc_job(match args.gc_job {
         GcJobArg::Generalized => GcJobReading::Generalized,
         GcJobArg::Printed => GcJobReading::Printed,
     });
+    if args.bandwidth_unit == BandwidthUnit::Mib {
+        // The generator reads the bandwidths in 10^6 bytes a second.
+        const MIB_IN_MB: f64 = 1_048_576.0 / 1_000_000.0;
+        base.read_bandwidth_mb_s *= MIB_IN_MB;
+        base.write_bandwidth_mb_s *= MIB_IN_MB;
+    }
     let axes: &[Axis] = match args.axis {
         SchedAxis::Storage => &[Axis::Storage],
         SchedAxis::Throughput => &[Axis::Throughput],

@@ -130,6 +130,21 @@ fn waogc_on_table_3_follows_the_erase_time() {
         let err = usage_error(&["admit", &file, "--chip", "cosmos-openssd", "--erase-us", bad]);
         assert!(err.contains("--erase-us must be a positive erase time"), "{err}");
     }
+    // With the only times the paper prints (its 1 TB SSD: t_r 0.2, t_w 0.7, t_e
+    // 2.7 ms) WAO-GC admits all six; the overrides reach the test.
+    let ssd_times = waogc(&["--read-us", "200", "--program-us", "700", "--erase-us", "2700"]);
+    assert!(refused(&ssd_times).is_empty(), "{ssd_times}");
+    let slow_reads = waogc(&["--read-us", "3000", "--erase-us", "5000"]);
+    // At t_e 5 ms and the preset's t_r, t_w only tau5 is refused; a read or a
+    // program of 3 ms refuses tau2 (reads) or tau4 (programs) as well.
+    assert_eq!(refused(&waogc(&["--erase-us", "5000"])), [("tau5".to_owned(), "throughput".to_owned())]);
+    assert!(refused(&slow_reads).iter().any(|(t, _)| t == "tau2"), "t_r is applied: {slow_reads}");
+    let slow_programs = waogc(&["--program-us", "3000", "--erase-us", "5000"]);
+    assert!(refused(&slow_programs).iter().any(|(t, _)| t == "tau4"), "t_w is applied: {slow_programs}");
+    for (flag, what) in [("--read-us", "read"), ("--program-us", "program")] {
+        let err = usage_error(&["admit", &file, "--chip", "cosmos-openssd", flag, "0"]);
+        assert!(err.contains(&format!("{flag} must be a positive {what} time")), "{err}");
+    }
 }
 
 #[test]

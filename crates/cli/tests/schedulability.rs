@@ -65,3 +65,25 @@ fn csv_rows_per_granularity_and_bad_input() {
         ftlab().args(["schedulability", "--over-provisioning", "1.5"]).assert().code(2).get_output().stderr.clone();
     assert!(String::from_utf8(err).unwrap().contains("over_provisioning is 1.5"));
 }
+
+/// `--bandwidth-unit mib` reads Section 6.1.1's MB/s as 2^20 bytes (100 MB/s is
+/// 3,200 pages of 32 KiB a second): more pages a millisecond, shorter periods,
+/// a lower throughput limit than with 10^6-byte megabytes.
+#[test]
+fn bandwidth_unit_moves_the_throughput_limit() {
+    let limit = |unit: &str| {
+        let out = ftlab()
+            .args(["schedulability", "--policy", "waogc", "--axis", "throughput", "--sets", "3", "--max", "0.5"])
+            .args(["--bandwidth-unit", unit, "-f", "json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let rows: Value = serde_json::from_slice(&out).unwrap();
+        rows[0]["max_util"].as_f64().unwrap()
+    };
+    let (mb, mib) = (limit("mb"), limit("mib"));
+    assert!(mib < mb, "mib {mib} vs mb {mb}");
+    assert!((0.36..=0.38).contains(&mib), "{mib}");
+}

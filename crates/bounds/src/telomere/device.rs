@@ -31,8 +31,8 @@ pub struct Device {
     /// `lambda`, device utilization (logical over physical space) = 1 - over-provisioning.
     /// Default 1: every physical block may hold task data.
     pub lambda: f64,
-    /// `B^R_max` of the whole device in MB/s (10^6 bytes): only the generator
-    /// (Eq. 21) uses it.
+    /// `B^R_max` of the whole device in MB/s (10^6 bytes; scale by 1.048576 for
+    /// the paper's binary megabytes): only the generator (Eq. 21) uses it.
     pub read_bandwidth_mb_s: f64,
     /// `B^W_max` of the whole device in MB/s: only the generator (Eq. 22) uses it.
     pub write_bandwidth_mb_s: f64,
@@ -58,7 +58,9 @@ pub enum GcJobReading {
     /// block's worth of pages written whatever the granularity, `g` times as
     /// many as the generalized reading, each costing a whole millisecond. The
     /// paper's Figure 9 (Telomere schedulable up to 83% throughput) comes out
-    /// at 86% with this reading, against 118% with the generalized one.
+    /// at 82% with this reading and the bandwidths in binary megabytes
+    /// (`ftlab schedulability --bandwidth-unit mib`; 86% in decimal ones),
+    /// against 112% (118%) with the generalized one.
     Printed,
 }
 
