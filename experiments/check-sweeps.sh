@@ -8,7 +8,14 @@
 # change no result. An entry `SWEEP:` (no rows CSV) is checked by its tables
 # alone.
 #
-#   bash experiments/check-sweeps.sh            every sweep (about 7 minutes on 2 cores)
+# Full mode also runs each experiments/*/outputs.sh OUTDIR (the outputs made by
+# other commands: examples, ftlab flashtier, scripts) and compares every file it
+# writes with the committed file of that name, then names every committed CSV or
+# SVG under experiments/ that nothing reran (experiments/unchecked.txt lists
+# the ones that cannot be, with the reason). Both modes check the reproduction
+# ledger (python3 experiments/ledger.py check).
+#
+#   bash experiments/check-sweeps.sh            everything (about 15 minutes on 2 cores)
 #   bash experiments/check-sweeps.sh --quick    the CI-sized subset (about 40 s)
 #
 # Uses FTLAB (default: target/release/ftlab, built if missing). Tables and plots
@@ -76,9 +83,10 @@ for s in "${sweeps[@]}"; do
   start=$(date +%s)
   "$FTLAB" sweep --quiet "$toml" -o "$out" --out-dir "$dir"
   same=1
-  for table in "$dir"/*.csv; do
+  for table in "$dir"/*.csv "$dir"/*.svg; do
     [ -e "$table" ] || continue
     committed="$(dirname "$toml")/$(basename "$table")"
+    echo "$committed" >>"$tmp/compared"
     if ! cmp -s "$table" "$committed"; then
       echo "DIFFERS  $committed: regenerate it with: ftlab sweep $toml (and say why in the commit)"
       diff <(head -c 100000 "$committed") <(head -c 100000 "$table") | head -6 || true
@@ -91,6 +99,7 @@ for s in "${sweeps[@]}"; do
     continue
   fi
   csv="experiments/${s##*:}.csv"
+  echo "$csv" >>"$tmp/compared"
   if python3 - "$csv" "$out" <<'EOF'
 import csv, sys
 
@@ -126,4 +135,50 @@ EOF
     failed=1
   fi
 done
+
+# Outputs made by other commands than a sweep: each folder's outputs.sh writes
+# them into the folder it is given, under their committed names.
+if [ "${1:-}" != --quick ]; then
+  for script in experiments/*/outputs.sh; do
+    [ -e "$script" ] || continue
+    folder=$(dirname "$script")
+    dir="$tmp/outputs-$(basename "$folder")"
+    mkdir -p "$dir"
+    start=$(date +%s)
+    if ! FTLAB="$FTLAB" bash "$script" "$dir"; then
+      echo "FAILED   $script: it exited with an error; fix it, then run check-sweeps again"
+      failed=1
+      continue
+    fi
+    same=1
+    while IFS= read -r made; do
+      name=${made#"$dir"/}
+      committed="$folder/$name"
+      echo "$committed" >>"$tmp/compared"
+      if [ ! -f "$committed" ]; then
+        echo "DIFFERS  $committed: $script writes it but it is not committed"
+        same=0
+        failed=1
+      elif ! cmp -s "$made" "$committed"; then
+        echo "DIFFERS  $committed: regenerate it with: bash $script $folder (and say why in the commit)"
+        diff <(head -c 100000 "$committed") <(head -c 100000 "$made") | head -6 || true
+        same=0
+        failed=1
+      fi
+    done < <(find "$dir" -type f | sort)
+    [ "$same" = 1 ] && echo "ok       $script ($(( $(date +%s) - start )) s)"
+  done
+  # Every committed table and plot must have been rerun by one of the above,
+  # or be named in experiments/unchecked.txt with the reason it cannot be.
+  while IFS= read -r file; do
+    grep -qxF "$file" "$tmp/compared" && continue
+    [ -f experiments/unchecked.txt ] && awk -v f="$file" '$1 == f { hit = 1 } END { exit !hit }' experiments/unchecked.txt && continue
+    echo "UNCHECKED $file: no sweep or outputs.sh reruns it; add it to one, or to experiments/unchecked.txt with the reason"
+    failed=1
+  done < <(git ls-files 'experiments/*.csv' 'experiments/*.svg' | sort)
+fi
+
+# The reproduction ledger checker's own tests.
+python3 -m unittest discover -q -s experiments -p 'test_ledger.py' || failed=1
+
 exit $failed
