@@ -269,12 +269,7 @@ pub struct SscConfig {
     /// trigger a checkpoint as part of flush"), or only the log (FlashTier's
     /// design: checkpoints on their own schedule, here after
     /// `checkpoint_log_pages` log pages and when idle). Default true.
-    #[serde(skip_serializing_if = "is_true")]
     pub checkpoint_on_flush: bool,
-}
-
-fn is_true(v: &bool) -> bool {
-    *v
 }
 
 impl Default for SscConfig {
