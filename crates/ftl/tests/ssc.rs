@@ -821,6 +821,11 @@ fn flush_without_checkpoint_writes_the_log_and_stays_durable() {
     d.clean(b(1));
     d.flush();
     assert_eq!(d.flash.counters().programs.get(ftlab_ftl::Purpose::Checkpoint), 2);
+    // The key reaches the FTL through the registry too.
+    let mut t = toml::Table::new();
+    t.insert("consistency".into(), toml::Value::String("log".into()));
+    t.insert("checkpoint_on_flush".into(), toml::Value::Boolean(false));
+    assert!(ftlab_ftl::registry::build("ssc", &t).is_ok());
 }
 
 #[test]
