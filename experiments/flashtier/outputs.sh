@@ -37,6 +37,9 @@ run ci-sets --scale ci --ssd-set-blocks 512
 run ci-log-flush-log --scale ci --ssc-consistency log --ssc-flush-checkpoint off
 run ci-rotor --scale ci --file-pick rotor
 run ci-flashcache --scale ci --read-fill-sync --metadata-on-dirty-transition
+run ci-seq0 --scale ci --sequential-blocks 0
+run ci-seq64 --scale ci --sequential-blocks 64
+run ci-seq256 --scale ci --sequential-blocks 256
 
 if [ "${FTLAB_SLOW:-0}" = 1 ]; then
   run scale16-75g --scale 16
