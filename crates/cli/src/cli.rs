@@ -629,6 +629,30 @@ pub struct FlashtierArgs {
     /// (the OpenSSD prototype's map log and checkpoints).
     #[arg(long, value_enum, value_name = "MODE", default_value = "oob")]
     pub ssc_consistency: SscConsistency,
+    /// With `--ssc-consistency log`: `on` checkpoints the whole map on each flush (the
+    /// prototype's), `off` writes only the log at a flush (FlashTier's checkpoint schedule).
+    #[arg(long, value_name = "on|off", default_value = "on")]
+    pub ssc_flush_checkpoint: String,
+    /// How filebench's flowops choose files: `uniform` (ftlab's original) or `rotor`
+    /// (filebench's own: in index order, one rotor shared by all threads).
+    #[arg(long, value_name = "MODE", default_value = "uniform")]
+    pub file_pick: String,
+    /// Bytes of disk the file layout spans, if more than 1.5 x the data set (e.g. the
+    /// partition's size).
+    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    pub layout_bytes: u64,
+    /// A read miss completes only after its cache fill (FlashCache's READFILL before the
+    /// request ends); default: it completes after the disk read.
+    #[arg(long)]
+    pub read_fill_sync: bool,
+    /// The SSD manager writes its metadata only when a block becomes dirty (FlashCache);
+    /// default: after every dirty write.
+    #[arg(long)]
+    pub metadata_on_dirty_transition: bool,
+    /// Selective caching: a write in a sequential run of at least N blocks bypasses the
+    /// cache (0: off). Default 16 (64 KiB).
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub sequential_blocks: u64,
     /// Folder for flashtier.csv, ssc-metadata.csv, throughput.svg, latency.svg and erases.svg.
     #[arg(long, short, value_name = "DIR")]
     pub out: std::path::PathBuf,

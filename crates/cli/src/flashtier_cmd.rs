@@ -8,7 +8,7 @@ use std::io::Write as _;
 
 use ftlab_ftl::ssc::Consistency;
 use ftlab_sim::flashtier::{run as run_system, FlashtierConfig, Outcome, System};
-use ftlab_workload::filebench::Personality;
+use ftlab_workload::filebench::{FilePick, Personality};
 
 use crate::cli::{FlashtierArgs, SscConsistency};
 use crate::error::CliError;
@@ -42,6 +42,20 @@ fn config(args: &FlashtierArgs) -> Result<FlashtierConfig, CliError> {
         SscConsistency::Oob => Consistency::Oob,
         SscConsistency::Log => Consistency::Log,
     };
+    c.ssc_flush_checkpoint = match args.ssc_flush_checkpoint.as_str() {
+        "on" => true,
+        "off" => false,
+        v => return Err(CliError::Usage(format!("--ssc-flush-checkpoint `{v}`: give `on` or `off`"))),
+    };
+    c.file_pick = match args.file_pick.as_str() {
+        "uniform" => FilePick::Uniform,
+        "rotor" => FilePick::Rotor,
+        v => return Err(CliError::Usage(format!("--file-pick `{v}`: give `uniform` or `rotor`"))),
+    };
+    c.layout_bytes = args.layout_bytes;
+    c.cache.read_fill_sync = args.read_fill_sync;
+    c.cache.metadata_on_dirty_transition = args.metadata_on_dirty_transition;
+    c.cache.sequential_blocks = args.sequential_blocks;
     Ok(c)
 }
 

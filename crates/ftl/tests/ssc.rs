@@ -780,6 +780,54 @@ fn log_mode_replays_the_log_after_the_checkpoint() {
     assert_eq!(c.flash.counters().programs.get(ftlab_ftl::Purpose::Checkpoint), checkpoints);
 }
 
+/// Log mode with `checkpoint_on_flush = false` (FlashTier's schedule):
+/// a flush writes the log, not a checkpoint, and what it flushed survives a
+/// cut: recovery replays the log from the start (no checkpoint yet).
+#[test]
+fn flush_without_checkpoint_writes_the_log_and_stays_durable() {
+    let config = SscConfig { checkpoint_on_flush: false, ..log_config() };
+    let mut c = Cache::new(config, tiny(), 0.0, 1);
+    let b = disk_block;
+    for i in 0..5 {
+        c.write(b(i), true);
+        c.advance(300_000);
+    }
+    c.flush();
+    c.clean(b(1));
+    c.evict(b(2));
+    c.flush();
+    assert_eq!(c.flash.counters().programs.get(ftlab_ftl::Purpose::Checkpoint), 0, "a flush checkpointed");
+    assert!(c.flash.counters().programs.get(ftlab_ftl::Purpose::Map) >= 2, "each flush writes a log page");
+    let want: Vec<State> = (0..5).map(|i| c.model.get(&b(i)).map_or(State::Absent, History::current)).collect();
+    c.advance(50_000_000);
+    let t = c.now;
+    c.flash.power_cut(t);
+    let mut io = c.flash.io(t);
+    let mut ftl = c.builder.recover(&mut io).unwrap();
+    let s = ftl.ssc().unwrap();
+    for (i, want) in want.into_iter().enumerate() {
+        let got = token(s.read(&mut io, b(i as u32)).unwrap());
+        let dirty = s.exists(&mut io, b(i as u32), 1).unwrap()[0];
+        let got = got.map_or(State::Absent, |token| State::Present { token, dirty });
+        assert_eq!(got, want, "block {i}");
+    }
+    // The default checkpoints on each flush that changed the map.
+    let mut d = Cache::new(log_config(), tiny(), 0.0, 1);
+    for i in 0..5 {
+        d.write(b(i), true);
+        d.advance(300_000);
+    }
+    d.flush();
+    d.clean(b(1));
+    d.flush();
+    assert_eq!(d.flash.counters().programs.get(ftlab_ftl::Purpose::Checkpoint), 2);
+    // The key reaches the FTL through the registry too.
+    let mut t = toml::Table::new();
+    t.insert("consistency".into(), toml::Value::String("log".into()));
+    t.insert("checkpoint_on_flush".into(), toml::Value::Boolean(false));
+    assert!(ftlab_ftl::registry::build("ssc", &t).is_ok());
+}
+
 #[test]
 fn reached_through_the_ftl_trait_and_registry() {
     let b = ftlab_ftl::registry::build("ssc", &toml::Table::new()).unwrap();

@@ -55,7 +55,7 @@ use serde::{Deserialize, Serialize};
 use ftlab_ftl::ssc::Consistency;
 use ftlab_ftl::Purpose;
 use ftlab_nand::{SimTime, StoreKind};
-use ftlab_workload::filebench::{BlockIo, Filebench, FilebenchSpec, Personality};
+use ftlab_workload::filebench::{BlockIo, FilePick, Filebench, FilebenchSpec, Personality};
 
 use crate::cache::{CacheConfig, CacheError, CacheManager, CacheStats, Mode, NoCache, SscCache, SsdCache};
 use crate::device::Device;
@@ -125,6 +125,32 @@ pub struct FlashtierConfig {
     /// logging) or `log` (the prototype's map log and checkpoints). Default
     /// `oob`.
     pub ssc_consistency: Consistency,
+    /// With `ssc_consistency = log`: whether a flush checkpoints the whole
+    /// map (the prototype's "we trigger a checkpoint as part of flush"), or
+    /// only writes out the log (checkpoints then come after a number of log
+    /// pages and when idle, FlashTier's fixed schedule). Default true.
+    #[serde(skip_serializing_if = "is_true")]
+    pub ssc_flush_checkpoint: bool,
+    /// How filebench's flowops choose files. Default `uniform` (ftlab's
+    /// original choice; filebench's own is `rotor`).
+    #[serde(skip_serializing_if = "is_uniform")]
+    pub file_pick: FilePick,
+    /// Bytes of disk the file layout spans, if more than 1.5 x the data set.
+    /// Default 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub layout_bytes: u64,
+}
+
+fn is_true(v: &bool) -> bool {
+    *v
+}
+
+fn is_uniform(v: &FilePick) -> bool {
+    *v == FilePick::Uniform
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl Default for FlashtierConfig {
@@ -141,6 +167,9 @@ impl Default for FlashtierConfig {
             cache: CacheConfig::default(),
             disk: DiskConfig::default(),
             ssc_consistency: Consistency::Oob,
+            ssc_flush_checkpoint: true,
+            file_pick: FilePick::Uniform,
+            layout_bytes: 0,
         }
     }
 }
@@ -197,6 +226,9 @@ impl FlashtierConfig {
         }
         let reserve = match (kind, self.ssc_consistency) {
             ("ssc", Consistency::Oob) => "reserve = 0.07",
+            ("ssc", Consistency::Log) if !self.ssc_flush_checkpoint => {
+                "reserve = 0.07\nconsistency = \"log\"\ncheckpoint_on_flush = false"
+            }
             ("ssc", Consistency::Log) => "reserve = 0.07\nconsistency = \"log\"",
             _ => "over_provisioning = 0.07",
         };
@@ -235,7 +267,13 @@ impl FlashtierConfig {
 
     /// The workload of `personality` at this scale.
     pub fn workload(&self, personality: Personality) -> Result<Filebench, SimError> {
-        let spec = FilebenchSpec { personality, data_bytes: self.data_bytes, threads: self.threads };
+        let spec = FilebenchSpec {
+            personality,
+            data_bytes: self.data_bytes,
+            threads: self.threads,
+            pick: self.file_pick,
+            layout_bytes: self.layout_bytes,
+        };
         let fb = Filebench::new(spec, self.seed).map_err(SimError::Trace)?;
         if fb.disk_blocks() > self.disk.blocks {
             return Err(SimError::config(

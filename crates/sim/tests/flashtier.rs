@@ -204,3 +204,55 @@ fn the_ssd_manager_replaces_within_a_set() {
     let e = SsdCache::new(cache, Disk::new(config.disk).unwrap(), config.device("pagemap").unwrap()).unwrap_err();
     assert!(e.to_string().contains("set_blocks"), "{e}");
 }
+
+/// FlashCache's read-miss path (`read_fill_sync`): the request ends after the
+/// cache fill (READDISK, then READFILL, then the bio ends), so a miss takes
+/// the disk read plus a flash program; without it the request ends with the
+/// disk read. Both managers.
+#[test]
+fn a_read_miss_waits_for_its_fill_when_asked() {
+    let config = FlashtierConfig::ci(0);
+    for kind in ["pagemap", "ssc"] {
+        let miss = |read_fill_sync| {
+            let cache = CacheConfig { mode: Mode::WriteThrough, read_fill_sync, ..config.cache };
+            let disk = Disk::new(config.disk).unwrap();
+            let dev = config.device(kind).unwrap();
+            let mut m: Box<dyn CacheManager> = if kind == "ssc" {
+                Box::new(SscCache::new(cache, disk, dev).unwrap())
+            } else {
+                Box::new(SsdCache::new(cache, disk, dev).unwrap())
+            };
+            let t0 = SimTime::from_us(10);
+            let (done, _) = m.read(t0, 1000, 1).unwrap();
+            let (hit, _) = m.read(done, 1000, 1).unwrap();
+            assert_eq!(m.stats().hits, 1, "{kind}: the fill cached the block");
+            (done.0 - t0.0, hit.0 - done.0)
+        };
+        let (async_miss, _) = miss(false);
+        let (sync_miss, _) = miss(true);
+        // One 4 KiB program is 163 us.
+        assert!(sync_miss >= async_miss + 163_000, "{kind}: miss {sync_miss} ns synchronous, {async_miss} ns not");
+    }
+}
+
+/// FlashCache writes its metadata on a clean-to-dirty transition only
+/// (`metadata_on_dirty_transition`): rewriting a dirty block writes no
+/// metadata page; by default every dirty write does.
+#[test]
+fn rewriting_a_dirty_block_writes_no_metadata_when_asked() {
+    let config = FlashtierConfig::ci(0);
+    let meta = |metadata_on_dirty_transition| {
+        let cache = CacheConfig { mode: Mode::WriteBack, metadata_on_dirty_transition, ..config.cache };
+        let disk = Disk::new(config.disk).unwrap();
+        let mut m = SsdCache::new(cache, disk, config.device("pagemap").unwrap()).unwrap();
+        let mut now = SimTime::ZERO;
+        for token in 1..=5 {
+            now = m.write(now, 77, &[token]).unwrap();
+        }
+        let (_, got) = m.read(now, 77, 1).unwrap();
+        assert_eq!(got, vec![5]);
+        m.stats().metadata_writes
+    };
+    assert_eq!(meta(false), 5);
+    assert_eq!(meta(true), 1);
+}

@@ -40,8 +40,22 @@
 //!   extent. Files are read and written in 1 MiB I/Os per extent. No page
 //!   cache and no file-system metadata or journal I/O; an `fsync` is passed
 //!   down as a flush of the cache.
-//! - **File choice.** Uniform over the files in the right state (existing
-//!   for open/delete, absent for create), from one seeded RNG.
+//! - **File choice** ([`FilePick`]). `uniform` (the default): uniform over
+//!   the files in the right state (existing for open/delete/stat, absent for
+//!   create), from one seeded RNG. This is *not* what filebench does.
+//!   `rotor` is filebench's own choice (`fileset_pick` in `fileset.c`,
+//!   1.4.9 to 1.5): files are picked in rotation by index, one rotor over
+//!   the existing files shared by every openfile, deletefile and statfile of
+//!   every thread (the flowops pass thread id 0 unless `rotatefd` is set,
+//!   which none of the three personalities does), one over the absent files
+//!   for createfile; a file another thread holds open (filebench's
+//!   `FSE_BUSY`) is skipped; and a recreated file keeps the size its entry
+//!   was given when the file set was made (filebench's `fse_size`).
+//! - **Layout span.** [`FilebenchSpec::layout_bytes`] widens the extent
+//!   allocator's region beyond 1.5 x the data set (e.g. to the partition's
+//!   size): the next-fit cursor then keeps moving into blocks never written
+//!   before, as a file system allocating over a large partition may, instead
+//!   of reusing the freed blocks of a tight region.
 
 use std::collections::BTreeMap;
 
@@ -149,6 +163,23 @@ impl Flow {
     }
 }
 
+/// How flowops choose their file (see the [module documentation](self)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FilePick {
+    /// Uniform over the files in the right state (ftlab's original choice).
+    #[default]
+    Uniform,
+    /// Filebench's rotors: in index order, busy files skipped.
+    Rotor,
+}
+
+impl FilePick {
+    fn is_uniform(&self) -> bool {
+        *self == FilePick::Uniform
+    }
+}
+
 /// A personality at a scale. Every field has a documented default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -161,6 +192,30 @@ pub struct FilebenchSpec {
     /// Threads; `None` keeps filebench's.
     #[serde(default)]
     pub threads: Option<u32>,
+    /// How files are chosen. Default `uniform`.
+    #[serde(default, skip_serializing_if = "FilePick::is_uniform")]
+    pub pick: FilePick,
+    /// Bytes of disk the extent allocator spans, if more than 1.5 x the data
+    /// set. Default 0 (1.5 x the data set).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub layout_bytes: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+impl Default for FilebenchSpec {
+    /// Fileserver at filebench's file count, threads and file choice uniform.
+    fn default() -> Self {
+        FilebenchSpec {
+            personality: Personality::Fileserver,
+            data_bytes: 0,
+            threads: None,
+            pick: FilePick::Uniform,
+            layout_bytes: 0,
+        }
+    }
 }
 
 impl FilebenchSpec {
@@ -179,10 +234,12 @@ impl FilebenchSpec {
         self.threads.unwrap_or(self.personality.defaults().2)
     }
 
-    /// Blocks of disk the layout uses (1.5 times the data set).
+    /// Blocks of disk the layout uses (1.5 times the data set, or
+    /// `layout_bytes` if that is more).
     pub fn disk_blocks(&self) -> u64 {
         let mean = self.personality.defaults().1;
-        (self.files() * mean / BLOCK) * 3 / 2 + 64 * mean / BLOCK + 1
+        let tight = (self.files() * mean / BLOCK) * 3 / 2 + 64 * mean / BLOCK + 1;
+        tight.max(self.layout_bytes / BLOCK)
     }
 }
 
@@ -245,6 +302,12 @@ pub struct Filebench {
     cursor: u64,
     /// Per thread: place in the loop, open file.
     threads: Vec<(usize, Option<usize>)>,
+    /// With [`FilePick::Rotor`]: existing and absent files by index, and the
+    /// two rotors (next index to try).
+    exist_set: std::collections::BTreeSet<usize>,
+    absent_set: std::collections::BTreeSet<usize>,
+    ex_rotor: usize,
+    ne_rotor: usize,
     /// The webserver's log file.
     log: usize,
 }
@@ -279,6 +342,10 @@ impl Filebench {
             cursor: 0,
             threads: vec![(0, None); spec.threads() as usize],
             log: usize::MAX,
+            exist_set: Default::default(),
+            absent_set: Default::default(),
+            ex_rotor: 0,
+            ne_rotor: 0,
         };
         let n = files as usize + usize::from(spec.personality == Personality::Webserver);
         for i in 0..n {
@@ -299,6 +366,10 @@ impl Filebench {
         }
         if spec.personality == Personality::Webserver {
             fb.log = files as usize;
+        }
+        if spec.pick == FilePick::Rotor {
+            fb.exist_set = fb.existing.iter().copied().collect();
+            fb.absent_set = fb.absent.iter().copied().collect();
         }
         Ok(fb)
     }
@@ -337,8 +408,12 @@ impl Filebench {
                 let f = self.pick(false);
                 if let Some(f) = f {
                     self.set_exists(f, true);
-                    let size = self.draw_size();
-                    self.files[f].size = size;
+                    // Filebench keeps each entry's size; ftlab's uniform mode
+                    // draws a new one.
+                    if self.spec.pick == FilePick::Uniform {
+                        let size = self.draw_size();
+                        self.files[f].size = size;
+                    }
                 }
                 self.threads[t].1 = f;
             }
@@ -362,6 +437,17 @@ impl Filebench {
                     ios = self.whole(f, false);
                 }
             }
+            Flow::Delete if self.spec.pick == FilePick::Rotor => {
+                // The rotor skips files other threads hold open; the
+                // thread's own open file is closed before its deletefile in
+                // every personality, so it is not open here.
+                if let Some(f) = self.pick(true) {
+                    self.set_exists(f, false);
+                    for (b, n) in std::mem::take(&mut self.files[f].extents) {
+                        self.release(b, n);
+                    }
+                }
+            }
             Flow::Delete => {
                 if let Some(f) = self.pick(true) {
                     if open != Some(f) {
@@ -380,13 +466,33 @@ impl Filebench {
         Flowop { name: flow.name(), ios }
     }
 
-    /// A uniformly chosen existing (or absent) file.
+    /// An existing (or absent) file: uniformly chosen, or the next one of
+    /// filebench's rotor.
     fn pick(&mut self, existing: bool) -> Option<usize> {
+        if self.spec.pick == FilePick::Rotor {
+            return self.rotor_pick(existing);
+        }
         let v = if existing { &self.existing } else { &self.absent };
         if v.is_empty() {
             return None;
         }
         Some(v[self.rng.gen_range(0..v.len())])
+    }
+
+    /// Filebench's `fileset_pick` in rotation: the first file at or after
+    /// the rotor (wrapping) that no thread holds open; the rotor moves past
+    /// it. `None` if every candidate is busy or none exists.
+    fn rotor_pick(&mut self, existing: bool) -> Option<usize> {
+        let (set, rotor) = if existing { (&self.exist_set, self.ex_rotor) } else { (&self.absent_set, self.ne_rotor) };
+        let threads = &self.threads;
+        let busy = |f: usize| threads.iter().any(|t| t.1 == Some(f));
+        let f = set.range(rotor..).chain(set.range(..rotor)).copied().find(|&f| !busy(f))?;
+        if existing {
+            self.ex_rotor = f + 1;
+        } else {
+            self.ne_rotor = f + 1;
+        }
+        Some(f)
     }
 
     /// Moves `f` between the existing and absent lists (each file knows its
@@ -405,6 +511,15 @@ impl Filebench {
         self.files[f].slot = to.len();
         to.push(f);
         self.files[f].exists = exists;
+        if self.spec.pick == FilePick::Rotor {
+            if exists {
+                self.absent_set.remove(&f);
+                self.exist_set.insert(f);
+            } else {
+                self.exist_set.remove(&f);
+                self.absent_set.insert(f);
+            }
+        }
     }
 
     /// Appends 1..=4 blocks to `f`: the write I/O.
@@ -494,7 +609,9 @@ mod tests {
     use super::*;
 
     fn run(p: Personality, seed: u64) -> Vec<Flowop> {
-        let mut fb = Filebench::new(FilebenchSpec { personality: p, data_bytes: 0, threads: None }, seed).unwrap();
+        let mut fb =
+            Filebench::new(FilebenchSpec { personality: p, data_bytes: 0, threads: None, ..Default::default() }, seed)
+                .unwrap();
         let threads = fb.spec().threads() as usize;
         (0..3000).map(|i| fb.next(i % threads)).collect()
     }
@@ -533,7 +650,12 @@ mod tests {
 
     #[test]
     fn layout_stays_in_the_disk_and_files_do_not_overlap() {
-        let spec = FilebenchSpec { personality: Personality::Fileserver, data_bytes: 64 << 20, threads: Some(4) };
+        let spec = FilebenchSpec {
+            personality: Personality::Fileserver,
+            data_bytes: 64 << 20,
+            threads: Some(4),
+            ..Default::default()
+        };
         let mut fb = Filebench::new(spec, 3).unwrap();
         for i in 0..20_000 {
             for io in fb.next(i % 4).ios {
@@ -550,5 +672,87 @@ mod tests {
         let free: u64 = fb.free.values().sum();
         assert_eq!(free + fb.used_blocks(), fb.disk_blocks());
         assert!(Filebench::new(FilebenchSpec { threads: Some(0), ..spec }, 1).is_err());
+    }
+
+    /// The files the openfile flowops of a run pick, in order.
+    fn opened(spec: FilebenchSpec, flowops: usize) -> Vec<usize> {
+        let mut fb = Filebench::new(spec, 5).unwrap();
+        let threads = fb.spec().threads() as usize;
+        let mut out = Vec::new();
+        for i in 0..flowops {
+            let t = i % threads;
+            let op = fb.next(t);
+            if op.name == "openfile" {
+                out.extend(fb.threads[t].1);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn rotor_picks_files_in_index_order_like_filebench() {
+        let spec = FilebenchSpec {
+            personality: Personality::Webserver,
+            threads: Some(1),
+            pick: FilePick::Rotor,
+            ..Default::default()
+        };
+        // Webserver's file set is never written, so one thread's opens walk
+        // the 1,000 files in order, round and round.
+        let first = opened(spec, 3100);
+        assert_eq!(first.len(), 1000);
+        assert!(first.iter().enumerate().all(|(i, &f)| f == i), "{:?}", &first[..20]);
+        // Fileserver: the opens, deletes and stats of all threads share one
+        // rotor, so the files opened move forward (mod wrap) and no file is
+        // opened twice within a sweep.
+        let spec = FilebenchSpec { personality: Personality::Fileserver, pick: FilePick::Rotor, ..spec };
+        let rotor = opened(spec, 11 * 2000);
+        let backwards = rotor.windows(2).filter(|w| w[1] < w[0]).count();
+        assert!(backwards <= 1, "{backwards} steps back in {} opens", rotor.len());
+        // Uniform choice steps back about half the time.
+        let uniform = opened(FilebenchSpec { pick: FilePick::Uniform, ..spec }, 11 * 2000);
+        assert!(uniform.windows(2).filter(|w| w[1] < w[0]).count() > uniform.len() / 3);
+    }
+
+    #[test]
+    fn rotor_keeps_a_recreated_files_size_and_skips_busy_files() {
+        let spec = FilebenchSpec {
+            personality: Personality::Fileserver,
+            data_bytes: 4 << 20,
+            threads: Some(8),
+            pick: FilePick::Rotor,
+            layout_bytes: 0,
+        };
+        let mut fb = Filebench::new(spec, 9).unwrap();
+        let sizes: Vec<u64> = fb.files.iter().map(|f| f.size).collect();
+        for i in 0..5000 {
+            let t = i % 8;
+            let op = fb.next(t);
+            if op.name == "openfile" {
+                let f = fb.threads[t].1.unwrap();
+                let holders = fb.threads.iter().filter(|x| x.1 == Some(f)).count();
+                assert_eq!(holders, 1, "file {f} opened while busy");
+            }
+        }
+        assert_eq!(sizes, fb.files.iter().map(|f| f.size).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn layout_bytes_widens_the_allocators_region() {
+        let spec = FilebenchSpec { personality: Personality::Varmail, ..Default::default() };
+        assert_eq!(spec.disk_blocks(), 1000 * 4 * 3 / 2 + 64 * 4 + 1);
+        let wide = FilebenchSpec { layout_bytes: 1 << 30, ..spec };
+        assert_eq!(wide.disk_blocks(), (1 << 30) / BLOCK);
+        // The next-fit cursor walks into the wide region.
+        let mut fb = Filebench::new(wide, 1).unwrap();
+        let mut top = 0;
+        for i in 0..100_000 {
+            for io in fb.next(i % 16).ios {
+                if let BlockIo::Write { block, len } = io {
+                    top = top.max(block + len);
+                }
+            }
+        }
+        assert!(top > spec.disk_blocks() * 2, "writes reach block {top}");
     }
 }

@@ -287,8 +287,14 @@ impl Ssc {
     }
 
     /// Makes every map change so far durable: the log, then a checkpoint of
-    /// the whole map if it changed since the latest one (a flush).
+    /// the whole map if it changed since the latest one (a flush). With
+    /// `checkpoint_on_flush` off, the log alone (and a checkpoint only if one
+    /// is due by the number of log pages).
     pub(super) fn log_flush(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        if !self.config.checkpoint_on_flush {
+            self.write_log(io)?;
+            return self.checkpoint_if_due(io);
+        }
         if self.log.as_ref().is_some_and(|l| l.changed) {
             self.checkpoint(io)
         } else {

@@ -264,6 +264,12 @@ pub struct SscConfig {
     /// default, means as many log pages as a checkpoint of a full cache takes
     /// (at least 8), so the log never costs more than twice the checkpoints.
     pub checkpoint_log_pages: u32,
+    /// With `consistency = "log"`: whether a flush writes a checkpoint of the
+    /// whole map when the map changed since the last one (the prototype's "we
+    /// trigger a checkpoint as part of flush"), or only the log (FlashTier's
+    /// design: checkpoints on their own schedule, here after
+    /// `checkpoint_log_pages` log pages and when idle). Default true.
+    pub checkpoint_on_flush: bool,
 }
 
 impl Default for SscConfig {
@@ -274,6 +280,7 @@ impl Default for SscConfig {
             eviction: Eviction::Valid,
             consistency: Consistency::Oob,
             checkpoint_log_pages: 0,
+            checkpoint_on_flush: true,
         }
     }
 }

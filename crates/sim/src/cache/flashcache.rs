@@ -231,7 +231,10 @@ impl CacheManager for SsdCache {
             for (b, t) in (first..).zip(tokens) {
                 out[(b - block) as usize] = t;
                 let (slot, ready) = self.slot_for(r.0, b)?;
-                page_write(&mut self.dev, ready, slot, t)?;
+                let filled = page_write(&mut self.dev, ready, slot, t)?;
+                if self.config.read_fill_sync {
+                    done = done.max(filled);
+                }
             }
         }
         Ok((SimTime(done), out))
@@ -257,11 +260,13 @@ impl CacheManager for SsdCache {
             let (slot, ready) = self.slot_for(at, b)?;
             done = done.max(page_write(&mut self.dev, ready, slot, t)?);
             if self.config.mode == Mode::WriteBack {
+                if !(self.config.metadata_on_dirty_transition && self.dirty.contains(b)) {
+                    slots.push(slot);
+                }
                 self.dirty.insert(b);
-                slots.push(slot);
             }
         }
-        if self.config.mode == Mode::WriteBack {
+        if self.config.mode == Mode::WriteBack && !slots.is_empty() {
             done = self.write_metadata(done, slots.into_iter())?;
             self.maybe_clean(at)?;
         }

@@ -99,6 +99,21 @@ pub struct CacheConfig {
     /// (sets of N slots, 512 in FlashCache; disk block `b` goes to set
     /// `b mod sets`; each set replaces by its own LRU).
     pub set_blocks: u64,
+    /// A read miss completes only once its blocks are written to the cache
+    /// (FlashCache's READDISK then READFILL before the bio ends). Default
+    /// false: the request completes after the disk read and the fill runs
+    /// behind it.
+    #[serde(skip_serializing_if = "is_false")]
+    pub read_fill_sync: bool,
+    /// The SSD manager in write-back writes its metadata page only for blocks
+    /// that become dirty (FlashCache: "only do cache metadata update on a
+    /// non-DIRTY->DIRTY transition"). Default false: after every dirty write.
+    #[serde(skip_serializing_if = "is_false")]
+    pub metadata_on_dirty_transition: bool,
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 impl Default for CacheConfig {
@@ -110,6 +125,8 @@ impl Default for CacheConfig {
             sequential_blocks: 16,
             lose_writebacks: false,
             set_blocks: 0,
+            read_fill_sync: false,
+            metadata_on_dirty_transition: false,
         }
     }
 }

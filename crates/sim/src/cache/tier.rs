@@ -170,7 +170,10 @@ impl CacheManager for SscCache {
             done = done.max(r.0);
             for (b, t) in (first..).zip(tokens) {
                 out[(b - block) as usize] = t;
-                self.cmd(r.0, SscCommand::WriteClean { block: b, data: Payload::Token(t) })?;
+                let (filled, _) = self.cmd(r.0, SscCommand::WriteClean { block: b, data: Payload::Token(t) })?;
+                if self.config.read_fill_sync {
+                    done = done.max(filled);
+                }
             }
         }
         Ok((SimTime(done), out))
