@@ -202,7 +202,7 @@ const FIGURE9: [(&str, &str, bool); 5] = [
     ("FAST", "fast", true),
     ("Janus", "janus", true),
     // The ablation of PPM's map: ppm-ftl's whole page map in RAM, no map I/O.
-    ("PPM (ppm-ftl, map in RAM)", "ppm-ftl", false),
+    ("PPM (ppm-ftl; map in RAM)", "ppm-ftl", false),
 ];
 
 /// Seconds of flash time of purpose `p` in `r`, at `t`'s latencies.
