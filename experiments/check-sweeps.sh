@@ -36,6 +36,9 @@ quick=(
   lazy-rtgc/rftl-space-traces:lazy-rtgc/rftl-space-traces
   lazy-rtgc/rftl-space-generated:lazy-rtgc/rftl-space-generated
   lazy-rtgc/rftl-footprint:lazy-rtgc/rftl-footprint
+  lazy-rtgc/rftl-ablation:lazy-rtgc/rftl-ablation
+  lazy-rtgc/fig11-space:lazy-rtgc/fig11-space
+  gftl/fig7-common-period:
   telomere/fig10-sweep:
   telomere/table3-sweep:
   openssd/table2:openssd/table2
@@ -44,6 +47,15 @@ quick=(
 )
 rest=(
   lazy-rtgc/table7:lazy-rtgc/table7
+  openssd/merge:openssd/merge
+  openssd/written:openssd/written
+  openssd/dram:openssd/dram
+  openssd/timing:openssd/timing
+  openssd/fio-pass:openssd/fio-pass
+  openssd/write-link:openssd/write-link
+  lazy-rtgc/table7-gftl:lazy-rtgc/table7-gftl
+  lazy-rtgc/gftl-queue:lazy-rtgc/gftl-queue
+  lazy-rtgc/rftl-standin:lazy-rtgc/rftl-standin
   janus/figure7:janus/figure7
   janus/refill:janus/refill
   janus/figure6-oltp:janus/figure6-oltp
@@ -67,6 +79,9 @@ if [ ! -x "$FTLAB" ]; then
 fi
 if [ "${1:-}" != --quick ] && [ ! -f experiments/gftl/out/postmark-pages.trace ]; then
   python3 experiments/gftl/split_trace.py
+fi
+if [ "${1:-}" != --quick ] && [ ! -f experiments/lazy-rtgc/out/financial1-standin.ascii ]; then
+  python3 experiments/lazy-rtgc/financial_standin.py
 fi
 if [ "${1:-}" != --quick ]; then
   [ -f experiments/mqsim-compare/out/mqsim-compare.trace ] || python3 experiments/mqsim-compare/gen_trace.py

@@ -9,6 +9,6 @@ done
 # Figures 6, 7 and 8 (tables and plots only; the run rows go to out/). Table VI
 # comes with the first four sweeps (table6-energy-*.csv).
 mkdir -p experiments/gftl/out
-for s in write-queue write-queue-consumer fig7-period fig7-period-postmark; do
+for s in write-queue write-queue-consumer fig7-period fig7-common-period fig7-period-postmark; do
   cargo run --release -q -p ftlab-cli -- sweep "experiments/gftl/$s.toml" -o "experiments/gftl/out/$s-runs.csv"
 done

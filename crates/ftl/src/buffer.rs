@@ -14,14 +14,18 @@
 //! where data is, not DRAM timing).
 //!
 //! Set through the device configuration (`device.write_buffer_pages`), over any
-//! FTL; the FTL behind keeps its own name, counters and recovery.
+//! FTL that speaks block commands only (a cache's or a Nameless-Write device's
+//! own commands would pass the buffer by: refused); it is a [`Layer`], so the
+//! FTL behind keeps its own name, counters, recovery, real-time guarantee and
+//! admission, and placement (a buffered page touches no die).
 
 use std::collections::BTreeMap;
 
 use ftlab_nand::{Payload, SimTime};
 
 use crate::dram::Dram;
-use crate::{check_lpn, Durability, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn};
+use crate::layer::{Layer, Layered};
+use crate::{check_lpn, Durability, Extension, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn};
 
 /// Builds a [`WriteBuffer`] of `pages` pages over the FTL `inner` builds.
 #[derive(Debug)]
@@ -51,12 +55,12 @@ impl WriteBufferBuilder {
 
 impl FtlBuilder for WriteBufferBuilder {
     fn format(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
-        Ok(Box::new(WriteBuffer::new(self.inner.format(io)?, self.pages, io)?.dram(self.dram_ps_per_byte)))
+        Ok(Box::new(Layered(WriteBuffer::new(self.inner.format(io)?, self.pages, io)?.dram(self.dram_ps_per_byte))))
     }
 
     /// The buffer was in RAM: it comes back empty over the recovered FTL.
     fn recover(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
-        Ok(Box::new(WriteBuffer::new(self.inner.recover(io)?, self.pages, io)?.dram(self.dram_ps_per_byte)))
+        Ok(Box::new(Layered(WriteBuffer::new(self.inner.recover(io)?, self.pages, io)?.dram(self.dram_ps_per_byte))))
     }
 }
 
@@ -77,11 +81,22 @@ pub struct WriteBuffer {
 
 impl WriteBuffer {
     /// A buffer of `capacity` pages over `inner`.
-    pub fn new(inner: Box<dyn Ftl>, capacity: usize, io: &Io) -> Result<Self, FtlError> {
+    pub fn new(mut inner: Box<dyn Ftl>, capacity: usize, io: &Io) -> Result<Self, FtlError> {
         if capacity == 0 {
             return Err(FtlError::config(
                 "device.write_buffer_pages",
                 "device.write_buffer_pages = 0 is no buffer: leave it out, or give it at least 1 page",
+            ));
+        }
+        let extension = inner.extension().name();
+        if extension != Extension::None.name() {
+            return Err(FtlError::config(
+                "device.write_buffer_pages",
+                format!(
+                    "{} speaks {extension} commands, which would pass the write buffer by and read \
+                     around the pages it holds: leave device.write_buffer_pages out for it",
+                    inner.name()
+                ),
             ));
         }
         let page_size = u64::from(inner.unit_bytes().unwrap_or(io.geometry().page_size));
@@ -132,21 +147,19 @@ impl WriteBuffer {
     }
 }
 
-impl Ftl for WriteBuffer {
-    fn name(&self) -> &'static str {
-        self.inner.name()
+impl Layer for WriteBuffer {
+    type Inner = dyn Ftl;
+
+    fn inner(&self) -> &(dyn Ftl + 'static) {
+        &*self.inner
     }
 
-    fn logical_pages(&self) -> u32 {
-        self.inner.logical_pages()
-    }
-
-    fn unit_bytes(&self) -> Option<u32> {
-        self.inner.unit_bytes()
+    fn inner_mut(&mut self) -> &mut (dyn Ftl + 'static) {
+        &mut *self.inner
     }
 
     fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
-        check_lpn(lpn, self.logical_pages())?;
+        check_lpn(lpn, self.inner.logical_pages())?;
         match self.pages.get(&lpn.0) {
             Some((data, _)) => {
                 let data = data.clone();
@@ -158,7 +171,7 @@ impl Ftl for WriteBuffer {
     }
 
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
-        check_lpn(lpn, self.logical_pages())?;
+        check_lpn(lpn, self.inner.logical_pages())?;
         if !self.pages.contains_key(&lpn.0) && self.pages.len() >= self.capacity {
             self.drain(io)?;
         }
@@ -169,7 +182,7 @@ impl Ftl for WriteBuffer {
     }
 
     fn trim(&mut self, io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
-        check_lpn(lpn, self.logical_pages())?;
+        check_lpn(lpn, self.inner.logical_pages())?;
         self.pages.remove(&lpn.0);
         self.inner.trim(io, lpn)
     }
@@ -193,23 +206,15 @@ impl Ftl for WriteBuffer {
         Durability::OnFlush
     }
 
-    fn ram_bytes(&self) -> u64 {
-        self.inner.ram_bytes() + self.capacity as u64 * (self.page_size + 8)
+    fn own_ram_bytes(&self) -> u64 {
+        self.capacity as u64 * (self.page_size + 8)
     }
 
-    fn gauges(&self) -> Vec<(&'static str, f64)> {
-        self.inner.gauges()
+    fn holds(&self, lpn: Lpn) -> bool {
+        self.pages.contains_key(&lpn.0)
     }
 
-    fn reset_counters(&mut self) {
-        self.inner.reset_counters();
-    }
-
-    fn curves(&self) -> Vec<(&'static str, Vec<f64>)> {
-        self.inner.curves()
-    }
-
-    fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
-        self.inner.check_invariants(flash)
+    fn takes_writes(&self) -> bool {
+        true
     }
 }

@@ -26,12 +26,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use ftlab_nand::{Payload, SimTime};
+use ftlab_nand::SimTime;
 
+use crate::layer::{Layer, Layered};
 use crate::lazy_rtgc::chip_params;
 use crate::pagemap::{PageMap, PageMapConfig};
 use crate::victim::VictimPolicy;
-use crate::{Durability, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn};
+use crate::{Ftl, FtlBuilder, FtlError, Io};
 
 /// Configuration of [`Fsr`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -82,12 +83,12 @@ impl FtlBuilder for FsrConfig {
     fn format(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
         self.validate()?;
         let inner = PageMap::format(self.pagemap(), io)?;
-        Ok(Box::new(self.wrap(io, inner)?))
+        Ok(Box::new(Layered(self.wrap(io, inner)?)))
     }
     fn recover(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
         self.validate()?;
         let inner = PageMap::recover(self.pagemap(), io)?;
-        Ok(Box::new(self.wrap(io, inner)?))
+        Ok(Box::new(Layered(self.wrap(io, inner)?)))
     }
 }
 
@@ -98,38 +99,23 @@ pub struct Fsr {
     bound: SimTime,
 }
 
-impl Ftl for Fsr {
+/// FSR is pagemap with the logical space limited and a bound of its own: a
+/// [`Layer`] over [`PageMap`], which keeps the page map's placement, memory,
+/// gauges and prefetch hints.
+impl Layer for Fsr {
+    type Inner = PageMap;
+    fn inner(&self) -> &PageMap {
+        &self.inner
+    }
+    fn inner_mut(&mut self) -> &mut PageMap {
+        &mut self.inner
+    }
     fn name(&self) -> &'static str {
         "fsr"
     }
-    fn logical_pages(&self) -> u32 {
-        self.inner.logical_pages()
+    fn own_ram_bytes(&self) -> u64 {
+        8
     }
-    fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
-        self.inner.read(io, lpn)
-    }
-    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
-        self.inner.write(io, lpn, data, hint)
-    }
-    fn trim(&mut self, io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
-        self.inner.trim(io, lpn)
-    }
-    fn flush(&mut self, io: &mut Io) -> Result<(), FtlError> {
-        self.inner.flush(io)
-    }
-    fn background(&mut self, io: &mut Io, until: SimTime) -> Result<(), FtlError> {
-        self.inner.background(io, until)
-    }
-    fn durability(&self) -> Durability {
-        self.inner.durability()
-    }
-    fn ram_bytes(&self) -> u64 {
-        self.inner.ram_bytes() + 8
-    }
-    fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
-        self.inner.check_invariants(flash)
-    }
-
     fn realtime(&self) -> Option<&dyn crate::RealTime> {
         Some(self)
     }
@@ -147,8 +133,9 @@ impl crate::RealTime for Fsr {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::Purpose;
+    use crate::{Flash, Hint, Lpn, Purpose};
     use ftlab_nand::presets::preset;
+    use ftlab_nand::Payload;
     use ftlab_nand::{Nand, NandConfig, StoreKind, WearConfig};
 
     fn flash(blocks: u32) -> Flash {

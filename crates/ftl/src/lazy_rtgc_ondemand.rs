@@ -359,8 +359,8 @@ impl Ftl for LazyRtgcOnDemand {
         self.map.check_invariants(flash)
     }
 
-    fn realtime(&self) -> Option<&dyn crate::RealTime> {
-        Some(self)
+    fn capabilities(&self) -> crate::Capabilities<'_> {
+        crate::Capabilities { realtime: Some(self), placement: None }
     }
 }
 

@@ -131,6 +131,7 @@ pub mod fsr;
 pub mod gftl;
 pub(crate) mod hybrid;
 pub mod janus;
+pub mod layer;
 pub mod lazy_rtgc;
 pub mod lazy_rtgc_ondemand;
 pub mod maplog;
@@ -153,6 +154,7 @@ pub mod victim;
 pub mod waogc;
 
 pub use flash::{Counters, Flash, Io, PerPurpose, Purpose};
+pub use layer::{Layer, Layered};
 pub use nameless::Nameless;
 pub use ssc::SolidStateCache;
 
@@ -379,25 +381,19 @@ pub trait Ftl: Send + std::fmt::Debug {
     fn memory(&self) -> FtlMemory {
         FtlMemory { map: 0, valid: 0, other: self.ram_bytes() }
     }
-    /// The scheme's real-time guarantees and admission control, if it has any
-    /// ([`RealTime`]).
-    fn realtime(&self) -> Option<&dyn RealTime> {
-        None
+    /// What the scheme offers beyond the block commands and its promises,
+    /// together ([`Capabilities`]): its real-time guarantee and admission, and
+    /// where its page commands land. The default offers none: right for a
+    /// scheme without them. An FTL wrapped around another is a [`Layer`], whose
+    /// [`Layered`] adapter hands on the inner scheme's capabilities, so no
+    /// wrapper can drop one by forgetting to forward it.
+    fn capabilities(&self) -> Capabilities<'_> {
+        Capabilities::NONE
     }
-    /// Where the scheme's page commands land, if it can tell ([`Placement`]):
-    /// per-die dispatch uses it.
-    fn placement(&self) -> Option<&dyn Placement> {
-        None
-    }
-    /// The cache commands of a solid-state cache ([`SolidStateCache`]), if the
-    /// scheme is one (e.g. [`ssc`]).
-    fn ssc(&mut self) -> Option<&mut dyn SolidStateCache> {
-        None
-    }
-    /// The commands of a Nameless-Write device ([`Nameless`]), if the scheme is
-    /// one (e.g. [`nameless`]).
-    fn nameless(&mut self) -> Option<&mut dyn Nameless> {
-        None
+    /// The command set the scheme speaks beside the block commands, if any
+    /// ([`Extension`]): a solid-state cache's or a Nameless-Write device's.
+    fn extension(&mut self) -> Extension<'_> {
+        Extension::None
     }
     /// Named gauges of the scheme's internal state now (e.g. Janus-FTL's fused
     /// blocks and the target its adaptation aims at), with stable names, the
@@ -429,9 +425,89 @@ pub trait Ftl: Send + std::fmt::Debug {
     }
 }
 
+/// What an FTL offers beyond the block commands, reached in one call
+/// ([`Ftl::capabilities`]) so that a wrapper hands on all of it or none.
+#[derive(Clone, Copy, Default)]
+pub struct Capabilities<'a> {
+    /// The scheme's real-time guarantees and admission control ([`RealTime`]).
+    pub realtime: Option<&'a dyn RealTime>,
+    /// Where the scheme's page commands land ([`Placement`]): per-die dispatch
+    /// uses it.
+    pub placement: Option<&'a dyn Placement>,
+}
+
+impl Capabilities<'_> {
+    /// No capability: a scheme that promises nothing and cannot tell where its
+    /// commands land.
+    pub const NONE: Capabilities<'static> = Capabilities { realtime: None, placement: None };
+}
+
+impl std::fmt::Debug for Capabilities<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Capabilities")
+            .field("realtime", &self.realtime.map(|r| r.service_bound()))
+            .field("placement", &self.placement.is_some())
+            .finish()
+    }
+}
+
+/// The command set an FTL speaks beside the block commands ([`Ftl::extension`]).
+pub enum Extension<'a> {
+    /// Block commands only.
+    None,
+    /// The cache commands of a solid-state cache ([`SolidStateCache`], e.g.
+    /// [`ssc`]).
+    Cache(&'a mut dyn SolidStateCache),
+    /// The commands of a Nameless-Write device ([`Nameless`], e.g. [`nameless`]).
+    Nameless(&'a mut dyn Nameless),
+}
+
+impl std::fmt::Debug for Extension<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Extension<'_> {
+    /// The extension's name, e.g. for an error that says which one a command needs.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Extension::None => "none",
+            Extension::Cache(_) => "cache",
+            Extension::Nameless(_) => "nameless",
+        }
+    }
+}
+
+/// Shorthands for the parts of [`Ftl::capabilities`] and [`Ftl::extension`].
+impl dyn Ftl + '_ {
+    /// The scheme's real-time guarantees and admission control, if it has any.
+    pub fn realtime(&self) -> Option<&dyn RealTime> {
+        self.capabilities().realtime
+    }
+    /// Where the scheme's page commands land, if it can tell.
+    pub fn placement(&self) -> Option<&dyn Placement> {
+        self.capabilities().placement
+    }
+    /// The cache commands, if the scheme is a solid-state cache.
+    pub fn ssc(&mut self) -> Option<&mut dyn SolidStateCache> {
+        match self.extension() {
+            Extension::Cache(c) => Some(c),
+            _ => None,
+        }
+    }
+    /// The Nameless-Write commands, if the scheme is a Nameless-Write device.
+    pub fn nameless(&mut self) -> Option<&mut dyn Nameless> {
+        match self.extension() {
+            Extension::Nameless(n) => Some(n),
+            _ => None,
+        }
+    }
+}
+
 /// A capability of the real-time schemes (001, 002, 000): the guarantee they
 /// promise and, for those that admit tasks, the verdicts and the task space.
-/// Reached through [`Ftl::realtime`].
+/// Reached through [`Ftl::capabilities`].
 pub trait RealTime {
     /// The worst-case service time the scheme promises for one page command
     /// (see the simulator's definition of service), if it promises one on this
@@ -453,7 +529,7 @@ pub trait RealTime {
 
 /// A capability of schemes that know where a page command will land without a
 /// flash operation; the simulator's per-die dispatch holds a command until its
-/// die is free. Reached through [`Ftl::placement`]. Both answers are hints, asked
+/// die is free. Reached through [`Ftl::capabilities`]. Both answers are hints, asked
 /// again before the command is issued.
 pub trait Placement {
     /// The die a read of `lpn` would touch now (e.g. from a mapping table in

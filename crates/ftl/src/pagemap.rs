@@ -689,8 +689,8 @@ impl<P: VictimPicker + 'static> Ftl for PageMap<P> {
         self.core.check(&self.picker, flash)
     }
 
-    fn placement(&self) -> Option<&dyn crate::Placement> {
-        Some(self)
+    fn capabilities(&self) -> crate::Capabilities<'_> {
+        crate::Capabilities { realtime: None, placement: Some(self) }
     }
 }
 

@@ -95,6 +95,11 @@ pub struct DeviceSpec {
     /// Controller firmware time per command, us (default 0), spent one command
     /// at a time before its flash work ([`crate::host_link`]).
     pub command_overhead_us: Option<f64>,
+    /// Rate of write data over the host link, MB/s (default: the link's rate,
+    /// `host_mb_per_s`, which it needs): for a link whose writes are slower than
+    /// its reads ([`crate::host_link`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_write_mb_per_s: Option<f64>,
     /// The chip's advanced commands (`[device.commands]`, all off by default):
     /// multi-plane operations, cache program, suspension of programs and
     /// erases for host reads (`ftlab_nand::commands`).
@@ -127,6 +132,7 @@ impl Default for DeviceSpec {
             dram_mb_per_s: None,
             host_mb_per_s: None,
             command_overhead_us: None,
+            host_write_mb_per_s: None,
             commands: Commands::default(),
         }
     }
@@ -158,7 +164,16 @@ impl DeviceSpec {
     /// The host link and controller model `host_mb_per_s` and
     /// `command_overhead_us` describe, if any.
     pub fn host_link(&self) -> Result<Option<crate::host_link::HostLink>, SimError> {
-        crate::host_link::HostLink::new(self.host_mb_per_s, self.command_overhead_us)
+        if self.host_write_mb_per_s.is_some() && self.host_mb_per_s.is_none() {
+            return Err(SimError::config(
+                "device.host_write_mb_per_s",
+                "device.host_write_mb_per_s needs device.host_mb_per_s (the link's rate for reads)",
+            ));
+        }
+        match crate::host_link::HostLink::new(self.host_mb_per_s, self.command_overhead_us)? {
+            Some(link) => Ok(Some(link.with_write_rate(self.host_write_mb_per_s)?)),
+            None => Ok(None),
+        }
     }
 
     /// The chip preset named by `chip`.
@@ -362,6 +377,12 @@ pub struct HostSpec {
     /// (MQSim's `Queue_Fetch_Size`; default no limit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fetch_size: Option<u32>,
+    /// Closed-loop runs only: consecutive requests of the same kind whose byte
+    /// ranges follow each other are merged into one device request of at most
+    /// this many bytes before the host queue, as an operating system's block
+    /// layer merges them (default: no merging; [`crate::merge`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merge_bytes: Option<u32>,
 }
 
 impl Default for HostSpec {
@@ -374,6 +395,7 @@ impl Default for HostSpec {
             reorder_window: 4096,
             dispatch: None,
             fetch_size: None,
+            merge_bytes: None,
         }
     }
 }
@@ -676,6 +698,18 @@ impl HostSpec {
         };
         if closed && is_tasks {
             return Err(SimError::config("host.mode", "host.mode = \"closed\" does not apply to periodic tasks"));
+        }
+        match self.merge_bytes {
+            Some(0) => {
+                return Err(SimError::config("host.merge_bytes", "host.merge_bytes must be at least 1 (or left out)"));
+            }
+            Some(_) if !closed => {
+                return Err(SimError::config(
+                    "host.merge_bytes",
+                    "host.merge_bytes applies to closed-loop runs only (host.mode = \"closed\")",
+                ));
+            }
+            _ => {}
         }
         Ok(Host {
             queue_depth,

@@ -14,9 +14,11 @@
 //! 1. **Firmware** (`device.command_overhead_us`): the controller takes commands
 //!    one at a time, in dispatch order, and spends a fixed time on each before
 //!    its flash work can start.
-//! 2. **Write data in** (`device.host_mb_per_s`): a write's bytes cross the link
-//!    before the FTL sees them; the link carries one transfer at a time
-//!    (half-duplex, as SATA is), in the order transfers are reserved.
+//! 2. **Write data in** (`device.host_mb_per_s`, or `device.host_write_mb_per_s`
+//!    where writes have a rate of their own, as the Jasmine board's 90 MB/s of
+//!    writes against 125 MB/s of reads): a write's bytes cross the link before
+//!    the FTL sees them; the link carries one transfer at a time (half-duplex,
+//!    as SATA is), in the order transfers are reserved.
 //! 3. **Read data out**: a read's bytes cross the link once its flash work is
 //!    done; the command completes when the last byte is out.
 //!
@@ -31,6 +33,9 @@ use crate::SimError;
 pub struct HostLink {
     /// Link transfer time per byte, in picoseconds (0: no link cost).
     ps_per_byte: u64,
+    /// Transfer time per byte of write data, picoseconds (`ps_per_byte` unless
+    /// writes have a rate of their own).
+    write_ps_per_byte: u64,
     /// Firmware time per command, ns.
     overhead_ns: u64,
     /// When the link is next free, ns.
@@ -66,7 +71,22 @@ impl HostLink {
                 ))
             }
         };
-        Ok(Some(HostLink { ps_per_byte, overhead_ns, link_free: 0, cpu_free: 0 }))
+        Ok(Some(HostLink { ps_per_byte, write_ps_per_byte: ps_per_byte, overhead_ns, link_free: 0, cpu_free: 0 }))
+    }
+
+    /// Write data crosses the link at `mb_per_s` (10^6 bytes a second) instead
+    /// of the link's rate; `None` leaves it at the link's rate. Errors name
+    /// `device.host_write_mb_per_s`.
+    pub fn with_write_rate(mut self, mb_per_s: Option<f64>) -> Result<HostLink, SimError> {
+        if let Some(r) = mb_per_s {
+            self.write_ps_per_byte = ftlab_ftl::dram::ps_per_byte(r).map_err(|e| {
+                SimError::config(
+                    "device.host_write_mb_per_s",
+                    format!("device.host_write_mb_per_s {e}; leave it out for writes at device.host_mb_per_s"),
+                )
+            })?;
+        }
+        Ok(self)
     }
 
     /// Time to move `bytes` over the link, ns (rounded up).
@@ -80,7 +100,7 @@ impl HostLink {
     pub fn start(&mut self, at: u64, bytes_in: u64) -> u64 {
         let mut t = at.max(self.cpu_free) + self.overhead_ns;
         if bytes_in > 0 {
-            t = t.max(self.link_free) + self.transfer_ns(bytes_in);
+            t = t.max(self.link_free) + (bytes_in * self.write_ps_per_byte).div_ceil(1000);
             self.link_free = t;
         }
         self.cpu_free = t;
@@ -148,5 +168,18 @@ mod tests {
         }
         let mb_per_s = 1000.0 * 32768.0 / t as f64 * 1e3;
         assert!((mb_per_s - 90.0).abs() < 0.1, "{mb_per_s}");
+    }
+
+    #[test]
+    fn writes_may_cross_at_a_rate_of_their_own() {
+        // 125 MB/s of reads, 90 of writes: 4,096 bytes in at 11,111 ps a byte
+        // (45,511 ns), out at 8,000 (32,768 ns).
+        let mut l = HostLink::new(Some(125.0), None).unwrap().unwrap().with_write_rate(Some(90.0)).unwrap();
+        assert_eq!(l.start(0, 4096), 45_511);
+        assert_eq!(l.finish(45_511, 4096), 45_511 + 32_768);
+        let same = HostLink::new(Some(125.0), None).unwrap().unwrap();
+        assert_eq!(same.clone().with_write_rate(None).unwrap(), same);
+        let err = same.with_write_rate(Some(0.0)).unwrap_err().to_string();
+        assert!(err.contains("device.host_write_mb_per_s"), "{err}");
     }
 }

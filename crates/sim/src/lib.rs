@@ -44,6 +44,7 @@ pub mod flashtier;
 pub mod flows;
 pub mod host_link;
 pub mod image;
+pub mod merge;
 pub mod metrics;
 pub mod source;
 pub mod ssc;
@@ -472,6 +473,9 @@ impl Simulation {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Report, SimError> {
         let config = &self.config;
+        if config.host.merge_bytes.is_some() {
+            return Err(SimError::config("host.merge_bytes", "host.merge_bytes does not apply to [[flow]] runs"));
+        }
         let p = &self.prepared;
         let engine = &mut self.engine;
         engine.start_measuring(config.precondition.start_at_first_gc);
@@ -524,9 +528,13 @@ impl Simulation {
         }
         let offset = engine.busy_until();
         let edf = matches!(p.source, Source::Tasks { .. });
-        let driven = match config.workload.max_requests {
-            Some(n) => engine.drive(&mut requests.by_ref().take(n as usize), offset, edf, progress),
-            None => engine.drive(&mut requests, offset, edf, progress),
+        let driven = match (config.workload.max_requests, config.host.merge_bytes) {
+            (Some(n), None) => engine.drive(&mut requests.by_ref().take(n as usize), offset, edf, progress),
+            (None, None) => engine.drive(&mut requests, offset, edf, progress),
+            (n, Some(max)) => {
+                let mut limited = requests.by_ref().take(n.map_or(usize::MAX, |n| n as usize));
+                engine.drive(&mut merge::Merge::new(&mut limited, max), offset, edf, progress)
+            }
         };
         let (mut report, outcome) = report(config, p, engine, Some(&requests), driven);
         for (task, verdict) in report.tasks.iter_mut().zip(self.admission.iter().flatten()) {

@@ -177,3 +177,25 @@ fn gftl_keeps_its_bound_under_bursts_at_any_dispatch() {
         assert!(tight.bound_violations.unwrap() > 0, "{dispatch}");
     }
 }
+
+/// A write buffer in front of Lazy-RTGC keeps its promise in the report: the
+/// bound is still the scheme's, and the host writes that drain the whole buffer
+/// into the FTL (64 page writes in one command) are counted against it. Without
+/// the buffer the bound holds.
+#[test]
+fn a_write_buffer_keeps_the_schemes_bound_and_its_drains_are_counted_against_it() {
+    let bare = lazy_rtgc(1, "");
+    let text = |extra: &str| {
+        format!(
+            "seed = 3\n[device]\nchip = \"spansion-slc-512mb\"\nblocks_per_plane = 128\n{extra}[ftl]\nkind = \"lazy-rtgc\"\n\
+             [precondition]\nfill = true\n[workload]\npreset = \"skewed-random-write\"\nmax_requests = 6000\n\
+             [host]\nqueue_depth = 1\nmode = \"closed\"\n"
+        )
+    };
+    let buffered = run_toml(&text("write_buffer_pages = 64\n"));
+    assert_eq!(bare.bound_violations, Some(0));
+    assert!(bare.ftl_bound_us.is_some());
+    assert_eq!(buffered.ftl_bound_us, bare.ftl_bound_us, "the buffer hands on the scheme's bound");
+    assert!(buffered.bound_violations.unwrap() > 0, "{} us max", buffered.max_service_us);
+    assert!(buffered.max_service_us > 10.0 * buffered.bound_us.unwrap());
+}

@@ -592,8 +592,8 @@ impl Ftl for Gftl {
         recover::check(self, flash)
     }
 
-    fn realtime(&self) -> Option<&dyn crate::RealTime> {
-        Some(self)
+    fn capabilities(&self) -> crate::Capabilities<'_> {
+        crate::Capabilities { realtime: Some(self), placement: None }
     }
 }
 

@@ -463,12 +463,8 @@ impl Ftl for LazyRtgc {
         Ok(())
     }
 
-    fn realtime(&self) -> Option<&dyn crate::RealTime> {
-        Some(self)
-    }
-
-    fn placement(&self) -> Option<&dyn crate::Placement> {
-        Some(self)
+    fn capabilities(&self) -> crate::Capabilities<'_> {
+        crate::Capabilities { realtime: Some(self), placement: Some(self) }
     }
 }
 

@@ -380,8 +380,8 @@ impl Ftl for MultiLog {
         self.logs.check()
     }
 
-    fn placement(&self) -> Option<&dyn crate::Placement> {
-        Some(self)
+    fn capabilities(&self) -> crate::Capabilities<'_> {
+        crate::Capabilities { realtime: None, placement: Some(self) }
     }
 }
 

@@ -420,12 +420,12 @@ impl Ftl for NamelessDevice {
         vec![("migrations", self.migrations as f64), ("wear_level_moves", self.wear_level_moves as f64)]
     }
 
-    fn nameless(&mut self) -> Option<&mut dyn Nameless> {
-        Some(self)
+    fn capabilities(&self) -> crate::Capabilities<'_> {
+        crate::Capabilities { realtime: None, placement: Some(self) }
     }
 
-    fn placement(&self) -> Option<&dyn crate::Placement> {
-        Some(self)
+    fn extension(&mut self) -> crate::Extension<'_> {
+        crate::Extension::Nameless(self)
     }
 }
 

@@ -176,7 +176,7 @@ pub struct Migration {
 }
 
 /// The Nameless-Write commands (003 Section 3.4, Table 3), reached through
-/// [`crate::Ftl::nameless`]. See the [module documentation](self) for the
+/// [`crate::Ftl::extension`] ([`crate::Extension::Nameless`]). See the [module documentation](self) for the
 /// results of odd input and the contract after a power cut.
 pub trait Nameless {
     /// Writes a data block with no logical address; returns the address the

@@ -704,8 +704,8 @@ impl<P: VictimPicker + 'static> Ftl for PlaneGcMap<P> {
         self.core.check(&self.picker, flash)
     }
 
-    fn placement(&self) -> Option<&dyn crate::Placement> {
-        Some(self)
+    fn capabilities(&self) -> crate::Capabilities<'_> {
+        crate::Capabilities { realtime: None, placement: Some(self) }
     }
 }
 

@@ -36,6 +36,9 @@
 //! when the buffer's pages are reclaimed. An earlier start could only add copies
 //! (a collection copies all the logical block's valid pages), so this reading
 //! makes RFTL no dearer than 001's (`experiments/lazy-rtgc/README.md`, RFTL).
+//! `collect_at = "primary_full"` ([`CollectAt::PrimaryFull`]) takes 001's wording
+//! instead, for the ablation there: the collection starts when the primary is
+//! full and the buffer is never written.
 //!
 //! Deviations, and why: the medium is strict (no page may be skipped inside a
 //! block), so the primary block is a log in write order rather than a block with
@@ -72,12 +75,33 @@ pub struct RftlConfig {
     /// Charge the OOB read of RFTL's address translation (001 Table I) on every
     /// read and write. Default true.
     pub oob_lookup: bool,
+    /// When a logical block's collection starts (default `buffer_full`).
+    pub collect_at: CollectAt,
 }
 
 impl Default for RftlConfig {
     fn default() -> Self {
-        RftlConfig { pages_per_logical_block: 0, copies_per_step: 0, oob_lookup: true }
+        RftlConfig {
+            pages_per_logical_block: 0,
+            copies_per_step: 0,
+            oob_lookup: true,
+            collect_at: CollectAt::BufferFull,
+        }
     }
+}
+
+/// When a logical block's partial collection starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CollectAt {
+    /// When primary and buffer are both full: the buffer takes the updates after
+    /// the primary (the default, see the module documentation).
+    BufferFull,
+    /// When the primary is full, as 001 Section 6.1 words it: the buffer is then
+    /// never written, and the logical block is collected twice as often. An
+    /// ablation of the trigger (`experiments/lazy-rtgc`); a medium written this
+    /// way cannot be recovered (the roles are not recorded on flash).
+    PrimaryFull,
 }
 
 /// What [`RftlConfig`] comes to on one device.
@@ -326,6 +350,13 @@ impl Rftl {
     /// becoming the primary; a collection a cut interrupted (three blocks with data,
     /// or a full primary and buffer) is finished on the spot.
     pub fn recover(config: RftlConfig, io: &mut Io) -> Result<Self, FtlError> {
+        if config.collect_at == CollectAt::PrimaryFull {
+            return Err(FtlError::config(
+                "ftl.collect_at",
+                "rftl: recovery needs collect_at = \"buffer_full\" (with \"primary_full\" the block roles cannot be \
+                 told from the medium)",
+            ));
+        }
         let mut ftl = Self::empty(config, io)?;
         let g = ftl.geometry;
         let n = ftl.plan.pages_per_logical_block;
@@ -482,12 +513,12 @@ impl Rftl {
                 } else {
                     // Nothing left to copy: this step is the primary's erase.
                     self.erase(io, &mut l, PRIMARY, purpose)?;
-                    Phase::EraseBuffer
+                    Self::after_primary_erase(&mut l)
                 };
             }
             Phase::ErasePrimary => {
                 self.erase(io, &mut l, PRIMARY, purpose)?;
-                l.phase = Phase::EraseBuffer;
+                l.phase = Self::after_primary_erase(&mut l);
             }
             Phase::EraseBuffer => {
                 self.erase(io, &mut l, BUFFER, purpose)?;
@@ -497,6 +528,17 @@ impl Rftl {
         }
         self.lblocks[lb] = l;
         Ok(())
+    }
+
+    /// The phase after the primary's erase: the buffer's erase, or, when the
+    /// buffer was never written (`CollectAt::PrimaryFull`), the roles rotate now.
+    fn after_primary_erase(l: &mut LogicalBlock) -> Phase {
+        if l.written[l.role(BUFFER)] > 0 {
+            Phase::EraseBuffer
+        } else {
+            l.roles = [l.roles[REPLACEMENT], l.roles[PRIMARY], l.roles[BUFFER]];
+            Phase::Normal
+        }
     }
 
     /// One try at writing `lpn` (see [`Ftl::write`]), then the logical block's
@@ -526,9 +568,10 @@ impl Rftl {
         self.valid.set(ppa);
         self.position[lpn.0 as usize] = (j as u32 * ppb + page) as u16;
         io.ack();
+        let at_primary = self.config.collect_at == CollectAt::PrimaryFull;
         let l = &mut self.lblocks[lb];
         let full = |r: usize| u32::from(l.written[l.role(r)]) == ppb;
-        if l.phase == Phase::Normal && full(PRIMARY) && full(BUFFER) {
+        if l.phase == Phase::Normal && full(PRIMARY) && (at_primary || full(BUFFER)) {
             l.phase = Phase::Copy { cursor: 0 };
         }
         // The partial step after the write: not in its response time.
@@ -654,8 +697,8 @@ impl Ftl for Rftl {
         Ok(())
     }
 
-    fn realtime(&self) -> Option<&dyn crate::RealTime> {
-        Some(self)
+    fn capabilities(&self) -> crate::Capabilities<'_> {
+        crate::Capabilities { realtime: Some(self), placement: None }
     }
 }
 

@@ -142,6 +142,55 @@ fn collection_runs_in_bounded_steps_then_rotates_the_roles() {
 }
 
 #[test]
+fn primary_full_trigger_collects_when_the_primary_fills_and_never_uses_the_buffer() {
+    let config = RftlConfig { collect_at: CollectAt::PrimaryFull, ..RftlConfig::default() };
+    let mut f = flash(geometry());
+    let mut ftl = format(&mut f, config);
+    let n = ftl.plan().pages_per_logical_block;
+    let ppb = 16u32;
+    let mut now = SimTime::ZERO;
+    let mut token = 1;
+    // The write that fills the primary starts the collection: its step copies.
+    for i in 0..ppb {
+        let before = *f.counters();
+        now = write(&mut ftl, &mut f, now, i % n, token);
+        token += 1;
+        let (copies, _) = step_work(&f, &before);
+        if i + 1 < ppb {
+            assert_eq!(copies, 0, "no collection before the primary is full (write {i})");
+        } else {
+            assert!(copies > 0, "the write that fills the primary starts the collection");
+        }
+        now = f.nand().die_free_at(ftlab_nand::DieId(0)).max(now);
+    }
+    // Many collections later the buffer has never been written, and each
+    // collection erased one block (the primary), not two.
+    let mut erases = 0;
+    for i in 0..20 * ppb {
+        let before = *f.counters();
+        now = write(&mut ftl, &mut f, now, i % n, token);
+        token += 1;
+        erases += step_work(&f, &before).1;
+        assert_eq!(ftl.lblocks[0].written[ftl.lblocks[0].role(BUFFER)], 0, "the buffer is never written");
+        now = f.nand().die_free_at(ftlab_nand::DieId(0)).max(now);
+    }
+    assert!(erases >= 16, "{erases} erases in 320 writes");
+    ftl.check_invariants(&f).unwrap();
+    // The default waits for the buffer too.
+    let mut f = flash(geometry());
+    let mut ftl = format(&mut f, RftlConfig::default());
+    for i in 0..ppb {
+        let before = *f.counters();
+        now = write(&mut ftl, &mut f, now, i % n, token);
+        token += 1;
+        assert_eq!(step_work(&f, &before), (0, 0));
+    }
+    // A medium written with the primary-full trigger is not recovered.
+    let e = Rftl::recover(config, &mut f.io(now)).unwrap_err();
+    assert!(e.to_string().contains("collect_at"), "{e}");
+}
+
+#[test]
 fn reads_never_collect() {
     let mut f = flash(geometry());
     let mut ftl = format(&mut f, RftlConfig::default());

@@ -716,12 +716,12 @@ impl Ftl for Ssc {
         super::recover::check(self, flash)
     }
 
-    fn ssc(&mut self) -> Option<&mut dyn SolidStateCache> {
-        Some(self)
+    fn capabilities(&self) -> crate::Capabilities<'_> {
+        crate::Capabilities { realtime: None, placement: Some(self) }
     }
 
-    fn placement(&self) -> Option<&dyn crate::Placement> {
-        Some(self)
+    fn extension(&mut self) -> crate::Extension<'_> {
+        crate::Extension::Cache(self)
     }
 }
 

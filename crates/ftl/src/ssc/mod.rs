@@ -165,7 +165,7 @@ pub const MAX_BLOCKS: u64 = 1 << 31;
 pub const MAX_EXISTS: u64 = 1 << 20;
 
 /// The cache commands of a solid-state cache (FlashTier, 003 Section 2.2),
-/// reached through [`crate::Ftl::ssc`]. Blocks are disk block numbers, each one
+/// reached through [`crate::Ftl::extension`] ([`crate::Extension::Cache`]). Blocks are disk block numbers, each one
 /// flash page of data; see the [module documentation](self) for the result of
 /// odd input and the durability contract.
 pub trait SolidStateCache {
