@@ -47,12 +47,13 @@ is "mostly sequential writes", "quite short", and that its working set
   2 MiB (32-1,024 pages, log-uniform) written as 64 KiB requests, each file at
   a random page-aligned place inside a moving window of 15% of the space
   that advances across the space over the trace (the quickly changing working
-  set); 20% are 4 KiB metadata writes uniform over a hot region of 2% of the
-  space (an assumption: Windows XP's NTFS metadata and registry);
+  set); 20% (PC_META, `--pc-meta`) are 4 KiB metadata writes uniform over a
+  hot region of 2% of the space (an assumption: Windows XP's NTFS metadata
+  and registry);
 - reads: 64 KiB, uniform over the window.
 
     python3 experiments/janus/gen_traces.py [--requests N] [--footprint F]
-        [--theta T] [--pc-requests N] [--out DIR]
+        [--theta T] [--pc-requests N] [--pc-meta M] [--out DIR]
 
 Seeded: the files are the same bytes on every machine.
 """
@@ -166,7 +167,7 @@ def financial1(out, requests, footprint, theta, seed=20261204):
     )
 
 
-def pc(out, requests, seed=20261205):
+def pc(out, requests, meta=0.2, seed=20261205):
     rng = random.Random(seed)
     window = int(SPAN_PAGES * 0.15)
     hot = int(SPAN_PAGES * 0.02)
@@ -186,8 +187,8 @@ def pc(out, requests, seed=20261205):
             if rng.random() < 0.3:
                 page = start + rng.randrange(window - run)
                 f.write(f"{t} 0 {page * SECTORS_PER_PAGE} {run * SECTORS_PER_PAGE} 1\n")
-            elif rng.random() < 0.2 * 32 / (0.2 * 32 + 0.8 * 2):
-                # A 4 KiB metadata write: 20% of the written pages.
+            elif rng.random() < meta * 32 / (meta * 32 + (1 - meta) * 2):
+                # A 4 KiB metadata write: a share `meta` of the written pages.
                 page = hot_base + 2 * rng.randrange(hot // 2)
                 f.write(f"{t} 0 {page * SECTORS_PER_PAGE} {2 * SECTORS_PER_PAGE} 0\n")
                 written["meta"] += 2
@@ -214,6 +215,7 @@ def main():
     ap.add_argument("--footprint", type=float, default=0.5)
     ap.add_argument("--theta", type=float, default=1.0)
     ap.add_argument("--pc-requests", type=int, default=100_000)
+    ap.add_argument("--pc-meta", type=float, default=0.2)
     ap.add_argument("--out", default=os.path.join(HERE, "out"))
     ap.add_argument("--only", choices=["financial1", "pc"], default=None)
     a = ap.parse_args()
@@ -224,7 +226,8 @@ def main():
             name = f"financial1-standin-r{a.requests}-f{a.footprint:g}-t{a.theta:g}.trace"
         financial1(os.path.join(a.out, name), a.requests, a.footprint, a.theta)
     if a.only in (None, "pc"):
-        pc(os.path.join(a.out, "pc-standin.trace"), a.pc_requests)
+        name = "pc-standin.trace" if a.pc_meta == 0.2 else f"pc-standin-m{a.pc_meta:g}.trace"
+        pc(os.path.join(a.out, name), a.pc_requests, a.pc_meta)
 
 
 if __name__ == "__main__":

@@ -6,9 +6,9 @@
 #   figure5.csv figure5.svg                  janus_figures figure5 (about 10 s)
 #   figure8.csv figure8-phases.csv figure8.svg   janus_figures figure8 (about 10 s)
 #   figure9.csv figure9.svg                  janus_figures figure9 (about 1.5 min)
-#   figure6-paper-oltp.csv figure6-paper-pc.csv figure7-paper.csv
+#   figure6-paper-oltp.csv figure6-paper-pc.csv figure7-paper.csv pc-sweep.csv
 #                                            ftlab sweep -j 1 on the stand-in traces
-#                                            (about 2.5 min together)
+#                                            (about 3 min together)
 #   ablation-paper.csv ablation-ghost.csv stand-in-sweep.csv
 #                                            ONLY with FTLAB_SLOW=1 (about 6, 3 and
 #                                            4 min on one core: too long for the
@@ -28,6 +28,9 @@ FTLAB=${FTLAB:-target/release/ftlab}
 dir=experiments/janus
 
 [ -f $dir/out/financial1-standin.trace ] && [ -f $dir/out/pc-standin.trace ] || python3 $dir/gen_traces.py
+for m in 0.05 0.1 0.3 0.4; do
+  [ -f "$dir/out/pc-standin-m$m.trace" ] || python3 $dir/gen_traces.py --only pc --pc-meta "$m"
+done
 for v in "0.25 1" "0.75 1" "1 1" "0.5 0.8" "0.5 1.2" "1 1.2"; do
   set -- $v
   [ -f "$dir/out/financial1-standin-r1000000-f$1-t$2.trace" ] || python3 $dir/gen_traces.py --only financial1 --footprint "$1" --theta "$2"
@@ -40,7 +43,7 @@ for f in figure5 figure8 figure9; do
   rm "$out/$f.toml"
 done
 
-sweeps=(figure6-paper-oltp figure6-paper-pc figure7-paper)
+sweeps=(figure6-paper-oltp figure6-paper-pc figure7-paper pc-sweep)
 if [ "${FTLAB_SLOW:-0}" = 1 ]; then
   sweeps+=(ablation-paper ablation-ghost stand-in-sweep)
 fi
