@@ -9,10 +9,10 @@
 #   figure6-paper-oltp.csv figure6-paper-pc.csv figure7-paper.csv pc-sweep.csv
 #                                            ftlab sweep -j 1 on the stand-in traces
 #                                            (about 3 min together)
-#   ablation-paper.csv ablation-ghost.csv stand-in-sweep.csv
-#                                            ONLY with FTLAB_SLOW=1 (about 6, 3 and
-#                                            4 min on one core: too long for the
-#                                            default check)
+#   ablation-paper.csv ablation-ghost.csv stand-in-sweep.csv figure9-ablation.csv
+#                                            ONLY with FTLAB_SLOW=1 (about 6, 3, 4
+#                                            and 5 min on one core: too long for
+#                                            the default check)
 #
 # The stand-in traces are generated first when missing
 # (experiments/janus/gen_traces.py, into experiments/janus/out/).
@@ -45,7 +45,7 @@ done
 
 sweeps=(figure6-paper-oltp figure6-paper-pc figure7-paper pc-sweep)
 if [ "${FTLAB_SLOW:-0}" = 1 ]; then
-  sweeps+=(ablation-paper ablation-ghost stand-in-sweep)
+  sweeps+=(ablation-paper ablation-ghost stand-in-sweep figure9-ablation)
 fi
 for s in "${sweeps[@]}"; do
   "$FTLAB" sweep --quiet -j 1 $dir/$s.toml -o "$out/$s.csv" --out-dir "$out"
