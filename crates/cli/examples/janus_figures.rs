@@ -196,8 +196,14 @@ fn figure5(path: &Path, points: &[f64]) -> Result<()> {
 /// Figure 9's FTLs: label, `ftl.kind`, and whether to set
 /// `ftl.map_persistence = "flash"` (the page-mapped FTL with its map on flash
 /// is DFTL, whose translation pages are map operations already).
-const FIGURE9: [(&str, &str, bool); 4] =
-    [("PPM (dftl)", "dftl", false), ("BAST", "bast", true), ("FAST", "fast", true), ("Janus", "janus", true)];
+const FIGURE9: [(&str, &str, bool); 5] = [
+    ("PPM (dftl)", "dftl", false),
+    ("BAST", "bast", true),
+    ("FAST", "fast", true),
+    ("Janus", "janus", true),
+    // The ablation of PPM's map: ppm-ftl's whole page map in RAM, no map I/O.
+    ("PPM (ppm-ftl; map in RAM)", "ppm-ftl", false),
+];
 
 /// Seconds of flash time of purpose `p` in `r`, at `t`'s latencies.
 fn purpose_seconds(r: &Report, t: &ftlab_nand::Timing, p: ftlab_ftl::Purpose) -> f64 {
@@ -286,7 +292,13 @@ fn figure9(path: &Path) -> Result<()> {
         let o = &r.flash_ops;
         rows += &format!(
             "{label},{kind},{},{},{},{},{},{},{},{},{map:.3},{gc:.3},{data:.3},{:.3},{:.3}\n",
-            if flash { "flash" } else { "(translation pages)" },
+            if flash {
+                "flash"
+            } else if kind == "dftl" {
+                "(translation pages)"
+            } else {
+                "(ram)"
+            },
             r.requests,
             o.programs.get(Purpose::Host),
             o.reads.get(Purpose::Map),

@@ -86,8 +86,10 @@ pub struct JanusConfig {
     /// Sequential log blocks at most (Section 5), at least 1. Default 4; fewer on
     /// a device with too few spare blocks.
     pub sequential_log_blocks: u32,
-    /// Writes between adaptation decisions; 0 (the default) is `N_D`, the number
-    /// of data blocks, as in Section 5.
+    /// Write requests between adaptation decisions; 0 (the default) is `N_D`,
+    /// the number of data blocks, as in Section 5 ("after every N_D write
+    /// requests"). A request of several pages counts once (its pages but the
+    /// last carry [`Hint::more`]).
     pub adaptation_period: u64,
     /// Whether the adaptation charges a miss Eq. 3's last term, `u N_P C_PW`
     /// (making an empty block again after a defusion). Default true, as in the
@@ -101,6 +103,15 @@ pub struct JanusConfig {
     /// see the `maplog` module). As 004 Section 6 says of its implementation,
     /// the flash map is a page map of the BMA and the PMA alike.
     pub map_persistence: MapPersistence,
+    /// Whether the ghost buffers' history is halved at every adaptation
+    /// decision, so the estimate follows the workload (default true). 004
+    /// does not say how its ghost buffers forget; false keeps every access
+    /// since the start.
+    pub ghost_decay: bool,
+    /// Fused-block counts the ghost buffers simulate, at most (the largest PMA
+    /// the adaptation may choose); 0 (the default) is every logical block. 004
+    /// does not give its ghost buffers' size.
+    pub ghost_blocks: u32,
 }
 
 impl Default for JanusConfig {
@@ -113,6 +124,8 @@ impl Default for JanusConfig {
             adaptation_period: 0,
             defusion_refill_cost: true,
             map_persistence: MapPersistence::Nvram,
+            ghost_decay: true,
+            ghost_blocks: 0,
         }
     }
 }
@@ -309,6 +322,8 @@ pub struct Janus {
     costs: JanusCosts,
     period: u64,
     host_writes: u64,
+    /// Host write requests so far (a request's last page counted).
+    write_requests: u64,
     /// The optimum of Eq. 4 at the last decision, and the ghost buffers' hit
     /// rate at the target then chosen.
     optimum: u32,
@@ -353,6 +368,7 @@ impl Janus {
             costs,
             period: if cfg.adaptation_period == 0 { u64::from(lblocks) } else { cfg.adaptation_period },
             host_writes: 0,
+            write_requests: 0,
             optimum: target.min(lblocks),
             hit_rate: 0.0,
             rates: Vec::new(),
@@ -740,7 +756,10 @@ impl Janus {
     /// Every `period` writes: the target moves halfway toward the optimum of
     /// Eq. 4 for the ghost buffers' hit-rate curve.
     fn adapt(&mut self) {
-        let max = self.core.lblocks;
+        let max = match self.cfg.ghost_blocks {
+            0 => self.core.lblocks,
+            g => g.min(self.core.lblocks),
+        };
         let rates = self.ghost.hit_rates(max);
         let refill = self.cfg.defusion_refill_cost;
         let (best, _) = optimal_fused_with(&self.costs, self.n_o, max, |n| rates[n as usize], refill);
@@ -752,7 +771,9 @@ impl Janus {
         self.hit_rate = rates.get(self.target as usize).copied().unwrap_or(0.0);
         self.rates = rates;
         self.stats.decisions.push((self.host_writes, self.n_fused, self.target, best));
-        self.ghost.decay();
+        if self.cfg.ghost_decay {
+            self.ghost.decay();
+        }
     }
     /// One try at writing `lpn`: to its sequential log block, else (fusing a
     /// BMA block first) to the PMA.
@@ -808,11 +829,16 @@ impl Ftl for Janus {
     /// Writes `lpn` (see the module documentation); when the program fails, the
     /// block counts as full and the write is tried again, up to
     /// [`PROGRAM_ATTEMPTS`] times.
-    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
+    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
         check_lpn(lpn, self.logical_pages())?;
         self.host_writes += 1;
-        if self.host_writes % self.period == 0 {
-            self.adapt();
+        // Section 5: a decision after every N_D write *requests*; a request's
+        // pages but the last say more follow.
+        if !hint.more {
+            self.write_requests += 1;
+            if self.write_requests % self.period == 0 {
+                self.adapt();
+            }
         }
         retrying(|| self.write_once(io, lpn, data.clone()))
     }
@@ -1039,6 +1065,30 @@ mod tests {
         );
         assert!(random_target > start && random_fused > start, "random writes grow the PMA");
         assert!(seq_target < random_target / 2 && seq_fused < random_fused / 2, "sequential writes shrink it");
+        f.check_invariants(&fl).unwrap();
+    }
+
+    /// Section 5: an adaptation decision after every `N_D` write *requests*.
+    /// Requests of four pages (the first three carrying `more`) count once
+    /// each: 400 pages in 100 requests with a period of 25 make 4 decisions,
+    /// not 16 (counting pages).
+    #[test]
+    fn the_adaptation_period_counts_write_requests_not_pages() {
+        let mut fl = crate::testing::flash(geometry(), 3);
+        let cfg = JanusConfig { over_provisioning: 0.08, adaptation_period: 25, ..JanusConfig::default() };
+        let core = Core::format("janus", &fl.io(SimTime::ZERO), cfg.over_provisioning, MIN_SPARE).unwrap();
+        let good = core.free.len() as u32;
+        let mut f = Janus::with_core(cfg, core, good, &fl.io(SimTime::ZERO));
+        let mut t = 0u64;
+        for lpn in 0..400u32 {
+            t += 1_000_000;
+            let mut io = fl.io(SimTime(t));
+            let hint = Hint { more: lpn % 4 != 3, ..Hint::default() };
+            f.write(&mut io, Lpn(lpn), Payload::Token(u64::from(lpn)), &hint).unwrap();
+            t = t.max(io.last_finish().0);
+        }
+        let at: Vec<u64> = f.stats().decisions.iter().map(|d| d.0).collect();
+        assert_eq!(at, [100, 200, 300, 400], "decisions at these host page writes");
         f.check_invariants(&fl).unwrap();
     }
 
