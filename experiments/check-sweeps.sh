@@ -193,7 +193,9 @@ if [ "${1:-}" != --quick ]; then
   done < <(git ls-files 'experiments/*.csv' 'experiments/*.svg' | sort)
 fi
 
-# The reproduction ledger checker's own tests.
+# The reproduction ledger: its rows against the committed CSVs and the papers
+# (both modes: it reads committed files only), and the checker's own tests.
 python3 -m unittest discover -q -s experiments -p 'test_ledger.py' || failed=1
+python3 experiments/ledger.py check || failed=1
 
 exit $failed
