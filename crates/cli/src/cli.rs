@@ -212,8 +212,10 @@ pub struct ServeArgs {
     pub cut_after: Option<u64>,
     /// Keep an export's device in an image file: [NAME=]FILE (NAME one of the exports; without
     /// it, the main export). If FILE exists the device is opened from it (rebuilt by the FTL's own
-    /// recovery, as after a power cut) instead of formatted; on SIGINT/SIGTERM it is flushed and
-    /// saved to FILE (written to FILE.tmp, then renamed). Repeatable, one image per export.
+    /// recovery, as after a power cut) instead of formatted. Every FLUSH and FUA write is synced
+    /// to FILE's journal (FILE.journal) before it is acknowledged, so a crash loses nothing
+    /// flushed; on SIGINT/SIGTERM the device is flushed and saved whole to FILE. FILE.lock keeps a
+    /// second server off it. Repeatable, one image per export.
     #[arg(long = "image", value_name = "[NAME=]FILE", help_heading = "Server")]
     pub images: Vec<String>,
 }

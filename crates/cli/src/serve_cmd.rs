@@ -37,15 +37,18 @@ rewritten every --stats-interval seconds and at exit. The same JSON is printed
 on stdout when the server stops (SIGINT, SIGTERM).
 
 Images: --image FILE keeps the main export's device in FILE, --image NAME=FILE
-the export NAME's (one image per export). A FILE that exists is opened instead
-of formatting the device: the medium is read back and the FTL rebuilt by its
-own recovery, as after a power cut, so every write acknowledged before the
-image was saved reads back. It must have been saved with the same chip,
-geometry and [ftl] table. When SIGINT or SIGTERM stops the server, every
-connection is drained, then each device is flushed (a write-back buffer too)
-and saved to its FILE: written to FILE.tmp, synced, renamed, so a crash while
-saving leaves the old image. The file holds the pages written, not the device
-size.
+the export NAME's (one image per export; a NAME that is no export's is an
+error). A FILE that exists is opened instead of formatting the device: the
+medium is read back and the FTL rebuilt by its own recovery, as after a power
+cut. It must have been saved with the same chip, geometry and [ftl] table.
+FILE is durable: at start the device is written to it and a journal,
+FILE.journal, is started beside it; every completed FLUSH and FUA write is
+appended to the journal and synced to the disk before it is acknowledged, so
+a crash, kill -9 or an abort of the server loses nothing a client flushed
+(opening FILE applies its journal). When SIGINT or SIGTERM stops the server,
+every connection is drained, then each device is flushed (a write-back buffer
+too) and saved whole to FILE (written to FILE.tmp, synced, renamed). FILE.lock
+is locked while a server uses FILE: a second server on it is refused.
 
 Power cuts: SIGUSR1 (kill -USR1 PID) cuts the power on every export at its
 current simulated time and recovers it with the FTL's own recovery; commands in
@@ -93,12 +96,12 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
                 let at = device.now().0;
                 eprintln!("ftlab serve: export `{name}`: opened from {} (recovered at {at} ns)", path.display());
             } else {
-                eprintln!("ftlab serve: export `{name}`: formatted; saved to {} at exit", path.display());
+                eprintln!("ftlab serve: export `{name}`: formatted; kept in {}", path.display());
             }
         }
         let export = Export::new(name.clone(), device, options.clone());
         exports.push(match image {
-            Some(path) => export.with_image(path),
+            Some(path) => export.with_image(path)?,
             None => export,
         });
     }
@@ -149,16 +152,29 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
 }
 
 /// Per export (in `names`' order), the image `--image` gives it: `NAME=FILE`
-/// when NAME is an export's name, otherwise the whole value is the main
-/// export's FILE.
+/// for the export NAME, or FILE for the main export. A value with `=` whose
+/// part before it names no export is an error (a misspelt name must not
+/// become the main export's file), unless that part has a `/` (`./a=b.img`
+/// is a path).
 fn image_paths(specs: &[String], names: &[&str]) -> Result<Vec<Option<PathBuf>>, CliError> {
     let mut paths: Vec<Option<PathBuf>> = vec![None; names.len()];
     for spec in specs {
-        let named = spec.split_once('=').and_then(|(name, file)| {
-            let i = names.iter().position(|n| *n == name.trim())?;
-            Some((i, file.trim()))
-        });
-        let (i, file) = named.unwrap_or((0, spec.trim()));
+        let (i, file) = match spec.split_once('=') {
+            Some((name, file)) => match names.iter().position(|n| *n == name.trim()) {
+                Some(i) => (i, file.trim()),
+                // A directory before the `=`: a path that has `=` in it.
+                None if name.contains(std::path::MAIN_SEPARATOR) || name.contains('/') => (0, spec.trim()),
+                None => {
+                    return Err(CliError::Usage(format!(
+                        "--image `{spec}`: no export is named `{}`; the exports are {}. Give NAME=FILE with one of \
+                         them, or ./{spec} for a file whose name has `=` in it",
+                        name.trim(),
+                        names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+                    )))
+                }
+            },
+            None => (0, spec.trim()),
+        };
         if file.is_empty() {
             return Err(CliError::Usage(format!("--image `{spec}`: give a file, FILE or NAME=FILE")));
         }
@@ -288,4 +304,29 @@ fn write_stats(path: &Path, stats: &Stats) -> Result<(), CliError> {
     tmp.as_mut_os_string().push(".tmp");
     std::fs::write(&tmp, text + "\n").map_err(write_err(&what))?;
     std::fs::rename(&tmp, path).map_err(write_err(&what))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_image_for_an_export_that_does_not_exist_is_an_error_not_the_main_export_s_file() {
+        let names = ["pagemap", "dftl"];
+        let dir = std::env::temp_dir();
+        let file = |name: &str| dir.join(name).display().to_string();
+        let got = image_paths(&[file("main.img"), format!("dftl={}", file("d.img"))], &names).expect("valid");
+        assert_eq!(got, vec![Some(dir.join("main.img")), Some(dir.join("d.img"))]);
+        // Misspelt: `dtfl` is no export.
+        let err = image_paths(&[format!("dtfl={}", file("d.img"))], &names).expect_err("misspelt");
+        let text = err.to_string();
+        assert!(text.contains("no export is named `dtfl`") && text.contains("`dftl`"), "{text}");
+        assert_eq!(err.exit_code(), 2);
+        // A path with `=` in it: written as a path.
+        let odd = format!("{}/a=b.img", dir.display());
+        assert_eq!(
+            image_paths(std::slice::from_ref(&odd), &names).expect("a path"),
+            vec![Some(PathBuf::from(odd)), None]
+        );
+    }
 }

@@ -95,7 +95,7 @@ pub enum ImageError {
 
 /// CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320).
 #[derive(Debug, Clone, Copy)]
-struct Crc32(u32);
+pub(crate) struct Crc32(u32);
 
 const CRC_TABLE: [u32; 256] = {
     let mut table = [0u32; 256];
@@ -114,17 +114,17 @@ const CRC_TABLE: [u32; 256] = {
 };
 
 impl Crc32 {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Crc32(!0)
     }
-    fn update(&mut self, bytes: &[u8]) {
+    pub(crate) fn update(&mut self, bytes: &[u8]) {
         let mut c = self.0;
         for &b in bytes {
             c = CRC_TABLE[((c ^ u32::from(b)) & 0xff) as usize] ^ (c >> 8);
         }
         self.0 = c;
     }
-    fn value(self) -> u32 {
+    pub(crate) fn value(self) -> u32 {
         !self.0
     }
 }
@@ -139,37 +139,37 @@ pub(crate) fn crc32(bytes: &[u8]) -> u32 {
 }
 
 /// A writer that checksums what it writes.
-struct Out<W> {
-    w: W,
-    crc: Crc32,
+pub(crate) struct Out<W> {
+    pub(crate) w: W,
+    pub(crate) crc: Crc32,
 }
 
 impl<W: Write> Out<W> {
-    fn bytes(&mut self, b: &[u8]) -> io::Result<()> {
+    pub(crate) fn bytes(&mut self, b: &[u8]) -> io::Result<()> {
         self.crc.update(b);
         self.w.write_all(b)
     }
-    fn u8(&mut self, v: u8) -> io::Result<()> {
+    pub(crate) fn u8(&mut self, v: u8) -> io::Result<()> {
         self.bytes(&[v])
     }
-    fn u32(&mut self, v: u32) -> io::Result<()> {
+    pub(crate) fn u32(&mut self, v: u32) -> io::Result<()> {
         self.bytes(&v.to_le_bytes())
     }
-    fn u64(&mut self, v: u64) -> io::Result<()> {
+    pub(crate) fn u64(&mut self, v: u64) -> io::Result<()> {
         self.bytes(&v.to_le_bytes())
     }
 }
 
 /// A reader that checksums what it reads and names where it ran out.
-struct In<R> {
-    r: R,
-    crc: Crc32,
-    at: u64,
-    part: &'static str,
+pub(crate) struct In<R> {
+    pub(crate) r: R,
+    pub(crate) crc: Crc32,
+    pub(crate) at: u64,
+    pub(crate) part: &'static str,
 }
 
 impl<R: Read> In<R> {
-    fn bytes(&mut self, b: &mut [u8]) -> Result<(), ImageError> {
+    pub(crate) fn bytes(&mut self, b: &mut [u8]) -> Result<(), ImageError> {
         match self.r.read_exact(b) {
             Ok(()) => {
                 self.crc.update(b);
@@ -182,17 +182,17 @@ impl<R: Read> In<R> {
             Err(e) => Err(ImageError::Io(e)),
         }
     }
-    fn u8(&mut self) -> Result<u8, ImageError> {
+    pub(crate) fn u8(&mut self) -> Result<u8, ImageError> {
         let mut b = [0; 1];
         self.bytes(&mut b)?;
         Ok(b[0])
     }
-    fn u32(&mut self) -> Result<u32, ImageError> {
+    pub(crate) fn u32(&mut self) -> Result<u32, ImageError> {
         let mut b = [0; 4];
         self.bytes(&mut b)?;
         Ok(u32::from_le_bytes(b))
     }
-    fn u64(&mut self) -> Result<u64, ImageError> {
+    pub(crate) fn u64(&mut self) -> Result<u64, ImageError> {
         let mut b = [0; 8];
         self.bytes(&mut b)?;
         Ok(u64::from_le_bytes(b))
@@ -212,7 +212,7 @@ fn geometry_fields(g: &Geometry) -> [(&'static str, u32); 8] {
     ]
 }
 
-fn health_code(h: Health) -> u8 {
+pub(crate) fn health_code(h: Health) -> u8 {
     match h {
         Health::Good => 0,
         Health::FactoryBad => 1,
@@ -221,7 +221,7 @@ fn health_code(h: Health) -> u8 {
     }
 }
 
-fn health_of(code: u8, block: u32) -> Result<Health, ImageError> {
+pub(crate) fn health_of(code: u8, block: u32) -> Result<Health, ImageError> {
     Ok(match code {
         0 => Health::Good,
         1 => Health::FactoryBad,
@@ -231,8 +231,8 @@ fn health_of(code: u8, block: u32) -> Result<Health, ImageError> {
     })
 }
 
-const TORN_ERASE: u8 = 1;
-const TORN_PAGES: u8 = 2;
+pub(crate) const TORN_ERASE: u8 = 1;
+pub(crate) const TORN_PAGES: u8 = 2;
 
 impl Nand {
     /// Writes the medium's durable state to `w` as an image, stamped with the
@@ -285,31 +285,7 @@ impl Nand {
             }
             let first = self.layout.ppa(BlockId(i as u32), 0).0;
             for page in first..first + b.write_ptr {
-                let lpn = self.oob.lpn(page);
-                out.u32(lpn)?;
-                out.u64(self.oob.seqkind(page, b.seq_base))?;
-                match &self.store {
-                    AnyStore::Token(s) => match s.read(page, lpn) {
-                        Payload::Token(t) => out.u64(t)?,
-                        Payload::Bytes(_) => {
-                            return Err(io::Error::new(
-                                io::ErrorKind::InvalidInput,
-                                format!(
-                                    "page {page} of this token store holds bytes (an FTL's metadata), which an image \
-                                     of a token store cannot keep: save a device that stores bytes"
-                                ),
-                            ))
-                        }
-                    },
-                    AnyStore::Bytes(s) => match s.get(page) {
-                        Some(bytes) => {
-                            out.u8(1)?;
-                            out.bytes(bytes)?;
-                        }
-                        None => out.u8(0)?,
-                    },
-                }
-                self.save_slots(&mut out, page)?;
+                self.save_page(&mut out, page, b.seq_base)?;
             }
         }
         let crc = out.crc.value();
@@ -414,7 +390,6 @@ impl Nand {
             nand.torn.insert(p);
         }
         inp.part = "pages";
-        let page_size = g.page_size as usize;
         for i in 0..nand.blocks.len() {
             let b = nand.blocks[i];
             if b.health == Health::FactoryBad || b.torn_erase {
@@ -422,31 +397,8 @@ impl Nand {
             }
             let first = nand.layout.ppa(BlockId(i as u32), 0).0;
             for page in first..first + b.write_ptr {
-                let lpn = inp.u32()?;
-                let seqkind = inp.u64()?;
-                max_seq = max_seq.max(seqkind >> 8);
-                if page == first {
-                    nand.blocks[i].seq_base = seqkind >> 8;
-                }
-                nand.oob.set(page, nand.blocks[i].seq_base, lpn, seqkind);
-                let data = match store {
-                    StoreKind::Token => Some(Payload::Token(inp.u64()?)),
-                    StoreKind::Bytes => match inp.u8()? {
-                        0 => None,
-                        1 => {
-                            let mut bytes = vec![0u8; page_size];
-                            inp.bytes(&mut bytes)?;
-                            Some(Payload::Bytes(bytes.into()))
-                        }
-                        c => return Err(ImageError::Corrupt(format!("page {page}: unknown contents code {c}"))),
-                    },
-                };
-                if let Some(data) = data {
-                    nand.store.write(page, lpn, data).map_err(|e| ImageError::Corrupt(format!("page {page}: {e}")))?;
-                }
-                if version >= 3 {
-                    nand.open_slots(&mut inp, page, seqkind >> 8)?;
-                }
+                let seq = nand.open_page(&mut inp, page, i, page == first, version)?;
+                max_seq = max_seq.max(seq);
             }
         }
         let crc = inp.crc.value();
@@ -474,6 +426,78 @@ impl Nand {
 }
 
 impl Nand {
+    /// Writes programmed page `page` of a block whose sequence base is
+    /// `seq_base`: its OOB, its contents and its packed slots.
+    pub(crate) fn save_page<W: Write>(&self, out: &mut Out<W>, page: u32, seq_base: u64) -> io::Result<()> {
+        let lpn = self.oob.lpn(page);
+        out.u32(lpn)?;
+        out.u64(self.oob.seqkind(page, seq_base))?;
+        match &self.store {
+            AnyStore::Token(s) => match s.read(page, lpn) {
+                Payload::Token(t) => out.u64(t)?,
+                Payload::Bytes(_) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!(
+                            "page {page} of this token store holds bytes (an FTL's metadata), which an image \
+                             of a token store cannot keep: save a device that stores bytes"
+                        ),
+                    ))
+                }
+            },
+            AnyStore::Bytes(s) => match s.get(page) {
+                Some(bytes) => {
+                    out.u8(1)?;
+                    out.bytes(bytes)?;
+                }
+                None => out.u8(0)?,
+            },
+        }
+        self.save_slots(out, page)
+    }
+
+    /// Reads page `page` of block `block` as [`Nand::save_page`] wrote it
+    /// (image `version`); `first` says it is the block's first page, which
+    /// sets the block's sequence base. Returns the page's sequence number.
+    pub(crate) fn open_page<R: Read>(
+        &mut self,
+        inp: &mut In<R>,
+        page: u32,
+        block: usize,
+        first: bool,
+        version: u32,
+    ) -> Result<u64, ImageError> {
+        let lpn = inp.u32()?;
+        let seqkind = inp.u64()?;
+        if first {
+            self.blocks[block].seq_base = seqkind >> 8;
+        }
+        self.oob.set(page, self.blocks[block].seq_base, lpn, seqkind);
+        let data = match self.store_kind() {
+            StoreKind::Token => Some(Payload::Token(inp.u64()?)),
+            StoreKind::Bytes => match inp.u8()? {
+                0 => None,
+                1 => {
+                    let mut bytes = vec![0u8; self.geometry.page_size as usize];
+                    inp.bytes(&mut bytes)?;
+                    Some(Payload::Bytes(bytes.into()))
+                }
+                c => return Err(ImageError::Corrupt(format!("page {page}: unknown contents code {c}"))),
+            },
+        };
+        match data {
+            Some(data) => {
+                self.store.write(page, lpn, data).map_err(|e| ImageError::Corrupt(format!("page {page}: {e}")))?
+            }
+            // Reads as zeros: nothing held (a journal may apply it over bytes held before).
+            None => self.store.clear(page),
+        }
+        if version >= 3 {
+            self.open_slots(inp, page, seqkind >> 8)?;
+        }
+        Ok(seqkind >> 8)
+    }
+
     /// Writes the packed slots of `page` (a page of one record: 0).
     fn save_slots<W: Write>(&self, out: &mut Out<W>, page: u32) -> io::Result<()> {
         let Some(s) = self.slots_at(page) else {

@@ -62,7 +62,7 @@ pub struct NandConfig {
 
 /// Whether a block can be used, and why not.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-enum Health {
+pub(crate) enum Health {
     #[default]
     Good,
     /// Marked bad at the factory: never readable, never used.
@@ -836,6 +836,8 @@ impl Nand {
 
 #[path = "image.rs"]
 pub mod image;
+#[path = "journal.rs"]
+pub mod journal;
 #[path = "multi_plane.rs"]
 pub mod multi_plane;
 #[path = "packed.rs"]

@@ -338,6 +338,14 @@ impl AnyStore {
         }
     }
 
+    /// Makes `page` hold nothing (a byte page reads as zeros; a token page is
+    /// always written whole, so nothing to do).
+    pub(crate) fn clear(&mut self, page: u32) {
+        if let AnyStore::Bytes(s) = self {
+            s.set(page, None);
+        }
+    }
+
     /// Starts loading what a read of `page` needs into the CPU cache (tokens
     /// only: a byte page is a pointer chase).
     #[inline(always)]

@@ -1,7 +1,17 @@
 //! An export: one simulated device under a name, shared by the connections to
 //! it, with the options that shape its time (pacing) and its power (cut after
 //! N commands, or on demand with [`Export::cut_power`]), and the device image
-//! it is saved to when the server stops ([`Export::with_image`]).
+//! that keeps it ([`Export::with_image`]): synced at every completed flush and
+//! FUA write, saved whole when the server stops.
+//!
+//! **What a flush promises.** A flush completes successfully only if every
+//! write completed before it is durable. A power cut loses the writes a
+//! write-back cache held that no flush had covered; when it did, the next
+//! flush on each connection open at the cut fails with EIO (once: the client
+//! has learnt it, as a file system learns a lost write-back from `fsync`), so
+//! no client is told that lost data is safe. With an image, a flush or FUA
+//! write is acknowledged only after the image's journal holding what it made
+//! durable is synced to the disk; if that fails, the command fails with EIO.
 //!
 //! Every connection submits to the export's one [`Device`] under its lock and
 //! collects completions from it. The device delivers completions of all
@@ -9,18 +19,22 @@
 //! command it completes ([`Event::Completion`] on that connection's channel),
 //! whichever connection stepped the device.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use ftlab_ftl::Durability;
 use ftlab_nand::{BlockId, SimTime};
 use ftlab_sim::device::{Command, Completion, Device, DeviceCounters, DeviceError, Tag};
+use ftlab_sim::image::ImageJournal;
 use ftlab_sim::ImageError;
 
 use crate::proto;
 use crate::session::Event;
+use crate::ServerError;
 
 /// The largest read or write one request may carry, bytes (NBD's usual 32 MiB).
 pub const MAX_PAYLOAD: u32 = 32 << 20;
@@ -45,6 +59,19 @@ struct State {
     routes: HashMap<Tag, Sender<Event>>,
     completed: u64,
     power_cuts: u64,
+    /// The image's journal, synced at every completed flush and FUA write.
+    journal: Option<ImageJournal>,
+    /// FUA writes in flight.
+    fua: HashSet<Tag>,
+    /// Flushes in flight, each with the count of writes acknowledged when it
+    /// was submitted (what it makes durable).
+    flushes: HashMap<Tag, u64>,
+    /// Writes (not FUA) acknowledged since the last power cut.
+    acked_writes: u64,
+    /// Of those, how many a completed flush made durable.
+    durable_writes: u64,
+    /// Power cuts that lost acknowledged writes no flush had made durable.
+    losses: u64,
 }
 
 /// One named device as clients see it.
@@ -60,6 +87,8 @@ pub struct Export {
     origin: Instant,
     /// The device image the export is saved to ([`Export::save_image`]).
     image: Option<PathBuf>,
+    /// The image's lock file, held while the export lives.
+    _lock: Option<ImageLock>,
     state: Mutex<State>,
 }
 
@@ -105,16 +134,45 @@ impl Export {
             options,
             origin: Instant::now(),
             image: None,
-            state: Mutex::new(State { device, routes: HashMap::new(), completed: 0, power_cuts: 0 }),
+            _lock: None,
+            state: Mutex::new(State {
+                device,
+                routes: HashMap::new(),
+                completed: 0,
+                power_cuts: 0,
+                journal: None,
+                fua: HashSet::new(),
+                flushes: HashMap::new(),
+                acked_writes: 0,
+                durable_writes: 0,
+                losses: 0,
+            }),
         }
     }
 
-    /// The export, saved to the device image at `path` by
-    /// [`Export::save_image`] (open its device from that image with
-    /// [`Device::open_image`] when the file exists).
-    pub fn with_image(mut self, path: impl Into<PathBuf>) -> Export {
-        self.image = Some(path.into());
-        self
+    /// The export, kept in the device image at `path` (open its device from
+    /// that image with [`Device::open_image`] when the file exists). Takes
+    /// the image's lock (`PATH.lock`, held while the export lives: a second
+    /// server on the same image is refused), writes the device's medium to
+    /// the image now and starts its journal ([`Device::start_journal`]):
+    /// from then on every completed flush and FUA write is in the file before
+    /// it is acknowledged, and [`Export::save_image`] saves it whole at the end.
+    pub fn with_image(mut self, path: impl Into<PathBuf>) -> Result<Export, ServerError> {
+        let path = path.into();
+        let lock = lock_image(&path).map_err(|why| ServerError::ImageInUse {
+            export: self.name.clone(),
+            path: path.clone(),
+            why,
+        })?;
+        let journal = self
+            .lock()
+            .device
+            .start_journal(&path)
+            .map_err(|e| ServerError::Image { export: self.name.clone(), source: Box::new(e) })?;
+        self.lock().journal = Some(journal);
+        self.image = Some(path);
+        self._lock = Some(lock);
+        Ok(self)
     }
 
     /// The device image it is saved to, if any.
@@ -142,8 +200,28 @@ impl Export {
         Ok(at.0)
     }
 
+    /// Power cuts so far that lost acknowledged writes no flush had made
+    /// durable (the next flush on a connection open then fails).
+    pub fn losses(&self) -> u64 {
+        self.lock().losses
+    }
+
+    /// Syncs of the image's journal that wrote a record and image rewrites
+    /// that started it over; `None` without an image.
+    pub fn journal_counts(&self) -> Option<(u64, u64)> {
+        self.lock().journal.as_ref().map(ImageJournal::counts)
+    }
+
     /// Cuts the power at `at` and recovers, with a line on stderr saying `why`.
     fn cut(&self, state: &mut State, at: SimTime, why: &str) -> Result<(), DeviceError> {
+        // Writes acknowledged into a write-back cache and not flushed die with it.
+        let volatile = state.device.ftl().durability() == Durability::OnFlush;
+        if volatile && state.acked_writes > state.durable_writes {
+            state.losses += 1;
+        }
+        state.acked_writes = 0;
+        state.durable_writes = 0;
+        state.flushes.values_mut().for_each(|m| *m = 0);
         let recovered = state.device.cut_power(at).and_then(|()| state.device.recover());
         state.power_cuts += 1;
         match &recovered {
@@ -226,8 +304,20 @@ impl Export {
             Some(scale) => state.device.now().0.max(self.paced_now(scale)),
             None => state.device.now().0,
         };
+        let (flush, fua) = match &cmd {
+            Command::Flush => (true, false),
+            Command::Write { fua, .. } | Command::WriteZeroes { fua, .. } => (false, *fua),
+            _ => (false, false),
+        };
         let tag = state.device.submit(SimTime(at), cmd)?;
         state.routes.insert(tag, to.clone());
+        if flush {
+            let acked = state.acked_writes;
+            state.flushes.insert(tag, acked);
+        }
+        if fua {
+            state.fua.insert(tag);
+        }
         Ok(tag)
     }
 
@@ -262,10 +352,31 @@ impl Export {
     }
 
     /// Hands `c` to its connection (dropped if that connection is gone), then
-    /// cuts the power if it is the command `cut_after` names.
+    /// cuts the power if it is the command `cut_after` names. A flush or FUA
+    /// write that succeeded is in the image's journal, synced, before it goes.
     fn deliver(&self, state: &mut State, c: Completion) {
+        let fua = state.fua.remove(&c.tag);
+        let flush = state.flushes.remove(&c.tag);
+        let mut error = None;
+        if c.result.is_ok() {
+            if matches!(c.command, "write" | "write-zeroes") && !fua {
+                state.acked_writes += 1;
+            }
+            if let Some(covered) = flush {
+                state.durable_writes = state.durable_writes.max(covered);
+            }
+            if fua || flush.is_some() {
+                let State { journal, device, .. } = state;
+                if let Some(j) = journal.as_mut() {
+                    if let Err(e) = j.sync(device) {
+                        eprintln!("ftlab serve: export `{}`: {} failed: {e}", self.name, c.command);
+                        error = Some(proto::EIO);
+                    }
+                }
+            }
+        }
         if let Some(to) = state.routes.remove(&c.tag) {
-            let _ = to.send(Event::Completion(c));
+            let _ = to.send(Event::Completion { completion: c, losses: state.losses, error });
         }
         state.completed += 1;
         if self.options.cut_after == Some(state.completed) {
@@ -275,4 +386,45 @@ impl Export {
             let _ = self.cut(state, at, "--cut-after");
         }
     }
+}
+
+/// A held lock on an image's lock file (released when dropped).
+#[cfg(unix)]
+type ImageLock = nix::fcntl::Flock<File>;
+#[cfg(not(unix))]
+type ImageLock = File;
+
+/// Takes the lock of the image at `path` (`PATH.lock`, created if missing,
+/// never removed): held until the returned file is dropped. Why not, if it
+/// cannot be taken.
+fn lock_image(path: &std::path::Path) -> Result<ImageLock, String> {
+    let mut lock_path = path.to_path_buf();
+    lock_path.as_mut_os_string().push(".lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| format!("cannot open its lock file {}: {e}", lock_path.display()))?;
+    take_lock(file, &lock_path)
+}
+
+/// An exclusive lock on `file` (flock), or why not.
+#[cfg(unix)]
+fn take_lock(file: File, lock_path: &std::path::Path) -> Result<ImageLock, String> {
+    use nix::errno::Errno;
+    use nix::fcntl::{Flock, FlockArg};
+    Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|(_, e)| match e {
+        Errno::EWOULDBLOCK => format!(
+            "another process (another ftlab serve) holds its lock file {}: stop that server or give another image",
+            lock_path.display()
+        ),
+        e => format!("cannot lock {}: {e}", lock_path.display()),
+    })
+}
+
+/// Without flock the image is not locked.
+#[cfg(not(unix))]
+fn take_lock(file: File, _lock_path: &std::path::Path) -> Result<ImageLock, String> {
+    Ok(file)
 }

@@ -68,7 +68,9 @@ pub(crate) fn negotiate(r: &mut impl Read, w: &mut impl Write, exports: &[Arc<Ex
                 let name = String::from_utf8_lossy(&data);
                 let Some(export) = find(exports, &name) else {
                     // No error reply exists for EXPORT_NAME: the session ends.
-                    return Ok(Negotiated::Closed { why: format!("NBD_OPT_EXPORT_NAME of unknown export `{name}`") });
+                    return Ok(Negotiated::Closed {
+                        why: format!("NBD_OPT_EXPORT_NAME of unknown export `{}`", for_log(&name)),
+                    });
                 };
                 w.write_all(&export.size().to_be_bytes())?;
                 w.write_all(&export.transmission_flags().to_be_bytes())?;
@@ -167,4 +169,33 @@ fn send_info(w: &mut impl Write, option: u32, export: &Export, wanted: &[u16]) -
         }
     }
     Ok(())
+}
+
+/// What a client sent, fit for a log line: control characters and escapes
+/// shown escaped (a client cannot forge a line or move the terminal), and at
+/// most 80 characters of it (the rest counted).
+pub(crate) fn for_log(text: &str) -> String {
+    const SHOWN: usize = 80;
+    let mut out: String = text.chars().take(SHOWN).flat_map(char::escape_debug).collect();
+    let more = text.chars().count().saturating_sub(SHOWN);
+    if more > 0 {
+        out.push_str(&format!("... ({more} more characters)"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod log_tests {
+    use super::for_log;
+
+    #[test]
+    fn client_text_cannot_forge_a_log_line_or_flood_it() {
+        let forged = "x`\nftlab serve: export `pagemap`: power cut at 0 ns\u{1b}[2J";
+        let shown = for_log(forged);
+        assert!(!shown.contains('\n') && !shown.contains('\u{1b}'), "{shown}");
+        assert!(shown.contains("\\n") && shown.contains("\\u{1b}"), "{shown}");
+        let long = "a".repeat(65536);
+        let shown = for_log(&long);
+        assert!(shown.len() < 120 && shown.ends_with("(65456 more characters)"), "{shown}");
+    }
 }

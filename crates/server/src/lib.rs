@@ -22,10 +22,16 @@
 //! Power and persistence: [`ExportOptions::cut_after`] cuts the power once
 //! after N commands, [`Server::cut_power`] (SIGUSR1 in `ftlab serve`) whenever
 //! it is called; each export recovers with its FTL's own recovery and commands
-//! in flight fail with `EIO`. An export made [`Export::with_image`] is saved
-//! to its device image by [`Server::save_images`] once [`Server::serve`] has
-//! returned (every connection drained); its device is opened from the image
-//! with [`Device::open_image`](ftlab_sim::device::Device::open_image).
+//! in flight fail with `EIO`; when a cut lost writes acknowledged into a
+//! write-back cache and not yet flushed, the next `FLUSH` on each connection
+//! open at the cut fails with `EIO` ([`Export::losses`]). An export made
+//! [`Export::with_image`] keeps its device image durable: every successful
+//! `FLUSH` and `FUA` write is synced to the image's journal before it is
+//! acknowledged, so a crash of the server loses nothing flushed; the image is
+//! locked against a second server, and saved whole by [`Server::save_images`]
+//! once [`Server::serve`] has returned (every connection drained). Its device
+//! is opened from the image (and journal) with
+//! [`Device::open_image`](ftlab_sim::device::Device::open_image).
 //!
 //! Time: without pacing ([`ExportOptions::pace`]) the device runs in simulated
 //! time as fast as the host serves it, and its counters report simulated

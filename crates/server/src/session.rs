@@ -34,8 +34,11 @@ pub(crate) enum Event {
     /// A request from the client; `data` is a write's payload (`None` when it
     /// was over [`MAX_PAYLOAD`] and skipped).
     Request { header: RequestHeader, data: Option<Vec<u8>> },
-    /// One of its commands completed on the device.
-    Completion(Completion),
+    /// One of its commands completed on the device; `losses` is the export's
+    /// count of power cuts that lost unflushed writes at that moment
+    /// ([`Export::losses`]), `error` an NBD error that overrides a success
+    /// (the image could not be synced).
+    Completion { completion: Completion, losses: u64, error: Option<u32> },
     /// The client will send no more: why (disconnect, protocol error).
     Closed(String),
     /// Requests that arrived together, in order: submitted together.
@@ -147,6 +150,9 @@ struct Session<'a> {
     open: bool,
     /// Writing to the client failed: replies are dropped.
     broken: bool,
+    /// The export's losses ([`Export::losses`]) this connection has been told
+    /// of (by a failed flush) or that happened before it connected.
+    losses_seen: u64,
     why: String,
 }
 
@@ -163,11 +169,18 @@ impl Session<'_> {
                 }
                 self.request(header, data);
             }
-            Event::Completion(c) => {
+            Event::Completion { completion: c, losses, error } => {
                 let Some(cookie) = self.in_flight.remove(&c.tag) else { return };
-                match c.result {
-                    Ok(reply) => self.reply(0, cookie, reply.data.as_deref()),
-                    Err(e) => self.reply(nbd_error(&e), cookie, None),
+                match (c.result, error) {
+                    (_, Some(code)) => self.reply(code, cookie, None),
+                    // Writes acknowledged before it were lost to a power cut
+                    // since this connection last learnt of one.
+                    (Ok(_), None) if c.command == "flush" && losses > self.losses_seen => {
+                        self.losses_seen = losses;
+                        self.reply(EIO, cookie, None);
+                    }
+                    (Ok(reply), None) => self.reply(0, cookie, reply.data.as_deref()),
+                    (Err(e), None) => self.reply(nbd_error(&e), cookie, None),
                 }
             }
             Event::Closed(why) => {
@@ -261,6 +274,7 @@ pub(crate) fn transmit(export: &Export, conn: Conn, shutdown: &AtomicBool) -> io
         in_flight: HashMap::new(),
         open: true,
         broken: false,
+        losses_seen: export.losses(),
         why: String::new(),
     };
     session.run(&rx, shutdown);

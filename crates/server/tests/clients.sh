@@ -6,7 +6,7 @@
 # garbage collection runs hard; an ext4 file system written through nbdfuse,
 # checked and read back over a new connection; nbdsh's targeted cases (FUA,
 # write-zeroes, flush, trim then read, error codes); then a power cut under fio, and
-# a device image kept across a restart (with a SIGUSR1 power cut), and a
+# a device image kept across a restart (with a SIGUSR1 power cut) and a crash, and a
 # write-back device's flushed writes surviving a power cut (fio verify_only).
 #
 # Run from the workspace root: bash crates/server/tests/clients.sh
@@ -220,8 +220,12 @@ check(h.pread(page, base) == x, "power cut: the FUA write survives")
 check(h.pread(page, base + page) == z, "power cut: the write before FLUSH survives")
 check(h.pread(page, base + 2 * page) == bytes(page),
       "power cut: the write after the last FLUSH, not FUA, is lost from the write buffer, as it must be")
+check(code(lambda: h.flush()) == "EIO",
+      "the flush after that cut fails with EIO: it cannot make the lost write durable")
+h.flush()
+check(True, "the flush after that succeeds (the loss is reported once)")
 ' >"$work/nbdsh.txt" 2>&1; then
-    pass "nbdsh: $(grep -c '^ok: nbdsh' "$work/nbdsh.txt") targeted cases (flags, block sizes, write-zeroes, trim, sub-page write, error codes, FUA and flush across a power cut)"
+    pass "nbdsh: $(grep -c '^ok: nbdsh' "$work/nbdsh.txt") targeted cases (flags, block sizes, write-zeroes, trim, sub-page write, error codes, FUA and flush across a power cut, the flush after it failing)"
   else
     fail "nbdsh targeted cases:"; cat "$work/nbdsh.txt"
   fi
@@ -367,6 +371,33 @@ if have qemu-img "device images across a restart"; then
     fail "SIGUSR1 during the save: ftlab serve did not exit cleanly with the image saved"; cat "$work/reopened.err"
     server_pid=""
   fi
+fi
+
+# A crash: qemu-img writes a random image into a write-back export kept in
+# $work/crash.img (qemu-img flushes before it exits), then SIGKILL, with no save
+# at exit; a new server opens the image and its journal and qemu-img compare
+# finds every byte. Meanwhile a second server on the same image is refused.
+if have qemu-img "flushed writes kept across a crash"; then
+  serve crash --ftl pagemap --set device.write_buffer_pages=64 --image "$work/crash.img"
+  csize=$(grep -o '"size_bytes": [0-9]*' "$work/crash.stats.json" | grep -o '[0-9]*$' | head -1)
+  head -c "$csize" /dev/urandom >"$work/crash.raw"
+  qemu-img convert -n -f raw -O raw "$work/crash.raw" "$(uri crash)" || fail "qemu-img convert into crash"
+  if "$FTLAB" serve "${DEVICE[@]}" --ftl pagemap --set device.write_buffer_pages=64 --listen "unix:$work/second.sock" \
+    --image "$work/crash.img" >/dev/null 2>"$work/second.err"; then
+    fail "a second server opened an image in use"
+  elif grep -q "crash.img.lock" "$work/second.err"; then
+    pass "a second server on the same image is refused: $(grep -m1 lock "$work/second.err")"
+  else
+    fail "a second server on the same image failed without naming the lock:"; cat "$work/second.err"
+  fi
+  kill -KILL "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
+  serve crashed --ftl pagemap --set device.write_buffer_pages=64 --image "$work/crash.img"
+  if qemu-img compare -f raw -F raw "$work/crash.raw" "$(uri crashed)" >/dev/null; then
+    pass "SIGKILL after qemu-img's flush: the image and its journal reopen with every byte"
+  else
+    fail "SIGKILL after a flush: the reopened image differs"; cat "$work/crashed.err"
+  fi
+  stop crashed
 fi
 
 echo "clients.sh: $(($(date +%s) - start)) s"

@@ -3,7 +3,8 @@
 //! options), data commands against a byte model, FUA, errors with their codes,
 //! replies out of request order with several requests in flight, a client that
 //! leaves mid-request, two exports and two connections, power cuts (after N
-//! commands and on demand), device images kept across a restart.
+//! commands and on demand), a flush that fails after a cut lost unflushed
+//! writes, device images kept across a restart and a crash, and locked.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::HashMap;
@@ -531,7 +532,7 @@ fn image_exports(dir: &std::path::Path, specs: &[(&str, &RunConfig)]) -> Vec<Exp
             let path = dir.join(format!("{name}.img"));
             let device =
                 if path.exists() { Device::open_image(config, &path).unwrap() } else { Device::open(config).unwrap() };
-            Export::new(*name, device, ExportOptions::default()).with_image(path)
+            Export::new(*name, device, ExportOptions::default()).with_image(path).unwrap()
         })
         .collect()
 }
@@ -647,4 +648,137 @@ fn power_cuts_racing_the_save_leave_an_image_with_every_flushed_write() {
         assert_eq!(c.read(i * 4096, 4096), pattern(i as u8 + 7, 4096), "d page {i}");
     }
     c.disconnect();
+}
+
+/// Starts `config`'s device as export `pm` with `options`.
+fn start_config(config: &RunConfig, options: ExportOptions) -> Running {
+    start_exports(vec![Export::new("pm", Device::open(config).unwrap(), options)])
+}
+
+#[test]
+fn a_flush_after_a_power_cut_that_lost_acknowledged_writes_fails_once() {
+    // A write-back buffer; the cut comes right after the third command (B's write).
+    let options = ExportOptions { cut_after: Some(3), ..ExportOptions::default() };
+    let r = start_config(&config("pagemap", "write_buffer_pages = 64"), options.clone());
+    let mut c = Client::connect(&r);
+    let mut other = Client::connect(&r);
+    c.go("pm");
+    other.go("pm");
+    c.write(0, &pattern(1, 4096));
+    assert_eq!(c.call(CMD_FLUSH, 0, 0, 0, &[]).0, 0);
+    c.write(0, &pattern(2, 4096));
+    // B was acknowledged into the buffer and lost: the flush must not say it is safe.
+    assert_eq!(c.call(CMD_FLUSH, 0, 0, 0, &[]).0, EIO, "flush after the cut that lost B");
+    assert_eq!(c.read(0, 4096), pattern(1, 4096), "B is gone, A stands");
+    // Told once: the next flush covers nothing lost.
+    assert_eq!(c.call(CMD_FLUSH, 0, 0, 0, &[]).0, 0);
+    // Another connection open at the cut learns it too (one device, multi-conn).
+    assert_eq!(other.call(CMD_FLUSH, 0, 0, 0, &[]).0, EIO);
+    assert_eq!(other.call(CMD_FLUSH, 0, 0, 0, &[]).0, 0);
+    // A connection made after the cut had nothing lost.
+    let mut late = Client::connect(&r);
+    late.go("pm");
+    assert_eq!(late.call(CMD_FLUSH, 0, 0, 0, &[]).0, 0);
+    for cl in [c, other, late] {
+        cl.disconnect();
+    }
+    assert_eq!(r.server.exports()[0].losses(), 1);
+
+    // The same commands where nothing was lost: every flush succeeds.
+    for (device_extra, flushed_first) in [("", false), ("write_buffer_pages = 64", true)] {
+        let r = start_config(&config("pagemap", device_extra), options.clone());
+        let mut c = Client::connect(&r);
+        c.go("pm");
+        c.write(0, &pattern(1, 4096));
+        assert_eq!(c.call(CMD_FLUSH, 0, 0, 0, &[]).0, 0);
+        if flushed_first {
+            // FUA: durable before it is acknowledged, so the cut after it loses nothing.
+            assert_eq!(c.call(CMD_WRITE, CMD_FLAG_FUA, 0, 4096, &pattern(2, 4096)).0, 0);
+        } else {
+            // No write-back cache: an acknowledged write is durable.
+            c.write(0, &pattern(2, 4096));
+        }
+        assert_eq!(c.call(CMD_FLUSH, 0, 0, 0, &[]).0, 0, "{device_extra}: nothing lost");
+        assert_eq!(c.read(0, 4096), pattern(2, 4096));
+        c.disconnect();
+        assert_eq!((r.server.stats()[0].power_cuts, r.server.exports()[0].losses()), (1, 0));
+    }
+}
+
+#[test]
+fn flushed_and_fua_writes_are_in_the_image_when_the_server_dies_without_saving() {
+    let images = tempfile::tempdir().unwrap();
+    let pm = config("pagemap", "write_buffer_pages = 16");
+    let specs = [("pm", &pm)];
+    let r = start_exports(image_exports(images.path(), &specs));
+    let mut c = Client::connect(&r);
+    c.go("pm");
+    for i in 0..40u64 {
+        c.write(i * 4096, &pattern(i as u8, 4096));
+    }
+    assert_eq!(c.call(CMD_FLUSH, 0, 0, 0, &[]).0, 0);
+    assert_eq!(c.call(CMD_WRITE, CMD_FLAG_FUA, 50 * 4096, 4096, &pattern(50, 4096)).0, 0);
+    // Neither flushed nor FUA: in the buffer only.
+    for i in 60..64u64 {
+        c.write(i * 4096, &pattern(i as u8, 4096));
+    }
+    c.disconnect();
+    assert!(r.server.exports()[0].journal_counts().unwrap().0 >= 2, "a record per flush and FUA write");
+    // The server dies: no save. Its image and journal are what a crash leaves.
+    let server = r.stop();
+    drop(server);
+    let path = images.path().join("pm.img");
+    let device = Device::open_image(&pm, &path).unwrap();
+    let r = start_exports(vec![Export::new("pm", device, ExportOptions::default())]);
+    let mut c = Client::connect(&r);
+    c.go("pm");
+    for i in 0..40u64 {
+        assert_eq!(c.read(i * 4096, 4096), pattern(i as u8, 4096), "flushed page {i}");
+    }
+    assert_eq!(c.read(50 * 4096, 4096), pattern(50, 4096), "the FUA write");
+    for i in 60..64u64 {
+        let got = c.read(i * 4096, 4096);
+        assert!(got == pattern(i as u8, 4096) || got == vec![0; 4096], "page {i}: its write or nothing");
+    }
+    c.disconnect();
+}
+
+#[test]
+fn a_journal_cut_short_by_a_crash_keeps_the_records_before_it() {
+    let images = tempfile::tempdir().unwrap();
+    let pm = config("pagemap", "");
+    let r = start_exports(image_exports(images.path(), &[("pm", &pm)]));
+    let mut c = Client::connect(&r);
+    c.go("pm");
+    c.write(0, &pattern(1, 4096));
+    assert_eq!(c.call(CMD_FLUSH, 0, 0, 0, &[]).0, 0);
+    c.write(4096, &pattern(2, 4096));
+    assert_eq!(c.call(CMD_FLUSH, 0, 0, 0, &[]).0, 0);
+    c.disconnect();
+    drop(r.stop());
+    // A crash in the middle of the second record's append.
+    let journal = images.path().join("pm.img.journal");
+    let len = std::fs::metadata(&journal).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&journal).unwrap().set_len(len - 5).unwrap();
+    let device = Device::open_image(&pm, &images.path().join("pm.img")).unwrap();
+    let r = start_exports(vec![Export::new("pm", device, ExportOptions::default())]);
+    let mut c = Client::connect(&r);
+    c.go("pm");
+    assert_eq!(c.read(0, 4096), pattern(1, 4096), "the first flush's record stands");
+    assert_eq!(c.read(4096, 4096), vec![0; 4096], "the torn record is ignored");
+    c.disconnect();
+}
+
+#[test]
+fn one_image_is_served_by_one_server_at_a_time() {
+    let images = tempfile::tempdir().unwrap();
+    let pm = config("pagemap", "");
+    let path = images.path().join("pm.img");
+    let first = Export::new("pm", Device::open(&pm).unwrap(), ExportOptions::default()).with_image(&path).unwrap();
+    let second = Export::new("pm", Device::open(&pm).unwrap(), ExportOptions::default()).with_image(&path);
+    let err = second.unwrap_err().to_string();
+    assert!(err.contains("pm.img.lock") && err.contains("another"), "{err}");
+    drop(first);
+    // Released with the export that held it.
+    Export::new("pm", Device::open(&pm).unwrap(), ExportOptions::default()).with_image(&path).unwrap();
 }
