@@ -210,6 +210,19 @@ pub struct ServeArgs {
     /// own recovery and carry on; commands in flight then fail with EIO.
     #[arg(long, value_name = "N", help_heading = "Server")]
     pub cut_after: Option<u64>,
+    /// Connections open at once; more are closed at once (logged).
+    #[arg(long, value_name = "N", default_value_t = 128, help_heading = "Server")]
+    pub max_connections: usize,
+    /// Seconds a client has to finish negotiating before it is closed.
+    #[arg(long, value_name = "S", default_value_t = 30.0, help_heading = "Server")]
+    pub handshake_timeout: f64,
+    /// Close a connection that sends no request for S seconds (default: never).
+    #[arg(long, value_name = "S", help_heading = "Server")]
+    pub idle_timeout: Option<f64>,
+    /// MiB one connection's requests may hold in the server (read buffers, write payloads)
+    /// before the server stops reading from it; 4 times that over all connections.
+    #[arg(long, value_name = "MIB", default_value_t = 64, help_heading = "Server")]
+    pub connection_mib: u64,
     /// Keep an export's device in an image file: [NAME=]FILE (NAME one of the exports; without
     /// it, the main export). If FILE exists the device is opened from it (rebuilt by the FTL's own
     /// recovery, as after a power cut) instead of formatted. Every FLUSH and FUA write is synced

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ftlab_lab::overlay::{load_file, to_config};
-use ftlab_server::{Export, ExportOptions, ExportStats, Listen, Listener, Server, ServerError};
+use ftlab_server::{Export, ExportOptions, ExportStats, Limits, Listen, Listener, Server, ServerError, MAX_PAYLOAD};
 use ftlab_sim::device::Device;
 use ftlab_sim::{ImageError, RunConfig};
 
@@ -63,20 +63,35 @@ struct Stats {
 /// `ftlab serve`.
 pub fn run(args: &ServeArgs) -> Result<(), CliError> {
     if let Some(scale) = args.pace {
-        if !(scale.is_finite() && scale > 0.0) {
-            return Err(CliError::Usage(format!("--pace {scale}: give a time scale above 0 (1 is real time)")));
+        // Beyond these a reply would wait for ages, or simulated time would
+        // run past its end within seconds.
+        if !(scale.is_finite() && (1e-6..=1e6).contains(&scale)) {
+            return Err(CliError::Usage(format!(
+                "--pace {scale}: give a time scale from 0.000001 to 1000000 (1 is real time, 10 ten times slower)"
+            )));
         }
     }
-    if !(args.stats_interval.is_finite() && args.stats_interval > 0.0) {
+    if !(args.stats_interval.is_finite() && (0.01..=1e6).contains(&args.stats_interval)) {
         return Err(CliError::Usage(format!(
-            "--stats-interval {}: give a number of seconds above 0",
+            "--stats-interval {}: give a number of seconds from 0.01 to 1000000",
             args.stats_interval
         )));
     }
     if args.cut_after == Some(0) {
         return Err(CliError::Usage("--cut-after 0: give the number of commands (1 or more) to cut after".into()));
     }
+    let limits = limits(args)?;
     let listen: Listen = args.listen.parse()?;
+    if let Listen::Tcp(addr) = &listen {
+        let host = addr.rsplit_once(':').map_or("", |(h, _)| h);
+        if ["0.0.0.0", "[::]", "::", "*"].contains(&host) {
+            eprintln!(
+                "ftlab serve: warning: listening on every interface ({addr}) with no authentication and no \
+                 encryption: any host that reaches this port can read and write the devices; listen on \
+                 127.0.0.1 or a unix: socket unless the network is trusted"
+            );
+        }
+    }
     let options = ExportOptions { pace: args.pace, cut_after: args.cut_after };
     let main = config::from_args(&args.config, args.ftl.as_deref())?.config;
     let main_name = args.name.clone().unwrap_or_else(|| main.ftl.kind.clone());
@@ -105,7 +120,7 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
             None => export,
         });
     }
-    let server = Arc::new(Server::new(exports)?);
+    let server = Arc::new(Server::new(exports)?.with_limits(limits));
     // Before any thread starts: every thread inherits SIGUSR1 blocked, and the
     // socket appears only once a SIGUSR1 cuts the power instead of ending the process.
     cut_on_sigusr1(&server)?;
@@ -149,6 +164,39 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
     }
     let lines: Vec<String> = failures.iter().map(ToString::to_string).collect();
     Err(CliError::Failed(lines.join("\n")))
+}
+
+/// The server's limits from the flags, each checked.
+fn limits(args: &ServeArgs) -> Result<Limits, CliError> {
+    let seconds = |flag: &str, s: f64| {
+        if s.is_finite() && (0.001..=1e6).contains(&s) {
+            Ok(Duration::from_secs_f64(s))
+        } else {
+            Err(CliError::Usage(format!("{flag} {s}: give a number of seconds from 0.001 to 1000000")))
+        }
+    };
+    if !(1..=1 << 20).contains(&args.max_connections) {
+        return Err(CliError::Usage(format!(
+            "--max-connections {}: give 1 to 1048576 (each connection takes two threads and a socket)",
+            args.max_connections
+        )));
+    }
+    let min_mib = u64::from(MAX_PAYLOAD >> 20);
+    if !(min_mib..=1 << 20).contains(&args.connection_mib) {
+        return Err(CliError::Usage(format!(
+            "--connection-mib {}: give {min_mib} (one request of the largest size) to 1048576",
+            args.connection_mib
+        )));
+    }
+    let connection_bytes = args.connection_mib << 20;
+    Ok(Limits {
+        max_connections: args.max_connections,
+        handshake_timeout: seconds("--handshake-timeout", args.handshake_timeout)?,
+        idle_timeout: args.idle_timeout.map(|s| seconds("--idle-timeout", s)).transpose()?,
+        connection_bytes,
+        total_bytes: connection_bytes.saturating_mul(4),
+        ..Limits::default()
+    })
 }
 
 /// Per export (in `names`' order), the image `--image` gives it: `NAME=FILE`

@@ -32,6 +32,29 @@ fn bad_addresses_and_exports_are_usage_errors() {
         .code(2)
         .stderr(predicate::str::contains("two exports are named `pagemap`"));
     ftlab().args(["serve", "--listen", "unix:/tmp/x.sock", "--pace", "0"]).assert().code(2);
+    // Values that hung the server, made every command fail or spun a thread:
+    // refused, naming the flag and the range.
+    for (flag, value) in [
+        ("--pace", "1e300"),
+        ("--pace", "1e-300"),
+        ("--stats-interval", "1e-9"),
+        ("--handshake-timeout", "0"),
+        ("--idle-timeout", "nan"),
+        ("--max-connections", "0"),
+        ("--connection-mib", "1"),
+    ] {
+        ftlab()
+            .args(["serve", "--listen", "unix:/tmp/x.sock", flag, value])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(flag).and(predicate::str::contains("give")));
+    }
+    // A misspelt export name in --image: not silently the main export's file.
+    ftlab()
+        .args(["serve", "--listen", "unix:/tmp/x.sock", "--export", "dftl=dftl", "--image", "dtfl=/tmp/d.img"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no export is named `dtfl`"));
     ftlab()
         .args(["serve", "--listen", "unix:/tmp/x.sock", "--export", "x=no-such-ftl"])
         .assert()

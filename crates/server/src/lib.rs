@@ -63,5 +63,5 @@ mod session;
 pub use error::ServerError;
 pub use export::{Export, ExportOptions, ExportStats, MAX_PAYLOAD};
 pub use listen::{Listen, Listener};
-pub use server::Server;
+pub use server::{Limits, Server};
 pub use session::nbd_error;

@@ -3,10 +3,11 @@
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::os::unix::fs::FileTypeExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::time::Duration;
 
 use crate::ServerError;
 
@@ -45,7 +46,9 @@ impl std::fmt::Display for Listen {
     }
 }
 
-/// A bound listening socket. A unix socket's file is removed when it is dropped.
+/// A bound listening socket. A unix socket's file is made readable and
+/// writable by its owner only (0600), and removed when the listener is
+/// dropped, unless another server has put its own socket there since.
 #[derive(Debug)]
 pub struct Listener {
     inner: ListenerKind,
@@ -53,7 +56,8 @@ pub struct Listener {
 
 #[derive(Debug)]
 enum ListenerKind {
-    Unix(UnixListener, PathBuf),
+    /// The listener, its path, and the socket file's device and inode.
+    Unix(UnixListener, PathBuf, (u64, u64)),
     Tcp(TcpListener),
 }
 
@@ -75,7 +79,10 @@ impl Listener {
                     }
                     std::fs::remove_file(path).map_err(bind_err)?;
                 }
-                ListenerKind::Unix(UnixListener::bind(path).map_err(bind_err)?, path.clone())
+                let listener = UnixListener::bind(path).map_err(bind_err)?;
+                std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(bind_err)?;
+                let meta = std::fs::symlink_metadata(path).map_err(bind_err)?;
+                ListenerKind::Unix(listener, path.clone(), (meta.dev(), meta.ino()))
             }
             Listen::Tcp(addr) => ListenerKind::Tcp(TcpListener::bind(addr.as_str()).map_err(bind_err)?),
         };
@@ -87,14 +94,14 @@ impl Listener {
     /// The address it is bound to (a TCP port of 0 is resolved).
     pub fn address(&self) -> Listen {
         match &self.inner {
-            ListenerKind::Unix(_, p) => Listen::Unix(p.clone()),
+            ListenerKind::Unix(_, p, _) => Listen::Unix(p.clone()),
             ListenerKind::Tcp(l) => Listen::Tcp(l.local_addr().map_or_else(|_| "?".to_owned(), |a| a.to_string())),
         }
     }
 
     fn set_nonblocking(&self) -> io::Result<()> {
         match &self.inner {
-            ListenerKind::Unix(l, _) => l.set_nonblocking(true),
+            ListenerKind::Unix(l, ..) => l.set_nonblocking(true),
             ListenerKind::Tcp(l) => l.set_nonblocking(true),
         }
     }
@@ -103,7 +110,7 @@ impl Listener {
     /// `TCP_NODELAY` on a TCP one.
     pub(crate) fn try_accept(&self) -> io::Result<Option<Conn>> {
         let conn = match &self.inner {
-            ListenerKind::Unix(l, _) => l.accept().map(|(s, _)| Conn::Unix(s)),
+            ListenerKind::Unix(l, ..) => l.accept().map(|(s, _)| Conn::Unix(s)),
             ListenerKind::Tcp(l) => l.accept().map(|(s, _)| Conn::Tcp(s)),
         };
         match conn {
@@ -119,8 +126,12 @@ impl Listener {
 
 impl Drop for Listener {
     fn drop(&mut self) {
-        if let ListenerKind::Unix(_, path) = &self.inner {
-            let _ = std::fs::remove_file(path);
+        if let ListenerKind::Unix(_, path, id) = &self.inner {
+            // Only our own socket file: another server may listen there now.
+            let ours = std::fs::symlink_metadata(path).is_ok_and(|m| (m.dev(), m.ino()) == *id);
+            if ours {
+                let _ = std::fs::remove_file(path);
+            }
         }
     }
 }
@@ -141,6 +152,14 @@ impl Conn {
                 s.set_nonblocking(false)?;
                 s.set_nodelay(true)
             }
+        }
+    }
+
+    /// Reads time out after `read` (`None`: never), writes after `write`.
+    pub(crate) fn set_timeouts(&self, read: Option<Duration>, write: Option<Duration>) -> io::Result<()> {
+        match self {
+            Conn::Unix(s) => s.set_read_timeout(read).and_then(|()| s.set_write_timeout(write)),
+            Conn::Tcp(s) => s.set_read_timeout(read).and_then(|()| s.set_write_timeout(write)),
         }
     }
 

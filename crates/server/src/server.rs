@@ -12,11 +12,48 @@ use ftlab_sim::device::DeviceError;
 use crate::export::{Export, ExportStats};
 use crate::handshake::{negotiate, Negotiated};
 use crate::listen::{Conn, Listener};
-use crate::session::transmit;
+use crate::session::{transmit, Budget};
 use crate::ServerError;
 
 /// How often the accept loop looks at the stop flag.
 const POLL: Duration = Duration::from_millis(20);
+
+/// What one client, or all of them, may hold of the server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    /// Connections open at once (negotiating or transmitting); one more is
+    /// accepted and closed at once, with a line on stderr. Default 128.
+    pub max_connections: usize,
+    /// A client must finish negotiating within this time. Default 30 s.
+    pub handshake_timeout: Duration,
+    /// A connection that sends no request for this long is closed. Default
+    /// `None`: never (a mounted file system may idle for hours).
+    pub idle_timeout: Option<Duration>,
+    /// A client that does not read its replies for this long is dropped.
+    /// Default 60 s.
+    pub write_timeout: Duration,
+    /// Bytes one connection's requests may pin in the server (reads'
+    /// buffers until replied, writes' payloads until on the device, and
+    /// about 256 bytes a request) before the server stops reading from it.
+    /// Default 64 MiB (two maximum-size requests).
+    pub connection_bytes: u64,
+    /// The same over all connections (each may still have one request in
+    /// flight beyond it). Default 1 GiB.
+    pub total_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_connections: 128,
+            handshake_timeout: Duration::from_secs(30),
+            idle_timeout: None,
+            write_timeout: Duration::from_secs(60),
+            connection_bytes: 64 << 20,
+            total_bytes: 1 << 30,
+        }
+    }
+}
 
 /// An NBD server over one or more exports; the first is the default export
 /// (the one the empty name selects).
@@ -26,6 +63,11 @@ pub struct Server {
     stop: AtomicBool,
     conns: Mutex<HashMap<u64, Conn>>,
     next_id: AtomicU64,
+    limits: Limits,
+    /// Bytes all connections' requests pin now ([`Limits::total_bytes`]).
+    pinned: Arc<AtomicU64>,
+    /// Connections refused for [`Limits::max_connections`].
+    refused: AtomicU64,
 }
 
 impl Server {
@@ -47,7 +89,28 @@ impl Server {
             stop: AtomicBool::new(false),
             conns: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(0),
+            limits: Limits::default(),
+            pinned: Arc::new(AtomicU64::new(0)),
+            refused: AtomicU64::new(0),
         })
+    }
+
+    /// The server with `limits` instead of the defaults.
+    pub fn with_limits(mut self, limits: Limits) -> Server {
+        self.limits = limits;
+        self
+    }
+
+    /// Bytes the connections' requests pin in the server now (reads not yet
+    /// replied, write payloads not yet on the device, per-request overhead).
+    pub fn bytes_pinned(&self) -> u64 {
+        self.pinned.load(Ordering::Acquire)
+    }
+
+    /// Connections open now, and connections refused so far for
+    /// [`Limits::max_connections`].
+    pub fn connections(&self) -> (usize, u64) {
+        (self.conns.lock().unwrap_or_else(PoisonError::into_inner).len(), self.refused.load(Ordering::Relaxed))
     }
 
     /// Its exports, the default first.
@@ -100,6 +163,19 @@ impl Server {
             while !self.stopping() {
                 match listener.try_accept() {
                     Ok(Some(conn)) => {
+                        let open = self.conns.lock().unwrap_or_else(PoisonError::into_inner).len();
+                        if open >= self.limits.max_connections {
+                            let n = self.refused.fetch_add(1, Ordering::Relaxed) + 1;
+                            // A line for the first and then every 1000th: a flood cannot fill the log.
+                            if n == 1 || n % 1000 == 0 {
+                                eprintln!(
+                                    "ftlab serve: refused a connection ({n} so far): {open} are open, the limit \
+                                     (--max-connections)"
+                                );
+                            }
+                            conn.shutdown();
+                            continue;
+                        }
                         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
                         match conn.try_clone() {
                             Ok(handle) => {
@@ -145,15 +221,25 @@ impl Server {
     /// client leaves normally, with a line on stderr otherwise.
     fn connection(&self, id: u64, conn: Conn) {
         let outcome = (|| -> std::io::Result<Option<String>> {
+            let limits = &self.limits;
+            conn.set_timeouts(Some(limits.handshake_timeout), Some(limits.handshake_timeout))?;
             let mut reader = conn.try_clone()?;
             let mut writer = BufWriter::new(conn);
-            let export = match negotiate(&mut reader, &mut writer, &self.exports)? {
+            let negotiated = match negotiate(&mut reader, &mut writer, &self.exports) {
+                Err(e) if timed_out(&e) => {
+                    return Ok(Some(format!("no export chosen within {:?}: closed", limits.handshake_timeout)))
+                }
+                n => n?,
+            };
+            let export = match negotiated {
                 Negotiated::Export(export) => export,
                 Negotiated::Closed { why } if why == "NBD_OPT_ABORT" => return Ok(None),
                 Negotiated::Closed { why } => return Ok(Some(why)),
             };
             let conn = writer.into_inner().map_err(|e| e.into_error())?;
-            let why = transmit(&export, conn, &self.stop)?;
+            conn.set_timeouts(limits.idle_timeout, Some(limits.write_timeout))?;
+            let budget = Budget::new(limits.connection_bytes, limits.total_bytes, self.pinned.clone());
+            let why = transmit(&export, conn, &self.stop, budget)?;
             let normal = why == "NBD_CMD_DISC" || why == "the client closed the connection";
             Ok((!normal && !self.stopping()).then(|| format!("export `{}`: {why}", export.name())))
         })();
@@ -165,6 +251,11 @@ impl Server {
         }
         self.forget(id);
     }
+}
+
+/// A read or write that timed out.
+pub(crate) fn timed_out(e: &std::io::Error) -> bool {
+    matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
 }
 
 fn is_transient(e: &std::io::Error) -> bool {

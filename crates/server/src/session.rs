@@ -87,37 +87,90 @@ fn command(h: &RequestHeader, data: Option<Vec<u8>>, size: u64) -> Result<Comman
     })
 }
 
-/// Write payloads read ahead of the session, bytes, past which the reader
-/// waits: a client that sends without reading its replies cannot fill the
-/// server's memory.
-const MAX_BACKLOG: u64 = 4 * MAX_PAYLOAD as u64;
+/// Bytes a request pins beyond its payload: its header, its event, its entry
+/// in flight. Counted so that a flood of small requests is bounded too.
+const REQUEST_OVERHEAD: u64 = 256;
+
+/// Bytes request `h` pins in the server from when it is read until it is
+/// replied to: a read's buffer, a write's payload (until it is on the
+/// device), and [`REQUEST_OVERHEAD`].
+fn pinned(h: &RequestHeader) -> u64 {
+    let payload = (h.kind == CMD_READ || h.kind == CMD_WRITE) && h.len <= MAX_PAYLOAD;
+    REQUEST_OVERHEAD + if payload { u64::from(h.len) } else { 0 }
+}
+
+/// What one connection's requests pin in the server, against its limit and
+/// the server's total; what it still holds goes back to the total when it is
+/// dropped (the connection ended).
+#[derive(Debug)]
+pub(crate) struct Budget {
+    mine: AtomicU64,
+    limit: u64,
+    total_limit: u64,
+    total: Arc<AtomicU64>,
+}
+
+impl Budget {
+    /// A connection's budget of `limit` bytes, sharing `total` (at most
+    /// `total_limit`) with the others.
+    pub(crate) fn new(limit: u64, total_limit: u64, total: Arc<AtomicU64>) -> Arc<Budget> {
+        Arc::new(Budget { mine: AtomicU64::new(0), limit, total_limit, total })
+    }
+
+    fn add(&self, n: u64) {
+        self.mine.fetch_add(n, Ordering::AcqRel);
+        self.total.fetch_add(n, Ordering::AcqRel);
+    }
+
+    fn sub(&self, n: u64) {
+        self.mine.fetch_sub(n, Ordering::AcqRel);
+        self.total.fetch_sub(n, Ordering::AcqRel);
+    }
+
+    /// No more requests are read from this connection until some are
+    /// replied: over its own limit, or over the total while it holds some
+    /// (so every connection can always have one request in flight).
+    fn full(&self) -> bool {
+        let mine = self.mine.load(Ordering::Acquire);
+        mine > self.limit || (mine > 0 && self.total.load(Ordering::Acquire) > self.total_limit)
+    }
+}
+
+impl Drop for Budget {
+    fn drop(&mut self) {
+        self.total.fetch_sub(self.mine.load(Ordering::Acquire), Ordering::AcqRel);
+    }
+}
 
 /// Reads requests from `r` until the client disconnects (or breaks the
 /// protocol) and sends them to `tx`, all the requests that arrived together
 /// in one batch (so the session submits them together, in flight at once).
-/// `backlog` counts the write payload bytes sent and not yet taken.
-fn read_requests(r: Conn, tx: &Sender<Event>, backlog: &AtomicU64) {
+/// Each request's bytes are counted in `budget` as it is read; while the
+/// budget is full, nothing more is read (the client's sends back up: TCP's
+/// and the socket's own backpressure).
+fn read_requests(r: Conn, tx: &Sender<Event>, budget: &Budget) {
     let mut r = BufReader::with_capacity(256 << 10, r);
     let mut batch = Vec::new();
     let closed = loop {
-        // Only with the batch sent: the session can then take from the backlog.
-        while batch.is_empty() && backlog.load(Ordering::Acquire) > MAX_BACKLOG {
+        // Only with the batch sent: the session can then reply and free some.
+        while batch.is_empty() && budget.full() {
             std::thread::sleep(Duration::from_millis(1));
         }
         let header = match RequestHeader::read(&mut r) {
             Ok(Some(h)) => h,
             Ok(None) => break "the client closed the connection".to_owned(),
+            Err(e) if crate::server::timed_out(&e) => {
+                break "no request within the idle timeout (--idle-timeout): closed".to_owned()
+            }
             Err(e) => break format!("bad request: {e}"),
         };
+        budget.add(pinned(&header));
         let mut data = None;
         if header.kind == CMD_WRITE {
             let len = u64::from(header.len);
             let got = if header.len <= MAX_PAYLOAD {
                 let mut buf = vec![0u8; header.len as usize];
-                r.read_exact(&mut buf).map(|()| {
-                    backlog.fetch_add(len, Ordering::AcqRel);
-                    data = Some(buf);
-                })
+                r.read_exact(&mut buf).map(|()| data = Some(buf))
             } else {
                 io::copy(&mut (&mut r).take(len), &mut io::sink())
                     .and_then(|n| (n == len).then_some(()).ok_or_else(|| io::ErrorKind::UnexpectedEof.into()))
@@ -128,7 +181,7 @@ fn read_requests(r: Conn, tx: &Sender<Event>, backlog: &AtomicU64) {
         }
         let disc = header.kind == CMD_DISC;
         batch.push(Event::Request { header, data });
-        let last = disc || r.buffer().is_empty() || backlog.load(Ordering::Acquire) > MAX_BACKLOG;
+        let last = disc || r.buffer().is_empty() || budget.full();
         if last && (tx.send(Event::Batch(std::mem::take(&mut batch))).is_err() || disc) {
             return;
         }
@@ -142,10 +195,11 @@ struct Session<'a> {
     export: &'a Export,
     tx: Sender<Event>,
     writer: BufWriter<Conn>,
-    /// Write payload bytes the reader sent that are not yet taken.
-    backlog: Arc<AtomicU64>,
-    /// Commands on the device: tag → the client's cookie.
-    in_flight: HashMap<Tag, u64>,
+    /// What this connection's requests pin ([`Budget`]).
+    budget: Arc<Budget>,
+    /// Commands on the device: tag → the client's cookie and the bytes the
+    /// request pins until its reply.
+    in_flight: HashMap<Tag, (u64, u64)>,
     /// The client may still send requests.
     open: bool,
     /// Writing to the client failed: replies are dropped.
@@ -160,17 +214,14 @@ impl Session<'_> {
     fn handle(&mut self, event: Event) {
         match event {
             Event::Request { header, .. } if header.kind == CMD_DISC => {
+                self.budget.sub(pinned(&header));
                 self.open = false;
                 self.why = "NBD_CMD_DISC".into();
             }
-            Event::Request { header, data } => {
-                if let Some(d) = &data {
-                    self.backlog.fetch_sub(d.len() as u64, Ordering::AcqRel);
-                }
-                self.request(header, data);
-            }
+            Event::Request { header, data } => self.request(header, data),
             Event::Completion { completion: c, losses, error } => {
-                let Some(cookie) = self.in_flight.remove(&c.tag) else { return };
+                let Some((cookie, hold)) = self.in_flight.remove(&c.tag) else { return };
+                self.budget.sub(hold);
                 match (c.result, error) {
                     (_, Some(code)) => self.reply(code, cookie, None),
                     // Writes acknowledged before it were lost to a power cut
@@ -193,14 +244,24 @@ impl Session<'_> {
 
     /// Submits a request to the device, or replies with why it is refused.
     fn request(&mut self, header: RequestHeader, data: Option<Vec<u8>>) {
+        // A write's payload goes to the device now: what it pins is the device's.
+        let payload = data.as_ref().map_or(0, |d| d.len() as u64);
+        self.budget.sub(payload);
+        let hold = pinned(&header) - payload;
         match command(&header, data, self.export.size()) {
             Ok(cmd) => match self.export.submit(cmd, &self.tx) {
                 Ok(tag) => {
-                    self.in_flight.insert(tag, header.cookie);
+                    self.in_flight.insert(tag, (header.cookie, hold));
                 }
-                Err(e) => self.reply(nbd_error(&e), header.cookie, None),
+                Err(e) => {
+                    self.budget.sub(hold);
+                    self.reply(nbd_error(&e), header.cookie, None);
+                }
             },
-            Err(code) => self.reply(code, header.cookie, None),
+            Err(code) => {
+                self.budget.sub(hold);
+                self.reply(code, header.cookie, None);
+            }
         }
     }
 
@@ -257,19 +318,18 @@ impl Session<'_> {
 /// Serves `conn` (negotiated, in transmission) on `export` until the client
 /// disconnects and its commands have completed; returns why it ended.
 /// `shutdown` stops pacing, so a server that stops drains at once.
-pub(crate) fn transmit(export: &Export, conn: Conn, shutdown: &AtomicBool) -> io::Result<String> {
+pub(crate) fn transmit(export: &Export, conn: Conn, shutdown: &AtomicBool, budget: Arc<Budget>) -> io::Result<String> {
     let reader_conn = conn.try_clone()?;
     let (tx, rx) = mpsc::channel();
     let reader_tx = tx.clone();
-    let backlog = Arc::new(AtomicU64::new(0));
-    let reader_backlog = backlog.clone();
+    let reader_budget = budget.clone();
     let reader = std::thread::Builder::new()
-        .name(format!("nbd-read-{}", export.name()))
-        .spawn(move || read_requests(reader_conn, &reader_tx, &reader_backlog))?;
+        .name("nbd-read".into())
+        .spawn(move || read_requests(reader_conn, &reader_tx, &reader_budget))?;
     let mut session = Session {
         export,
         tx,
-        backlog,
+        budget,
         writer: BufWriter::with_capacity(256 << 10, conn),
         in_flight: HashMap::new(),
         open: true,
