@@ -9,6 +9,10 @@ use crate::error::BoundsError;
 /// one invalid page besides its valid ones (Lemma 4.1 of 001).
 pub const MIN_PAGES_PER_BLOCK: u32 = 2;
 
+/// The most pages per block a chip may have: as many as ftlab's medium accepts
+/// (65,536).
+pub const MAX_PAGES_PER_BLOCK: u32 = 1 << 16;
+
 /// Longest time accepted, in nanoseconds (about 11.6 days): far beyond any flash
 /// operation, and small enough that sums of a few thousand of them fit in `u64`.
 const MAX_TIME_NS: u64 = 1_000_000_000_000_000;
@@ -179,6 +183,9 @@ impl ChipParams {
         if pages_per_block < MIN_PAGES_PER_BLOCK {
             return Err(BoundsError::TooFewPages { pages_per_block, min: MIN_PAGES_PER_BLOCK });
         }
+        if pages_per_block > MAX_PAGES_PER_BLOCK {
+            return Err(BoundsError::TooManyPages { pages_per_block, max: MAX_PAGES_PER_BLOCK });
+        }
         self.pages_per_block = pages_per_block;
         Ok(self)
     }
@@ -279,6 +286,11 @@ mod tests {
     fn bad_inputs_are_refused_with_the_input_named() {
         let e = ChipParams::new(25.0, 200.0, 25.0, 2000.0, 0).unwrap_err();
         assert_eq!(e, BoundsError::TooFewPages { pages_per_block: 0, min: 2 });
+        let big = ChipParams::new(25.0, 200.0, 25.0, 2000.0, 64).unwrap().with_pages_per_block(u32::MAX).unwrap_err();
+        assert_eq!(big, BoundsError::TooManyPages { pages_per_block: u32::MAX, max: 65_536 });
+        assert!(big.to_string().contains("at most 65536 pages"), "{big}");
+        assert!(ChipParams::new(25.0, 200.0, 25.0, 2000.0, 65_537).is_err());
+        assert!(ChipParams::new(25.0, 200.0, 25.0, 2000.0, 64).unwrap().with_pages_per_block(65_536).is_ok());
         assert!(e.to_string().contains("pages_per_block (pi) is 0"), "{e}");
         let e = ChipParams::new(25.0, f64::NAN, 25.0, 2000.0, 64).unwrap_err();
         assert!(e.to_string().starts_with("t_wrpg = NaN us"), "{e}");

@@ -17,6 +17,17 @@ pub enum BoundsError {
         /// The smallest value the calculation accepts.
         min: u32,
     },
+    /// `pages_per_block` (pi) is above what a device may have.
+    #[error(
+        "pages_per_block (pi) is {pages_per_block}: a device's blocks have at most {max} pages \
+         (as ftlab's medium accepts); pass the chip's real pages per block, e.g. 64"
+    )]
+    TooManyPages {
+        /// The value given.
+        pages_per_block: u32,
+        /// The largest value accepted.
+        max: u32,
+    },
     /// A time is negative, NaN, infinite, zero where it must be positive, or too large.
     #[error(
         "{name} = {value_us} us is not a usable time: give a finite time in microseconds \

@@ -75,7 +75,7 @@ pub mod telomere;
 use serde::Serialize;
 
 pub use baseline::{fsr, gc_execution_us, ideal, rftl, Fsr, Ideal, Rftl};
-pub use chip::{ChipParams, MIN_PAGES_PER_BLOCK};
+pub use chip::{ChipParams, MAX_PAGES_PER_BLOCK, MIN_PAGES_PER_BLOCK};
 pub use error::BoundsError;
 pub use gftl::{gftl, Gftl, GftlSteps};
 pub use lazy_rtgc::{lazy_rtgc, LazyRtgc};

@@ -173,7 +173,7 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub output: OutputArgs,
     /// Run at most this many simulations at once (default: one per core).
-    #[arg(long, short = 'j', value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
 }
 
@@ -200,28 +200,28 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE", help_heading = "Server")]
     pub stats: Option<PathBuf>,
     /// Seconds between rewrites of --stats.
-    #[arg(long, value_name = "S", default_value_t = 1.0, help_heading = "Server")]
+    #[arg(long, allow_negative_numbers = true, value_name = "S", default_value_t = 1.0, help_heading = "Server")]
     pub stats_interval: f64,
     /// Pace replies to the wall clock: a simulated second lasts SCALE seconds (1 is real time,
     /// 10 ten times slower). Without it the device runs in simulated time as fast as it can.
-    #[arg(long, value_name = "SCALE", help_heading = "Server")]
+    #[arg(long, allow_negative_numbers = true, value_name = "SCALE", help_heading = "Server")]
     pub pace: Option<f64>,
     /// Cut the power once after N commands have completed (per export), recover with the FTL's
     /// own recovery and carry on; commands in flight then fail with EIO.
-    #[arg(long, value_name = "N", help_heading = "Server")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", help_heading = "Server")]
     pub cut_after: Option<u64>,
     /// Connections open at once; more are closed at once (logged).
-    #[arg(long, value_name = "N", default_value_t = 128, help_heading = "Server")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 128, help_heading = "Server")]
     pub max_connections: usize,
     /// Seconds a client has to finish negotiating before it is closed.
-    #[arg(long, value_name = "S", default_value_t = 30.0, help_heading = "Server")]
+    #[arg(long, allow_negative_numbers = true, value_name = "S", default_value_t = 30.0, help_heading = "Server")]
     pub handshake_timeout: f64,
     /// Close a connection that sends no request for S seconds (default: never).
-    #[arg(long, value_name = "S", help_heading = "Server")]
+    #[arg(long, allow_negative_numbers = true, value_name = "S", help_heading = "Server")]
     pub idle_timeout: Option<f64>,
     /// MiB one connection's requests may hold in the server (read buffers, write payloads)
     /// before the server stops reading from it; 4 times that over all connections.
-    #[arg(long, value_name = "MIB", default_value_t = 64, help_heading = "Server")]
+    #[arg(long, allow_negative_numbers = true, value_name = "MIB", default_value_t = 64, help_heading = "Server")]
     pub connection_mib: u64,
     /// Keep an export's device in an image file: [NAME=]FILE (NAME one of the exports; without
     /// it, the main export). If FILE exists the device is opened from it (rebuilt by the FTL's own
@@ -243,32 +243,32 @@ pub struct ConfigArgs {
     #[arg(long, value_name = "NAME", help_heading = "Device")]
     pub chip: Option<String>,
     /// Raw capacity in GiB; sets blocks per plane (replaces device.blocks_per_plane) [device.capacity_gib].
-    #[arg(long, value_name = "GIB", help_heading = "Device")]
+    #[arg(long, allow_negative_numbers = true, value_name = "GIB", help_heading = "Device")]
     pub capacity_gib: Option<f64>,
     /// Blocks per plane (replaces device.capacity_gib) [device.blocks_per_plane].
-    #[arg(long, value_name = "N", help_heading = "Device")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", help_heading = "Device")]
     pub blocks_per_plane: Option<u32>,
     /// Pages per block [device.pages_per_block].
-    #[arg(long, value_name = "N", help_heading = "Device")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", help_heading = "Device")]
     pub pages_per_block: Option<u32>,
     /// Page size in bytes [device.page_size].
-    #[arg(long, value_name = "BYTES", help_heading = "Device")]
+    #[arg(long, allow_negative_numbers = true, value_name = "BYTES", help_heading = "Device")]
     pub page_size: Option<u32>,
     /// Channels [device.channels].
-    #[arg(long, value_name = "N", help_heading = "Device")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", help_heading = "Device")]
     pub channels: Option<u32>,
     /// Ways (chips) per channel [device.ways].
-    #[arg(long, value_name = "N", help_heading = "Device")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", help_heading = "Device")]
     pub ways: Option<u32>,
     /// Dies per way [device.dies].
-    #[arg(long, value_name = "N", help_heading = "Device")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", help_heading = "Device")]
     pub dies: Option<u32>,
     /// Planes per die [device.planes].
-    #[arg(long, value_name = "N", help_heading = "Device")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", help_heading = "Device")]
     pub planes: Option<u32>,
     /// Fraction of physical space hidden from the host, e.g. 0.07 (replaces ftl.over_provisioning)
     /// [device.over_provisioning].
-    #[arg(long, value_name = "FRACTION", help_heading = "Device")]
+    #[arg(long, allow_negative_numbers = true, value_name = "FRACTION", help_heading = "Device")]
     pub over_provisioning: Option<f64>,
 
     /// Replay this block trace (replaces the config's workload source) [workload.trace].
@@ -288,7 +288,7 @@ pub struct ConfigArgs {
     #[arg(long, value_name = "NAME", conflicts_with = "trace", help_heading = "Workload")]
     pub workload: Option<String>,
     /// Stop after N requests [workload.max_requests].
-    #[arg(long, value_name = "N", help_heading = "Workload")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", help_heading = "Workload")]
     #[arg(long_help = format!(
         "Stop after N requests [workload.max_requests]. Without a config file, a generated \
          workload defaults to {DEFAULT_MAX_REQUESTS} requests. N above the requests a generator \
@@ -296,32 +296,32 @@ pub struct ConfigArgs {
     ))]
     pub requests: Option<u64>,
     /// Requests outstanding at once [host.queue_depth].
-    #[arg(long, value_name = "N", help_heading = "Host")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", help_heading = "Host")]
     pub queue_depth: Option<u32>,
     /// Open loop (requests arrive at their timestamps) or closed loop (as fast as the queue
     /// allows) [host.mode].
     #[arg(long, value_enum, help_heading = "Host")]
     pub mode: Option<LoopMode>,
     /// Multiply trace timestamps by this (0.5 replays twice as fast) [host.time_scale].
-    #[arg(long, value_name = "F", help_heading = "Host")]
+    #[arg(long, allow_negative_numbers = true, value_name = "F", help_heading = "Host")]
     pub time_scale: Option<f64>,
     /// Hold every page command to this service time in microseconds instead of the FTL's own
     /// bound, so any scheme can be checked against a real-time scheme's promise
     /// [metrics.bound_us].
-    #[arg(long, value_name = "US", help_heading = "Host")]
+    #[arg(long, allow_negative_numbers = true, value_name = "US", help_heading = "Host")]
     pub bound_us: Option<f64>,
     /// Write the whole logical space sequentially before measuring [precondition.fill].
     #[arg(long, help_heading = "Precondition")]
     pub precondition_fill: bool,
     /// Then overwrite this many logical spaces' worth of random pages
     /// [precondition.random_overwrites].
-    #[arg(long, value_name = "F", help_heading = "Precondition")]
+    #[arg(long, allow_negative_numbers = true, value_name = "F", help_heading = "Precondition")]
     pub random_overwrites: Option<f64>,
     /// Start measuring at the first garbage-collection erase [precondition.start_at_first_gc].
     #[arg(long, help_heading = "Precondition")]
     pub start_at_first_gc: bool,
     /// Seed of every random draw (default 1) [seed].
-    #[arg(long, value_name = "N", help_heading = "Configuration")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", help_heading = "Configuration")]
     pub seed: Option<u64>,
     /// Set any config key: KEY is a dotted path, VALUE a TOML value (a bare word is a
     /// string), e.g. `--set ftl.gc_free_blocks=3`. Repeatable; applied after the other flags.
@@ -396,7 +396,7 @@ pub struct SweepArgs {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Run at most this many simulations at once (default: one per core).
-    #[arg(long, short = 'j', value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
     /// Write the sweep's [[table]] files and plots into DIR (created) instead of
     /// the sweep file's folder.
@@ -458,26 +458,26 @@ pub struct AdmitArgs {
     #[arg(long, value_name = "NAME")]
     pub chip: String,
     /// Physical blocks of the whole device (overrides the preset's).
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub blocks: Option<u64>,
     /// Block erase time t_e in microseconds (overrides the preset's, e.g. for a
     /// board whose paper prints no timing: 000's Cosmos board).
-    #[arg(long, value_name = "US")]
+    #[arg(long, allow_negative_numbers = true, value_name = "US")]
     pub erase_us: Option<f64>,
     /// Page read time t_r in microseconds (overrides the preset's).
-    #[arg(long, value_name = "US")]
+    #[arg(long, allow_negative_numbers = true, value_name = "US")]
     pub read_us: Option<f64>,
     /// Page program time t_w in microseconds (overrides the preset's).
-    #[arg(long, value_name = "US")]
+    #[arg(long, allow_negative_numbers = true, value_name = "US")]
     pub program_us: Option<f64>,
     /// Fraction of physical space the tasks may not use, in [0, 1) (lambda = 1 - F; default 0).
-    #[arg(long, value_name = "F")]
+    #[arg(long, allow_negative_numbers = true, value_name = "F")]
     pub over_provisioning: Option<f64>,
     /// MultiLog-Oracle's workload, the column of the paper's Table 2.
     #[arg(long, value_enum, default_value = "random")]
     pub multilog_workload: crate::admit_cmd::AdmitWorkload,
     /// MultiLog-Oracle's write amplification, instead of Table 2's.
-    #[arg(long, value_name = "F")]
+    #[arg(long, allow_negative_numbers = true, value_name = "F")]
     pub waf: Option<f64>,
     /// SiP and SharP: after Eq. 20, test every chip with the tasks striped over
     /// their own g chips, as ftlab's telomere FTLs place them (a page also waits
@@ -485,16 +485,16 @@ pub struct AdmitArgs {
     #[arg(long)]
     pub per_chip: bool,
     /// Admit N generated tasks (at most 10000) instead of a file.
-    #[arg(long, value_name = "N", help_heading = "Generator")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", help_heading = "Generator")]
     pub generate: Option<usize>,
     /// Total storage utilization of the generated tasks, e.g. 0.5.
-    #[arg(long, value_name = "U", requires = "generate", help_heading = "Generator")]
+    #[arg(long, allow_negative_numbers = true, value_name = "U", requires = "generate", help_heading = "Generator")]
     pub storage_util: Option<f64>,
     /// Total bandwidth utilization of the generated tasks, e.g. 0.5.
-    #[arg(long, value_name = "V", requires = "generate", help_heading = "Generator")]
+    #[arg(long, allow_negative_numbers = true, value_name = "V", requires = "generate", help_heading = "Generator")]
     pub throughput_util: Option<f64>,
     /// Seed of the generator.
-    #[arg(long, value_name = "S", default_value_t = 1, help_heading = "Generator")]
+    #[arg(long, allow_negative_numbers = true, value_name = "S", default_value_t = 1, help_heading = "Generator")]
     pub seed: u64,
     /// `table` or `json` (fields below).
     #[arg(long, short = 'f', value_enum, default_value = "table")]
@@ -517,37 +517,37 @@ pub struct SchedArgs {
     #[arg(long, value_enum, default_value = "both")]
     pub axis: crate::sched_cmd::SchedAxis,
     /// Read and write granularities g, comma-separated (default: the number of chips).
-    #[arg(long, value_delimiter = ',', value_name = "G")]
+    #[arg(long, allow_negative_numbers = true, value_delimiter = ',', value_name = "G")]
     pub granularity: Vec<u32>,
     /// Tasks per set, comma-separated.
-    #[arg(long, value_delimiter = ',', value_name = "N", default_value = "500")]
+    #[arg(long, allow_negative_numbers = true, value_delimiter = ',', value_name = "N", default_value = "500")]
     pub tasks: Vec<usize>,
     /// Over-provisioning alpha (lambda = 1 - alpha), comma-separated.
-    #[arg(long, value_delimiter = ',', value_name = "F", default_value = "0.1")]
+    #[arg(long, allow_negative_numbers = true, value_delimiter = ',', value_name = "F", default_value = "0.1")]
     pub over_provisioning: Vec<f64>,
     /// Random task sets per utilization.
-    #[arg(long, value_name = "N", default_value_t = 50)]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 50)]
     pub sets: usize,
     /// Pages each task reads and writes per period (default: the number of chips).
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub pages: Option<u64>,
     /// Utilization on the axis not swept.
-    #[arg(long, value_name = "U", default_value_t = 0.01)]
+    #[arg(long, allow_negative_numbers = true, value_name = "U", default_value_t = 0.01)]
     pub other_util: f64,
     /// Grid step (and first value).
-    #[arg(long, value_name = "U", default_value_t = 0.01)]
+    #[arg(long, allow_negative_numbers = true, value_name = "U", default_value_t = 0.01)]
     pub step: f64,
     /// Largest utilization tried.
-    #[arg(long, value_name = "U", default_value_t = 1.0)]
+    #[arg(long, allow_negative_numbers = true, value_name = "U", default_value_t = 1.0)]
     pub max: f64,
     /// Seed of set 0 (set k uses seed + k).
-    #[arg(long, value_name = "S", default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, value_name = "S", default_value_t = 1)]
     pub seed: u64,
     /// MultiLog-Oracle's workload, the column of the paper's Table 2.
     #[arg(long, value_enum, default_value = "random")]
     pub multilog_workload: crate::admit_cmd::AdmitWorkload,
     /// MultiLog-Oracle's write amplification, instead of Table 2's.
-    #[arg(long, value_name = "F")]
+    #[arg(long, allow_negative_numbers = true, value_name = "F")]
     pub waf: Option<f64>,
     /// How Telomere's garbage-collection job (000 Eq. 19) is read: `generalized`
     /// (ftlab's: a g-block stripe erased on min(g, S_chips) chips, once per g*P
@@ -584,19 +584,19 @@ pub struct BoundsArgs {
     #[arg(long)]
     pub chip: Option<String>,
     /// Pages per block (overrides the chip's; required with explicit timing).
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub pages_per_block: Option<u32>,
     /// Explicit page read time, us (instead of --chip).
-    #[arg(long, value_name = "US")]
+    #[arg(long, allow_negative_numbers = true, value_name = "US")]
     pub read_us: Option<f64>,
     /// Explicit page program time, us.
-    #[arg(long, value_name = "US")]
+    #[arg(long, allow_negative_numbers = true, value_name = "US")]
     pub program_us: Option<f64>,
     /// Explicit OOB read time, us (default: the page read time).
-    #[arg(long, value_name = "US")]
+    #[arg(long, allow_negative_numbers = true, value_name = "US")]
     pub oob_read_us: Option<f64>,
     /// Explicit block erase time, us.
-    #[arg(long, value_name = "US")]
+    #[arg(long, allow_negative_numbers = true, value_name = "US")]
     pub erase_us: Option<f64>,
     /// Add the channel transfer the simulator charges to each page operation (the
     /// papers' tables use array times only).
@@ -619,26 +619,26 @@ pub struct FlashtierArgs {
     #[arg(long, value_name = "SCALE", default_value = "ci")]
     pub scale: String,
     /// Flowops measured per run (default: the scale's).
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub ops: Option<u64>,
     /// Flowops of warm-up before the measurement (default: the scale's).
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub warmup: Option<u64>,
     /// Bytes of files instead of the scale's; 0 keeps filebench's file counts.
-    #[arg(long, value_name = "BYTES")]
+    #[arg(long, allow_negative_numbers = true, value_name = "BYTES")]
     pub data_bytes: Option<u64>,
     /// Comma-separated personalities (default: fileserver,webserver,varmail).
     #[arg(long, value_name = "LIST")]
     pub workloads: Option<String>,
     /// Seed of the workload and the devices.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub seed: u64,
     /// The FTL of the SSD systems.
     #[arg(long, value_name = "KIND", default_value = "pagemap")]
     pub ssd_ftl: String,
     /// The SSD manager's placement: 0 for one global LRU, N for FlashCache's set-associative
     /// placement with sets of N blocks (FlashCache's are 512) and LRU within each set.
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 0)]
     pub ssd_set_blocks: u64,
     /// How the SSC keeps its map across a power cut: `oob` (per-write OOB logging) or `log`
     /// (the OpenSSD prototype's map log and checkpoints).
@@ -654,7 +654,7 @@ pub struct FlashtierArgs {
     pub file_pick: String,
     /// Bytes of disk the file layout spans, if more than 1.5 x the data set (e.g. the
     /// partition's size).
-    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    #[arg(long, allow_negative_numbers = true, value_name = "BYTES", default_value_t = 0)]
     pub layout_bytes: u64,
     /// A read miss completes only after its cache fill (FlashCache's READFILL before the
     /// request ends); default: it completes after the disk read.
@@ -666,7 +666,7 @@ pub struct FlashtierArgs {
     pub metadata_on_dirty_transition: bool,
     /// Selective caching: a write in a sequential run of at least N blocks bypasses the
     /// cache (0: off). Default 16 (64 KiB).
-    #[arg(long, value_name = "N", default_value_t = 16)]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 16)]
     pub sequential_blocks: u64,
     /// Folder for flashtier.csv, ssc-metadata.csv, throughput.svg, latency.svg and erases.svg.
     #[arg(long, short, value_name = "DIR")]
@@ -683,7 +683,7 @@ pub struct MqsimArgs {
     #[arg(long, value_name = "FILE")]
     pub workload: PathBuf,
     /// Run only scenario N (from 1) of the workload file (default: every one).
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub scenario: Option<usize>,
     /// Write each scenario's ftlab config (scenario-N.toml) and JSON report
     /// (scenario-N.json) into DIR, created if missing.
@@ -693,10 +693,10 @@ pub struct MqsimArgs {
     #[arg(long)]
     pub no_run: bool,
     /// Replace MQSim's Block_No_Per_Plane (a smaller device, for a quick run).
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub blocks_per_plane: Option<u32>,
     /// At most N requests a flow (for a quick run of flows that stop on time).
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub requests: Option<u64>,
     /// Fill the logical space before measuring even if Enabled_Preconditioning is false
     /// (so that reads find written data).
@@ -710,26 +710,26 @@ pub struct MqsimArgs {
 #[derive(Debug, Args)]
 pub struct JanusModelArgs {
     /// Blocks of the device.
-    #[arg(long, value_name = "N", default_value_t = 1024)]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 1024)]
     pub blocks: u32,
     /// Over-provisioned blocks N_O.
-    #[arg(long, value_name = "N", default_value_t = 20)]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 20)]
     pub over_provisioned: u32,
     /// Pages per block N_P.
-    #[arg(long, value_name = "N", default_value_t = 64)]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 64)]
     pub pages_per_block: u32,
     /// Block erase cost C_E, us.
-    #[arg(long, value_name = "US", default_value_t = 2000.0)]
+    #[arg(long, allow_negative_numbers = true, value_name = "US", default_value_t = 2000.0)]
     pub erase_us: f64,
     /// Page copy cost C_CP, us.
-    #[arg(long, value_name = "US", default_value_t = 225.0)]
+    #[arg(long, allow_negative_numbers = true, value_name = "US", default_value_t = 225.0)]
     pub copy_us: f64,
     /// Page write cost C_PROG, us.
-    #[arg(long, value_name = "US", default_value_t = 200.0)]
+    #[arg(long, allow_negative_numbers = true, value_name = "US", default_value_t = 200.0)]
     pub program_us: f64,
     /// A strongly local workload: hit rate 1 - exp(-n / L) at n fused blocks (default: a
     /// uniformly random one, n / N_D).
-    #[arg(long, value_name = "L")]
+    #[arg(long, allow_negative_numbers = true, value_name = "L")]
     pub locality: Option<f64>,
     /// Hit rates from a file, one per line for 0, 1, 2, ... fused blocks, or the JSON report
     /// of an `ftlab run` of janus (its ghost-buffer estimate, `ftl_curves.ghost_hit_rates`);

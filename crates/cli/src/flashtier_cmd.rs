@@ -29,6 +29,17 @@ fn config(args: &FlashtierArgs) -> Result<FlashtierConfig, CliError> {
             }
         },
     };
+    if c.ops == 0 {
+        return Err(CliError::Usage(format!(
+            "--ops 0 measures nothing (every rate would be 0 ops/s): give at least 1 flowop (--scale {} runs {})",
+            args.scale,
+            match args.scale.as_str() {
+                "paper" => FlashtierConfig::paper().ops,
+                "ci" => 20_000,
+                _ => FlashtierConfig::paper().ops / args.scale.parse::<u64>().unwrap_or(1).max(1),
+            }
+        )));
+    }
     if let Some(d) = args.data_bytes {
         c.data_bytes = d;
     }

@@ -137,3 +137,64 @@ fn janus_model_refuses_an_impossible_device_or_curve() {
     let e = failure(&["janus-model", "--locality", "0"], 2);
     assert!(e.contains("--locality"), "{e}");
 }
+
+/// Runs `ftlab ARGS` under an address-space limit of `kib` KiB (`ulimit -v`),
+/// returning its exit code and stderr.
+fn under_ulimit(kib: u64, args: &str) -> (Option<i32>, String) {
+    let bin = assert_cmd::cargo::cargo_bin("ftlab");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {kib} && exec \"$0\" {args}"))
+        .arg(bin)
+        .output()
+        .unwrap();
+    (out.status.code(), String::from_utf8(out.stderr).unwrap())
+}
+
+#[test]
+fn a_device_too_large_for_memory_is_refused_before_allocating() {
+    // 2 TiB of 4 KiB pages needs about 8 GiB of tables: it aborted with
+    // "memory allocation failed" under a limit, exit 134.
+    let (code, e) = under_ulimit(3_000_000, "run -q --capacity-gib 2048 --requests 10");
+    assert_eq!(code, Some(2), "{e}");
+    assert!(
+        e.starts_with("error: ")
+            && e.contains("536870912 physical pages")
+            && e.contains("8.0 GiB")
+            && e.contains("ulimit -v")
+            && e.contains("choose a smaller device.capacity_gib"),
+        "{e}"
+    );
+    let (code, e) = under_ulimit(3_000_000, "run -q --blocks-per-plane 2000000 --requests 10");
+    assert_eq!(code, Some(2), "{e}");
+    assert!(e.contains("choose a smaller device.blocks_per_plane"), "{e}");
+    // A device that fits runs under the same limit.
+    let (code, e) = under_ulimit(3_000_000, "run -q --capacity-gib 4 --requests 10");
+    assert_eq!(code, Some(0), "{e}");
+}
+
+#[test]
+fn values_outside_what_the_model_means_are_refused() {
+    let e = failure(&["run", "-q", "--requests", "10", "--set", "metrics.interval_ms=1e-9"], 2);
+    assert!(e.contains("metrics.interval_ms must be from 0.000001 (1 ns)"), "{e}");
+    // A buffer larger than the device never wrote to flash: 0 s, 0.0 IOPS.
+    let e = failure(&["run", "-q", "--requests", "1000", "--set", "device.write_buffer_pages=100000"], 2);
+    assert!(e.contains("device.write_buffer_pages = 100000 is more than the 58982 logical pages"), "{e}");
+    // Saturated every time at 3.7e9 s (a panic in a debug build).
+    let e = failure(&["run", "-q", "--requests", "10", "--set", "device.host_mb_per_s=1e-300"], 2);
+    assert!(e.contains("device.host_mb_per_s") && e.contains("from 0.001 to 1,000,000"), "{e}");
+    let e = failure(&["bounds", "--chip", "small-slc", "--pages-per-block", "4294967295"], 2);
+    assert!(e.contains("pages_per_block (pi) is 4294967295") && e.contains("at most 65536"), "{e}");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ft");
+    let e = failure(&["flashtier", "--ops", "0", "--out", out.to_str().unwrap()], 2);
+    assert!(e.contains("--ops 0 measures nothing"), "{e}");
+    assert!(!out.exists(), "nothing written");
+    // A hang: 10^9 grid steps.
+    let e = failure(&["schedulability", "--sets", "1", "--step", "1e-9", "--tasks", "2"], 2);
+    assert!(e.contains("more than the 10000") && e.contains("at least 0.0001"), "{e}");
+    // A negative number reaches the check that names the key, not clap's
+    // "unexpected argument".
+    let e = failure(&["run", "--capacity-gib", "-1"], 2);
+    assert!(e.contains("device.capacity_gib must be positive, got -1"), "{e}");
+}

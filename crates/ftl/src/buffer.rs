@@ -99,6 +99,17 @@ impl WriteBuffer {
                 ),
             ));
         }
+        if capacity as u64 > u64::from(inner.logical_pages()) {
+            return Err(FtlError::config(
+                "device.write_buffer_pages",
+                format!(
+                    "device.write_buffer_pages = {capacity} is more than the {} logical pages {} exports: \
+                     a buffer that holds the whole device never writes to flash; give a smaller one",
+                    inner.logical_pages(),
+                    inner.name()
+                ),
+            ));
+        }
         let page_size = u64::from(inner.unit_bytes().unwrap_or(io.geometry().page_size));
         Ok(WriteBuffer {
             inner,

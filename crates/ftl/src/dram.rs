@@ -4,13 +4,14 @@
 use ftlab_nand::SimTime;
 
 /// Transfer time per byte, in picoseconds, of a rate of `mb_per_s` (10^6 bytes
-/// a second), or the problem with it: the rate must be above 0 and at most
-/// 1,000,000 MB/s. The caller names its key.
+/// a second), or the problem with it: the rate must be from 0.001 (1 KB/s: a
+/// millisecond a byte, so a 32 MiB transfer still fits the clock) to 1,000,000
+/// MB/s. The caller names its key.
 pub fn ps_per_byte(mb_per_s: f64) -> Result<u64, String> {
-    if mb_per_s.is_finite() && mb_per_s > 0.0 && mb_per_s <= 1e6 {
+    if mb_per_s.is_finite() && (1e-3..=1e6).contains(&mb_per_s) {
         Ok((1e6 / mb_per_s).round().max(1.0) as u64)
     } else {
-        Err(format!("must be a rate in MB/s above 0 and at most 1,000,000, got {mb_per_s}"))
+        Err(format!("must be a rate in MB/s from 0.001 to 1,000,000, got {mb_per_s}"))
     }
 }
 
@@ -56,7 +57,8 @@ mod tests {
     #[test]
     fn rates_and_copies() {
         assert_eq!(ps_per_byte(100.0), Ok(10_000));
-        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 2e6] {
+        assert_eq!(ps_per_byte(0.001), Ok(1_000_000_000));
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 2e6, 1e-300, 9e-4] {
             assert!(ps_per_byte(bad).unwrap_err().contains("MB/s"), "{bad}");
         }
         let mut d = Dram::new(10_000); // 100 MB/s

@@ -295,6 +295,10 @@ fn plot_specs(v: Option<Value>, origin: &str) -> Result<(Vec<PlotSpec>, Vec<Line
     Ok((bars, lines))
 }
 
+/// The most points one sweep may have: each is a validated configuration held
+/// in memory before anything runs.
+pub const MAX_POINTS: usize = 1_000_000;
+
 /// Every point of `grid` (dotted config keys, each with a non-empty array of
 /// values) over the `base` run configuration, in `run` order (the product of
 /// the keys in the table's order, the last key fastest), each validated before
@@ -342,8 +346,20 @@ pub fn expand_cases(
             return Err(LabError::Config(format!("{origin}: two [[case]] tables are named `{}`", c.name)));
         }
     }
-    let per_case = axes.iter().map(|(_, v)| v.len()).product::<usize>();
-    let total = per_case * cases.len().max(1);
+    // Checked: a grid of many keys overflows usize (16 keys of 16 values is
+    // 2^64 points, which wrapped to "0 runs").
+    let per_case = axes.iter().try_fold(1usize, |n, (_, v)| n.checked_mul(v.len()));
+    let total = per_case.and_then(|n| n.checked_mul(cases.len().max(1))).filter(|&n| n <= MAX_POINTS);
+    let (Some(per_case), Some(total)) = (per_case, total) else {
+        let sizes: Vec<String> = axes.iter().map(|(k, v)| format!("{k}: {}", v.len())).collect();
+        let points = axes.iter().fold(cases.len().max(1) as f64, |n, (_, v)| n * v.len() as f64);
+        return Err(LabError::Config(format!(
+            "{origin}: the grid has {points:.3e} points ({}{}), more than the {MAX_POINTS} one sweep may hold; \
+             use fewer values per key, or split it into several sweeps",
+            sizes.join(", "),
+            if cases.is_empty() { String::new() } else { format!(", times {} cases", cases.len()) }
+        )));
+    };
     let mut points = Vec::with_capacity(total);
     for run in 0..total {
         let case = cases.get(run / per_case);
@@ -572,6 +588,29 @@ mod tests {
         assert!(load_sweep(&p).map(|s| s.points).unwrap_err().to_string().contains("non-empty array"));
         let (_d, p) = write("[grid]\nseed = [1]\n[extra]\n");
         assert!(load_sweep(&p).map(|s| s.points).unwrap_err().to_string().contains("`extra`"));
+    }
+
+    #[test]
+    fn a_grid_too_large_to_hold_is_refused_not_wrapped() {
+        // 16 keys of 16 values: 2^64 points, which wrapped to 0 in usize.
+        let keys: String = (0..16).map(|k| format!("\"workload.k{k}\" = [{}]\n", vec!["1"; 16].join(", "))).collect();
+        let (_d, p) = write(&format!("[grid]\n{keys}"));
+        let e = load_sweep(&p).map(|s| s.points.len()).unwrap_err().to_string();
+        assert!(e.contains("1.845e19 points") && e.contains("split it"), "{e}");
+        // Seven keys of 1,000 values overflowed into a capacity panic.
+        let keys: String = (0..7).map(|k| format!("\"workload.k{k}\" = [{}]\n", vec!["1"; 1000].join(", "))).collect();
+        let (_d, p) = write(&format!("[grid]\n{keys}"));
+        let e = load_sweep(&p).map(|s| s.points.len()).unwrap_err().to_string();
+        assert!(e.contains("1.000e21 points") && e.contains("workload.k6: 1000"), "{e}");
+        // Just over the limit without overflow is refused too, before anything
+        // is built.
+        let (_d, p) = write(&format!(
+            "[grid]\nseed = [{}]\n\"workload.max_requests\" = [{}]\n",
+            vec!["1"; 1001].join(", "),
+            vec!["1"; 1000].join(", ")
+        ));
+        let e = load_sweep(&p).map(|s| s.points.len()).unwrap_err().to_string();
+        assert!(e.contains("1.001e6 points") && e.contains("1000000"), "{e}");
     }
 
     #[test]

@@ -189,10 +189,11 @@ fn prepare(config: &RunConfig) -> Result<Prepared, SimError> {
         }
     }
     if let Some(ms) = config.metrics.interval_ms {
-        if !(ms > 0.0 && ms.is_finite()) {
+        // Time is kept in nanoseconds: a shorter interval was 0 ns wide.
+        if !(1e-6..=1e9).contains(&ms) {
             return Err(SimError::config(
                 "metrics.interval_ms",
-                format!("metrics.interval_ms must be positive, got {ms}"),
+                format!("metrics.interval_ms must be from 0.000001 (1 ns) to 1e9 (about 11.6 days), got {ms}"),
             ));
         }
     }

@@ -275,7 +275,9 @@ impl RetirementWatch {
 /// Pages completed per time bucket, and the flash work done by then. Buckets
 /// start at `bucket_ns` wide; when more than [`Throughput::MAX_BUCKETS`] would
 /// be needed, neighbours merge and the width doubles (unless the width was fixed
-/// by the user).
+/// by the user: then only past [`Throughput::MAX_FIXED_BUCKETS`], so a tiny
+/// interval over a long run cannot take all memory; the series reports the
+/// width it ended with).
 #[derive(Debug, Clone)]
 pub struct Throughput {
     bucket_ns: u64,
@@ -331,6 +333,9 @@ impl FlashTotals {
 impl Throughput {
     /// At most this many buckets when the width is adaptive.
     pub const MAX_BUCKETS: usize = 4096;
+    /// At most this many buckets when the width was fixed by the user (about
+    /// 64 MiB of them).
+    pub const MAX_FIXED_BUCKETS: usize = 1 << 20;
 
     /// Buckets of `bucket_ns`; `fixed` keeps that width whatever the run's length.
     pub fn new(bucket_ns: u64, fixed: bool) -> Self {
@@ -366,7 +371,7 @@ impl Throughput {
     #[inline(never)]
     fn grow(&mut self, t: SimTime) -> usize {
         let mut i = (t.0 / self.bucket_ns) as usize;
-        while !self.fixed && i >= Self::MAX_BUCKETS {
+        while i >= if self.fixed { Self::MAX_FIXED_BUCKETS } else { Self::MAX_BUCKETS } {
             self.bucket_ns *= 2;
             for v in self.counts() {
                 let merged: Vec<u64> = v.chunks(2).map(|c| c.iter().sum()).collect();
@@ -943,6 +948,20 @@ mod tests {
         assert_eq!(s.write_pages[0], 2);
         assert_eq!(s.write_pages.iter().sum::<u64>(), 5);
         assert!(s.read_pages.len() <= Throughput::MAX_BUCKETS);
+    }
+
+    #[test]
+    fn a_fixed_width_keeps_its_buckets_until_there_are_too_many() {
+        let mut t = Throughput::new(1, true);
+        t.add(SimTime(5000), true, 1);
+        assert_eq!(t.series().interval_s, 1e-9, "fixed: 5,001 buckets of 1 ns kept");
+        assert_eq!(t.series().read_pages.len(), 5001);
+        // 1 ns wide over a run of 1 s would be 10^9 buckets (64 GB).
+        t.add(SimTime(1_000_000_000), false, 2);
+        let s = t.series();
+        assert!(s.read_pages.len() <= Throughput::MAX_FIXED_BUCKETS, "{}", s.read_pages.len());
+        assert_eq!(s.interval_s, 1024.0 / 1e9);
+        assert_eq!((s.read_pages.iter().sum::<u64>(), s.write_pages.iter().sum::<u64>()), (1, 2));
     }
 
     #[test]

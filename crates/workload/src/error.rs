@@ -40,6 +40,21 @@ pub enum TraceError {
         /// 1-based line number.
         line: u64,
     },
+    /// A line longer than [`crate::trace::MAX_LINE_BYTES`]: no trace format
+    /// has such lines, so the file is not a text trace (or not of this format).
+    #[error(
+        "{}:{line}: a line longer than {max} bytes: this is not a text trace of any format ftlab reads; \
+         check that the file is the trace you meant",
+        path.display()
+    )]
+    LineTooLong {
+        /// The trace file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: u64,
+        /// The longest line accepted, in bytes.
+        max: usize,
+    },
     /// The whole trace yielded no request: empty, or read in the wrong format (every
     /// line ignored or skipped as malformed).
     #[error(

@@ -94,6 +94,10 @@ fn grid(i: usize, step: f64) -> f64 {
     (i as f64 * step * 1e9).round() / 1e9
 }
 
+/// The most grid steps [`max_schedulable`] takes: a step of 10^-9 was 10^9
+/// steps, each generating a task set, and never ended.
+pub const MAX_STEPS: usize = 10_000;
+
 /// The largest `axis` utilization at which all of `spec.sets` random sets are
 /// schedulable under `policy` on `device` (see the module docs).
 pub fn max_schedulable(device: &Device, policy: Policy, axis: Axis, spec: &SweepSpec) -> Result<Limit, TelomereError> {
@@ -106,7 +110,17 @@ pub fn max_schedulable(device: &Device, policy: Policy, axis: Axis, spec: &Sweep
             spec.step, spec.max
         )));
     }
-    let steps = ((spec.max / spec.step) + 1e-9).floor() as usize;
+    let steps = ((spec.max / spec.step) + 1e-9).floor();
+    if steps > MAX_STEPS as f64 {
+        return Err(TelomereError::InvalidGenerator(format!(
+            "the grid step {} up to {} is {steps:.0} steps, more than the {MAX_STEPS} one sweep may take \
+             (each generates and tests every set); give a step of at least {}",
+            spec.step,
+            spec.max,
+            spec.max / MAX_STEPS as f64
+        )));
+    }
+    let steps = steps as usize;
     // Each set's first failing step, scanning only below the earliest failure so far.
     let mut first: Option<(usize, Test)> = None;
     for k in 0..spec.sets {
@@ -186,5 +200,12 @@ mod tests {
         assert!(e.to_string().contains("grid step 0"), "{e}");
         let spec = SweepSpec { sets: 0, ..SweepSpec::default() };
         assert!(max_schedulable(&ssd(), Policy::Sip, Axis::Storage, &spec).is_err());
+        // A step so fine the sweep would never end (10^9 steps).
+        let spec = SweepSpec { step: 1e-9, max: 1.0, ..SweepSpec::default() };
+        let e = max_schedulable(&ssd(), Policy::Sip, Axis::Storage, &spec).unwrap_err().to_string();
+        assert!(e.contains("999999999 steps") && e.contains("at least 0.0001"), "{e}");
+        // The last grid allowed runs.
+        let spec = SweepSpec { tasks: 5, sets: 1, step: 1.0 / MAX_STEPS as f64, max: 1.0, ..SweepSpec::default() };
+        assert!(max_schedulable(&ssd(), Policy::Sip, Axis::Storage, &spec).is_ok());
     }
 }

@@ -32,6 +32,9 @@ use crate::{HostRequest, TraceError};
 /// How many bad line numbers a reader keeps for its report.
 pub const REPORTED_BAD_LINES: usize = 10;
 const BUF_CAPACITY: usize = 1 << 16;
+/// The longest line a trace may have, in bytes (1 MiB; real trace lines are
+/// under 200 bytes).
+pub const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// How a [`TraceReader`] treats bad lines.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -240,14 +243,24 @@ impl TraceReader {
         }
         self.buf.clear();
         loop {
-            match self.input.read_until(b'\n', &mut self.buf) {
-                Ok(0) => return None,
+            // At most one byte past the longest line: a file without newlines
+            // (`/dev/zero`, a disk image) was read whole into memory.
+            let room = (MAX_LINE_BYTES + 1 - self.buf.len()) as u64;
+            match (&mut self.input).take(room).read_until(b'\n', &mut self.buf) {
+                Ok(0) if self.buf.is_empty() => return None,
                 Ok(_) => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(source) => return Some(Err(TraceError::Io { path: self.path.clone(), source })),
             }
         }
         self.line_no += 1;
+        if self.buf.len() > MAX_LINE_BYTES {
+            return Some(Err(TraceError::LineTooLong {
+                path: self.path.clone(),
+                line: self.line_no,
+                max: MAX_LINE_BYTES,
+            }));
+        }
         if let Some(req) = self.plain_mqsim() {
             self.seen_content = true;
             return Some(Ok(if req.len == 0 { Line::ZeroLength } else { end_checked(Line::Request(req)) }));
@@ -537,6 +550,28 @@ mod tests {
         let mut r = reader("# only a comment\n", "mqsim", false);
         assert!(matches!(r.next(), Some(Err(TraceError::NoRequests { .. }))));
         assert!(r.next().is_none());
+    }
+
+    #[test]
+    fn a_line_longer_than_any_trace_has_is_an_error_not_read_whole() {
+        // An endless file without newlines (`/dev/zero` read as a trace) was
+        // read into memory until the process aborted.
+        for format in ["mqsim", "msr", "blkparse", "systor"].map(|f| f.parse::<TraceFormat>().unwrap()) {
+            let endless = std::io::repeat(0);
+            let opts = ReadOptions { skip_bad_lines: true };
+            let mut r = TraceReader::from_reader("zero.trace", endless, format, &opts).unwrap();
+            let e = r.next().expect("an error").unwrap_err();
+            assert!(matches!(e, TraceError::LineTooLong { line: 1, max: MAX_LINE_BYTES, .. }), "{format:?}: {e}");
+            assert!(e.to_string().starts_with("zero.trace:1: a line longer than 1048576 bytes"), "{e}");
+            assert!(r.next().is_none(), "the reader ends");
+        }
+        // A line of exactly the limit is read (and found malformed).
+        let mut text = vec![b'x'; MAX_LINE_BYTES - 1];
+        text.extend_from_slice(b"\n0 0 0 8 0\n");
+        let opts = ReadOptions { skip_bad_lines: true };
+        let r = TraceReader::from_reader("long.trace", std::io::Cursor::new(text), TraceFormat::Mqsim, &opts).unwrap();
+        let reqs: Vec<_> = r.map(Result::unwrap).collect();
+        assert_eq!(reqs.len(), 1);
     }
 
     #[test]
