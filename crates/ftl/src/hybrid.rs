@@ -1,5 +1,5 @@
-//! The machinery the hybrid-mapped schemes share ([`crate::bast`], [`crate::fast`],
-//! [`crate::janus`]): data blocks holding a logical block's pages in place (page
+//! The machinery the hybrid-mapped schemes share ([`crate::schemes::block::bast`], [`crate::schemes::block::fast`],
+//! [`crate::schemes::block::janus`]): data blocks holding a logical block's pages in place (page
 //! `k` of logical block `lb` at page `k` of its data block), blocks written as
 //! logs, merges, and recovery from an OOB scan.
 //!
@@ -51,17 +51,17 @@ use crate::maplog::replay::{self, Order, RecoveryReads};
 use crate::maplog::{checkpoint_records, map_area, page, MapLog, MapPersistence, Persistence, MAGIC};
 use crate::{Flash, FtlError, Io, Purpose};
 
-pub(crate) const NONE: u32 = blockmap::NO_PAGE;
+pub const NONE: u32 = blockmap::NO_PAGE;
 
 /// Whether `e` is a program that failed (its block has gone bad).
-pub(crate) fn program_failed(e: &FtlError) -> bool {
+pub fn program_failed(e: &FtlError) -> bool {
     matches!(e, FtlError::Nand(NandError::ProgramFailed { .. }))
 }
 
 /// Runs `attempt` until it succeeds, fails otherwise than by a failed program,
 /// or has failed by one [`PROGRAM_ATTEMPTS`] times: each failed program leaves
 /// its block counted full, so the next attempt lands elsewhere.
-pub(crate) fn retrying<T>(mut attempt: impl FnMut() -> Result<T, FtlError>) -> Result<T, FtlError> {
+pub fn retrying<T>(mut attempt: impl FnMut() -> Result<T, FtlError>) -> Result<T, FtlError> {
     let mut attempts = 0;
     loop {
         attempts += 1;
@@ -74,20 +74,20 @@ pub(crate) fn retrying<T>(mut attempt: impl FnMut() -> Result<T, FtlError>) -> R
 
 /// Whether `block` went bad in service: it takes no program and no erase; its
 /// programmed pages still read.
-pub(crate) fn is_bad(io: &Io, block: u32) -> bool {
+pub fn is_bad(io: &Io, block: u32) -> bool {
     io.is_grown_bad(BlockId(block))
 }
 
 /// Makes the operations issued next wait for every one issued so far: merges
 /// run one after another, so a power cut tears at most one.
-pub(crate) fn fence(io: &mut Io) {
+pub fn fence(io: &mut Io) {
     let t = io.last_finish();
     io.start_after(t);
 }
 
 /// Page locations, valid counts and data blocks of a hybrid-mapped FTL.
 #[derive(Debug, Clone)]
-pub(crate) struct Core {
+pub struct Core {
     pub g: Geometry,
     /// Logical blocks exported.
     pub lblocks: u32,

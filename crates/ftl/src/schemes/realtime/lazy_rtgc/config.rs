@@ -2,7 +2,7 @@
 //! valid-page bound U(lambda) and sigma (Theorem 4.3, Eq. 9-11), the threshold
 //! rho_th (Eq. 13) and the service bound of Table I, all from
 //! [`ftlab_bounds::lazy_rtgc`]. The steps of [`LazyRtgcPlan::new`] are shared with
-//! WAO-GC's plan ([`crate::waogc`]), which runs on the same collector.
+//! WAO-GC's plan ([`crate::schemes::realtime::waogc`]), which runs on the same collector.
 
 use serde::{Deserialize, Serialize};
 

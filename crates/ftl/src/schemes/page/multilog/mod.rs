@@ -55,7 +55,7 @@
 //! - A page's set is its block's set (one byte a block), not a per-page record:
 //!   the two agree because a block holds one set, and GC moves a whole victim
 //!   into one log, so one collection opens at most one block (as in
-//!   [`crate::pagemap`]) and `gc_free_blocks >= 1` always suffices.
+//!   [`crate::schemes::page::pagemap`]) and `gc_free_blocks >= 1` always suffices.
 //! - The online estimator keeps one 32-bit write-clock stamp per logical page
 //!   (intervals wrap after 2^32 - 1 host page writes).
 //!

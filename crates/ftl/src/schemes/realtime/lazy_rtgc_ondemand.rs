@@ -1,7 +1,7 @@
 //! On-demand Lazy-RTGC: Lazy-RTGC applied to DFTL, Section 5 of
 //! 001_ca7ecce2bd5249b9.txt (the On-demand+Lazy-RTGC of its Section 6).
 //!
-//! The map is DFTL's ([`crate::dftl`]): translation pages on flash, a cached
+//! The map is DFTL's ([`crate::schemes::page::dftl`]): translation pages on flash, a cached
 //! mapping table (CMT) and a global translation directory in RAM. Garbage
 //! collection and mapping write-back are split into partial tasks, each at most one
 //! erase time long, and exactly one runs after each host write (none after reads
@@ -44,8 +44,8 @@ use serde::{Deserialize, Serialize};
 use ftlab_bounds::{lazy_rtgc_ondemand, ChipParams, DEFAULT_SIGMA_T};
 use ftlab_nand::{BlockId, Payload, SimTime};
 
-use crate::dftl::core::{DemandMap, Evict};
-use crate::dftl::{lambda_t, Cmt, DEFAULT_CMT_ENTRIES};
+use crate::schemes::page::dftl::core::{DemandMap, Evict};
+use crate::schemes::page::dftl::{lambda_t, Cmt, DEFAULT_CMT_ENTRIES};
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
 /// Configuration of [`LazyRtgcOnDemand`]. Every field has a documented default.
@@ -394,7 +394,7 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     use super::*;
-    use crate::dftl::tests::flash;
+    use crate::schemes::page::dftl::tests::flash;
     use crate::RealTime;
 
     fn format(flash: &mut Flash, cmt_entries: u32) -> LazyRtgcOnDemand {

@@ -51,7 +51,7 @@
 //!   die when its victim is picked (see [`LazyRtgcPlan::new`]): 0.872 instead of
 //!   0.875 on a 256-block Spansion SLC device.
 //!
-//! The collector also runs WAO-GC ([`crate::waogc`]): the same partial tasks with
+//! The collector also runs WAO-GC ([`crate::schemes::realtime::waogc`]): the same partial tasks with
 //! its own plan (a logical space `lambda`, a trigger on free blocks, Eq. 25's
 //! bound), given to the collector as a `Setup`.
 

@@ -29,8 +29,8 @@ use serde::{Deserialize, Serialize};
 use ftlab_nand::SimTime;
 
 use crate::layer::{Layer, Layered};
-use crate::lazy_rtgc::chip_params;
-use crate::pagemap::{PageMap, PageMapConfig};
+use crate::schemes::page::pagemap::{PageMap, PageMapConfig};
+use crate::schemes::realtime::lazy_rtgc::chip_params;
 use crate::victim::VictimPolicy;
 use crate::{Ftl, FtlBuilder, FtlError, Io};
 

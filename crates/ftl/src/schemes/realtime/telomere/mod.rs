@@ -22,7 +22,7 @@
 //!   an unknown or refused stream, of a group that has used its whole quota (the
 //!   workload wrote faster than admitted), or whose expiry is further away than
 //!   its group's longest lifetime `max (l^w + 1) T^w` (it kept data longer than
-//!   admitted) go to a shared pool with greedy GC, like [`crate::pagemap`]. Its
+//!   admitted) go to a shared pool with greedy GC, like [`crate::schemes::page::pagemap`]. Its
 //!   copies count as GC; expired pages are dropped rather than copied. The pool
 //!   never uses the blocks reserved for groups: its GC keeps `gc_free_blocks` plus
 //!   the groups' unused quota free. The logical space is what the pool alone can
@@ -211,7 +211,7 @@ impl Telomere {
                 let t = io.timing();
                 let x = t.transfer(g.page_size + g.oob_size).0;
                 // A block summary program of each other die on the channel.
-                let share = crate::lazy_rtgc::channel_share_ns(io, 1);
+                let share = crate::schemes::realtime::lazy_rtgc::channel_share_ns(io, 1);
                 SimTime(t.erase_ns + (t.read_ns + x).max(t.program_ns + x) + share)
             },
             geometry: g,

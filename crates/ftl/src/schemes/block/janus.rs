@@ -950,7 +950,7 @@ pub const SCHEMES: [crate::registry::Scheme; 2] = [
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::pagemap::PageMapConfig;
+    use crate::schemes::page::pagemap::PageMapConfig;
     use crate::testing::TIMING;
     use ftlab_nand::{Geometry, SimTime};
     use rand::{Rng, SeedableRng};

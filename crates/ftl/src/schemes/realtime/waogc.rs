@@ -65,7 +65,7 @@
 //!   leaves out `gc_free_blocks` free blocks and one open block per die, those a
 //!   die may have when its victim is picked, so Theorem 4.3's bound holds on every
 //!   die; a host write takes only a die it keeps within `U(lambda)` valid pages
-//!   per block beyond them (see [`crate::lazy_rtgc::LazyRtgcPlan::new`]). On 000's
+//!   per block beyond them (see [`crate::schemes::realtime::lazy_rtgc::LazyRtgcPlan::new`]). On 000's
 //!   Cosmos board (16 chips of 22 blocks here) that is 32 blocks, not 17.
 //! - The idle-time option (`idle_gc`) is Lazy-RTGC's (001 Section 3.2), not
 //!   WAO-GC's; off by default.
@@ -74,7 +74,7 @@ use serde::{Deserialize, Serialize};
 
 use ftlab_nand::SimTime;
 
-use crate::lazy_rtgc::{
+use crate::schemes::realtime::lazy_rtgc::{
     channel_share_ns, chip_params, gc_tasks, gc_transfers, good_blocks, logical_space, task_bounds, valid_bound,
     LazyRtgc, LazyRtgcPlan, Setup, Trigger,
 };
@@ -192,7 +192,7 @@ pub const SCHEMES: [crate::registry::Scheme; 1] = [crate::registry::Scheme {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::lazy_rtgc::tests::{check_step, Step};
+    use crate::schemes::realtime::lazy_rtgc::tests::{check_step, Step};
     use crate::RealTime;
     use crate::{Flash, Hint, Lpn};
     use ftlab_nand::{Geometry, Nand, NandConfig, Payload, StoreKind, WearConfig};
@@ -394,7 +394,7 @@ mod tests {
 
     #[test]
     fn on_four_dies_a_write_is_blocked_by_at_most_one_step_of_its_own_die() {
-        use crate::lazy_rtgc::tests::{assert_striped, four_dies, striped_writes};
+        use crate::schemes::realtime::lazy_rtgc::tests::{assert_striped, four_dies, striped_writes};
         // Requests of one page (queue depth 1) and of eight pages issued together,
         // as the simulator issues a multi-page request.
         for burst in [1, 8] {

@@ -388,7 +388,7 @@ impl<P: VictimPicker> PlaneGcMap<P> {
     }
 
     /// The next page of `plane`'s open block for `stream`, after retiring
-    /// `bad` (see [`crate::pagemap::PageMap`]). When a new block must be opened
+    /// `bad` (see [`crate::schemes::page::pagemap::PageMap`]). When a new block must be opened
     /// that is a trigger (counted in `triggers`), and when the pool is empty the
     /// plane waits for its oldest erase in flight (also a trigger: an erase
     /// finished below the stall level).

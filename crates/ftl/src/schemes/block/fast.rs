@@ -41,9 +41,9 @@ use serde::{Deserialize, Serialize};
 
 use ftlab_nand::Payload;
 
-pub use crate::bast::MergeCounts;
 use crate::hybrid::{is_bad, program_failed, retrying, Core, NONE};
 use crate::maplog::{MapPersistence, Persistence};
+pub use crate::schemes::block::bast::MergeCounts;
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
 /// Configuration of [`Fast`].

@@ -9,7 +9,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::*;
-use crate::pagemap::DEFAULT_MAX_VICTIMS_PER_PLANE;
+use crate::schemes::page::pagemap::DEFAULT_MAX_VICTIMS_PER_PLANE;
 use crate::testing;
 use crate::victim::GreedyPicker;
 use crate::{ErrorKind, Flash, Ftl, FtlBuilder, Hint, Lpn};

@@ -7,7 +7,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::*;
-use crate::pagemap::PageMapConfig;
+use crate::schemes::page::pagemap::PageMapConfig;
 
 /// Host writes arrive this far apart (open loop; the device queues them).
 const STEP_NS: u64 = 10_000;

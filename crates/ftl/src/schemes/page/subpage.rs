@@ -55,7 +55,7 @@
 //! record of the physical addresses, kept up to date by the migration
 //! up-calls that in the prototype are function calls; what the device-side
 //! design adds (addresses returned to the host, migration records in the OOB)
-//! is [`crate::nameless`].
+//! is [`crate::schemes::host::nameless`].
 
 use serde::{Deserialize, Serialize};
 

@@ -7,7 +7,7 @@
 //! # Interface ([`Nameless`], Table 3)
 //!
 //! - `nameless_write(tag, data)`: the device chooses the page (appended to an
-//!   open block, striped over the dies like [`crate::pagemap`]) and returns its
+//!   open block, striped over the dies like [`crate::schemes::page::pagemap`]) and returns its
 //!   [`PhysAddr`]. `tag` is the host-visible identity of the data block (e.g.
 //!   its inode and block offset); it goes into the page's OOB, so recovery and
 //!   migration up-calls can name the block to the host.
@@ -96,7 +96,7 @@
 //! # Faults
 //!
 //! The device follows the crate's fault contract ([`crate`], "Fault
-//! contract"), as [`crate::pagemap`] does: a program that fails (a nameless or
+//! contract"), as [`crate::schemes::page::pagemap`] does: a program that fails (a nameless or
 //! virtual write, a GC copy) retires its block and is retried on another
 //! ([`Io::program_placed`]); a write that cannot be placed fails with an I/O
 //! or no-space error and changes nothing; a block gone bad becomes a GC
@@ -122,7 +122,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use ftlab_nand::{Geometry, PageKind, Payload};
+use ftlab_nand::{Geometry, PageKind};
 
 use crate::{FtlError, Io};
 
@@ -132,81 +132,7 @@ pub mod host;
 mod recover;
 
 pub use self::core::NamelessDevice;
-
-/// A physical address handed to the host: the physical page number in the low
-/// 32 bits, the erase count of its block at the write in the high 32 bits (see
-/// the [module documentation](self), "Addresses").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct PhysAddr(pub u64);
-
-impl PhysAddr {
-    /// The address of page `ppa` in a block erased `generation` times.
-    pub fn new(ppa: ftlab_nand::Ppa, generation: u32) -> Self {
-        PhysAddr(u64::from(generation) << 32 | u64::from(ppa.0))
-    }
-    /// The physical page.
-    pub fn ppa(self) -> ftlab_nand::Ppa {
-        ftlab_nand::Ppa(self.0 as u32)
-    }
-    /// The erase count of the page's block when it was written.
-    pub fn generation(self) -> u32 {
-        (self.0 >> 32) as u32
-    }
-}
-
-impl std::fmt::Display for PhysAddr {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:#x} (page {}, generation {})", self.0, self.ppa().0, self.generation())
-    }
-}
-
-/// A migration up-call (Table 3, "migration-callback"): the data block named
-/// `tag` moved to `new`. `old` is the address it had, or `None` for a replay
-/// after a power cut (the device no longer knows it; the host finds the block
-/// by its tag).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Migration {
-    pub old: Option<PhysAddr>,
-    pub new: PhysAddr,
-    pub tag: u32,
-    /// Whether the page is a moved copy (its OOB records the move); in a
-    /// replay, `false` is a data page never moved, reported for the host's
-    /// check (see the module documentation).
-    pub moved: bool,
-}
-
-/// The Nameless-Write commands (003 Section 3.4, Table 3), reached through
-/// [`crate::Ftl::extension`] ([`crate::Extension::Nameless`]). See the [module documentation](self) for the
-/// results of odd input and the contract after a power cut.
-pub trait Nameless {
-    /// Writes a data block with no logical address; returns the address the
-    /// device chose. `tag` names the block to the host (kept in the OOB).
-    fn nameless_write(&mut self, io: &mut Io, tag: u32, data: Payload) -> Result<PhysAddr, FtlError>;
-    /// Writes a metadata block at logical address `lba`.
-    fn virtual_write(&mut self, io: &mut Io, lba: u32, data: Payload) -> Result<(), FtlError>;
-    /// Reads a metadata block; `None` if it was never written.
-    fn virtual_read(&mut self, io: &mut Io, lba: u32) -> Result<Option<Payload>, FtlError>;
-    /// Reads a data block by its address (redirected while a migration of it
-    /// is pending).
-    fn physical_read(&mut self, io: &mut Io, addr: PhysAddr) -> Result<Payload, FtlError>;
-    /// Frees a data block by its address.
-    fn free(&mut self, io: &mut Io, addr: PhysAddr) -> Result<(), FtlError>;
-    /// The migrations queued since the last call, oldest first.
-    fn take_migrations(&mut self) -> Vec<Migration>;
-    /// The host recorded migration `m`: its redirect is dropped. A no-op when
-    /// it is not pending (a replay, already acknowledged, or freed).
-    fn ack_migration(&mut self, m: &Migration);
-    /// Migrations recorded and not yet acknowledged.
-    fn pending_migrations(&self) -> u64;
-    /// Data pages moved by garbage collection so far (each one a migration).
-    fn migrations(&self) -> u64;
-    /// Live data pages.
-    fn data_pages(&self) -> u64;
-    /// The most live data pages the device holds.
-    fn data_capacity(&self) -> u64;
-    /// Metadata addresses (the virtual-write space).
-    fn virtual_pages(&self) -> u32;
-}
+pub use crate::capability::{Migration, Nameless, PhysAddr};
 
 /// Configuration of [`NamelessDevice`]. Every field has a documented default.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -262,7 +188,7 @@ impl NamelessConfig {
 
     /// The live pages (data and metadata) on a device with `good_blocks`
     /// usable blocks, and the metadata space among them: as
-    /// [`crate::pagemap::PageMapConfig::logical_pages`], the good pages less
+    /// [`crate::schemes::page::pagemap::PageMapConfig::logical_pages`], the good pages less
     /// the over-provisioning, and at most what leaves `gc_free_blocks`, one
     /// open block per die and one block of slack.
     pub fn capacity(&self, geometry: &Geometry, good_blocks: u32) -> Result<(u32, u32), FtlError> {

@@ -146,8 +146,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use ftlab_nand::Payload;
-
 use crate::{FtlError, Io};
 
 mod core;
@@ -156,54 +154,11 @@ mod recover;
 mod table;
 
 pub use self::core::Ssc;
+pub use crate::capability::{SolidStateCache, MAX_EXISTS};
 
 /// Disk blocks the SSC can address: the OOB's 32-bit logical page less the
 /// dirty/clean flag bit.
 pub const MAX_BLOCKS: u64 = 1 << 31;
-
-/// Most blocks one [`SolidStateCache::exists`] call may ask about.
-pub const MAX_EXISTS: u64 = 1 << 20;
-
-/// The cache commands of a solid-state cache (FlashTier, 003 Section 2.2),
-/// reached through [`crate::Ftl::extension`] ([`crate::Extension::Cache`]). Blocks are disk block numbers, each one
-/// flash page of data; see the [module documentation](self) for the result of
-/// odd input and the durability contract.
-pub trait SolidStateCache {
-    /// Caches `data` as the clean contents of `block` (the disk holds the same
-    /// data). A dirty copy of the block is replaced, and the block becomes clean.
-    fn write_clean(&mut self, io: &mut Io, block: u64, data: Payload) -> Result<(), FtlError>;
-    /// Caches `data` as the dirty contents of `block` (newer than the disk).
-    /// Refused with [`FtlError::DeviceFull`] when the cache already holds its
-    /// capacity of dirty blocks.
-    fn write_dirty(&mut self, io: &mut Io, block: u64, data: Payload) -> Result<(), FtlError>;
-    /// The cached contents of `block`, or `Ok(None)` on a miss (never cached,
-    /// evicted, or evicted silently when clean). A miss touches no flash; the
-    /// prototype returned it as a distinguished data pattern over the data path
-    /// (003 Section 3.2), a transfer the host side may charge.
-    fn read(&mut self, io: &mut Io, block: u64) -> Result<Option<Payload>, FtlError>;
-    /// Removes `block` from the cache; a no-op when it is absent. Durable once a
-    /// later flush completes.
-    fn evict(&mut self, io: &mut Io, block: u64) -> Result<(), FtlError>;
-    /// Marks a dirty `block` clean (the host wrote it back to the disk); a no-op
-    /// when it is absent or clean. Durable once a later flush completes.
-    fn clean(&mut self, io: &mut Io, block: u64) -> Result<(), FtlError>;
-    /// Which of the `count` blocks from `first` are dirty, in order. At most
-    /// [`MAX_EXISTS`] blocks; a longer range is refused. Answered from the map
-    /// in RAM, with no flash operation.
-    fn exists(&mut self, io: &mut Io, first: u64, count: u64) -> Result<Vec<bool>, FtlError>;
-    /// Makes every earlier evict and clean durable (writes are durable when
-    /// acknowledged). The same as [`crate::Ftl::flush`].
-    fn flush(&mut self, io: &mut Io) -> Result<(), FtlError>;
-    /// Clean blocks garbage collection has evicted silently so far.
-    fn evictions(&self) -> u64;
-    /// Blocks cached now (clean and dirty).
-    fn cached_blocks(&self) -> u64;
-    /// Dirty blocks cached now.
-    fn dirty_blocks(&self) -> u64;
-    /// The most dirty blocks the cache holds (with silent eviction off, the most
-    /// blocks it holds).
-    fn capacity(&self) -> u64;
-}
 
 /// How aggressively garbage collection evicts clean data (003 Section 3.3.2,
 /// "Free-space management").

@@ -203,7 +203,7 @@ impl TelomereConfig {
     }
 
     /// Blocks the pool keeps outside any reservation: its GC threshold, one open
-    /// block per pool die and one block of slack (as [`crate::pagemap`]).
+    /// block per pool die and one block of slack (as [`crate::schemes::page::pagemap`]).
     pub fn pool_slack(&self, g: &Geometry) -> u32 {
         // Saturating: a hostile gc_free_blocks leaves no pool ("too small"), not an overflow.
         self.gc_free_blocks.saturating_add(self.pool_die_count(g)).saturating_add(1)
