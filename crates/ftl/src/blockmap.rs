@@ -58,22 +58,11 @@ pub fn interleaved_good_blocks<'a>(io: &'a Io) -> impl Iterator<Item = BlockId> 
         .filter(|&b| !io.is_bad(b))
 }
 
-/// Checks `name`'s fraction of good blocks not exported: in [0, 1).
-pub fn check_over_provisioning(name: &str, over_provisioning: f64) -> Result<(), FtlError> {
-    if !(0.0..1.0).contains(&over_provisioning) {
-        return Err(FtlError::config(
-            "ftl.over_provisioning",
-            format!("{name}.over_provisioning must be in [0, 1), got {over_provisioning}"),
-        ));
-    }
-    Ok(())
-}
-
 /// Logical blocks exported by `name` on a device of `good` usable blocks with
 /// `over_provisioning` of them (at least `min_spare`) kept back
-/// ([`check_over_provisioning`] first).
+/// ([`crate::config::over_provisioning`] first).
 pub fn logical_blocks(name: &str, good: u32, over_provisioning: f64, min_spare: u32) -> Result<u32, FtlError> {
-    check_over_provisioning(name, over_provisioning)?;
+    crate::config::over_provisioning(name, over_provisioning)?;
     let spare = ((f64::from(good) * over_provisioning).ceil() as u32).max(min_spare);
     match good.checked_sub(spare) {
         Some(n) if n > 0 => Ok(n),

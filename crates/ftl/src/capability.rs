@@ -45,9 +45,9 @@ pub enum Extension<'a> {
     /// Block commands only.
     None,
     /// The cache commands of a solid-state cache ([`SolidStateCache`], e.g.
-    /// [`ssc`]).
+    /// [`ssc`](crate::schemes::host::ssc)).
     Cache(&'a mut dyn SolidStateCache),
-    /// The commands of a Nameless-Write device ([`Nameless`], e.g. [`nameless`]).
+    /// The commands of a Nameless-Write device ([`Nameless`], e.g. [`nameless`](crate::schemes::host::nameless)).
     Nameless(&'a mut dyn Nameless),
 }
 

@@ -46,31 +46,12 @@ use std::collections::VecDeque;
 use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa};
 
 use crate::blockmap::{self, interleaved_good_blocks};
-use crate::flash::PROGRAM_ATTEMPTS;
+use crate::flash::{program_failed, retry_program};
 use crate::maplog::replay::{self, Order, RecoveryReads};
 use crate::maplog::{checkpoint_records, map_area, page, MapLog, MapPersistence, Persistence, MAGIC};
 use crate::{Flash, FtlError, Io, Purpose};
 
 pub const NONE: u32 = blockmap::NO_PAGE;
-
-/// Whether `e` is a program that failed (its block has gone bad).
-pub fn program_failed(e: &FtlError) -> bool {
-    matches!(e, FtlError::Nand(NandError::ProgramFailed { .. }))
-}
-
-/// Runs `attempt` until it succeeds, fails otherwise than by a failed program,
-/// or has failed by one [`PROGRAM_ATTEMPTS`] times: each failed program leaves
-/// its block counted full, so the next attempt lands elsewhere.
-pub fn retrying<T>(mut attempt: impl FnMut() -> Result<T, FtlError>) -> Result<T, FtlError> {
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
-        match attempt() {
-            Err(e) if program_failed(&e) && attempts < PROGRAM_ATTEMPTS => {}
-            r => return r,
-        }
-    }
-}
 
 /// Whether `block` went bad in service: it takes no program and no erase; its
 /// programmed pages still read.
@@ -476,7 +457,7 @@ impl Core {
     /// Copies `lb`'s valid pages, wherever they are, in place into a free block
     /// and returns it with the pages copied. When a program fails, the target
     /// has gone bad: the copies start over in another free block (from wherever
-    /// the pages are now, the bad target included), up to [`PROGRAM_ATTEMPTS`]
+    /// the pages are now, the bad target included), up to [`PROGRAM_ATTEMPTS`](crate::flash::PROGRAM_ATTEMPTS)
     /// targets; the bad targets are pushed to `bad` (once the copies are done,
     /// those left without valid pages are retired). On an error, the bad targets
     /// in `bad` may still hold valid pages of `lb`.
@@ -487,28 +468,28 @@ impl Core {
         purpose: Purpose,
         bad: &mut Vec<u32>,
     ) -> Result<(u32, u32), FtlError> {
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
-            let t = self.take_free()?;
-            match self.fill_in_place(io, t, lb, purpose) {
-                Ok(copies) => {
-                    for &b in bad.iter() {
-                        if self.valid[b as usize] == 0 {
-                            self.erase(io, b, purpose)?;
+        let (t, copies) = retry_program(
+            self,
+            |core| {
+                let t = core.take_free()?;
+                match core.fill_in_place(io, t, lb, purpose) {
+                    Ok(copies) => Ok((t, copies)),
+                    Err(e) => {
+                        if program_failed(&e) {
+                            bad.push(t);
                         }
+                        Err(e)
                     }
-                    return Ok((t, copies));
                 }
-                Err(e) if program_failed(&e) && attempts < PROGRAM_ATTEMPTS => bad.push(t),
-                Err(e) => {
-                    if program_failed(&e) {
-                        bad.push(t);
-                    }
-                    return Err(e);
-                }
+            },
+            |_, _| {},
+        )?;
+        for &b in bad.iter() {
+            if self.valid[b as usize] == 0 {
+                self.erase(io, b, purpose)?;
             }
         }
+        Ok((t, copies))
     }
 
     /// Full merge of `lb`: its valid pages, wherever they are, copied in place

@@ -36,7 +36,10 @@
 //! never returns to the free blocks. The shared units do the work:
 //! [`Io::program_placed`] and [`Io::copy_placed`] retry a failed program on a
 //! page of another block after the FTL retires the bad one
-//! ([`alloc::BlockAllocator::retire`]), [`Io::reclaim`] erases a victim only if
+//! ([`alloc::BlockAllocator::retire`]), [`flash::retry_program`] retries an
+//! operation of a scheme that places its own pages (NFTL, GFTL, RFTL and the
+//! hybrid core of BAST, FAST and Janus-FTL) after it marks the bad block,
+//! [`Io::reclaim`] erases a victim only if
 //! it is still good, and the recovery scans never free or reopen a block gone
 //! bad. What each scheme does:
 //!
@@ -121,6 +124,7 @@ pub mod alloc;
 pub mod blockmap;
 pub mod buffer;
 pub mod capability;
+pub mod config;
 #[cfg(feature = "testing")]
 pub mod conformance;
 pub mod dram;

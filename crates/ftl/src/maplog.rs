@@ -41,7 +41,8 @@ use serde::{Deserialize, Serialize};
 
 use ftlab_nand::{BlockId, Geometry, PageKind, SimTime};
 
-use crate::hybrid::{is_bad, program_failed, NONE};
+use crate::flash::program_failed;
+use crate::hybrid::{is_bad, NONE};
 use crate::{FtlError, Io, Purpose};
 use page::{Magic, MetaPage};
 

@@ -39,7 +39,8 @@ use serde::{Deserialize, Serialize};
 
 use ftlab_nand::Payload;
 
-use crate::hybrid::{is_bad, program_failed, retrying, Core, NONE};
+use crate::flash::{program_failed, retry_program};
+use crate::hybrid::{is_bad, Core, NONE};
 use crate::maplog::{MapPersistence, Persistence};
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
@@ -68,12 +69,7 @@ impl Default for BastConfig {
 impl BastConfig {
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
-        if !(0.0..1.0).contains(&self.over_provisioning) {
-            return Err(FtlError::config(
-                "ftl.over_provisioning",
-                format!("bast.over_provisioning must be in [0, 1), got {}", self.over_provisioning),
-            ));
-        }
+        crate::config::over_provisioning("bast", self.over_provisioning)?;
         Ok(())
     }
 }
@@ -325,7 +321,7 @@ impl Ftl for Bast {
     /// up to [`PROGRAM_ATTEMPTS`](crate::flash::PROGRAM_ATTEMPTS) times.
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
         check_lpn(lpn, self.logical_pages())?;
-        retrying(|| self.write_once(io, lpn, data.clone()))
+        retry_program(self, |s| s.write_once(io, lpn, data.clone()), |_, _| {})
     }
     fn flush(&mut self, io: &mut Io) -> Result<(), FtlError> {
         self.core.flush_maps(io)

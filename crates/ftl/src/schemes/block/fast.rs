@@ -41,7 +41,8 @@ use serde::{Deserialize, Serialize};
 
 use ftlab_nand::Payload;
 
-use crate::hybrid::{is_bad, program_failed, retrying, Core, NONE};
+use crate::flash::{program_failed, retry_program};
+use crate::hybrid::{is_bad, Core, NONE};
 use crate::maplog::{MapPersistence, Persistence};
 pub use crate::schemes::block::bast::MergeCounts;
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
@@ -71,12 +72,7 @@ impl Default for FastConfig {
 impl FastConfig {
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
-        if !(0.0..1.0).contains(&self.over_provisioning) {
-            return Err(FtlError::config(
-                "ftl.over_provisioning",
-                format!("fast.over_provisioning must be in [0, 1), got {}", self.over_provisioning),
-            ));
-        }
+        crate::config::over_provisioning("fast", self.over_provisioning)?;
         Ok(())
     }
 }
@@ -326,7 +322,7 @@ impl Ftl for Fast {
     /// [`PROGRAM_ATTEMPTS`](crate::flash::PROGRAM_ATTEMPTS) times.
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
         check_lpn(lpn, self.logical_pages())?;
-        retrying(|| self.write_once(io, lpn, data.clone()))
+        retry_program(self, |s| s.write_once(io, lpn, data.clone()), |_, _| {})
     }
     fn flush(&mut self, io: &mut Io) -> Result<(), FtlError> {
         self.core.flush_maps(io)

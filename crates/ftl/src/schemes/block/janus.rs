@@ -63,8 +63,8 @@ use serde::{Deserialize, Serialize};
 use ftlab_bounds::janus::{optimal_fused_with, JanusCosts};
 use ftlab_nand::Payload;
 
-use crate::flash::PROGRAM_ATTEMPTS;
-use crate::hybrid::{fence, is_bad, program_failed, retrying, Core, NONE};
+use crate::flash::{program_failed, retry_program};
+use crate::hybrid::{fence, is_bad, Core, NONE};
 use crate::maplog::{MapPersistence, Persistence};
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
@@ -138,12 +138,7 @@ impl JanusConfig {
 
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
-        if !(0.0..1.0).contains(&self.over_provisioning) {
-            return Err(FtlError::config(
-                "ftl.over_provisioning",
-                format!("janus.over_provisioning must be in [0, 1), got {}", self.over_provisioning),
-            ));
-        }
+        crate::config::over_provisioning("janus", self.over_provisioning)?;
         if !(0.0..1.0).contains(&self.utilization) {
             return Err(FtlError::config(
                 "ftl.utilization",
@@ -510,26 +505,24 @@ impl Janus {
             if self.core.valid[victim as usize] == self.core.ppb() {
                 return Err(FtlError::DeviceFull(format!("{}: the page-mapping area is full", self.name)));
             }
-            let mut e = self.core.take_free()?;
-            self.pma[e as usize] = true;
-            self.open.push_front(e);
-            let mut attempts = 1;
-            for lpn in self.core.valid_pages(victim) {
-                loop {
-                    match self.core.copy(io, lpn, e, Purpose::Gc) {
-                        Ok(()) => break,
-                        // The target went bad (it counts as full): go on in
-                        // another empty block.
-                        Err(err) if program_failed(&err) && attempts < PROGRAM_ATTEMPTS => {
-                            attempts += 1;
-                            e = self.core.take_free()?;
-                            self.pma[e as usize] = true;
-                            self.open.push_front(e);
-                        }
-                        Err(err) => return Err(err),
+            let pages = self.core.valid_pages(victim);
+            let mut copied = 0;
+            retry_program(
+                self,
+                |s| {
+                    // An empty block for the copies; after a failed program the
+                    // target went bad (it counts as full): go on in another.
+                    let e = s.core.take_free()?;
+                    s.pma[e as usize] = true;
+                    s.open.push_front(e);
+                    for &lpn in &pages[copied..] {
+                        s.core.copy(io, lpn, e, Purpose::Gc)?;
+                        copied += 1;
                     }
-                }
-            }
+                    Ok(())
+                },
+                |_, _| {},
+            )?;
         }
         self.core.erase(io, victim, Purpose::Gc)?;
         self.leave_pma(victim);
@@ -732,12 +725,16 @@ impl Janus {
 
     /// Copies `lpn` to the PMA's active log block; when the program fails there,
     /// that block counts as full and the copy goes to the next one, up to
-    /// [`PROGRAM_ATTEMPTS`] tries.
+    /// [`PROGRAM_ATTEMPTS`](crate::flash::PROGRAM_ATTEMPTS) tries.
     fn copy_to_pma(&mut self, io: &mut Io, lpn: u32) -> Result<(), FtlError> {
-        retrying(|| {
-            let to = self.active(io)?;
-            self.core.copy(io, lpn, to, Purpose::Gc)
-        })
+        retry_program(
+            self,
+            |s| {
+                let to = s.active(io)?;
+                s.core.copy(io, lpn, to, Purpose::Gc)
+            },
+            |_, _| {},
+        )
     }
 
     /// Opens a sequential log block for `lb`.
@@ -828,7 +825,7 @@ impl Ftl for Janus {
     }
     /// Writes `lpn` (see the module documentation); when the program fails, the
     /// block counts as full and the write is tried again, up to
-    /// [`PROGRAM_ATTEMPTS`] times.
+    /// [`PROGRAM_ATTEMPTS`](crate::flash::PROGRAM_ATTEMPTS) times.
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
         check_lpn(lpn, self.logical_pages())?;
         self.host_writes += 1;
@@ -840,7 +837,7 @@ impl Ftl for Janus {
                 self.adapt();
             }
         }
-        retrying(|| self.write_once(io, lpn, data.clone()))
+        retry_program(self, |s| s.write_once(io, lpn, data.clone()), |_, _| {})
     }
     fn flush(&mut self, io: &mut Io) -> Result<(), FtlError> {
         self.core.flush_maps(io)

@@ -34,7 +34,7 @@ use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa};
 use crate::blockmap::{
     self, interleaved_good_blocks, reclaim_into, scan_device, search_block, tag, BlockScan, Present,
 };
-use crate::flash::PROGRAM_ATTEMPTS;
+use crate::flash::retry_program;
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
 const NONE: u32 = u32::MAX;
@@ -59,7 +59,7 @@ impl Default for NftlConfig {
 impl NftlConfig {
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
-        blockmap::check_over_provisioning("nftl", self.over_provisioning)
+        crate::config::over_provisioning("nftl", self.over_provisioning)
     }
 
     /// Logical blocks on a device with `good` usable blocks.
@@ -253,24 +253,23 @@ impl Nftl {
     /// Copies `sources` into a free block, the last copy flagged as the end of the
     /// fold; returns the block. When a program fails, the block it went bad in is
     /// retired (a fold without its end is dropped at recovery) and the copies start
-    /// over in another free block, up to [`PROGRAM_ATTEMPTS`] blocks.
+    /// over in another free block, up to [`PROGRAM_ATTEMPTS`](crate::flash::PROGRAM_ATTEMPTS) blocks.
     fn fold_into(&mut self, io: &mut Io, sources: &[Ppa], purpose: Purpose) -> Result<BlockId, FtlError> {
-        let mut attempts = 0;
-        'target: loop {
-            let t = self.free.pop_front().ok_or_else(|| FtlError::DeviceFull("no block to fold into".into()))?;
-            attempts += 1;
-            for (k, &src) in sources.iter().enumerate() {
-                let (data, oob) = io.read(src, purpose)?;
-                let ppa = self.geometry.ppa(t, k as u32);
-                let merge = tag::merge(k, sources.len());
-                match io.program_tagged(ppa, oob.lpn, PageKind::Data, merge, data, purpose) {
-                    Ok(_) => io.supersede(src),
-                    Err(NandError::ProgramFailed { .. }) if attempts < PROGRAM_ATTEMPTS => continue 'target,
-                    Err(e) => return Err(e.into()),
+        retry_program(
+            self,
+            |s| {
+                let t = s.free.pop_front().ok_or_else(|| FtlError::DeviceFull("no block to fold into".into()))?;
+                for (k, &src) in sources.iter().enumerate() {
+                    let (data, oob) = io.read(src, purpose)?;
+                    let ppa = s.geometry.ppa(t, k as u32);
+                    let merge = tag::merge(k, sources.len());
+                    io.program_tagged(ppa, oob.lpn, PageKind::Data, merge, data, purpose)?;
+                    io.supersede(src);
                 }
-            }
-            return Ok(t);
-        }
+                Ok(t)
+            },
+            |_, _| {},
+        )
     }
 
     /// One try at writing `lpn`: into its primary block, else its replacement
@@ -363,18 +362,9 @@ impl Ftl for Nftl {
     /// Writes `lpn`; when the program fails, the block it went bad in counts as
     /// full (never written again; the next fold of its logical block moves its
     /// pages off and retires it) and the write is tried again, up to
-    /// [`PROGRAM_ATTEMPTS`] times.
+    /// [`PROGRAM_ATTEMPTS`](crate::flash::PROGRAM_ATTEMPTS) times.
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
-            match self.write_once(io, lpn, data.clone()) {
-                Err(FtlError::Nand(NandError::ProgramFailed { ppa })) if attempts < PROGRAM_ATTEMPTS => {
-                    self.retire(self.geometry.block_of(ppa));
-                }
-                r => return r,
-            }
-        }
+        retry_program(self, |s| s.write_once(io, lpn, data.clone()), |s, ppa| s.retire(s.geometry.block_of(ppa)))
     }
 
     fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {

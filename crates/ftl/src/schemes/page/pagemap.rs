@@ -171,18 +171,8 @@ impl PageMapConfig {
 
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
-        if !(0.0..1.0).contains(&self.over_provisioning) {
-            return Err(FtlError::config(
-                "ftl.over_provisioning",
-                format!("pagemap.over_provisioning must be in [0, 1), got {}", self.over_provisioning),
-            ));
-        }
-        if self.gc_free_blocks == 0 {
-            return Err(FtlError::config(
-                "ftl.gc_free_blocks",
-                "pagemap.gc_free_blocks must be at least 1 (GC needs a free block to copy into)",
-            ));
-        }
+        crate::config::over_provisioning("pagemap", self.over_provisioning)?;
+        crate::config::gc_free_blocks("pagemap", self.gc_free_blocks, crate::config::GC_NEEDS_A_FREE_BLOCK)?;
         if self.free_order == FreeOrder::HealthBin {
             return Err(FtlError::config(
                 "ftl.free_order",

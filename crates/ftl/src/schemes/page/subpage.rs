@@ -115,18 +115,8 @@ impl SubPageConfig {
                 "subpage.unit_bytes = 0: give the mapping unit in bytes, a divisor of the flash page size (e.g. 4096)",
             ));
         }
-        if !(0.0..1.0).contains(&self.over_provisioning) {
-            return Err(FtlError::config(
-                "ftl.over_provisioning",
-                format!("subpage.over_provisioning must be in [0, 1), got {}", self.over_provisioning),
-            ));
-        }
-        if self.gc_free_blocks == 0 {
-            return Err(FtlError::config(
-                "ftl.gc_free_blocks",
-                "subpage.gc_free_blocks must be at least 1 (GC needs a free block to copy into)",
-            ));
-        }
+        crate::config::over_provisioning("subpage", self.over_provisioning)?;
+        crate::config::gc_free_blocks("subpage", self.gc_free_blocks, crate::config::GC_NEEDS_A_FREE_BLOCK)?;
         Ok(())
     }
 

@@ -114,13 +114,12 @@ impl WaoGcConfig {
                 format!("waogc.lambda must be in [0, 1) (0 = the chip's largest), got {}", self.lambda),
             ));
         }
-        if self.gc_free_blocks == 0 {
-            return Err(FtlError::config(
-                "ftl.gc_free_blocks",
-                "waogc.gc_free_blocks must be at least 1: a collection must start with a free block to hold its \
+        crate::config::gc_free_blocks(
+            "waogc",
+            self.gc_free_blocks,
+            ": a collection must start with a free block to hold its \
                  copies and the writes during it",
-            ));
-        }
+        )?;
         Ok(())
     }
 

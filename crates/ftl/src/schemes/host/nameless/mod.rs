@@ -165,24 +165,14 @@ impl Default for NamelessConfig {
 impl NamelessConfig {
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
-        if !(0.0..1.0).contains(&self.over_provisioning) {
-            return Err(FtlError::config(
-                "ftl.over_provisioning",
-                format!("nameless.over_provisioning must be in [0, 1), got {}", self.over_provisioning),
-            ));
-        }
+        crate::config::over_provisioning("nameless", self.over_provisioning)?;
         if !(self.virtual_share > 0.0 && self.virtual_share < 1.0) {
             return Err(FtlError::config(
                 "ftl.virtual_share",
                 format!("nameless.virtual_share must be in (0, 1), got {}", self.virtual_share),
             ));
         }
-        if self.gc_free_blocks == 0 {
-            return Err(FtlError::config(
-                "ftl.gc_free_blocks",
-                "nameless.gc_free_blocks must be at least 1 (GC needs a free block to copy into)",
-            ));
-        }
+        crate::config::gc_free_blocks("nameless", self.gc_free_blocks, crate::config::GC_NEEDS_A_FREE_BLOCK)?;
         Ok(())
     }
 

@@ -249,12 +249,7 @@ impl SscConfig {
                 format!("ssc.reserve must be in [0, 1), got {}", self.reserve),
             ));
         }
-        if self.gc_free_blocks == 0 {
-            return Err(FtlError::config(
-                "ftl.gc_free_blocks",
-                "ssc.gc_free_blocks must be at least 1 (GC needs a free block to copy into)",
-            ));
-        }
+        crate::config::gc_free_blocks("ssc", self.gc_free_blocks, crate::config::GC_NEEDS_A_FREE_BLOCK)?;
         if self.consistency == Consistency::Log && self.gc_free_blocks < 2 {
             return Err(FtlError::config(
                 "ftl.gc_free_blocks",

@@ -96,15 +96,8 @@ impl DftlConfig {
         if self.cmt_entries == 0 {
             return Err(FtlError::config("ftl.cmt_entries", "dftl.cmt_entries must be at least 1"));
         }
-        if !(0.0..1.0).contains(&self.over_provisioning) {
-            return Err(FtlError::config(
-                "ftl.over_provisioning",
-                format!("dftl.over_provisioning must be in [0, 1), got {}", self.over_provisioning),
-            ));
-        }
-        if self.gc_free_blocks == 0 {
-            return Err(FtlError::config("ftl.gc_free_blocks", "dftl.gc_free_blocks must be at least 1"));
-        }
+        crate::config::over_provisioning("dftl", self.over_provisioning)?;
+        crate::config::gc_free_blocks("dftl", self.gc_free_blocks, "")?;
         if !(self.sigma_t > 0.0 && self.sigma_t < 1.0) {
             return Err(FtlError::config(
                 "ftl.sigma_t",

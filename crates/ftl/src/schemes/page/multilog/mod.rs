@@ -124,24 +124,14 @@ impl Default for MultiLogConfig {
 impl MultiLogConfig {
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
-        if !(0.0..1.0).contains(&self.over_provisioning) {
-            return Err(FtlError::config(
-                "ftl.over_provisioning",
-                format!("multilog.over_provisioning must be in [0, 1), got {}", self.over_provisioning),
-            ));
-        }
+        crate::config::over_provisioning("multilog", self.over_provisioning)?;
         if !(1..=MAX_LOGS).contains(&self.logs) {
             return Err(FtlError::config(
                 "ftl.logs",
                 format!("multilog.logs must be 1 to {MAX_LOGS} (the number of frequency sets), got {}", self.logs),
             ));
         }
-        if self.gc_free_blocks == 0 {
-            return Err(FtlError::config(
-                "ftl.gc_free_blocks",
-                "multilog.gc_free_blocks must be at least 1 (GC needs a free block to copy into)",
-            ));
-        }
+        crate::config::gc_free_blocks("multilog", self.gc_free_blocks, crate::config::GC_NEEDS_A_FREE_BLOCK)?;
         if !(self.base_interval_us.is_finite() && self.base_interval_us >= 0.0) {
             return Err(FtlError::config(
                 "ftl.base_interval_us",

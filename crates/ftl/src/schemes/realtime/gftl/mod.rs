@@ -57,10 +57,10 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use ftlab_bounds::ChipParams;
-use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa, SimTime};
+use ftlab_nand::{BlockId, Geometry, PageKind, Payload, Ppa, SimTime};
 
 use crate::blockmap::{self, interleaved_good_blocks, search_block, tag, Present};
-use crate::flash::PROGRAM_ATTEMPTS;
+use crate::flash::retry_program;
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
 use clean::Cleaning;
@@ -524,19 +524,10 @@ impl Ftl for Gftl {
     }
 
     /// Writes `lpn`; when the program fails, the block it went bad in is retired
-    /// (`Gftl::retire`) and the write is tried again, up to [`PROGRAM_ATTEMPTS`]
+    /// (`Gftl::retire`) and the write is tried again, up to [`PROGRAM_ATTEMPTS`](crate::flash::PROGRAM_ATTEMPTS)
     /// times.
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
-            match self.write_once(io, lpn, data.clone()) {
-                Err(FtlError::Nand(NandError::ProgramFailed { ppa })) if attempts < PROGRAM_ATTEMPTS => {
-                    self.retire(self.geometry.block_of(ppa));
-                }
-                r => return r,
-            }
-        }
+        retry_program(self, |s| s.write_once(io, lpn, data.clone()), |s, ppa| s.retire(s.geometry.block_of(ppa)))
     }
 
     fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {

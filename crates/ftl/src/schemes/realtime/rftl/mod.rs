@@ -54,7 +54,7 @@ use serde::{Deserialize, Serialize};
 use ftlab_bounds::ChipParams;
 use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa, SimTime, Timing};
 
-use crate::flash::PROGRAM_ATTEMPTS;
+use crate::flash::retry_program;
 use crate::mapping::ValidMap;
 use crate::{check_lpn, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
@@ -616,23 +616,20 @@ impl Ftl for Rftl {
     /// Writes `lpn`; when the program fails, the block it went bad in counts as
     /// full (never written again, its pages moved off by the next collection) and
     /// the write is tried again in the logical block's next block, up to
-    /// [`PROGRAM_ATTEMPTS`] times.
+    /// [`PROGRAM_ATTEMPTS`](crate::flash::PROGRAM_ATTEMPTS) times.
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
-            match self.write_once(io, lpn, data.clone(), hint) {
-                Err(FtlError::Nand(NandError::ProgramFailed { ppa })) if attempts < PROGRAM_ATTEMPTS => {
-                    let b = self.geometry.block_of(ppa);
-                    for l in &mut self.lblocks {
-                        if let Some(j) = l.blocks.iter().position(|&x| x == b) {
-                            l.written[j] = self.geometry.pages_per_block as u16;
-                        }
+        retry_program(
+            self,
+            |s| s.write_once(io, lpn, data.clone(), hint),
+            |s, ppa| {
+                let b = s.geometry.block_of(ppa);
+                for l in &mut s.lblocks {
+                    if let Some(j) = l.blocks.iter().position(|&x| x == b) {
+                        l.written[j] = s.geometry.pages_per_block as u16;
                     }
                 }
-                r => return r,
-            }
-        }
+            },
+        )
     }
 
     fn trim(&mut self, _io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {

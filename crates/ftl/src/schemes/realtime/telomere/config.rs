@@ -168,18 +168,8 @@ pub struct Plan {
 impl TelomereConfig {
     /// Checks the fields; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
-        if !(0.0..1.0).contains(&self.over_provisioning) {
-            return Err(FtlError::config(
-                "ftl.over_provisioning",
-                format!("telomere.over_provisioning must be in [0, 1), got {}", self.over_provisioning),
-            ));
-        }
-        if self.gc_free_blocks == 0 {
-            return Err(FtlError::config(
-                "ftl.gc_free_blocks",
-                "telomere.gc_free_blocks must be at least 1 (pool GC needs a free block to copy into)",
-            ));
-        }
+        crate::config::over_provisioning("telomere", self.over_provisioning)?;
+        crate::config::gc_free_blocks("telomere", self.gc_free_blocks, " (pool GC needs a free block to copy into)")?;
         for (i, t) in self.tasks.iter().enumerate() {
             let task = t.task(i);
             if t.lifetime_ms < 0.0 || !t.lifetime_ms.is_finite() {
