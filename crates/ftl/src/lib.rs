@@ -71,51 +71,83 @@
 //!
 //! # Schemes
 //!
-//! - [`pagemap`](schemes::page::pagemap): pure page mapping (also the Pure-Page-Level scheme of 001, the
-//!   Pagemap of 000 and the PPM-FTL of 004, as configurations).
-//! - [`rftl`](schemes::realtime::rftl): RFTL (Qin et al. 2012, via 001): three blocks per logical block,
-//!   partial collection inside them after writes only.
-//! - [`fsr`](schemes::realtime::fsr): FSR (Chang et al. 2004, via 001): page mapping with the logical space
-//!   limited to sigma, GC as in Pure-Page-Level (a configuration of [`pagemap`](schemes::page::pagemap)).
-//! - [`nftl`](schemes::block::nftl), [`gftl`](schemes::realtime::gftl): NFTL (block mapping, primary and replacement blocks, folds)
-//!   and GFTL (002: write queue, partial block cleaning, soft real-time variants).
-//! - [`lazy_rtgc`](schemes::realtime::lazy_rtgc): Lazy-RTGC (001 Sections 3-4): page mapping, partial GC tasks of
-//!   at most one erase time, one after each write, below the free-page threshold.
-//! - [`dftl`](schemes::page::dftl): DFTL (Gupta et al. 2009, via 001 Section 5): demand-based page
-//!   mapping, a cached mapping table over translation pages on flash.
-//! - [`lazy_rtgc_ondemand`](schemes::realtime::lazy_rtgc_ondemand): On-demand Lazy-RTGC (001 Section 5): Lazy-RTGC over
-//!   DFTL, partial data GC, translation GC and write-back tasks.
-//! - [`telomere`](schemes::realtime::telomere): Telomere (000 Sections 3-4): data placed by expiry time in
-//!   blocks reserved per task (SiP) or per partition of tasks (SharP), GC an erase.
-//! - [`waogc`](schemes::realtime::waogc): WAO-GC (Zhang et al. 2015, via 000 Sections 6.1.5 and 6.2): Lazy-RTGC's
-//!   partial steps with the logical space `lambda`, GC delayed until free blocks
-//!   fall to a threshold, copies in the host's open block.
-//! - [`ssc`](schemes::host::ssc): the solid-state cache of FlashTier (003 Sections 2.2 and 3.3.2): a
-//!   cache device addressed by disk block ([`SolidStateCache`]), silent eviction of
-//!   clean data in garbage collection, per-write OOB logging.
-//! - [`bast`](schemes::block::bast): BAST (Kim et al. 2002, via 004 Section 2): one log block per data
-//!   block, switch, partial and full merges.
-//! - [`fast`](schemes::block::fast): FAST (Lee et al. 2007, via 004 Sections 2-3.1): a sequential log
-//!   block and fully associative random log blocks, switch, partial and full merges.
-//! - [`janus`](schemes::block::janus): Janus-FTL (004 Sections 3-5): a page-mapping and a block-mapping
-//!   area resized by fusion and defusion toward the optimum of the cost model,
-//!   estimated with ghost buffers (`janus`), or at a fixed utilization (`janus-fix`).
-//! - [`nameless`](schemes::host::nameless): the Nameless-Write device of 003 (Section 3.4, Table 3): the
-//!   host addresses data by physical address ([`Nameless`]), the device maps
-//!   only metadata, and garbage collection's moves reach the host as migration
-//!   up-calls, recorded in the OOB and replayed after a power cut.
-//! - [`subpage`](schemes::page::subpage): sub-page mapping (003 Sections 2-3.1, the Jasmine board's
-//!   optimized FTL): a map of units smaller than the flash page (4 KB of a
-//!   32 KB page), collected in a merge buffer and programmed k to a page, greedy
-//!   GC that repacks the valid units of partly valid pages.
-//! - [`multilog`](schemes::page::multilog): MultiLog-Oracle (Stoica and Ailamaki 2013, via 000 Section
-//!   6.1.4): page mapping with one log per update-frequency set (powers of 2).
+//! In [`schemes`], grouped by family; each is named in the [`registry`].
 //!
-//! Shared units the schemes compose: [`alloc::BlockAllocator`],
-//! [`victim::GreedyPicker`] and [`victim::cost_benefit`], [`mapping::PageTable`],
-//! the recovery scan of the page-mapped schemes ([`scan`]), the block-mapping
-//! unit of NFTL and GFTL (OOB searches, recovery scan and the OOB tag bits they
-//! own) and the hybrid core of BAST, FAST and Janus-FTL.
+//! Page-mapped ([`schemes::page`]):
+//!
+//! - [`pagemap`]: pure page mapping (also the
+//!   Pure-Page-Level scheme of 001, the Pagemap of 000 and the PPM-FTL of 004,
+//!   as configurations).
+//! - [`dftl`](schemes::page::dftl): DFTL (Gupta et al. 2009, via 001 Section
+//!   5): demand-based page mapping, a cached mapping table over translation
+//!   pages on flash.
+//! - [`subpage`](schemes::page::subpage): sub-page mapping (003 Sections 2-3.1,
+//!   the Jasmine board's optimized FTL): a map of units smaller than the flash
+//!   page (4 KB of a 32 KB page), collected in a merge buffer and programmed k
+//!   to a page, greedy GC that repacks the valid units of partly valid pages.
+//! - [`multilog`](schemes::page::multilog): MultiLog-Oracle (Stoica and
+//!   Ailamaki 2013, via 000 Section 6.1.4): page mapping with one log per
+//!   update-frequency set (powers of 2).
+//!
+//! Block- and hybrid-mapped ([`schemes::block`]):
+//!
+//! - [`nftl`](schemes::block::nftl): NFTL (002's baseline: block mapping,
+//!   primary and replacement blocks, folds).
+//! - [`bast`](schemes::block::bast): BAST (Kim et al. 2002, via 004 Section 2):
+//!   one log block per data block, switch, partial and full merges.
+//! - [`fast`](schemes::block::fast): FAST (Lee et al. 2007, via 004 Sections
+//!   2-3.1): a sequential log block and fully associative random log blocks,
+//!   switch, partial and full merges.
+//! - [`janus`](schemes::block::janus): Janus-FTL (004 Sections 3-5): a
+//!   page-mapping and a block-mapping area resized by fusion and defusion toward
+//!   the optimum of the cost model, estimated with ghost buffers (`janus`), or
+//!   at a fixed utilization (`janus-fix`).
+//!
+//! Real-time ([`schemes::realtime`]):
+//!
+//! - [`gftl`](schemes::realtime::gftl): GFTL (002: block mapping, write queue,
+//!   partial block cleaning, soft real-time variants).
+//! - [`rftl`](schemes::realtime::rftl): RFTL (Qin et al. 2012, via 001): three
+//!   blocks per logical block, partial collection inside them after writes only.
+//! - [`fsr`](schemes::realtime::fsr): FSR (Chang et al. 2004, via 001): page
+//!   mapping with the logical space limited to sigma, GC as in Pure-Page-Level
+//!   (a configuration of [`pagemap`]).
+//! - [`lazy_rtgc`](schemes::realtime::lazy_rtgc): Lazy-RTGC (001 Sections 3-4):
+//!   page mapping, partial GC tasks of at most one erase time, one after each
+//!   write, below the free-page threshold.
+//! - [`lazy_rtgc_ondemand`](schemes::realtime::lazy_rtgc_ondemand): On-demand
+//!   Lazy-RTGC (001 Section 5): Lazy-RTGC over DFTL, partial data GC,
+//!   translation GC and write-back tasks.
+//! - [`waogc`](schemes::realtime::waogc): WAO-GC (Zhang et al. 2015, via 000
+//!   Sections 6.1.5 and 6.2): Lazy-RTGC's partial steps with the logical space
+//!   `lambda`, GC delayed until free blocks fall to a threshold, copies in the
+//!   host's open block.
+//! - [`telomere`](schemes::realtime::telomere): Telomere (000 Sections 3-4):
+//!   data placed by expiry time in blocks reserved per task (SiP) or per
+//!   partition of tasks (SharP), GC an erase.
+//!
+//! Devices with a host interface of their own ([`schemes::host`]):
+//!
+//! - [`ssc`]: the solid-state cache of FlashTier (003
+//!   Sections 2.2 and 3.3.2): a cache device addressed by disk block
+//!   ([`SolidStateCache`]), silent eviction of clean data in garbage
+//!   collection, per-write OOB logging.
+//! - [`nameless`]: the Nameless-Write device of 003
+//!   (Section 3.4, Table 3): the host addresses data by physical address
+//!   ([`Nameless`]), the device maps only metadata, and garbage collection's
+//!   moves reach the host as migration up-calls, recorded in the OOB and
+//!   replayed after a power cut.
+//!
+//! Shared units the schemes compose, all public so that an FTL in another
+//! crate composes them too: [`alloc::BlockAllocator`],
+//! [`victim::GreedyPicker`] and the other [`victim`] pickers,
+//! [`mapping::PageTable`], the page-mapped core ([`pagecore`]), the recovery
+//! scan of the page-mapped schemes ([`scan`]), the block-mapping unit of NFTL
+//! and GFTL ([`blockmap`]: OOB searches, recovery scan and the OOB tag bits
+//! they own), the hybrid core of BAST, FAST and Janus-FTL ([`hybrid`]) with
+//! its map persistence ([`maplog`]), the retry after a failed program
+//! ([`flash::retry_program`]), the checks of shared config keys ([`config`]),
+//! and the capability traits ([`capability`]).
 
 use ftlab_nand::{NandError, Payload, SimTime};
 use thiserror::Error;
