@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use ftlab_ftl::pagemap::PageMapConfig;
+use ftlab_ftl::schemes::page::pagemap::PageMapConfig;
 use ftlab_ftl::{Flash, Ftl, FtlBuilder, Hint, Lpn};
 use ftlab_nand::{Geometry, Nand, NandConfig, Payload, SimTime, StoreKind, Timing, WearConfig};
 use rand::{Rng, SeedableRng};

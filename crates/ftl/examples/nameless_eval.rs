@@ -13,8 +13,8 @@ use std::path::PathBuf;
 
 use ftlab_ftl::alloc::BlockAllocator;
 use ftlab_ftl::mapping::{PageTable, ValidMap};
-use ftlab_ftl::nameless::{NamelessConfig, PhysAddr};
-use ftlab_ftl::pagemap::PageMapConfig;
+use ftlab_ftl::schemes::host::nameless::{NamelessConfig, PhysAddr};
+use ftlab_ftl::schemes::page::pagemap::PageMapConfig;
 use ftlab_ftl::victim::GreedyPicker;
 use ftlab_ftl::{Flash, Ftl, FtlBuilder, Hint, Lpn};
 use ftlab_nand::{presets, Geometry, Nand, NandConfig, Payload, SimTime, StoreKind, WearConfig};

@@ -1,5 +1,5 @@
-//! The block-mapping unit: what the block-mapped schemes ([`crate::nftl`],
-//! [`crate::gftl`]) share, and the parts of it the hybrid core
+//! The block-mapping unit: what the block-mapped schemes ([`crate::schemes::block::nftl`],
+//! [`crate::schemes::realtime::gftl`]) share, and the parts of it the hybrid core
 //! ([`crate::hybrid`]) uses too.
 //!
 //! Logical page `lpn` belongs to logical block `lpn / pi` (`pi` pages per
@@ -25,11 +25,11 @@ use crate::{FtlError, Io, Purpose};
 
 /// "No logical page": the one 32-bit value a logical page never takes (the
 /// hybrid core's page maps use it for an empty slot).
-pub(crate) const NO_PAGE: u32 = u32::MAX;
+pub const NO_PAGE: u32 = u32::MAX;
 
 /// Bits of the OOB tag ([`Oob::tag`]) the block-mapped schemes set. Each scheme
 /// may add its own among the bits left (up to [`Oob::MAX_TAG`]).
-pub(crate) mod tag {
+pub mod tag {
     /// A page a merge copied (an NFTL fold, a GFTL block cleaning).
     pub const MERGE: u8 = 1;
     /// The last page a merge copied: the merge is complete.
@@ -51,29 +51,18 @@ pub(crate) mod tag {
 
 /// The good blocks, one from each die in turn (so round-robin allocation spreads
 /// over the dies).
-pub(crate) fn interleaved_good_blocks<'a>(io: &'a Io) -> impl Iterator<Item = BlockId> + 'a {
+pub fn interleaved_good_blocks<'a>(io: &'a Io) -> impl Iterator<Item = BlockId> + 'a {
     let g = *io.geometry();
     (0..g.blocks_per_die())
         .flat_map(move |i| (0..g.dies()).map(move |d| g.block_of_die(DieId(d), i)))
         .filter(|&b| !io.is_bad(b))
 }
 
-/// Checks `name`'s fraction of good blocks not exported: in [0, 1).
-pub(crate) fn check_over_provisioning(name: &str, over_provisioning: f64) -> Result<(), FtlError> {
-    if !(0.0..1.0).contains(&over_provisioning) {
-        return Err(FtlError::config(
-            "ftl.over_provisioning",
-            format!("{name}.over_provisioning must be in [0, 1), got {over_provisioning}"),
-        ));
-    }
-    Ok(())
-}
-
 /// Logical blocks exported by `name` on a device of `good` usable blocks with
 /// `over_provisioning` of them (at least `min_spare`) kept back
-/// ([`check_over_provisioning`] first).
-pub(crate) fn logical_blocks(name: &str, good: u32, over_provisioning: f64, min_spare: u32) -> Result<u32, FtlError> {
-    check_over_provisioning(name, over_provisioning)?;
+/// ([`crate::config::over_provisioning`] first).
+pub fn logical_blocks(name: &str, good: u32, over_provisioning: f64, min_spare: u32) -> Result<u32, FtlError> {
+    crate::config::over_provisioning(name, over_provisioning)?;
     let spare = ((f64::from(good) * over_provisioning).ceil() as u32).max(min_spare);
     match good.checked_sub(spare) {
         Some(n) if n > 0 => Ok(n),
@@ -89,7 +78,7 @@ pub(crate) fn logical_blocks(name: &str, good: u32, over_provisioning: f64, min_
 
 /// Logical pages of `blocks` logical blocks of `pi` pages: every one must be
 /// below [`NO_PAGE`].
-pub(crate) fn logical_pages(name: &str, blocks: u32, pi: u32) -> Result<u32, FtlError> {
+pub fn logical_pages(name: &str, blocks: u32, pi: u32) -> Result<u32, FtlError> {
     let pages = u64::from(blocks) * u64::from(pi);
     if pages >= u64::from(NO_PAGE) {
         return Err(FtlError::config(
@@ -102,30 +91,30 @@ pub(crate) fn logical_pages(name: &str, blocks: u32, pi: u32) -> Result<u32, Ftl
 
 /// One bit per logical page: written and not trimmed.
 #[derive(Debug, Clone)]
-pub(crate) struct Present(Vec<u64>);
+pub struct Present(Vec<u64>);
 
 impl Present {
-    pub(crate) fn new(n: u32) -> Self {
+    pub fn new(n: u32) -> Self {
         Present(vec![0; (n as usize).div_ceil(64)])
     }
-    pub(crate) fn get(&self, i: usize) -> bool {
+    pub fn get(&self, i: usize) -> bool {
         self.0[i / 64] & (1 << (i % 64)) != 0
     }
-    pub(crate) fn set(&mut self, i: usize, on: bool) {
+    pub fn set(&mut self, i: usize, on: bool) {
         if on {
             self.0[i / 64] |= 1 << (i % 64);
         } else {
             self.0[i / 64] &= !(1 << (i % 64));
         }
     }
-    pub(crate) fn ram_bytes(&self) -> u64 {
+    pub fn ram_bytes(&self) -> u64 {
         self.0.len() as u64 * 8
     }
 }
 
 /// The newest copy of `lpn` among the first `upto` pages of `block`: its OOB areas
 /// are read backwards (002 Section IV-B). Torn pages are skipped.
-pub(crate) fn search_block(
+pub fn search_block(
     io: &mut Io,
     block: BlockId,
     upto: u32,
@@ -145,7 +134,7 @@ pub(crate) fn search_block(
 
 /// A readable data page a scan found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ScannedPage {
+pub struct ScannedPage {
     /// Its page in the block.
     pub page: u32,
     pub lpn: u32,
@@ -162,7 +151,7 @@ impl ScannedPage {
 
 /// What a scan found in one block: each readable data page, in page order.
 #[derive(Debug, Clone)]
-pub(crate) struct BlockScan {
+pub struct BlockScan {
     pub block: BlockId,
     pub programmed: u32,
     /// Never empty.
@@ -170,24 +159,24 @@ pub(crate) struct BlockScan {
 }
 
 impl BlockScan {
-    pub(crate) fn first(&self) -> &ScannedPage {
+    pub fn first(&self) -> &ScannedPage {
         &self.pages[0]
     }
-    pub(crate) fn first_seq(&self) -> u64 {
+    pub fn first_seq(&self) -> u64 {
         self.pages.first().map_or(0, |p| p.seq)
     }
-    pub(crate) fn last_seq(&self) -> u64 {
+    pub fn last_seq(&self) -> u64 {
         self.pages.iter().map(|p| p.seq).max().unwrap_or(0)
     }
     /// Whether its first page carries `bits` of the tag.
-    pub(crate) fn first_tagged(&self, bits: u8) -> bool {
+    pub fn first_tagged(&self, bits: u8) -> bool {
         self.pages.first().is_some_and(|p| p.tag & bits != 0)
     }
     /// A merge target whose last copy is missing.
-    pub(crate) fn incomplete_merge(&self) -> bool {
+    pub fn incomplete_merge(&self) -> bool {
         self.first_tagged(tag::MERGE) && !self.complete_merge()
     }
-    pub(crate) fn complete_merge(&self) -> bool {
+    pub fn complete_merge(&self) -> bool {
         self.pages.iter().any(|p| p.tag & tag::END != 0)
     }
 }
@@ -197,7 +186,7 @@ impl BlockScan {
 /// erased again and returned in `erased`, with the blocks never written. A block
 /// that went bad in service is never returned as erased; if it holds pages, its
 /// scan counts it fully programmed, so it is never written again.
-pub(crate) fn scan_device(io: &mut Io) -> Result<(Vec<BlockScan>, Vec<BlockId>), FtlError> {
+pub fn scan_device(io: &mut Io) -> Result<(Vec<BlockScan>, Vec<BlockId>), FtlError> {
     let blocks: Vec<BlockId> = interleaved_good_blocks(io).collect();
     let (mut used, mut erased) = (Vec::new(), Vec::new());
     for b in blocks {
@@ -234,7 +223,7 @@ fn scan_pages(io: &mut Io, b: BlockId, programmed: u32) -> Result<Vec<ScannedPag
 
 /// Erases `b` and appends it to `free`, unless it has gone bad ([`Io::reclaim`]):
 /// then it is retired.
-pub(crate) fn reclaim_into(io: &mut Io, b: BlockId, free: &mut VecDeque<BlockId>) -> Result<(), FtlError> {
+pub fn reclaim_into(io: &mut Io, b: BlockId, free: &mut VecDeque<BlockId>) -> Result<(), FtlError> {
     if io.reclaim(b, Purpose::Recovery)? {
         free.push_back(b);
     }

@@ -84,6 +84,6 @@ fn logical_blocks_keep_the_spare_and_name_the_key() {
     assert!(e.to_string().contains("too small for nftl: 2 good blocks, 2 of them spare"), "{e}");
     let e = logical_blocks("nftl", 100, 1.0, 2).unwrap_err();
     assert!(matches!(&e, FtlError::Config(c) if c.key == "ftl.over_provisioning"), "{e}");
-    assert!(check_over_provisioning("nftl", 0.999_999_999).is_ok());
-    assert!(check_over_provisioning("nftl", f64::NAN).is_err());
+    assert!(crate::config::over_provisioning("nftl", 0.999_999_999).is_ok());
+    assert!(crate::config::over_provisioning("nftl", f64::NAN).is_err());
 }

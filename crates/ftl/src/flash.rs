@@ -17,6 +17,35 @@ use crate::FtlError;
 /// device into grown-bad blocks within one command.
 pub const PROGRAM_ATTEMPTS: u32 = 8;
 
+/// Whether `e` is a program that failed (its block has gone bad).
+pub fn program_failed(e: &FtlError) -> bool {
+    matches!(e, FtlError::Nand(NandError::ProgramFailed { .. }))
+}
+
+/// The retry after a failed program that a scheme placing its own pages does
+/// (where [`Io::program_placed`] does not fit): runs `attempt` on `state` until
+/// it succeeds, fails otherwise than by a failed program, or has failed by one
+/// [`PROGRAM_ATTEMPTS`] times, and returns what the last attempt returned.
+/// After each failed program but the last, `failed` is told the page that
+/// failed, to mark its block (full, or retired) so that the next attempt lands
+/// elsewhere; an attempt that leaves the block counted full itself passes a
+/// `failed` that does nothing.
+#[inline]
+pub fn retry_program<S: ?Sized, T>(
+    state: &mut S,
+    mut attempt: impl FnMut(&mut S) -> Result<T, FtlError>,
+    mut failed: impl FnMut(&mut S, Ppa),
+) -> Result<T, FtlError> {
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        match attempt(state) {
+            Err(FtlError::Nand(NandError::ProgramFailed { ppa })) if attempts < PROGRAM_ATTEMPTS => failed(state, ppa),
+            r => return r,
+        }
+    }
+}
+
 /// Why a flash operation was issued. Every operation is tagged, so write
 /// amplification, valid-page copies and erase counts are computed by the framework
 /// the same way for every FTL.

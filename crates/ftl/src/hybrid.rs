@@ -1,5 +1,5 @@
-//! The machinery the hybrid-mapped schemes share ([`crate::bast`], [`crate::fast`],
-//! [`crate::janus`]): data blocks holding a logical block's pages in place (page
+//! The machinery the hybrid-mapped schemes share ([`crate::schemes::block::bast`], [`crate::schemes::block::fast`],
+//! [`crate::schemes::block::janus`]): data blocks holding a logical block's pages in place (page
 //! `k` of logical block `lb` at page `k` of its data block), blocks written as
 //! logs, merges, and recovery from an OOB scan.
 //!
@@ -46,48 +46,29 @@ use std::collections::VecDeque;
 use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa};
 
 use crate::blockmap::{self, interleaved_good_blocks};
-use crate::flash::PROGRAM_ATTEMPTS;
+use crate::flash::{program_failed, retry_program};
 use crate::maplog::replay::{self, Order, RecoveryReads};
 use crate::maplog::{checkpoint_records, map_area, page, MapLog, MapPersistence, Persistence, MAGIC};
 use crate::{Flash, FtlError, Io, Purpose};
 
-pub(crate) const NONE: u32 = blockmap::NO_PAGE;
-
-/// Whether `e` is a program that failed (its block has gone bad).
-pub(crate) fn program_failed(e: &FtlError) -> bool {
-    matches!(e, FtlError::Nand(NandError::ProgramFailed { .. }))
-}
-
-/// Runs `attempt` until it succeeds, fails otherwise than by a failed program,
-/// or has failed by one [`PROGRAM_ATTEMPTS`] times: each failed program leaves
-/// its block counted full, so the next attempt lands elsewhere.
-pub(crate) fn retrying<T>(mut attempt: impl FnMut() -> Result<T, FtlError>) -> Result<T, FtlError> {
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
-        match attempt() {
-            Err(e) if program_failed(&e) && attempts < PROGRAM_ATTEMPTS => {}
-            r => return r,
-        }
-    }
-}
+pub const NONE: u32 = blockmap::NO_PAGE;
 
 /// Whether `block` went bad in service: it takes no program and no erase; its
 /// programmed pages still read.
-pub(crate) fn is_bad(io: &Io, block: u32) -> bool {
+pub fn is_bad(io: &Io, block: u32) -> bool {
     io.is_grown_bad(BlockId(block))
 }
 
 /// Makes the operations issued next wait for every one issued so far: merges
 /// run one after another, so a power cut tears at most one.
-pub(crate) fn fence(io: &mut Io) {
+pub fn fence(io: &mut Io) {
     let t = io.last_finish();
     io.start_after(t);
 }
 
 /// Page locations, valid counts and data blocks of a hybrid-mapped FTL.
 #[derive(Debug, Clone)]
-pub(crate) struct Core {
+pub struct Core {
     pub g: Geometry,
     /// Logical blocks exported.
     pub lblocks: u32,
@@ -476,7 +457,7 @@ impl Core {
     /// Copies `lb`'s valid pages, wherever they are, in place into a free block
     /// and returns it with the pages copied. When a program fails, the target
     /// has gone bad: the copies start over in another free block (from wherever
-    /// the pages are now, the bad target included), up to [`PROGRAM_ATTEMPTS`]
+    /// the pages are now, the bad target included), up to [`PROGRAM_ATTEMPTS`](crate::flash::PROGRAM_ATTEMPTS)
     /// targets; the bad targets are pushed to `bad` (once the copies are done,
     /// those left without valid pages are retired). On an error, the bad targets
     /// in `bad` may still hold valid pages of `lb`.
@@ -487,28 +468,28 @@ impl Core {
         purpose: Purpose,
         bad: &mut Vec<u32>,
     ) -> Result<(u32, u32), FtlError> {
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
-            let t = self.take_free()?;
-            match self.fill_in_place(io, t, lb, purpose) {
-                Ok(copies) => {
-                    for &b in bad.iter() {
-                        if self.valid[b as usize] == 0 {
-                            self.erase(io, b, purpose)?;
+        let (t, copies) = retry_program(
+            self,
+            |core| {
+                let t = core.take_free()?;
+                match core.fill_in_place(io, t, lb, purpose) {
+                    Ok(copies) => Ok((t, copies)),
+                    Err(e) => {
+                        if program_failed(&e) {
+                            bad.push(t);
                         }
+                        Err(e)
                     }
-                    return Ok((t, copies));
                 }
-                Err(e) if program_failed(&e) && attempts < PROGRAM_ATTEMPTS => bad.push(t),
-                Err(e) => {
-                    if program_failed(&e) {
-                        bad.push(t);
-                    }
-                    return Err(e);
-                }
+            },
+            |_, _| {},
+        )?;
+        for &b in bad.iter() {
+            if self.valid[b as usize] == 0 {
+                self.erase(io, b, purpose)?;
             }
         }
+        Ok((t, copies))
     }
 
     /// Full merge of `lb`: its valid pages, wherever they are, copied in place

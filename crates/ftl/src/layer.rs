@@ -1,5 +1,5 @@
 //! FTLs wrapped around another FTL: a write buffer in device RAM
-//! ([`crate::buffer`]), FSR's limit on the logical space ([`crate::fsr`]).
+//! ([`crate::buffer`]), FSR's limit on the logical space ([`crate::schemes::realtime::fsr`]).
 //!
 //! A [`Layer`] takes the commands it changes and leaves the rest to the FTL
 //! inside it; [`Layered`] makes it an [`Ftl`] that hands on everything else of

@@ -36,7 +36,10 @@
 //! never returns to the free blocks. The shared units do the work:
 //! [`Io::program_placed`] and [`Io::copy_placed`] retry a failed program on a
 //! page of another block after the FTL retires the bad one
-//! ([`alloc::BlockAllocator::retire`]), [`Io::reclaim`] erases a victim only if
+//! ([`alloc::BlockAllocator::retire`]), [`flash::retry_program`] retries an
+//! operation of a scheme that places its own pages (NFTL, GFTL, RFTL and the
+//! hybrid core of BAST, FAST and Janus-FTL) after it marks the bad block,
+//! [`Io::reclaim`] erases a victim only if
 //! it is still good, and the recovery scans never free or reopen a block gone
 //! bad. What each scheme does:
 //!
@@ -68,95 +71,118 @@
 //!
 //! # Schemes
 //!
-//! - [`pagemap`]: pure page mapping (also the Pure-Page-Level scheme of 001, the
-//!   Pagemap of 000 and the PPM-FTL of 004, as configurations).
-//! - [`rftl`]: RFTL (Qin et al. 2012, via 001): three blocks per logical block,
-//!   partial collection inside them after writes only.
-//! - [`fsr`]: FSR (Chang et al. 2004, via 001): page mapping with the logical space
-//!   limited to sigma, GC as in Pure-Page-Level (a configuration of [`pagemap`]).
-//! - [`nftl`], [`gftl`]: NFTL (block mapping, primary and replacement blocks, folds)
-//!   and GFTL (002: write queue, partial block cleaning, soft real-time variants).
-//! - [`lazy_rtgc`]: Lazy-RTGC (001 Sections 3-4): page mapping, partial GC tasks of
-//!   at most one erase time, one after each write, below the free-page threshold.
-//! - [`dftl`]: DFTL (Gupta et al. 2009, via 001 Section 5): demand-based page
-//!   mapping, a cached mapping table over translation pages on flash.
-//! - [`lazy_rtgc_ondemand`]: On-demand Lazy-RTGC (001 Section 5): Lazy-RTGC over
-//!   DFTL, partial data GC, translation GC and write-back tasks.
-//! - [`telomere`]: Telomere (000 Sections 3-4): data placed by expiry time in
-//!   blocks reserved per task (SiP) or per partition of tasks (SharP), GC an erase.
-//! - [`waogc`]: WAO-GC (Zhang et al. 2015, via 000 Sections 6.1.5 and 6.2): Lazy-RTGC's
-//!   partial steps with the logical space `lambda`, GC delayed until free blocks
-//!   fall to a threshold, copies in the host's open block.
-//! - [`ssc`]: the solid-state cache of FlashTier (003 Sections 2.2 and 3.3.2): a
-//!   cache device addressed by disk block ([`SolidStateCache`]), silent eviction of
-//!   clean data in garbage collection, per-write OOB logging.
-//! - [`bast`]: BAST (Kim et al. 2002, via 004 Section 2): one log block per data
-//!   block, switch, partial and full merges.
-//! - [`fast`]: FAST (Lee et al. 2007, via 004 Sections 2-3.1): a sequential log
-//!   block and fully associative random log blocks, switch, partial and full merges.
-//! - [`janus`]: Janus-FTL (004 Sections 3-5): a page-mapping and a block-mapping
-//!   area resized by fusion and defusion toward the optimum of the cost model,
-//!   estimated with ghost buffers (`janus`), or at a fixed utilization (`janus-fix`).
-//! - [`nameless`]: the Nameless-Write device of 003 (Section 3.4, Table 3): the
-//!   host addresses data by physical address ([`Nameless`]), the device maps
-//!   only metadata, and garbage collection's moves reach the host as migration
-//!   up-calls, recorded in the OOB and replayed after a power cut.
-//! - [`subpage`]: sub-page mapping (003 Sections 2-3.1, the Jasmine board's
-//!   optimized FTL): a map of units smaller than the flash page (4 KB of a
-//!   32 KB page), collected in a merge buffer and programmed k to a page, greedy
-//!   GC that repacks the valid units of partly valid pages.
-//! - [`multilog`]: MultiLog-Oracle (Stoica and Ailamaki 2013, via 000 Section
-//!   6.1.4): page mapping with one log per update-frequency set (powers of 2).
+//! In [`schemes`], grouped by family; each is named in the [`registry`].
 //!
-//! Shared units the schemes compose: [`alloc::BlockAllocator`],
-//! [`victim::GreedyPicker`] and [`victim::cost_benefit`], [`mapping::PageTable`],
-//! the recovery scan of the page-mapped schemes ([`scan`]), the block-mapping
-//! unit of NFTL and GFTL (OOB searches, recovery scan and the OOB tag bits they
-//! own) and the hybrid core of BAST, FAST and Janus-FTL.
+//! Page-mapped ([`schemes::page`]):
+//!
+//! - [`pagemap`]: pure page mapping (also the
+//!   Pure-Page-Level scheme of 001, the Pagemap of 000 and the PPM-FTL of 004,
+//!   as configurations).
+//! - [`dftl`](schemes::page::dftl): DFTL (Gupta et al. 2009, via 001 Section
+//!   5): demand-based page mapping, a cached mapping table over translation
+//!   pages on flash.
+//! - [`subpage`](schemes::page::subpage): sub-page mapping (003 Sections 2-3.1,
+//!   the Jasmine board's optimized FTL): a map of units smaller than the flash
+//!   page (4 KB of a 32 KB page), collected in a merge buffer and programmed k
+//!   to a page, greedy GC that repacks the valid units of partly valid pages.
+//! - [`multilog`](schemes::page::multilog): MultiLog-Oracle (Stoica and
+//!   Ailamaki 2013, via 000 Section 6.1.4): page mapping with one log per
+//!   update-frequency set (powers of 2).
+//!
+//! Block- and hybrid-mapped ([`schemes::block`]):
+//!
+//! - [`nftl`](schemes::block::nftl): NFTL (002's baseline: block mapping,
+//!   primary and replacement blocks, folds).
+//! - [`bast`](schemes::block::bast): BAST (Kim et al. 2002, via 004 Section 2):
+//!   one log block per data block, switch, partial and full merges.
+//! - [`fast`](schemes::block::fast): FAST (Lee et al. 2007, via 004 Sections
+//!   2-3.1): a sequential log block and fully associative random log blocks,
+//!   switch, partial and full merges.
+//! - [`janus`](schemes::block::janus): Janus-FTL (004 Sections 3-5): a
+//!   page-mapping and a block-mapping area resized by fusion and defusion toward
+//!   the optimum of the cost model, estimated with ghost buffers (`janus`), or
+//!   at a fixed utilization (`janus-fix`).
+//!
+//! Real-time ([`schemes::realtime`]):
+//!
+//! - [`gftl`](schemes::realtime::gftl): GFTL (002: block mapping, write queue,
+//!   partial block cleaning, soft real-time variants).
+//! - [`rftl`](schemes::realtime::rftl): RFTL (Qin et al. 2012, via 001): three
+//!   blocks per logical block, partial collection inside them after writes only.
+//! - [`fsr`](schemes::realtime::fsr): FSR (Chang et al. 2004, via 001): page
+//!   mapping with the logical space limited to sigma, GC as in Pure-Page-Level
+//!   (a configuration of [`pagemap`]).
+//! - [`lazy_rtgc`](schemes::realtime::lazy_rtgc): Lazy-RTGC (001 Sections 3-4):
+//!   page mapping, partial GC tasks of at most one erase time, one after each
+//!   write, below the free-page threshold.
+//! - [`lazy_rtgc_ondemand`](schemes::realtime::lazy_rtgc_ondemand): On-demand
+//!   Lazy-RTGC (001 Section 5): Lazy-RTGC over DFTL, partial data GC,
+//!   translation GC and write-back tasks.
+//! - [`waogc`](schemes::realtime::waogc): WAO-GC (Zhang et al. 2015, via 000
+//!   Sections 6.1.5 and 6.2): Lazy-RTGC's partial steps with the logical space
+//!   `lambda`, GC delayed until free blocks fall to a threshold, copies in the
+//!   host's open block.
+//! - [`telomere`](schemes::realtime::telomere): Telomere (000 Sections 3-4):
+//!   data placed by expiry time in blocks reserved per task (SiP) or per
+//!   partition of tasks (SharP), GC an erase.
+//!
+//! Devices with a host interface of their own ([`schemes::host`]):
+//!
+//! - [`ssc`]: the solid-state cache of FlashTier (003
+//!   Sections 2.2 and 3.3.2): a cache device addressed by disk block
+//!   ([`SolidStateCache`]), silent eviction of clean data in garbage
+//!   collection, per-write OOB logging.
+//! - [`nameless`]: the Nameless-Write device of 003
+//!   (Section 3.4, Table 3): the host addresses data by physical address
+//!   ([`Nameless`]), the device maps only metadata, and garbage collection's
+//!   moves reach the host as migration up-calls, recorded in the OOB and
+//!   replayed after a power cut.
+//!
+//! Shared units the schemes compose, all public so that an FTL in another
+//! crate composes them too: [`alloc::BlockAllocator`],
+//! [`victim::GreedyPicker`] and the other [`victim`] pickers,
+//! [`mapping::PageTable`], the page-mapped core ([`pagecore`]), the recovery
+//! scan of the page-mapped schemes ([`scan`]), the block-mapping unit of NFTL
+//! and GFTL ([`blockmap`]: OOB searches, recovery scan and the OOB tag bits
+//! they own), the hybrid core of BAST, FAST and Janus-FTL ([`hybrid`]) with
+//! its map persistence ([`maplog`]), the retry after a failed program
+//! ([`flash::retry_program`]), the checks of shared config keys ([`config`]),
+//! and the capability traits ([`capability`]).
 
-use ftlab_nand::{DieId, NandError, Payload, SimTime};
+use ftlab_nand::{NandError, Payload, SimTime};
 use thiserror::Error;
 
 pub mod alloc;
-pub mod bast;
-pub(crate) mod blockmap;
+pub mod blockmap;
 pub mod buffer;
+pub mod capability;
+pub mod config;
 #[cfg(feature = "testing")]
 pub mod conformance;
-pub mod dftl;
 pub mod dram;
-pub mod fast;
 pub mod flash;
-pub mod fsr;
-pub mod gftl;
-pub(crate) mod hybrid;
-pub mod janus;
+pub mod hybrid;
 pub mod layer;
-pub mod lazy_rtgc;
-pub mod lazy_rtgc_ondemand;
 pub mod maplog;
 pub mod mapping;
-pub mod multilog;
-pub mod nameless;
-pub mod nftl;
 pub mod pagecore;
-pub mod pagemap;
 pub mod read_buffer;
 pub mod registry;
-pub mod rftl;
 pub mod scan;
-pub mod ssc;
-pub mod subpage;
-pub mod telomere;
+pub mod schemes;
 #[cfg(test)]
 mod testing;
 pub mod victim;
-pub mod waogc;
 
+pub use capability::{Capabilities, Extension, Nameless, Placement, RealTime, SolidStateCache};
 pub use flash::{Counters, Flash, Io, PerPurpose, Purpose};
 pub use layer::{Layer, Layered};
-pub use nameless::Nameless;
-pub use ssc::SolidStateCache;
+// The scheme paths that documentation outside this crate names (the FIFO
+// example's, the experiments' notes and their users) stay at the crate root.
+#[doc(no_inline)]
+pub use schemes::host::{nameless, ssc};
+#[doc(no_inline)]
+pub use schemes::page::pagemap;
 
 /// A logical page number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -174,7 +200,7 @@ pub struct Hint {
     /// More units of the same host request follow this one (the request's
     /// units come in order, the last with `more` false). An FTL that places a
     /// request's units together (the Nameless-Write prototype's host FTL,
-    /// [`subpage`] with `packing = "request-queue"`) waits for the last one;
+    /// [`subpage`](schemes::page::subpage) with `packing = "request-queue"`) waits for the last one;
     /// every other FTL ignores it.
     pub more: bool,
 }
@@ -339,7 +365,7 @@ pub trait Ftl: Send + std::fmt::Debug {
     /// Number of logical pages the FTL exports.
     fn logical_pages(&self) -> u32;
     /// Bytes of the FTL's logical page (its mapping unit) when that is smaller
-    /// than a flash page (sub-page mapping, [`subpage`]); `None` (the
+    /// than a flash page (sub-page mapping, [`subpage`](schemes::page::subpage)); `None` (the
     /// default): one flash page. The host side (the device's partial-page
     /// merges, the replay engine's requests, capacities) counts logical pages
     /// of this size, and the payloads an FTL reads and writes are this long.
@@ -406,7 +432,7 @@ pub trait Ftl: Send + std::fmt::Debug {
     }
     /// Zeroes the event counts behind the scheme's gauges that count over the
     /// measured window (e.g. the cached mapping table's `cmt_hits` and
-    /// `cmt_misses` of [`dftl`] and [`lazy_rtgc_ondemand`]): the simulator
+    /// `cmt_misses` of [`dftl`](schemes::page::dftl) and [`lazy_rtgc_ondemand`](schemes::realtime::lazy_rtgc_ondemand)): the simulator
     /// calls it when measurement starts, when it resets the flash counters.
     /// Gauges of state are left alone. The default does nothing: Janus-FTL's
     /// `gc_victims` and Nameless's `migrations` count over the whole run.
@@ -422,60 +448,6 @@ pub trait Ftl: Send + std::fmt::Debug {
     /// e.g. valid pages equal mapped logical pages.
     fn check_invariants(&self, _flash: &Flash) -> Result<(), String> {
         Ok(())
-    }
-}
-
-/// What an FTL offers beyond the block commands, reached in one call
-/// ([`Ftl::capabilities`]) so that a wrapper hands on all of it or none.
-#[derive(Clone, Copy, Default)]
-pub struct Capabilities<'a> {
-    /// The scheme's real-time guarantees and admission control ([`RealTime`]).
-    pub realtime: Option<&'a dyn RealTime>,
-    /// Where the scheme's page commands land ([`Placement`]): per-die dispatch
-    /// uses it.
-    pub placement: Option<&'a dyn Placement>,
-}
-
-impl Capabilities<'_> {
-    /// No capability: a scheme that promises nothing and cannot tell where its
-    /// commands land.
-    pub const NONE: Capabilities<'static> = Capabilities { realtime: None, placement: None };
-}
-
-impl std::fmt::Debug for Capabilities<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Capabilities")
-            .field("realtime", &self.realtime.map(|r| r.service_bound()))
-            .field("placement", &self.placement.is_some())
-            .finish()
-    }
-}
-
-/// The command set an FTL speaks beside the block commands ([`Ftl::extension`]).
-pub enum Extension<'a> {
-    /// Block commands only.
-    None,
-    /// The cache commands of a solid-state cache ([`SolidStateCache`], e.g.
-    /// [`ssc`]).
-    Cache(&'a mut dyn SolidStateCache),
-    /// The commands of a Nameless-Write device ([`Nameless`], e.g. [`nameless`]).
-    Nameless(&'a mut dyn Nameless),
-}
-
-impl std::fmt::Debug for Extension<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl Extension<'_> {
-    /// The extension's name, e.g. for an error that says which one a command needs.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Extension::None => "none",
-            Extension::Cache(_) => "cache",
-            Extension::Nameless(_) => "nameless",
-        }
     }
 }
 
@@ -507,45 +479,6 @@ impl dyn Ftl + '_ {
             Extension::Nameless(n) => Some(n),
             _ => None,
         }
-    }
-}
-
-/// A capability of the real-time schemes (001, 002, 000): the guarantee they
-/// promise and, for those that admit tasks, the verdicts and the task space.
-/// Reached through [`Ftl::capabilities`].
-pub trait RealTime {
-    /// The worst-case service time the scheme promises for one page command
-    /// (see the simulator's definition of service), if it promises one on this
-    /// chip and configuration; the simulator counts the commands that exceed it.
-    fn service_bound(&self) -> Option<SimTime>;
-    /// The verdict of the FTL's admission control on each task of the set it was
-    /// configured with, in the set's order (e.g. Telomere). `None`: no admission
-    /// control; every stream is served as best it can.
-    fn admission(&self) -> Option<Vec<StreamVerdict>> {
-        None
-    }
-    /// Logical pages after [`Ftl::logical_pages`] that hold admitted tasks' data:
-    /// only writes whose [`Hint::stream`] is an admitted task may use them; reads
-    /// and trims reach them too. 0 (the default) without reservations.
-    fn stream_pages(&self) -> u32 {
-        0
-    }
-}
-
-/// A capability of schemes that know where a page command will land without a
-/// flash operation; the simulator's per-die dispatch holds a command until its
-/// die is free. Reached through [`Ftl::capabilities`]. Both answers are hints, asked
-/// again before the command is issued.
-pub trait Placement {
-    /// The die a read of `lpn` would touch now (e.g. from a mapping table in
-    /// RAM); `None` when the page is not on the flash or the FTL cannot tell.
-    fn die_of(&self, lpn: Lpn) -> Option<DieId>;
-    /// The die a write of `lpn` with `hint` would be programmed on if issued now,
-    /// when the FTL places it by a rule of its own rather than on whichever die
-    /// is free (e.g. a task's stripe); `None` (the default) when it takes a free
-    /// die.
-    fn write_die(&self, _lpn: Lpn, _hint: &Hint) -> Option<DieId> {
-        None
     }
 }
 

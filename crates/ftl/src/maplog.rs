@@ -1,5 +1,5 @@
-//! Map persistence of the hybrid-mapped schemes ([`crate::bast`], [`crate::fast`],
-//! [`crate::janus`]): maps kept in non-volatile RAM (no map I/O, the simulation
+//! Map persistence of the hybrid-mapped schemes ([`crate::schemes::block::bast`], [`crate::schemes::block::fast`],
+//! [`crate::schemes::block::janus`]): maps kept in non-volatile RAM (no map I/O, the simulation
 //! setting of 004 Section 6) or written to flash with a checkpoint and a
 //! roll-forward log (the Linux MTD setting of 004 Section 6, after LFS).
 //!
@@ -41,7 +41,8 @@ use serde::{Deserialize, Serialize};
 
 use ftlab_nand::{BlockId, Geometry, PageKind, SimTime};
 
-use crate::hybrid::{is_bad, program_failed, NONE};
+use crate::flash::program_failed;
+use crate::hybrid::{is_bad, NONE};
 use crate::{FtlError, Io, Purpose};
 use page::{Magic, MetaPage};
 
@@ -87,7 +88,7 @@ pub(crate) fn record(lo: u32, hi: u32) -> u64 {
 
 /// How a scheme's maps persist.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct Persistence {
+pub struct Persistence {
     pub mode: MapPersistence,
     /// The data blocks are page-mapped too (Janus: every page copy moves a page).
     pub page_mapped: bool,
@@ -414,10 +415,10 @@ pub(crate) fn checkpoint_records(blocks: &[u32], ppb: u32, mut page: impl FnMut(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::bast::BastConfig;
     use crate::conformance::{nand_config, Harness};
-    use crate::fast::FastConfig;
-    use crate::janus::JanusConfig;
+    use crate::schemes::block::bast::BastConfig;
+    use crate::schemes::block::fast::FastConfig;
+    use crate::schemes::block::janus::JanusConfig;
     use crate::FtlBuilder;
     use ftlab_nand::SimTime;
 

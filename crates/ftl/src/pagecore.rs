@@ -4,7 +4,7 @@
 //! validity bit per physical page ([`ValidMap`]), a block allocator with open
 //! blocks per stream ([`BlockAllocator`]), and per-block books of valid pages
 //! that its victim choice reads ([`BlockBooks`]: a [`VictimPicker`] in
-//! [`crate::pagemap`] (and FSR over it), MultiLog's per-set logs, Lazy-RTGC's
+//! [`crate::schemes::page::pagemap`] (and FSR over it), MultiLog's per-set logs, Lazy-RTGC's
 //! per-die books (and WAO-GC, built on its partial tasks)). What the schemes
 //! differ in is *when* they collect (a free-block threshold, a per-die page
 //! threshold with partial tasks), *which* victim they take, and *where* a page
@@ -23,7 +23,7 @@
 //!   [`PageCore::recover`] (the OOB scan and the valid map and books rebuilt from
 //!   it), RAM and the invariant check.
 //!
-//! Telomere ([`crate::telomere`]) keeps its own state: its garbage collection
+//! Telomere ([`crate::schemes::realtime::telomere`]) keeps its own state: its garbage collection
 //! is driven by data lifetimes (a block is erased whole when the newest expiry
 //! written into it passes; pool GC drops expired pages instead of moving them),
 //! which needs a physical-to-logical map and per-block stamps, owners and

@@ -46,23 +46,23 @@ pub struct Scheme {
 
 /// The schemes of this crate, one module's entries a line.
 pub const BUILTIN: [&[Scheme]; 17] = [
-    &crate::pagemap::SCHEMES,
-    &crate::gftl::SCHEMES,
-    &crate::rftl::SCHEMES,
-    &crate::fsr::SCHEMES,
-    &crate::lazy_rtgc::SCHEMES,
-    &crate::nftl::SCHEMES,
-    &crate::bast::SCHEMES,
-    &crate::fast::SCHEMES,
-    &crate::janus::SCHEMES,
-    &crate::dftl::SCHEMES,
-    &crate::lazy_rtgc_ondemand::SCHEMES,
-    &crate::waogc::SCHEMES,
-    &crate::telomere::SCHEMES,
-    &crate::ssc::SCHEMES,
-    &crate::nameless::SCHEMES,
-    &crate::subpage::SCHEMES,
-    &crate::multilog::SCHEMES,
+    &crate::schemes::page::pagemap::SCHEMES,
+    &crate::schemes::realtime::gftl::SCHEMES,
+    &crate::schemes::realtime::rftl::SCHEMES,
+    &crate::schemes::realtime::fsr::SCHEMES,
+    &crate::schemes::realtime::lazy_rtgc::SCHEMES,
+    &crate::schemes::block::nftl::SCHEMES,
+    &crate::schemes::block::bast::SCHEMES,
+    &crate::schemes::block::fast::SCHEMES,
+    &crate::schemes::block::janus::SCHEMES,
+    &crate::schemes::page::dftl::SCHEMES,
+    &crate::schemes::realtime::lazy_rtgc_ondemand::SCHEMES,
+    &crate::schemes::realtime::waogc::SCHEMES,
+    &crate::schemes::realtime::telomere::SCHEMES,
+    &crate::schemes::host::ssc::SCHEMES,
+    &crate::schemes::host::nameless::SCHEMES,
+    &crate::schemes::page::subpage::SCHEMES,
+    &crate::schemes::page::multilog::SCHEMES,
 ];
 
 /// Schemes of other crates, registered where they are defined (see
@@ -90,8 +90,10 @@ pub fn scheme(kind: &str) -> Option<Scheme> {
     schemes().into_iter().find(|s| s.name == kind)
 }
 
-/// The scheme `kind`, or an error listing the known ones.
-fn known(kind: &str) -> Result<Scheme, FtlError> {
+/// The scheme `kind`, or a configuration error (key `ftl.kind`) listing the
+/// known ones: the lookup [`build`] and [`build_with_tasks`] do, for a front end
+/// or another crate that needs the entry itself.
+pub fn lookup(kind: &str) -> Result<Scheme, FtlError> {
     scheme(kind).ok_or_else(|| {
         FtlError::config(
             "ftl.kind",
@@ -108,7 +110,7 @@ fn known(kind: &str) -> Result<Scheme, FtlError> {
 /// is task `i`); refused tasks are reported, not an error, unless `params` sets
 /// `strict_admission`. A `tasks` key in `params` replaces the set.
 pub fn build_with_tasks(kind: &str, params: &toml::Table, tasks: &[PeriodicTask]) -> Result<Builder, FtlError> {
-    let s = known(kind)?;
+    let s = lookup(kind)?;
     if !s.admits_tasks {
         return Err(FtlError::config("ftl.kind", format!("FTL `{kind}` does not admit periodic tasks")));
     }
@@ -117,11 +119,11 @@ pub fn build_with_tasks(kind: &str, params: &toml::Table, tasks: &[PeriodicTask]
 
 /// One periodic task of a task set, as an admitting FTL takes it (periods and
 /// lifetime in ms).
-pub use crate::telomere::TaskConfig as PeriodicTask;
+pub use crate::schemes::realtime::telomere::TaskConfig as PeriodicTask;
 
 /// Builds the FTL `kind` with `params` laid over the scheme's defaults.
 pub fn build(kind: &str, params: &toml::Table) -> Result<Builder, FtlError> {
-    (known(kind)?.build)(params, None)
+    (lookup(kind)?.build)(params, None)
 }
 
 /// `base` with `params` laid over it, validated, boxed: what a [`Scheme`]'s

@@ -51,7 +51,7 @@ pub fn scan_each(io: &mut Io, visit: impl FnMut(Ppa, &Oob) -> Result<(), FtlErro
 /// Scans every good block as [`scan_each`] does, handing `visit` every slot's
 /// record of each readable page ([`Io::read_slot_oobs`]: one OOB read a page;
 /// one record for a page of one record): for schemes that pack several
-/// logical units in a page ([`crate::subpage`]).
+/// logical units in a page ([`crate::schemes::page::subpage`]).
 pub fn scan_each_slots(
     io: &mut Io,
     visit: impl FnMut(Ppa, &Vec<Oob>) -> Result<(), FtlError>,

@@ -5,7 +5,7 @@
 use ftlab_ftl::conformance;
 
 use ftlab_ftl::alloc::FreeOrder;
-use ftlab_ftl::pagemap::{GcModel, PageMapConfig, PlaneAllocation};
+use ftlab_ftl::schemes::page::pagemap::{GcModel, PageMapConfig, PlaneAllocation};
 use ftlab_ftl::victim::VictimPolicy;
 
 conformance!(pure_page_level, PageMapConfig::preset("pure-page-level").unwrap());
@@ -91,18 +91,24 @@ conformance!(
 );
 conformance!(
     write_buffer_over_nftl,
-    ftlab_ftl::buffer::WriteBufferBuilder::new(Box::new(ftlab_ftl::nftl::NftlConfig::default()), 16)
+    ftlab_ftl::buffer::WriteBufferBuilder::new(Box::new(ftlab_ftl::schemes::block::nftl::NftlConfig::default()), 16)
 );
 
 // The solid-state cache through the block interface (write = write-dirty, trim =
 // evict): dirty blocks are never evicted silently, so it is a plain FTL here.
-conformance!(ssc_block_interface, ftlab_ftl::ssc::SscConfig::default());
+conformance!(ssc_block_interface, ftlab_ftl::schemes::host::ssc::SscConfig::default());
 conformance!(
     ssc_dirty_victims,
-    ftlab_ftl::ssc::SscConfig { eviction: ftlab_ftl::ssc::Eviction::Dirty, ..Default::default() }
+    ftlab_ftl::schemes::host::ssc::SscConfig {
+        eviction: ftlab_ftl::schemes::host::ssc::Eviction::Dirty,
+        ..Default::default()
+    }
 );
 // The map log with checkpoints: writes are durable at the next flush.
 conformance!(
     ssc_map_log,
-    ftlab_ftl::ssc::SscConfig { consistency: ftlab_ftl::ssc::Consistency::Log, ..Default::default() }
+    ftlab_ftl::schemes::host::ssc::SscConfig {
+        consistency: ftlab_ftl::schemes::host::ssc::Consistency::Log,
+        ..Default::default()
+    }
 );

@@ -5,7 +5,7 @@
 use ftlab_ftl::conformance;
 use ftlab_ftl::maplog::MapPersistence;
 
-use ftlab_ftl::bast::BastConfig;
+use ftlab_ftl::schemes::block::bast::BastConfig;
 
 conformance!(bast, BastConfig::default());
 conformance!(

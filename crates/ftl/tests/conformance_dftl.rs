@@ -5,7 +5,7 @@
 
 use ftlab_ftl::conformance;
 
-use ftlab_ftl::dftl::DftlConfig;
+use ftlab_ftl::schemes::page::dftl::DftlConfig;
 
 conformance!(dftl, DftlConfig::default());
 conformance!(dftl_small_cmt, DftlConfig { cmt_entries: 48, ..DftlConfig::default() });

@@ -5,7 +5,7 @@
 use ftlab_ftl::conformance;
 use ftlab_ftl::maplog::MapPersistence;
 
-use ftlab_ftl::fast::FastConfig;
+use ftlab_ftl::schemes::block::fast::FastConfig;
 
 conformance!(fast, FastConfig::default());
 conformance!(

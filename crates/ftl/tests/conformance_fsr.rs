@@ -3,7 +3,7 @@
 
 use ftlab_ftl::conformance;
 
-use ftlab_ftl::fsr::FsrConfig;
+use ftlab_ftl::schemes::realtime::fsr::FsrConfig;
 
 conformance!(fsr, FsrConfig::default());
 conformance!(fsr_tight, FsrConfig { sigma: 0.9 });

@@ -4,7 +4,7 @@
 
 use ftlab_ftl::conformance;
 
-use ftlab_ftl::gftl::GftlConfig;
+use ftlab_ftl::schemes::realtime::gftl::GftlConfig;
 
 conformance!(gftl, GftlConfig::default());
 conformance!(gftl_threshold, GftlConfig::preset("gftl-threshold").unwrap());

@@ -6,7 +6,7 @@
 use ftlab_ftl::conformance;
 use ftlab_ftl::maplog::MapPersistence;
 
-use ftlab_ftl::janus::JanusConfig;
+use ftlab_ftl::schemes::block::janus::JanusConfig;
 
 conformance!(janus, JanusConfig::default());
 conformance!(janus_fix, JanusConfig::fixed());

@@ -5,7 +5,7 @@
 
 use ftlab_ftl::conformance;
 
-use ftlab_ftl::lazy_rtgc::LazyRtgcConfig;
+use ftlab_ftl::schemes::realtime::lazy_rtgc::LazyRtgcConfig;
 
 fn one_chip() -> ftlab_nand::Geometry {
     ftlab_nand::Geometry {

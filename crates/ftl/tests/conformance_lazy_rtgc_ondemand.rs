@@ -5,7 +5,7 @@
 
 use ftlab_ftl::conformance;
 
-use ftlab_ftl::lazy_rtgc_ondemand::LazyRtgcOnDemandConfig;
+use ftlab_ftl::schemes::realtime::lazy_rtgc_ondemand::LazyRtgcOnDemandConfig;
 
 conformance!(lazy_rtgc_ondemand, LazyRtgcOnDemandConfig::default());
 conformance!(lazy_rtgc_ondemand_small_cmt, LazyRtgcOnDemandConfig { cmt_entries: 48, ..Default::default() });

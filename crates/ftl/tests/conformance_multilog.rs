@@ -6,7 +6,7 @@
 
 use ftlab_ftl::conformance;
 
-use ftlab_ftl::multilog::{Estimator, MultiLogConfig};
+use ftlab_ftl::schemes::page::multilog::{Estimator, MultiLogConfig};
 
 conformance!(multilog_oracle, MultiLogConfig::default());
 conformance!(multilog_online, MultiLogConfig { estimator: Estimator::Online, logs: 4, ..MultiLogConfig::default() });

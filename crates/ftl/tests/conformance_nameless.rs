@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use ftlab_ftl::conformance;
-use ftlab_ftl::nameless::NamelessConfig;
+use ftlab_ftl::schemes::host::nameless::NamelessConfig;
 
 // The block interface is the metadata space, which is a share of the device
 // (`virtual_share`, default 5%); the suite's full-device overwrite needs the

@@ -4,7 +4,7 @@
 
 use ftlab_ftl::conformance;
 
-use ftlab_ftl::nftl::NftlConfig;
+use ftlab_ftl::schemes::block::nftl::NftlConfig;
 
 conformance!(nftl, NftlConfig::default());
 conformance!(

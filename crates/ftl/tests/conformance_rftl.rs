@@ -5,7 +5,7 @@
 
 use ftlab_ftl::conformance;
 
-use ftlab_ftl::rftl::RftlConfig;
+use ftlab_ftl::schemes::realtime::rftl::RftlConfig;
 
 conformance!(rftl, RftlConfig::default());
 conformance!(rftl_two_copies_per_step, RftlConfig { copies_per_step: 2, oob_lookup: false, ..RftlConfig::default() });

@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 use ftlab_ftl::conformance;
-use ftlab_ftl::subpage::{Packing, SubPageConfig};
+use ftlab_ftl::schemes::page::subpage::{Packing, SubPageConfig};
 
 conformance!(subpage_quarter_pages, SubPageConfig { unit_bytes: 1024, ..SubPageConfig::default() });
 conformance!(subpage_jasmine_shape, SubPageConfig::default(), ftlab_ftl::conformance::jasmine_geometry());

@@ -4,7 +4,7 @@
 
 use ftlab_ftl::conformance;
 
-use ftlab_ftl::telomere::{Placement, TaskConfig, TelomereConfig};
+use ftlab_ftl::schemes::realtime::telomere::{Placement, TaskConfig, TelomereConfig};
 
 fn with_tasks(policy: Placement) -> TelomereConfig {
     let task = |name: &str, write_pages, write_period_ms, lifetime_ms, granularity| TaskConfig {

@@ -6,7 +6,7 @@
 
 use ftlab_ftl::conformance;
 
-use ftlab_ftl::waogc::WaoGcConfig;
+use ftlab_ftl::schemes::realtime::waogc::WaoGcConfig;
 
 fn one_chip() -> ftlab_nand::Geometry {
     ftlab_nand::Geometry {

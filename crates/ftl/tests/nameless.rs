@@ -1,5 +1,5 @@
 //! The Nameless-Write device's own suite (003 Section 3.4, Table 3), driven by
-//! the file-system model `ftlab_ftl::nameless::host`: random file operations
+//! the file-system model `ftlab_ftl::schemes::host::nameless::host`: random file operations
 //! with every data block read back at the address the host holds; power cuts
 //! at random points, recovery and the replay of migrations (the crash race),
 //! after which every block the recovered inodes name reads back its
@@ -12,8 +12,8 @@
 #![allow(clippy::unwrap_used)]
 
 use ftlab_ftl::conformance::{nand_config, proptest, Geometry};
-use ftlab_ftl::nameless::host::{tag, HostFs, Rig};
-use ftlab_ftl::nameless::{NamelessConfig, PhysAddr};
+use ftlab_ftl::schemes::host::nameless::host::{tag, HostFs, Rig};
+use ftlab_ftl::schemes::host::nameless::{NamelessConfig, PhysAddr};
 use ftlab_ftl::{ErrorKind, Flash, FtlError};
 use ftlab_nand::{BlockId, Faults, Nand, NandConfig, NandError, Payload, SimTime};
 use proptest::prelude::*;

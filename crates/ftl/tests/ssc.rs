@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 
 use ftlab_ftl::conformance::{nand_config, proptest, small_geometry, Geometry};
-use ftlab_ftl::ssc::{Consistency, Eviction, SscConfig, MAX_BLOCKS, MAX_EXISTS};
+use ftlab_ftl::schemes::host::ssc::{Consistency, Eviction, SscConfig, MAX_BLOCKS, MAX_EXISTS};
 use ftlab_ftl::{ErrorKind, Flash, Ftl, FtlBuilder, FtlError};
 use ftlab_nand::{BlockId, Faults, Nand, NandConfig, NandError, Payload, SimTime};
 use proptest::prelude::*;
@@ -860,7 +860,8 @@ fn reached_through_the_ftl_trait_and_registry() {
     p.insert("eviction".into(), toml::Value::String("sometimes".into()));
     assert!(ftlab_ftl::registry::build("ssc", &p).is_err());
     // Other FTLs have no cache commands.
-    let mut pm = ftlab_ftl::pagemap::PageMapConfig::default().format(&mut flash.io(SimTime::ZERO)).unwrap();
+    let mut pm =
+        ftlab_ftl::schemes::page::pagemap::PageMapConfig::default().format(&mut flash.io(SimTime::ZERO)).unwrap();
     assert!(pm.ssc().is_none());
 }
 

@@ -9,10 +9,10 @@ use rand_chacha::ChaCha8Rng;
 
 use super::replay::RecoveryReads;
 use super::MapPersistence;
-use crate::bast::{Bast, BastConfig};
 use crate::conformance::{nand_config, Harness};
-use crate::fast::{Fast, FastConfig};
-use crate::janus::{Janus, JanusConfig};
+use crate::schemes::block::bast::{Bast, BastConfig};
+use crate::schemes::block::fast::{Fast, FastConfig};
+use crate::schemes::block::janus::{Janus, JanusConfig};
 use crate::{Ftl, FtlBuilder, FtlError, Io, Purpose};
 use ftlab_nand::{Geometry, SimTime};
 

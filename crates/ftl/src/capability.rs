@@ -1,0 +1,227 @@
+//! What a scheme offers beyond the block commands of [`Ftl`](crate::Ftl): promises and
+//! hints read through [`Ftl::capabilities`](crate::Ftl::capabilities) ([`Capabilities`]: [`RealTime`],
+//! [`Placement`]) and the command sets reached through [`Ftl::extension`](crate::Ftl::extension)
+//! ([`Extension`]: a solid-state cache's [`SolidStateCache`], a Nameless-Write
+//! device's [`Nameless`]). They live here, beside the trait, so that the
+//! device, the wrappers ([`crate::Layered`]) and FTLs in other crates use them
+//! without naming a scheme; the schemes implement them
+//! ([`crate::schemes::host::ssc`], [`crate::schemes::host::nameless`], the
+//! real-time schemes of [`crate::schemes::realtime`]).
+
+use serde::{Deserialize, Serialize};
+
+use ftlab_nand::{DieId, Payload, SimTime};
+
+use crate::{FtlError, Hint, Io, Lpn, StreamVerdict};
+
+/// What an FTL offers beyond the block commands, reached in one call
+/// ([`Ftl::capabilities`](crate::Ftl::capabilities)) so that a wrapper hands on all of it or none.
+#[derive(Clone, Copy, Default)]
+pub struct Capabilities<'a> {
+    /// The scheme's real-time guarantees and admission control ([`RealTime`]).
+    pub realtime: Option<&'a dyn RealTime>,
+    /// Where the scheme's page commands land ([`Placement`]): per-die dispatch
+    /// uses it.
+    pub placement: Option<&'a dyn Placement>,
+}
+
+impl Capabilities<'_> {
+    /// No capability: a scheme that promises nothing and cannot tell where its
+    /// commands land.
+    pub const NONE: Capabilities<'static> = Capabilities { realtime: None, placement: None };
+}
+
+impl std::fmt::Debug for Capabilities<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Capabilities")
+            .field("realtime", &self.realtime.map(|r| r.service_bound()))
+            .field("placement", &self.placement.is_some())
+            .finish()
+    }
+}
+
+/// The command set an FTL speaks beside the block commands ([`Ftl::extension`](crate::Ftl::extension)).
+pub enum Extension<'a> {
+    /// Block commands only.
+    None,
+    /// The cache commands of a solid-state cache ([`SolidStateCache`], e.g.
+    /// [`ssc`](crate::schemes::host::ssc)).
+    Cache(&'a mut dyn SolidStateCache),
+    /// The commands of a Nameless-Write device ([`Nameless`], e.g. [`nameless`](crate::schemes::host::nameless)).
+    Nameless(&'a mut dyn Nameless),
+}
+
+impl std::fmt::Debug for Extension<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Extension<'_> {
+    /// The extension's name, e.g. for an error that says which one a command needs.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Extension::None => "none",
+            Extension::Cache(_) => "cache",
+            Extension::Nameless(_) => "nameless",
+        }
+    }
+}
+
+/// A capability of the real-time schemes (001, 002, 000): the guarantee they
+/// promise and, for those that admit tasks, the verdicts and the task space.
+/// Reached through [`Ftl::capabilities`](crate::Ftl::capabilities).
+pub trait RealTime {
+    /// The worst-case service time the scheme promises for one page command
+    /// (see the simulator's definition of service), if it promises one on this
+    /// chip and configuration; the simulator counts the commands that exceed it.
+    fn service_bound(&self) -> Option<SimTime>;
+    /// The verdict of the FTL's admission control on each task of the set it was
+    /// configured with, in the set's order (e.g. Telomere). `None`: no admission
+    /// control; every stream is served as best it can.
+    fn admission(&self) -> Option<Vec<StreamVerdict>> {
+        None
+    }
+    /// Logical pages after [`Ftl::logical_pages`](crate::Ftl::logical_pages) that hold admitted tasks' data:
+    /// only writes whose [`Hint::stream`] is an admitted task may use them; reads
+    /// and trims reach them too. 0 (the default) without reservations.
+    fn stream_pages(&self) -> u32 {
+        0
+    }
+}
+
+/// A capability of schemes that know where a page command will land without a
+/// flash operation; the simulator's per-die dispatch holds a command until its
+/// die is free. Reached through [`Ftl::capabilities`](crate::Ftl::capabilities). Both answers are hints, asked
+/// again before the command is issued.
+pub trait Placement {
+    /// The die a read of `lpn` would touch now (e.g. from a mapping table in
+    /// RAM); `None` when the page is not on the flash or the FTL cannot tell.
+    fn die_of(&self, lpn: Lpn) -> Option<DieId>;
+    /// The die a write of `lpn` with `hint` would be programmed on if issued now,
+    /// when the FTL places it by a rule of its own rather than on whichever die
+    /// is free (e.g. a task's stripe); `None` (the default) when it takes a free
+    /// die.
+    fn write_die(&self, _lpn: Lpn, _hint: &Hint) -> Option<DieId> {
+        None
+    }
+}
+
+/// Most blocks one [`SolidStateCache::exists`] call may ask about.
+pub const MAX_EXISTS: u64 = 1 << 20;
+
+/// The cache commands of a solid-state cache (FlashTier, 003 Section 2.2),
+/// reached through [`crate::Ftl::extension`] ([`crate::Extension::Cache`]). Blocks are disk block numbers, each one
+/// flash page of data; see the [module documentation](crate::schemes::host::ssc) for the result of
+/// odd input and the durability contract.
+pub trait SolidStateCache {
+    /// Caches `data` as the clean contents of `block` (the disk holds the same
+    /// data). A dirty copy of the block is replaced, and the block becomes clean.
+    fn write_clean(&mut self, io: &mut Io, block: u64, data: Payload) -> Result<(), FtlError>;
+    /// Caches `data` as the dirty contents of `block` (newer than the disk).
+    /// Refused with [`FtlError::DeviceFull`] when the cache already holds its
+    /// capacity of dirty blocks.
+    fn write_dirty(&mut self, io: &mut Io, block: u64, data: Payload) -> Result<(), FtlError>;
+    /// The cached contents of `block`, or `Ok(None)` on a miss (never cached,
+    /// evicted, or evicted silently when clean). A miss touches no flash; the
+    /// prototype returned it as a distinguished data pattern over the data path
+    /// (003 Section 3.2), a transfer the host side may charge.
+    fn read(&mut self, io: &mut Io, block: u64) -> Result<Option<Payload>, FtlError>;
+    /// Removes `block` from the cache; a no-op when it is absent. Durable once a
+    /// later flush completes.
+    fn evict(&mut self, io: &mut Io, block: u64) -> Result<(), FtlError>;
+    /// Marks a dirty `block` clean (the host wrote it back to the disk); a no-op
+    /// when it is absent or clean. Durable once a later flush completes.
+    fn clean(&mut self, io: &mut Io, block: u64) -> Result<(), FtlError>;
+    /// Which of the `count` blocks from `first` are dirty, in order. At most
+    /// [`MAX_EXISTS`] blocks; a longer range is refused. Answered from the map
+    /// in RAM, with no flash operation.
+    fn exists(&mut self, io: &mut Io, first: u64, count: u64) -> Result<Vec<bool>, FtlError>;
+    /// Makes every earlier evict and clean durable (writes are durable when
+    /// acknowledged). The same as [`crate::Ftl::flush`].
+    fn flush(&mut self, io: &mut Io) -> Result<(), FtlError>;
+    /// Clean blocks garbage collection has evicted silently so far.
+    fn evictions(&self) -> u64;
+    /// Blocks cached now (clean and dirty).
+    fn cached_blocks(&self) -> u64;
+    /// Dirty blocks cached now.
+    fn dirty_blocks(&self) -> u64;
+    /// The most dirty blocks the cache holds (with silent eviction off, the most
+    /// blocks it holds).
+    fn capacity(&self) -> u64;
+}
+
+/// A physical address handed to the host: the physical page number in the low
+/// 32 bits, the erase count of its block at the write in the high 32 bits (see
+/// the [module documentation](crate::schemes::host::nameless), "Addresses").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct PhysAddr(pub u64);
+
+impl PhysAddr {
+    /// The address of page `ppa` in a block erased `generation` times.
+    pub fn new(ppa: ftlab_nand::Ppa, generation: u32) -> Self {
+        PhysAddr(u64::from(generation) << 32 | u64::from(ppa.0))
+    }
+    /// The physical page.
+    pub fn ppa(self) -> ftlab_nand::Ppa {
+        ftlab_nand::Ppa(self.0 as u32)
+    }
+    /// The erase count of the page's block when it was written.
+    pub fn generation(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+}
+
+impl std::fmt::Display for PhysAddr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#x} (page {}, generation {})", self.0, self.ppa().0, self.generation())
+    }
+}
+
+/// A migration up-call (Table 3, "migration-callback"): the data block named
+/// `tag` moved to `new`. `old` is the address it had, or `None` for a replay
+/// after a power cut (the device no longer knows it; the host finds the block
+/// by its tag).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Migration {
+    pub old: Option<PhysAddr>,
+    pub new: PhysAddr,
+    pub tag: u32,
+    /// Whether the page is a moved copy (its OOB records the move); in a
+    /// replay, `false` is a data page never moved, reported for the host's
+    /// check (see the module documentation).
+    pub moved: bool,
+}
+
+/// The Nameless-Write commands (003 Section 3.4, Table 3), reached through
+/// [`crate::Ftl::extension`] ([`crate::Extension::Nameless`]). See the [module documentation](crate::schemes::host::nameless) for the
+/// results of odd input and the contract after a power cut.
+pub trait Nameless {
+    /// Writes a data block with no logical address; returns the address the
+    /// device chose. `tag` names the block to the host (kept in the OOB).
+    fn nameless_write(&mut self, io: &mut Io, tag: u32, data: Payload) -> Result<PhysAddr, FtlError>;
+    /// Writes a metadata block at logical address `lba`.
+    fn virtual_write(&mut self, io: &mut Io, lba: u32, data: Payload) -> Result<(), FtlError>;
+    /// Reads a metadata block; `None` if it was never written.
+    fn virtual_read(&mut self, io: &mut Io, lba: u32) -> Result<Option<Payload>, FtlError>;
+    /// Reads a data block by its address (redirected while a migration of it
+    /// is pending).
+    fn physical_read(&mut self, io: &mut Io, addr: PhysAddr) -> Result<Payload, FtlError>;
+    /// Frees a data block by its address.
+    fn free(&mut self, io: &mut Io, addr: PhysAddr) -> Result<(), FtlError>;
+    /// The migrations queued since the last call, oldest first.
+    fn take_migrations(&mut self) -> Vec<Migration>;
+    /// The host recorded migration `m`: its redirect is dropped. A no-op when
+    /// it is not pending (a replay, already acknowledged, or freed).
+    fn ack_migration(&mut self, m: &Migration);
+    /// Migrations recorded and not yet acknowledged.
+    fn pending_migrations(&self) -> u64;
+    /// Data pages moved by garbage collection so far (each one a migration).
+    fn migrations(&self) -> u64;
+    /// Live data pages.
+    fn data_pages(&self) -> u64;
+    /// The most live data pages the device holds.
+    fn data_capacity(&self) -> u64;
+    /// Metadata addresses (the virtual-write space).
+    fn virtual_pages(&self) -> u32;
+}

@@ -1,0 +1,7 @@
+//! Page-mapped schemes: a logical page maps to any physical page, garbage
+//! collection copies valid pages off a victim block.
+
+pub mod dftl;
+pub mod multilog;
+pub mod pagemap;
+pub mod subpage;
