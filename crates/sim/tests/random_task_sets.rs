@@ -6,7 +6,7 @@
 //! With Eq. 20 alone (writes charged `ceil(w / S_chips)`) 5 of the first 12 sets
 //! on the 4-die device missed 1 to 62 of about 800 jobs: a task striped over `g <
 //! S_chips` dies puts `ceil(w / g)` pages on each. The FTL's per-chip check
-//! (`ftlab_ftl::telomere` module `chips`) refuses what would overload a chip, and
+//! (`ftlab_ftl::schemes::realtime::telomere` module `chips`) refuses what would overload a chip, and
 //! its stripes go by address so that a waiting write's die is known. Checked with
 //! 200 seeds per shape (800 runs, no miss); 40 are kept to stay fast.
 #![allow(clippy::unwrap_used)]
