@@ -185,9 +185,25 @@ pub struct ServeArgs {
     pub ftl: Option<String>,
     #[command(flatten)]
     pub config: ConfigArgs,
-    /// Where to listen: unix:PATH (clients use nbd+unix:///?socket=PATH) or tcp:HOST:PORT.
-    #[arg(long, value_name = "ADDRESS", help_heading = "Server")]
+    /// Where to listen: unix:PATH (clients use nbd+unix:///?socket=PATH) or tcp:HOST:PORT. The
+    /// default takes connections from this machine only; another host needs tcp:ADDRESS:PORT, best
+    /// with --tls require.
+    #[arg(long, value_name = "ADDRESS", default_value = "tcp:127.0.0.1:10809", help_heading = "Server")]
     pub listen: String,
+    /// TLS by NBD's STARTTLS: `off`, `on` (offered, the client chooses) or `require` (every option
+    /// before STARTTLS is refused; nothing of an export is seen without TLS). Default: `require`
+    /// with --tls-certificates, else `off`.
+    #[arg(long, value_enum, value_name = "MODE", help_heading = "Server")]
+    pub tls: Option<TlsMode>,
+    /// Directory of the TLS credentials, nbdkit's and qemu's layout: server-cert.pem (the chain),
+    /// server-key.pem, and ca-cert.pem for --tls-verify-peer. Clients (libnbd:
+    /// nbds://HOST/?tls-certificates=DIR) trust the server through ca-cert.pem.
+    #[arg(long, value_name = "DIR", help_heading = "Server")]
+    pub tls_certificates: Option<PathBuf>,
+    /// Accept only clients presenting a certificate signed by DIR/ca-cert.pem (access control;
+    /// TLS-PSK is not available).
+    #[arg(long, requires = "tls_certificates", help_heading = "Server")]
+    pub tls_verify_peer: bool,
     /// Name of the main export (default: its FTL kind); the empty name also selects it.
     #[arg(long, value_name = "NAME", help_heading = "Server")]
     pub name: Option<String>,
@@ -231,6 +247,17 @@ pub struct ServeArgs {
     /// second server off it. Repeatable, one image per export.
     #[arg(long = "image", value_name = "[NAME=]FILE", help_heading = "Server")]
     pub images: Vec<String>,
+}
+
+/// `ftlab serve --tls`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TlsMode {
+    /// No TLS: STARTTLS is refused.
+    Off,
+    /// TLS offered; clients may use it or not.
+    On,
+    /// TLS required of every client.
+    Require,
 }
 
 /// A config file and the flags that override its keys (shared by `run` and `compare`).

@@ -55,13 +55,14 @@ impl From<LabError> for CliError {
     }
 }
 
-/// The server's errors: bad addresses and exports are usage errors (exit 2).
+/// The server's errors: bad addresses, exports and TLS credentials are usage
+/// errors (exit 2).
 impl From<ftlab_server::ServerError> for CliError {
     fn from(e: ftlab_server::ServerError) -> Self {
         match e {
-            e @ (ftlab_server::ServerError::BadListen(_) | ftlab_server::ServerError::Exports(_)) => {
-                CliError::Usage(e.to_string())
-            }
+            e @ (ftlab_server::ServerError::BadListen(_)
+            | ftlab_server::ServerError::Exports(_)
+            | ftlab_server::ServerError::Tls(_)) => CliError::Usage(e.to_string()),
             e => CliError::Failed(e.to_string()),
         }
     }

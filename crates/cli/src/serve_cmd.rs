@@ -8,11 +8,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ftlab_lab::overlay::{load_file, to_config};
-use ftlab_server::{Export, ExportOptions, ExportStats, Limits, Listen, Listener, Server, ServerError, MAX_PAYLOAD};
+use ftlab_server::{
+    Export, ExportOptions, ExportStats, Limits, Listen, Listener, Server, ServerError, Tls, MAX_PAYLOAD,
+};
 use ftlab_sim::device::Device;
 use ftlab_sim::{ImageError, RunConfig};
 
-use crate::cli::ServeArgs;
+use crate::cli::{ServeArgs, TlsMode};
 use crate::config;
 use crate::error::{write_err, CliError};
 use crate::output::Sink;
@@ -60,6 +62,50 @@ struct Stats {
     exports: Vec<ExportStats>,
 }
 
+/// The server's TLS as `--tls`, `--tls-certificates` and
+/// `--tls-verify-peer` ask.
+fn tls(args: &ServeArgs) -> Result<Option<Tls>, CliError> {
+    let mode = args.tls.unwrap_or(if args.tls_certificates.is_some() { TlsMode::Require } else { TlsMode::Off });
+    match (mode, &args.tls_certificates) {
+        (TlsMode::Off, None) => Ok(None),
+        (TlsMode::Off, Some(_)) => {
+            Err(CliError::Usage("--tls off with --tls-certificates: leave one out (the certificates mean TLS)".into()))
+        }
+        (_, None) => Err(CliError::Usage(
+            "--tls on/require needs --tls-certificates DIR (server-cert.pem, server-key.pem; ca-cert.pem for \
+             --tls-verify-peer)"
+                .into(),
+        )),
+        (mode, Some(dir)) => Ok(Some(Tls::from_dir(dir, args.tls_verify_peer, mode == TlsMode::Require)?)),
+    }
+}
+
+/// What to warn about where the server listens: any host may reach it and
+/// nothing keeps it out.
+fn exposure_warning(listen: &Listen, tls: Option<&Tls>) -> Option<String> {
+    let Listen::Tcp(addr) = listen else { return None };
+    let host = addr.rsplit_once(':').map_or("", |(h, _)| h);
+    let loopback = host == "localhost"
+        || host.trim_matches(['[', ']']).parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    if loopback {
+        return None;
+    }
+    let wildcard = ["0.0.0.0", "[::]", "::", "*"].contains(&host);
+    let reach = if wildcard { format!("every interface ({addr})") } else { addr.clone() };
+    match tls {
+        Some(t) if t.require() && t.verify_peer() => None,
+        Some(t) if t.require() => Some(format!(
+            "listening on {reach} with TLS but no client certificates: traffic is encrypted, but any host \
+             that reaches this port can read and write the devices; add --tls-verify-peer"
+        )),
+        _ => Some(format!(
+            "listening on {reach} without required TLS: any host that reaches this port can read and write \
+             the devices, in the clear; use --tls require with --tls-verify-peer, or listen on 127.0.0.1 or \
+             a unix: socket unless the network is trusted"
+        )),
+    }
+}
+
 /// `ftlab serve`.
 pub fn run(args: &ServeArgs) -> Result<(), CliError> {
     if let Some(scale) = args.pace {
@@ -82,15 +128,9 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
     }
     let limits = limits(args)?;
     let listen: Listen = args.listen.parse()?;
-    if let Listen::Tcp(addr) = &listen {
-        let host = addr.rsplit_once(':').map_or("", |(h, _)| h);
-        if ["0.0.0.0", "[::]", "::", "*"].contains(&host) {
-            eprintln!(
-                "ftlab serve: warning: listening on every interface ({addr}) with no authentication and no \
-                 encryption: any host that reaches this port can read and write the devices; listen on \
-                 127.0.0.1 or a unix: socket unless the network is trusted"
-            );
-        }
+    let tls = tls(args)?;
+    if let Some(warning) = exposure_warning(&listen, tls.as_ref()) {
+        eprintln!("ftlab serve: warning: {warning}");
     }
     let options = ExportOptions { pace: args.pace, cut_after: args.cut_after };
     let main = config::from_args(&args.config, args.ftl.as_deref())?.config;
@@ -120,7 +160,21 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
             None => export,
         });
     }
-    let server = Arc::new(Server::new(exports)?.with_limits(limits));
+    let mut server = Server::new(exports)?.with_limits(limits);
+    if let Some(tls) = tls {
+        eprintln!(
+            "ftlab serve: TLS {} ({}), credentials from {}",
+            if tls.require() { "required" } else { "offered" },
+            if tls.verify_peer() {
+                "clients must present a certificate signed by ca-cert.pem"
+            } else {
+                "no client certificates"
+            },
+            args.tls_certificates.as_deref().map_or(String::new(), |d| d.display().to_string())
+        );
+        server = server.with_tls(tls);
+    }
+    let server = Arc::new(server);
     // Before any thread starts: every thread inherits SIGUSR1 blocked, and the
     // socket appears only once a SIGUSR1 cuts the power instead of ending the process.
     cut_on_sigusr1(&server)?;

@@ -266,3 +266,79 @@ fn images_are_one_per_export_and_a_foreign_image_is_refused() {
         .code(2)
         .stderr(predicate::str::contains("x.img").and(predicate::str::contains("not an ftlab device image")));
 }
+
+/// A CA and a server certificate for localhost in `dir`, nbdkit's layout.
+fn tls_dir(dir: &std::path::Path) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_key = KeyPair::generate().unwrap();
+    let ca = ca.self_signed(&ca_key).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec!["localhost".to_owned()]).unwrap().signed_by(&key, &ca, &ca_key).unwrap();
+    std::fs::write(dir.join("ca-cert.pem"), ca.pem()).unwrap();
+    std::fs::write(dir.join("server-cert.pem"), cert.pem()).unwrap();
+    std::fs::write(dir.join("server-key.pem"), key.serialize_pem()).unwrap();
+}
+
+/// What `ftlab serve ARGS` says on stderr up to its "listening on" line;
+/// then it is stopped.
+fn serve_banner(args: &[&str]) -> String {
+    let mut child = ftlab()
+        .args(["serve", "--chip", "small-slc", "--blocks-per-plane", "16"])
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let mut text = String::new();
+    let mut buf = [0u8; 4096];
+    while !text.contains("ftlab serve: listening on") {
+        let n = stderr.read(&mut buf).unwrap();
+        assert!(n > 0, "ftlab serve {args:?} ended: {text}");
+        text.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    text
+}
+
+#[test]
+fn tls_flags_and_the_warnings_about_exposure() {
+    let dir = tempfile::tempdir().unwrap();
+    tls_dir(dir.path());
+    let certs = dir.path().to_str().unwrap();
+    ftlab()
+        .args(["serve", "--tls", "require"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("needs --tls-certificates DIR"));
+    ftlab()
+        .args(["serve", "--tls-certificates", "/nonexistent"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("/nonexistent/server-cert.pem is missing"));
+    ftlab()
+        .args(["serve", "--tls-verify-peer"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--tls-certificates"));
+    ftlab()
+        .args(["serve", "--tls", "off", "--tls-certificates", certs])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("leave one out"));
+    // The default listens on loopback: no warning.
+    let banner = serve_banner(&["--listen", "tcp:127.0.0.1:0"]);
+    assert!(!banner.contains("warning"), "{banner}");
+    // Every interface, no TLS: warned.
+    let banner = serve_banner(&["--listen", "tcp:0.0.0.0:0"]);
+    assert!(banner.contains("warning: listening on every interface") && banner.contains("in the clear"), "{banner}");
+    // TLS required but anyone may present no certificate: warned.
+    let banner = serve_banner(&["--listen", "tcp:0.0.0.0:0", "--tls-certificates", certs]);
+    assert!(banner.contains("TLS required") && banner.contains("add --tls-verify-peer"), "{banner}");
+    // TLS and client certificates required: nothing to warn about.
+    let banner = serve_banner(&["--listen", "tcp:0.0.0.0:0", "--tls-certificates", certs, "--tls-verify-peer"]);
+    assert!(banner.contains("clients must present a certificate") && !banner.contains("warning"), "{banner}");
+}

@@ -23,6 +23,9 @@ pub enum ServerError {
     /// Two exports with one name, or none at all.
     #[error("{0}")]
     Exports(String),
+    /// TLS credentials that could not be read or used.
+    #[error("TLS: {0}")]
+    Tls(String),
     /// An export's image is locked by another process.
     #[error("export `{export}`: device image {}: {why}", path.display())]
     ImageInUse { export: String, path: PathBuf, why: String },

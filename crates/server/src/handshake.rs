@@ -5,9 +5,13 @@
 //! Supported: `EXPORT_NAME`, `ABORT`, `LIST`, `INFO` and `GO` (with
 //! `NBD_INFO_EXPORT`, `NBD_INFO_NAME`, `NBD_INFO_DESCRIPTION` and
 //! `NBD_INFO_BLOCK_SIZE`: minimum 512, preferred the flash page, maximum
-//! [`MAX_PAYLOAD`]). Every other option, `NBD_OPT_STRUCTURED_REPLY` and
-//! `NBD_OPT_STARTTLS` among them, is answered `NBD_REP_ERR_UNSUP`: replies are
-//! simple replies only.
+//! [`MAX_PAYLOAD`]), and `STARTTLS` when the server has TLS ([`crate::tls`]):
+//! acknowledged once, then the negotiation goes on over TLS with no second
+//! greeting; a server that requires TLS answers every other option before it
+//! `NBD_REP_ERR_TLS_REQD` (and closes on `EXPORT_NAME`). Without TLS,
+//! `STARTTLS` gets `NBD_REP_ERR_POLICY`. Every other option,
+//! `NBD_OPT_STRUCTURED_REPLY` among them, is answered `NBD_REP_ERR_UNSUP`:
+//! replies are simple replies only.
 
 use std::io::{self, Read, Write};
 use std::sync::Arc;
@@ -24,14 +28,34 @@ const MAX_OPTION: u32 = 64 << 10;
 pub(crate) enum Negotiated {
     /// The client entered transmission with this export.
     Export(Arc<Export>),
+    /// `STARTTLS` was acknowledged: the TLS handshake comes next, then
+    /// [`options`] again over TLS (`no_zeroes` as the client asked in its
+    /// flags).
+    StartTls { no_zeroes: bool },
     /// The client left (abort or closed connection) or broke the protocol;
     /// `why` says which, for the log.
     Closed { why: String },
 }
 
-/// Negotiates with one client over `r`/`w` (flushed before every read);
-/// `exports` are the server's, the first of them the default (the empty name).
-pub(crate) fn negotiate(r: &mut impl Read, w: &mut impl Write, exports: &[Arc<Export>]) -> io::Result<Negotiated> {
+/// TLS as the negotiation sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TlsState {
+    /// The server has no TLS: `STARTTLS` is refused.
+    Off,
+    /// The server offers TLS; `required`: nothing happens without it.
+    Offered { required: bool },
+    /// The connection is over TLS now.
+    Active,
+}
+
+/// Negotiates with one client over `r`/`w` (flushed before every read):
+/// the greeting, then [`options`].
+pub(crate) fn negotiate(
+    r: &mut impl Read,
+    w: &mut impl Write,
+    exports: &[Arc<Export>],
+    tls: TlsState,
+) -> io::Result<Negotiated> {
     w.write_all(&NBDMAGIC.to_be_bytes())?;
     w.write_all(&IHAVEOPT.to_be_bytes())?;
     w.write_all(&(FLAG_FIXED_NEWSTYLE | FLAG_NO_ZEROES).to_be_bytes())?;
@@ -40,7 +64,31 @@ pub(crate) fn negotiate(r: &mut impl Read, w: &mut impl Write, exports: &[Arc<Ex
     if client & !(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES) != 0 {
         return Ok(Negotiated::Closed { why: format!("unknown client flags {client:#x}") });
     }
-    let no_zeroes = client & FLAG_C_NO_ZEROES != 0;
+    // Without fixed newstyle a client cannot upgrade: the protocol's NOTLS
+    // mode, which a server that requires TLS cannot serve.
+    let tls = match tls {
+        TlsState::Offered { required: true } if client & FLAG_C_FIXED_NEWSTYLE == 0 => {
+            return Ok(Negotiated::Closed {
+                why: "the client did not take fixed newstyle, so cannot start the TLS this server requires".into(),
+            })
+        }
+        TlsState::Offered { .. } if client & FLAG_C_FIXED_NEWSTYLE == 0 => TlsState::Off,
+        t => t,
+    };
+    options(r, w, exports, tls, client & FLAG_C_NO_ZEROES != 0)
+}
+
+/// Options until the client picks an export, leaves, or upgrades to TLS;
+/// `exports` are the server's, the first of them the default (the empty
+/// name).
+pub(crate) fn options(
+    r: &mut impl Read,
+    w: &mut impl Write,
+    exports: &[Arc<Export>],
+    tls: TlsState,
+    no_zeroes: bool,
+) -> io::Result<Negotiated> {
+    let required = tls == TlsState::Offered { required: true };
     loop {
         w.flush()?;
         let magic = match read_u64(r) {
@@ -64,6 +112,34 @@ pub(crate) fn negotiate(r: &mut impl Read, w: &mut impl Write, exports: &[Arc<Ex
         let mut data = vec![0u8; len as usize];
         r.read_exact(&mut data)?;
         match option {
+            OPT_STARTTLS if !data.is_empty() => {
+                write_option_reply(w, option, REP_ERR_INVALID, b"NBD_OPT_STARTTLS takes no data")?;
+            }
+            OPT_STARTTLS => match tls {
+                TlsState::Off => {
+                    let msg = b"this server has no TLS credentials (ftlab serve --tls-certificates DIR)";
+                    write_option_reply(w, option, REP_ERR_POLICY, msg)?;
+                }
+                TlsState::Active => write_option_reply(w, option, REP_ERR_INVALID, b"TLS is already on")?,
+                TlsState::Offered { .. } => {
+                    write_option_reply(w, option, REP_ACK, &[])?;
+                    w.flush()?;
+                    return Ok(Negotiated::StartTls { no_zeroes });
+                }
+            },
+            OPT_EXPORT_NAME if required => {
+                // It cannot be refused with an error: the session ends.
+                return Ok(Negotiated::Closed { why: "NBD_OPT_EXPORT_NAME without TLS, which is required".into() });
+            }
+            OPT_ABORT => {
+                // The client may already be gone.
+                let _ = write_option_reply(w, option, REP_ACK, &[]).and_then(|()| w.flush());
+                return Ok(Negotiated::Closed { why: "NBD_OPT_ABORT".into() });
+            }
+            _ if required => {
+                let msg = b"this server requires TLS: send NBD_OPT_STARTTLS first";
+                write_option_reply(w, option, REP_ERR_TLS_REQD, msg)?;
+            }
             OPT_EXPORT_NAME => {
                 let name = String::from_utf8_lossy(&data);
                 let Some(export) = find(exports, &name) else {
@@ -79,11 +155,6 @@ pub(crate) fn negotiate(r: &mut impl Read, w: &mut impl Write, exports: &[Arc<Ex
                 }
                 w.flush()?;
                 return Ok(Negotiated::Export(export.clone()));
-            }
-            OPT_ABORT => {
-                // The client may already be gone.
-                let _ = write_option_reply(w, option, REP_ACK, &[]).and_then(|()| w.flush());
-                return Ok(Negotiated::Closed { why: "NBD_OPT_ABORT".into() });
             }
             OPT_LIST if !data.is_empty() => {
                 write_option_reply(w, option, REP_ERR_INVALID, b"NBD_OPT_LIST takes no data")?;
@@ -117,7 +188,7 @@ pub(crate) fn negotiate(r: &mut impl Read, w: &mut impl Write, exports: &[Arc<Ex
                 },
             },
             _ => {
-                let msg = format!("option {option} is not supported by ftlab serve (simple replies only, no TLS)");
+                let msg = format!("option {option} is not supported by ftlab serve (simple replies only)");
                 write_option_reply(w, option, REP_ERR_UNSUP, msg.as_bytes())?;
             }
         }

@@ -9,7 +9,9 @@
 //! - the handshake is fixed newstyle with `NO_ZEROES`, and the options
 //!   `EXPORT_NAME`, `GO`, `INFO` (export size and flags, block sizes: minimum
 //!   512, preferred the flash page, maximum [`MAX_PAYLOAD`]), `LIST` and
-//!   `ABORT`; any other option is answered `NBD_REP_ERR_UNSUP`;
+//!   `ABORT`, and `STARTTLS` with [`Server::with_tls`] ([`Tls`]: offered or
+//!   required, client certificates optional); any other option is answered
+//!   `NBD_REP_ERR_UNSUP`;
 //! - transmission takes `READ`, `WRITE`, `FLUSH`, `TRIM`, `WRITE_ZEROES`
 //!   (`NO_HOLE` writes zeroes instead of trimming) and `DISC`, with `FUA`;
 //!   several requests are in flight at once and replies (simple replies) go
@@ -59,9 +61,11 @@ mod listen;
 pub mod proto;
 mod server;
 mod session;
+mod tls;
 
 pub use error::ServerError;
 pub use export::{Export, ExportOptions, ExportStats, MAX_PAYLOAD};
 pub use listen::{Listen, Listener};
 pub use server::{Limits, Server};
 pub use session::nbd_error;
+pub use tls::Tls;

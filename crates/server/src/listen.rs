@@ -163,6 +163,14 @@ impl Conn {
         }
     }
 
+    /// Non-blocking I/O (`true`) or blocking.
+    pub(crate) fn set_nonblocking(&self, on: bool) -> io::Result<()> {
+        match self {
+            Conn::Unix(s) => s.set_nonblocking(on),
+            Conn::Tcp(s) => s.set_nonblocking(on),
+        }
+    }
+
     /// A second handle on the same socket.
     pub(crate) fn try_clone(&self) -> io::Result<Conn> {
         Ok(match self {
@@ -177,6 +185,15 @@ impl Conn {
             Conn::Unix(s) => s.shutdown(Shutdown::Both),
             Conn::Tcp(s) => s.shutdown(Shutdown::Both),
         };
+    }
+}
+
+impl std::os::fd::AsFd for Conn {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        match self {
+            Conn::Unix(s) => s.as_fd(),
+            Conn::Tcp(s) => s.as_fd(),
+        }
     }
 }
 

@@ -29,6 +29,8 @@ pub const OPT_EXPORT_NAME: u32 = 1;
 pub const OPT_ABORT: u32 = 2;
 /// Option: list the exports.
 pub const OPT_LIST: u32 = 3;
+/// Option: upgrade the connection to TLS.
+pub const OPT_STARTTLS: u32 = 5;
 /// Option: describe an export.
 pub const OPT_INFO: u32 = 6;
 /// Option: describe an export and enter transmission.
@@ -43,8 +45,12 @@ pub const REP_INFO: u32 = 3;
 const REP_ERR: u32 = 1 << 31;
 /// Option reply: the option is not supported.
 pub const REP_ERR_UNSUP: u32 = REP_ERR | 1;
+/// Option reply: refused by the server's policy.
+pub const REP_ERR_POLICY: u32 = REP_ERR | 2;
 /// Option reply: the option is malformed.
 pub const REP_ERR_INVALID: u32 = REP_ERR | 3;
+/// Option reply: not without TLS (FORCEDTLS: any option before STARTTLS).
+pub const REP_ERR_TLS_REQD: u32 = REP_ERR | 5;
 /// Option reply: no such export.
 pub const REP_ERR_UNKNOWN: u32 = REP_ERR | 6;
 /// Option reply: the server is shutting down.

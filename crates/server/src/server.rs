@@ -10,9 +10,10 @@ use std::time::Duration;
 use ftlab_sim::device::DeviceError;
 
 use crate::export::{Export, ExportStats};
-use crate::handshake::{negotiate, Negotiated};
+use crate::handshake::{negotiate, options, Negotiated, TlsState};
 use crate::listen::{Conn, Listener};
 use crate::session::{transmit, Budget};
+use crate::tls::Tls;
 use crate::ServerError;
 
 /// How often the accept loop looks at the stop flag.
@@ -68,6 +69,8 @@ pub struct Server {
     pinned: Arc<AtomicU64>,
     /// Connections refused for [`Limits::max_connections`].
     refused: AtomicU64,
+    /// TLS credentials and policy ([`Server::with_tls`]).
+    tls: Option<Tls>,
 }
 
 impl Server {
@@ -92,6 +95,7 @@ impl Server {
             limits: Limits::default(),
             pinned: Arc::new(AtomicU64::new(0)),
             refused: AtomicU64::new(0),
+            tls: None,
         })
     }
 
@@ -99,6 +103,18 @@ impl Server {
     pub fn with_limits(mut self, limits: Limits) -> Server {
         self.limits = limits;
         self
+    }
+
+    /// The server with TLS ([`crate::tls`]): offered to every client, or
+    /// required of every client if [`Tls::require`].
+    pub fn with_tls(mut self, tls: Tls) -> Server {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// Its TLS, if it has any.
+    pub fn tls(&self) -> Option<&Tls> {
+        self.tls.as_ref()
     }
 
     /// Bytes the connections' requests pin in the server now (reads not yet
@@ -220,34 +236,63 @@ impl Server {
     /// One connection, negotiation then transmission; ends quietly when the
     /// client leaves normally, with a line on stderr otherwise.
     fn connection(&self, id: u64, conn: Conn) {
+        let mut pump = None;
         let outcome = (|| -> std::io::Result<Option<String>> {
             let limits = &self.limits;
             conn.set_timeouts(Some(limits.handshake_timeout), Some(limits.handshake_timeout))?;
+            let tls = match &self.tls {
+                None => TlsState::Off,
+                Some(t) => TlsState::Offered { required: t.require() },
+            };
             let mut reader = conn.try_clone()?;
             let mut writer = BufWriter::new(conn);
-            let negotiated = match negotiate(&mut reader, &mut writer, &self.exports) {
+            let mut negotiated = match negotiate(&mut reader, &mut writer, &self.exports, tls) {
                 Err(e) if timed_out(&e) => {
                     return Ok(Some(format!("no export chosen within {:?}: closed", limits.handshake_timeout)))
                 }
                 n => n?,
             };
+            let mut conn = writer.into_inner().map_err(|e| e.into_error())?;
+            if let (Negotiated::StartTls { no_zeroes }, Some(t)) = (&negotiated, &self.tls) {
+                // The rest of the connection runs over the TLS session's
+                // plaintext end, with the same timeouts.
+                let (plain, thread) = crate::tls::start(t, conn, limits.write_timeout)?;
+                pump = Some(thread);
+                plain.set_timeouts(Some(limits.handshake_timeout), Some(limits.handshake_timeout))?;
+                let mut reader = plain.try_clone()?;
+                let mut writer = BufWriter::new(plain);
+                negotiated = match options(&mut reader, &mut writer, &self.exports, TlsState::Active, *no_zeroes) {
+                    Err(e) if timed_out(&e) => {
+                        return Ok(Some(format!(
+                            "no TLS handshake and export choice within {:?}: closed",
+                            limits.handshake_timeout
+                        )))
+                    }
+                    n => n?,
+                };
+                conn = writer.into_inner().map_err(|e| e.into_error())?;
+            }
             let export = match negotiated {
                 Negotiated::Export(export) => export,
                 Negotiated::Closed { why } if why == "NBD_OPT_ABORT" => return Ok(None),
                 Negotiated::Closed { why } => return Ok(Some(why)),
+                Negotiated::StartTls { .. } => return Ok(Some("NBD_OPT_STARTTLS twice".into())),
             };
-            let conn = writer.into_inner().map_err(|e| e.into_error())?;
             conn.set_timeouts(limits.idle_timeout, Some(limits.write_timeout))?;
             let budget = Budget::new(limits.connection_bytes, limits.total_bytes, self.pinned.clone());
             let why = transmit(&export, conn, &self.stop, budget)?;
             let normal = why == "NBD_CMD_DISC" || why == "the client closed the connection";
             Ok((!normal && !self.stopping()).then(|| format!("export `{}`: {why}", export.name())))
         })();
-        match outcome {
-            Ok(None) => {}
-            Ok(Some(why)) => eprintln!("ftlab serve: connection {id} closed: {why}"),
-            Err(e) if self.stopping() => drop(e),
-            Err(e) => eprintln!("ftlab serve: connection {id}: {e}"),
+        // Why TLS failed, if it did: the connection's own reason is then only
+        // its consequence.
+        let tls_failure = pump.and_then(|p| p.join().ok().flatten());
+        match (outcome, tls_failure) {
+            (_, Some(why)) if !self.stopping() => eprintln!("ftlab serve: connection {id} closed: {why}"),
+            (Ok(None), _) => {}
+            (Ok(Some(why)), _) => eprintln!("ftlab serve: connection {id} closed: {why}"),
+            (Err(e), _) if self.stopping() => drop(e),
+            (Err(e), _) => eprintln!("ftlab serve: connection {id}: {e}"),
         }
         self.forget(id);
     }

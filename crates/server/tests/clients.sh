@@ -7,7 +7,8 @@
 # checked and read back over a new connection; nbdsh's targeted cases (FUA,
 # write-zeroes, flush, trim then read, error codes); then a power cut under fio, and
 # a device image kept across a restart (with a SIGUSR1 power cut) and a crash, and a
-# write-back device's flushed writes surviving a power cut (fio verify_only).
+# write-back device's flushed writes surviving a power cut (fio verify_only);
+# TLS with client certificates (nbdinfo refused without, nbdcopy round trip with).
 #
 # Run from the workspace root: bash crates/server/tests/clients.sh
 # FTLAB is the binary under test (default: target/debug/ftlab, built first);
@@ -398,6 +399,66 @@ if have qemu-img "flushed writes kept across a crash"; then
     fail "SIGKILL after a flush: the reopened image differs"; cat "$work/crashed.err"
   fi
   stop crashed
+fi
+
+# TLS with the real clients: certificates made with openssl (a CA, a server
+# certificate for localhost, a client certificate, and one from another CA); a
+# server that requires TLS and client certificates on 127.0.0.1. A plaintext
+# client, a TLS client without a certificate and one with a stray certificate
+# are refused and see nothing; with the CA's certificate nbdcopy writes a
+# random image over TLS and reads it back byte for byte.
+if have openssl "TLS certificates for the TLS case" && have nbdcopy "TLS case" && have nbdinfo "TLS case"; then
+  tls="$work/tls"
+  mkdir -p "$tls" "$work/tls-nocert" "$work/tls-stray"
+  cert() { # cert NAME CN EXT CA_DIR: NAME-key.pem, NAME-cert.pem signed by CA_DIR's CA
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$tls/$1-key.pem" \
+      -out "$tls/$1.csr" -subj "/CN=$2" 2>/dev/null
+    openssl x509 -req -in "$tls/$1.csr" -CA "$4/ca-cert.pem" -CAkey "$4/ca-key.pem" -CAcreateserial \
+      -out "$tls/$1-cert.pem" -days 2 -extfile <(printf '%s\n' "$3") 2>/dev/null
+  }
+  ca() { # ca DIR: a self-signed CA in DIR
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$1/ca-key.pem" \
+      -out "$1/ca-cert.pem" -days 2 -subj "/CN=ftlab test CA $(basename "$1")" 2>/dev/null
+  }
+  ca "$tls"
+  ca "$work/tls-stray"
+  cert server localhost "subjectAltName=DNS:localhost,IP:127.0.0.1
+extendedKeyUsage=serverAuth" "$tls"
+  cert client client "extendedKeyUsage=clientAuth" "$tls"
+  cert stray client "extendedKeyUsage=clientAuth" "$work/tls-stray"
+  cp "$tls/ca-cert.pem" "$work/tls-nocert/"
+  cp "$tls/ca-cert.pem" "$work/tls-stray/ca-cert.pem.ours"
+  mv "$tls/stray-cert.pem" "$work/tls-stray/client-cert.pem"
+  mv "$tls/stray-key.pem" "$work/tls-stray/client-key.pem"
+  mv "$work/tls-stray/ca-cert.pem.ours" "$work/tls-stray/ca-cert.pem"
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "$FTLAB" serve "${DEVICE[@]}" --ftl dftl --listen "tcp:127.0.0.1:$port" --tls-certificates "$tls" \
+    --tls-verify-peer >"$work/tls.out.json" 2>"$work/tls.err" &
+  server_pid=$!
+  for _ in $(seq 100); do grep -q "ftlab serve: listening on" "$work/tls.err" && break; sleep 0.1; done
+  if nbdinfo "nbd://127.0.0.1:$port/" >/dev/null 2>"$work/tls-plain.err"; then
+    fail "TLS required: a plaintext client got in"
+  else
+    pass "TLS required: a plaintext nbdinfo is refused ($(head -c 120 "$work/tls-plain.err" | head -1))"
+  fi
+  for who in nocert stray; do
+    if nbdinfo "nbds://localhost:$port/?tls-certificates=$work/tls-$who" >/dev/null 2>"$work/tls-$who.err"; then
+      fail "client certificates required: a TLS client ($who) got in"
+    else
+      pass "client certificates required: a TLS client with $( [ $who = nocert ] && echo 'no certificate' || echo 'a certificate from another CA') is refused ($(head -c 100 "$work/tls-$who.err" | head -1))"
+    fi
+  done
+  head -c 4194304 /dev/urandom >"$work/tls-in.raw"
+  if nbdcopy "$work/tls-in.raw" "nbds://localhost:$port/?tls-certificates=$tls" 2>"$work/tls-copy.err" \
+    && nbdcopy "nbds://localhost:$port/?tls-certificates=$tls" "$work/tls-out.raw" 2>>"$work/tls-copy.err" \
+    && cmp -n 4194304 "$work/tls-in.raw" "$work/tls-out.raw"; then
+    pass "over TLS with the CA's client certificate: nbdcopy writes 4 MiB and reads every byte back"
+  else
+    fail "nbdcopy over TLS"; cat "$work/tls-copy.err"; tail -5 "$work/tls.err"
+  fi
+  kill -TERM "$server_pid"
+  wait "$server_pid" || fail "ftlab serve with TLS exited $?"
+  server_pid=""
 fi
 
 echo "clients.sh: $(($(date +%s) - start)) s"
