@@ -749,10 +749,44 @@ impl PreconditionSpec {
     }
 }
 
+/// The dotted key path of the setting at byte `at` of the TOML document `text`
+/// (where a parse or deserialization error points): the key of its line under
+/// the last `[table]` or `[[array]]` header before it, or the header itself;
+/// empty where the line names no key. Inline tables are not looked into.
+pub fn key_at(text: &str, at: usize) -> String {
+    let at = at.min(text.len());
+    let start = text.get(..at).and_then(|t| t.rfind('\n')).map_or(0, |i| i + 1);
+    let line = text.get(start..).and_then(|t| t.lines().next()).unwrap_or("").trim();
+    let header = |l: &str| {
+        let l = l.trim();
+        let inner = l.strip_prefix("[[").and_then(|l| l.split("]]").next());
+        let inner = inner.or_else(|| l.strip_prefix('[').and_then(|l| l.split(']').next()));
+        inner.map(unquote)
+    };
+    if let Some(h) = header(line) {
+        return h;
+    }
+    let key = line.split('=').next().filter(|_| line.contains('=')).map(unquote).unwrap_or_default();
+    let table = text.get(..start).and_then(|t| t.lines().rev().find_map(header)).unwrap_or_default();
+    match (table.is_empty(), key.is_empty()) {
+        (_, true) => String::new(),
+        (true, false) => key,
+        (false, false) => format!("{table}.{key}"),
+    }
+}
+
+/// A dotted key as written (`a."b".c`, with spaces) as its plain path (`a.b.c`).
+fn unquote(key: &str) -> String {
+    key.split('.').map(|p| p.trim().trim_matches(['"', '\''])).collect::<Vec<_>>().join(".")
+}
+
 impl RunConfig {
     /// Parses a TOML document; unknown keys are errors naming them.
     pub fn from_toml(text: &str, origin: &str) -> Result<RunConfig, SimError> {
-        toml::from_str(text).map_err(|e| SimError::config("", format!("{origin}: {e}")))
+        toml::from_str(text).map_err(|e: toml::de::Error| {
+            let key = e.span().map_or_else(String::new, |span| key_at(text, span.start));
+            SimError::config(key, format!("{origin}: {e}"))
+        })
     }
 
     /// Reads a TOML file; a relative `workload.trace` is taken relative to the
@@ -782,5 +816,26 @@ impl RunConfig {
     /// The seed (default 1).
     pub fn seed(&self) -> u64 {
         self.seed.unwrap_or(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_of_a_config_file_name_the_key() {
+        for (text, key) in [
+            ("[device]\nblocks_per_plan = 3\n", "device.blocks_per_plan"),
+            ("seed = 1\n[ftl]\nkind = \"pagemap\"\n[device]\nchip = 3\n", "device.chip"),
+            ("sed = 1\n", "sed"),
+            ("[devic]\nchip = \"x\"\n", "devic"),
+            ("[device]\nchip = \n", "device.chip"),
+        ] {
+            match RunConfig::from_toml(text, "t") {
+                Err(SimError::Config(c)) => assert_eq!(c.key, key, "{text:?}: {}", c.problem),
+                other => panic!("{text:?}: {other:?}"),
+            }
+        }
     }
 }
