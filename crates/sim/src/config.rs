@@ -11,7 +11,7 @@ use ftlab_nand::{Commands, Geometry, NandConfig, StoreKind, Timing, WearConfig};
 use ftlab_workload::generate::Arrival;
 use ftlab_workload::{AddressMode, GeneratorSpec, TraceFormat};
 
-use crate::SimError;
+use crate::error::SimError;
 
 /// A whole run, as written in a TOML file. Every table is optional.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -28,7 +28,7 @@ pub struct RunConfig {
     /// `[[flow]]`: several host flows sharing the device instead of one
     /// `[workload]` ([`crate::flows`]; default none).
     #[serde(rename = "flow", skip_serializing_if = "Vec::is_empty")]
-    pub flows: Vec<crate::flows::FlowSpec>,
+    pub flows: Vec<FlowSpec>,
     /// Settings of an imported configuration (`ftlab mqsim`) that ftlab does
     /// not model, by name: copied into the report's `unsupported` so they are
     /// never silently dropped (default none).
@@ -747,6 +747,64 @@ impl PreconditionSpec {
         }
         Ok(())
     }
+}
+
+/// A flow's priority class (MQSim's NVMe classes); a more urgent class is
+/// always fetched first.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Priority {
+    Urgent,
+    /// The default.
+    #[default]
+    High,
+    Medium,
+    Low,
+}
+
+impl Priority {
+    /// Its name in reports.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Priority::Urgent => "urgent",
+            Priority::High => "high",
+            Priority::Medium => "medium",
+            Priority::Low => "low",
+        }
+    }
+}
+
+/// `[[flow]]`: one host flow ([`crate::flows`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FlowSpec {
+    /// Name in reports (default `flow-1`, `flow-2`, ... in table order).
+    pub name: Option<String>,
+    /// Its requests: a trace, a preset or a generator, as in `[workload]`
+    /// (periodic tasks are not flows).
+    pub workload: WorkloadSpec,
+    /// Its requests outstanding at once (default 32).
+    pub queue_depth: Option<u32>,
+    /// Open or closed loop (default: closed for generators without an arrival
+    /// process, open otherwise).
+    pub mode: Option<LoopMode>,
+    /// Priority class (default `high`).
+    pub priority: Priority,
+    /// Share of the device within its class (default 1).
+    pub weight: Option<u32>,
+    /// Seed of its generator (default: the run's seed plus the flow's index).
+    pub seed: Option<u64>,
+    /// The flow ends at its first request that could not start until after
+    /// this many ms of the measured run, by its arrival and its own queue
+    /// (a wait for a device slot does not end it; MQSim's `Stop_Time`;
+    /// default: until its source ends).
+    pub stop_ms: Option<f64>,
+    /// Multiplies its trace timestamps, on top of `host.time_scale` (default 1;
+    /// MQSim's `Time_Unit`).
+    pub time_scale: Option<f64>,
+    /// The fraction of its part of the logical space it addresses, from the
+    /// part's start, in (0, 1] (default 1; MQSim's `Working_Set_Percentage`).
+    pub working_set: Option<f64>,
 }
 
 /// The dotted key path of the setting at byte `at` of the TOML document `text`
