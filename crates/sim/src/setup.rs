@@ -25,6 +25,8 @@ pub(crate) struct Prepared {
     pub(crate) fetch: u32,
 }
 
+/// `config` checked as a whole, each part by its own check and the parts
+/// against each other: every error a run finds before time zero.
 pub(crate) fn prepare(config: &RunConfig) -> Result<Prepared, SimError> {
     let seed = config.seed();
     let nand = config.device.nand_config(seed)?;
