@@ -47,7 +47,7 @@ impl From<LabError> for CliError {
     fn from(e: LabError) -> Self {
         match e {
             LabError::Read { path, error } => CliError::Read { path, error },
-            LabError::Config(message) => CliError::Usage(message),
+            e @ LabError::Config(_) => CliError::Usage(e.to_string()),
             e @ (LabError::Threads { .. } | LabError::Mqsim { .. }) => CliError::Usage(e.to_string()),
             LabError::Run(error) => CliError::sim("", error),
             e => CliError::Failed(e.to_string()),

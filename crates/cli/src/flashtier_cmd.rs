@@ -1,5 +1,5 @@
 //! `ftlab flashtier`: FlashTier's SSC evaluation (003 Section 3.3,
-//! [`ftlab_sim::flashtier`]): No-Cache, SSD-WB, SSD-WT, SSC-WB and SSC-WT on
+//! [`ftlab_sim::host::flashtier`]): No-Cache, SSD-WB, SSD-WT, SSC-WB and SSC-WT on
 //! the fileserver, webserver and varmail personalities, normalized to
 //! No-Cache, written as a CSV and SVG bar charts; the SSC systems' metadata
 //! programs, write amplification and recovery after the run in a second CSV.
@@ -7,7 +7,8 @@
 use std::io::Write as _;
 
 use ftlab_ftl::ssc::Consistency;
-use ftlab_sim::flashtier::{run as run_system, FlashtierConfig, Outcome, System};
+use ftlab_sim::host::flashtier::{run as run_system, FlashtierConfig, Outcome, System};
+use ftlab_sim::host::HostError;
 use ftlab_workload::filebench::{FilePick, Personality};
 
 use crate::cli::{FlashtierArgs, SscConsistency};
@@ -189,8 +190,13 @@ pub fn run(args: &FlashtierArgs) -> Result<(), CliError> {
     for w in workloads {
         let mut base: Option<Outcome> = None;
         for s in System::ALL {
-            let o =
-                run_system(&config, w, s).map_err(|e| CliError::sim(format!("{} on {}: ", s.name(), w.name()), e))?;
+            let o = run_system(&config, w, s).map_err(|e| {
+                let context = format!("{} on {}: ", s.name(), w.name());
+                match e {
+                    HostError::Sim(e) => CliError::sim(context, e),
+                    e => CliError::Failed(format!("{context}{e}")),
+                }
+            })?;
             eprintln!(
                 "{:<10} {:<8} {:>10.1} ops/s  {:>9.0} us  {:>7} erases  {:>8} copies  integrity errors {}",
                 o.workload, o.system, o.ops_per_s, o.mean_latency_us, o.erases, o.gc_copies, o.integrity_errors

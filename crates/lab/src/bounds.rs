@@ -49,10 +49,10 @@ pub struct ChipBounds {
 /// The chip preset `name`, or an error listing the known ones.
 pub fn chip(name: &str) -> Result<&'static ChipPreset, LabError> {
     presets::preset(name).ok_or_else(|| {
-        LabError::Config(format!(
-            "unknown chip `{name}`; known chips: {}",
-            presets::names().collect::<Vec<_>>().join(", ")
-        ))
+        LabError::config(
+            "chip",
+            format!("unknown chip `{name}`; known chips: {}", presets::names().collect::<Vec<_>>().join(", ")),
+        )
     })
 }
 
@@ -60,11 +60,11 @@ pub fn chip(name: &str) -> Result<&'static ChipPreset, LabError> {
 /// the papers' figures with the channel transfer added to each page operation).
 pub fn chip_bounds(name: &str, with_transfer: bool) -> Result<ChipBounds, LabError> {
     let p = chip(name)?;
-    let bad = |e: ftlab_bounds::BoundsError| LabError::Config(format!("chip `{name}`: {e}"));
+    let bad = |e: ftlab_bounds::BoundsError| LabError::config("chip", format!("chip `{name}`: {e}"));
     let params = if with_transfer { ChipParams::from_preset_with_transfer(p) } else { ChipParams::from_preset(p) }
         .map_err(bad)?;
-    let paper =
-        ftlab_bounds::all_schemes(&params).map_err(|e| LabError::Config(format!("no bounds for this chip: {e}")))?;
+    let paper = ftlab_bounds::all_schemes(&params)
+        .map_err(|e| LabError::config("chip", format!("no bounds for this chip: {e}")))?;
     Ok(ChipBounds { paper, as_run: as_run(name)? })
 }
 
@@ -75,9 +75,9 @@ pub fn as_run(name: &str) -> Result<Option<Vec<AsRun>>, LabError> {
     let mut out = Vec::new();
     for ftl in run_schemes() {
         let text = format!("[device]\nchip = {name:?}\n[ftl]\nkind = {ftl:?}\n");
-        let config = RunConfig::from_toml(&text, "bounds").map_err(|e| LabError::Config(e.to_string()))?;
+        let config = RunConfig::from_toml(&text, "bounds").map_err(|e| LabError::config("chip", e.to_string()))?;
         let pages = u64::from(
-            config.device.nand_config(1).map_err(|e| LabError::Config(e.to_string()))?.geometry.total_pages(),
+            config.device.nand_config(1).map_err(|e| LabError::config("chip", e.to_string()))?.geometry.total_pages(),
         );
         if pages > MAX_BUILT_PAGES {
             return Ok(None);
@@ -96,13 +96,13 @@ pub fn as_run(name: &str) -> Result<Option<Vec<AsRun>>, LabError> {
 /// per block, total blocks and chips, with `blocks` and `over_provisioning`
 /// (lambda = 1 - F) overriding them.
 pub fn admit_device(name: &str, blocks: Option<u64>, over_provisioning: Option<f64>) -> Result<Device, LabError> {
-    let bad = |e: ftlab_bounds::telomere::TelomereError| LabError::Config(e.to_string());
+    let bad = |key: &'static str| move |e: ftlab_bounds::telomere::TelomereError| LabError::config(key, e.to_string());
     let mut d = Device::from_preset(chip(name)?);
     if let Some(blocks) = blocks {
-        d = d.with_blocks(blocks).map_err(bad)?;
+        d = d.with_blocks(blocks).map_err(bad("blocks"))?;
     }
     if let Some(op) = over_provisioning {
-        d = d.with_over_provisioning(op).map_err(bad)?;
+        d = d.with_over_provisioning(op).map_err(bad("over_provisioning"))?;
     }
     Ok(d)
 }

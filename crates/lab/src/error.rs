@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use ftlab_sim::SimError;
+use ftlab_sim::{ConfigError, SimError};
 
 /// Everything loading, overlaying, sweeping or flattening can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -14,10 +14,13 @@ pub enum LabError {
     /// A config or sweep file could not be read.
     #[error("cannot read {}: {error}", path.display())]
     Read { path: PathBuf, error: std::io::Error },
-    /// A bad config key, value or sweep file: the message names the file, the key
-    /// path and the fix. Nothing was run.
+    /// A bad config key, value or sweep file: `key` is the key path of the bad
+    /// setting (`ftl.gc_free_blocks`, a sweep file's `grid`, `plot`, `case`,
+    /// `table` or `base`, a `--set` argument's key); the message names the
+    /// file, the key path and the fix. Nothing was run. The key is empty only
+    /// where none can be named (text that is not TOML at all).
     #[error("{0}")]
-    Config(String),
+    Config(ConfigError),
     /// The worker threads of a sweep could not be started.
     #[error("cannot start {jobs} worker threads: {error}")]
     Threads { jobs: usize, error: String },
@@ -31,6 +34,22 @@ pub enum LabError {
     /// A simulation failed.
     #[error("{0}")]
     Run(SimError),
+}
+
+impl LabError {
+    /// A configuration error for `key` with `problem` ([`ConfigError`]).
+    pub fn config(key: impl Into<String>, problem: impl Into<String>) -> Self {
+        LabError::Config(ConfigError::new(key, problem))
+    }
+
+    /// The key path of a configuration error (its own, or the run's when a
+    /// run refused its configuration before time zero), if it names one.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            LabError::Config(c) | LabError::Run(SimError::Config(c)) if !c.key.is_empty() => Some(&c.key),
+            _ => None,
+        }
+    }
 }
 
 impl From<SimError> for LabError {

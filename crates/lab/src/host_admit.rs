@@ -46,7 +46,7 @@ pub struct Refusal {
 /// The tasks of `config` that `spec`'s test refuses, in task order. `origin`
 /// names the case in errors.
 pub fn refusals(spec: &AdmitSpec, config: &RunConfig, origin: &str) -> Result<Vec<Refusal>, LabError> {
-    let bad = |msg: String| LabError::Config(format!("{origin}: admit: {msg}"));
+    let bad = |msg: String| LabError::config("admit", format!("{origin}: admit: {msg}"));
     let policy = match spec.policy.as_str() {
         "sip" => Policy::Sip,
         "sharp" => Policy::Sharp,

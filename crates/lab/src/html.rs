@@ -586,9 +586,10 @@ pub fn sweep_html(columns: &[String], rows: &[Vec<Value>], title: &str) -> Strin
 /// `origin` names the file in errors.
 pub fn results_html(text: &str, origin: &str, title: &str) -> Result<String, LabError> {
     let bad = |what: String| {
-        LabError::Config(format!(
-            "{origin}: {what}; give the JSON of `ftlab run -f json`, or `ftlab sweep`'s CSV or JSON lines"
-        ))
+        LabError::config(
+            "results",
+            format!("{origin}: {what}; give the JSON of `ftlab run -f json`, or `ftlab sweep`'s CSV or JSON lines"),
+        )
     };
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') {

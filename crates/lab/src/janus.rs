@@ -13,10 +13,10 @@ use crate::LabError;
 /// issues on its device, in order.
 pub fn phase_requests(config: &RunConfig) -> Result<Vec<u64>, LabError> {
     let Some(GeneratorSpec::Phases { phases }) = &config.workload.generator else {
-        return Err(LabError::Config(
+        return Err(LabError::config(
+            "workload.generator",
             "workload.generator: the phases of a run are those of a generator of kind = \"phases\"; \
-             this run has none"
-                .into(),
+             this run has none",
         ));
     };
     let sim = Simulation::new(config)?;
@@ -26,9 +26,12 @@ pub fn phase_requests(config: &RunConfig) -> Result<Vec<u64>, LabError> {
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            let stream = p
-                .build(pages, page_size, seed.wrapping_add(i as u64))
-                .map_err(|e| LabError::Config(format!("workload.generator.phases[{i}]: {e}")))?;
+            let stream = p.build(pages, page_size, seed.wrapping_add(i as u64)).map_err(|e| {
+                LabError::config(
+                    format!("workload.generator.phases[{i}]"),
+                    format!("workload.generator.phases[{i}]: {e}"),
+                )
+            })?;
             Ok(stream.count() as u64)
         })
         .collect()
@@ -41,8 +44,9 @@ pub fn phase_requests(config: &RunConfig) -> Result<Vec<u64>, LabError> {
 /// run.
 pub fn phase_reports(config: &RunConfig) -> Result<Vec<Report>, LabError> {
     if config.workload.max_requests.is_some() {
-        return Err(LabError::Config(
-            "workload.max_requests: the phases end where their generators end; leave max_requests out".into(),
+        return Err(LabError::config(
+            "workload.max_requests",
+            "workload.max_requests: the phases end where their generators end; leave max_requests out",
         ));
     }
     let mut end = 0;
@@ -109,21 +113,30 @@ pub fn victim_point(base: &toml::Table, origin: &str, u_d: f64) -> Result<Victim
     let p = ftlab_sim::run(&probe, &mut |_| {})?;
     let ppb = probe.device.nand_config(probe.seed())?.geometry.pages_per_block;
     let Some(&target) = p.ftl_gauges.get("target_fused_blocks") else {
-        return Err(LabError::Config(format!("{origin}: ftl.kind: the FTL has no target_fused_blocks gauge")));
+        return Err(LabError::config(
+            "ftl.kind",
+            format!("{origin}: ftl.kind: the FTL has no target_fused_blocks gauge"),
+        ));
     };
     let hot_fraction = target * f64::from(ppb) / p.logical_pages as f64;
     if !(hot_fraction > 0.0 && hot_fraction < 1.0) {
-        return Err(LabError::Config(format!(
+        return Err(LabError::config(
+            "ftl.utilization",
+            format!(
             "{origin}: ftl.utilization = {u_d}: the target of {target} fused blocks is not a part of the logical space"
-        )));
+        ),
+        ));
     }
     set_path(&mut t, "workload.generator.space_fraction", Value::Float(hot_fraction))?;
     let r = ftlab_sim::run(&to_config(t, origin)?, &mut |_| {})?;
     let Some(u) = victim_utilization(&r, ppb, 0.5) else {
-        return Err(LabError::Config(format!(
-            "{origin}: ftl.utilization = {u_d}: no garbage-collection victim in the run's second half; \
+        return Err(LabError::config(
+            "ftl.utilization",
+            format!(
+                "{origin}: ftl.utilization = {u_d}: no garbage-collection victim in the run's second half; \
              give more requests"
-        )));
+            ),
+        ));
     };
     let g = |n: &str| r.ftl_gauges.get(n).copied().unwrap_or(f64::NAN);
     Ok(VictimPoint {

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::{Table, Value};
 
-use ftlab_sim::RunConfig;
+use ftlab_sim::{RunConfig, SimError};
 
 use crate::LabError;
 
@@ -17,7 +17,10 @@ use crate::LabError;
 pub fn load_file(path: &Path) -> Result<Table, LabError> {
     let text = std::fs::read_to_string(path).map_err(|error| LabError::Read { path: path.to_owned(), error })?;
     let origin = path.display().to_string();
-    RunConfig::from_toml(&text, &origin).map_err(|e| LabError::Config(e.to_string()))?;
+    RunConfig::from_toml(&text, &origin).map_err(|e| match e {
+        SimError::Config(c) => LabError::Config(c),
+        e => LabError::Run(e),
+    })?;
     let mut table = load_table_text(&text, &origin)?;
     if let Some(Value::Table(workload)) = table.get_mut("workload") {
         if let Some(Value::String(trace)) = workload.get_mut("trace") {
@@ -29,7 +32,10 @@ pub fn load_file(path: &Path) -> Result<Table, LabError> {
 
 /// Parses a TOML document; `origin` names it in errors.
 pub fn load_table_text(text: &str, origin: &str) -> Result<Table, LabError> {
-    text.parse::<Table>().map_err(|e| LabError::Config(format!("{origin}: {e}")))
+    text.parse::<Table>().map_err(|e| {
+        let key = e.span().map_or_else(String::new, |span| ftlab_sim::config::key_at(text, span.start));
+        LabError::config(key, format!("{origin}: {e}"))
+    })
 }
 
 /// `file` as written in the config file at `config`: relative paths are relative
@@ -44,20 +50,34 @@ pub fn relative_to(config: &Path, file: &str) -> String {
 
 /// Deserializes a table into a run configuration; unknown keys are errors naming them.
 pub fn to_config(table: Table, origin: &str) -> Result<RunConfig, LabError> {
-    RunConfig::deserialize(Value::Table(table)).map_err(|e| LabError::Config(format!("{origin}: {}", e.message())))
+    RunConfig::deserialize(Value::Table(table.clone())).map_err(|e| {
+        // A table's own errors have no place; the same table as text has one,
+        // and the line there names the key.
+        let key = toml::to_string(&table)
+            .ok()
+            .and_then(|text| match RunConfig::from_toml(&text, origin) {
+                Err(SimError::Config(c)) => Some(c.key),
+                _ => None,
+            })
+            .unwrap_or_default();
+        LabError::config(key, format!("{origin}: {}", e.message()))
+    })
 }
 
 /// Splits `KEY=VALUE`; VALUE is a TOML value, or a string when it is a bare word
 /// that is not one (`--set device.chip=small-slc`).
 pub fn parse_assignment(s: &str) -> Result<(String, Value), LabError> {
-    let (key, raw) = s
-        .split_once('=')
-        .ok_or_else(|| LabError::Config(format!("--set expects KEY=VALUE (e.g. ftl.gc_free_blocks=3), got `{s}`")))?;
+    let (key, raw) = s.split_once('=').ok_or_else(|| {
+        LabError::config(s.trim(), format!("--set expects KEY=VALUE (e.g. ftl.gc_free_blocks=3), got `{s}`"))
+    })?;
     let key = key.trim();
     if key.is_empty() || key.split('.').any(str::is_empty) {
-        return Err(LabError::Config(format!("--set `{s}`: the key must be a dotted path such as ftl.gc_free_blocks")));
+        return Err(LabError::config(
+            key,
+            format!("--set `{s}`: the key must be a dotted path such as ftl.gc_free_blocks"),
+        ));
     }
-    Ok((key.to_owned(), parse_value(raw.trim()).map_err(|e| LabError::Config(format!("--set `{s}`: {e}")))?))
+    Ok((key.to_owned(), parse_value(raw.trim()).map_err(|e| LabError::config(key, format!("--set `{s}`: {e}")))?))
 }
 
 /// A TOML value written alone (`3`, `0.1`, `true`, `"x"`, `[1, 2]`), or a bare word as a string.
@@ -84,10 +104,10 @@ pub fn set_path(table: &mut Table, key: &str, value: Value) -> Result<(), LabErr
         t = match entry {
             Value::Table(inner) => inner,
             _ => {
-                return Err(LabError::Config(format!(
-                    "cannot set `{key}`: `{}` is a value, not a table",
-                    parts[..=i].join(".")
-                )))
+                return Err(LabError::config(
+                    key,
+                    format!("cannot set `{key}`: `{}` is a value, not a table", parts[..=i].join(".")),
+                ))
             }
         };
     }
@@ -120,9 +140,9 @@ mod tests {
         assert_eq!(parse_assignment("device.chip=small-slc").unwrap().1, Value::String("small-slc".into()));
         assert_eq!(parse_assignment("a.b=\"x y\"").unwrap().1, Value::String("x y".into()));
         assert_eq!(parse_assignment("a=0.5").unwrap().1, Value::Float(0.5));
-        assert!(parse_assignment("a=[1,").is_err());
-        assert!(parse_assignment("noequals").is_err());
-        assert!(parse_assignment("a..b=1").is_err());
+        assert_eq!(parse_assignment("a.b=[1,").unwrap_err().key(), Some("a.b"));
+        assert_eq!(parse_assignment("noequals").unwrap_err().key(), Some("noequals"));
+        assert_eq!(parse_assignment("a..b=1").unwrap_err().key(), Some("a..b"));
     }
 
     #[test]
@@ -130,7 +150,7 @@ mod tests {
         let mut t = Table::new();
         set_path(&mut t, "device.chip", Value::String("x".into())).unwrap();
         set_path(&mut t, "seed", Value::Integer(3)).unwrap();
-        assert!(set_path(&mut t, "seed.x", Value::Integer(1)).is_err());
+        assert_eq!(set_path(&mut t, "seed.x", Value::Integer(1)).unwrap_err().key(), Some("seed.x"));
         assert_eq!(t["device"]["chip"].as_str(), Some("x"));
         remove_path(&mut t, "device.chip");
         remove_path(&mut t, "nothing.here");
@@ -141,8 +161,22 @@ mod tests {
     fn unknown_keys_are_named() {
         let mut t = Table::new();
         set_path(&mut t, "device.blocks_per_plan", Value::Integer(3)).unwrap();
-        let e = to_config(t, "test").unwrap_err().to_string();
-        assert!(e.contains("blocks_per_plan"), "{e}");
+        let e = to_config(t, "test").unwrap_err();
+        assert!(e.to_string().contains("blocks_per_plan"), "{e}");
+        assert_eq!(e.key(), Some("device.blocks_per_plan"));
+        let mut t = Table::new();
+        set_path(&mut t, "ftl.kind", Value::Integer(3)).unwrap();
+        assert_eq!(to_config(t, "test").unwrap_err().key(), Some("ftl.kind"));
+    }
+
+    #[test]
+    fn errors_of_a_file_name_the_key() {
+        let e = load_table_text("[device]\nchip = \n", "t").unwrap_err();
+        assert_eq!(e.key(), Some("device.chip"));
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.toml");
+        std::fs::write(&p, "seed = 1\n[device]\nblocks_per_plane = \"x\"\n").unwrap();
+        assert_eq!(load_file(&p).unwrap_err().key(), Some("device.blocks_per_plane"));
     }
 
     #[test]

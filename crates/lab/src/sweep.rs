@@ -35,7 +35,8 @@ use rayon::prelude::*;
 use serde::Deserialize;
 use toml::{Table, Value};
 
-use ftlab_sim::{Report, RunConfig, SimError};
+use ftlab_ftl::ErrorKind;
+use ftlab_sim::{ConfigError, Report, RunConfig, SimError};
 
 use crate::flatten::{report_scalars, Cell};
 use crate::host_admit::{self, AdmitSpec, Refusal};
@@ -114,27 +115,33 @@ impl PlotSpec {
         for (what, key) in [("x", Some(&self.x)), ("series", self.series.as_ref())] {
             if let Some(k) = key {
                 if !grid.contains(k) {
-                    return Err(LabError::Config(format!(
-                        "{origin}: plot `{}`: {what} = \"{k}\" is not a grid key; grid keys: {}",
-                        self.file,
-                        grid.join(", ")
-                    )));
+                    return Err(LabError::config(
+                        format!("plot.{what}"),
+                        format!(
+                            "{origin}: plot `{}`: {what} = \"{k}\" is not a grid key; grid keys: {}",
+                            self.file,
+                            grid.join(", ")
+                        ),
+                    ));
                 }
             }
         }
         for y in std::iter::once(&self.y).chain(&self.stack) {
             if !columns.contains(y) {
-                return Err(LabError::Config(format!(
-                    "{origin}: plot `{}`: \"{y}\" is not a report field (see crates/cli/FIELDS.md)",
-                    self.file
-                )));
+                return Err(LabError::config(
+                    if *y == self.y { "plot.y" } else { "plot.stack" },
+                    format!("{origin}: plot `{}`: \"{y}\" is not a report field (see crates/cli/FIELDS.md)", self.file),
+                ));
             }
         }
         if !self.stack.is_empty() && self.series.is_some() {
-            return Err(LabError::Config(format!(
-                "{origin}: plot `{}`: a stacked plot (stack = [...]) draws one bar per group; leave `series` out",
-                self.file
-            )));
+            return Err(LabError::config(
+                "plot.series",
+                format!(
+                    "{origin}: plot `{}`: a stacked plot (stack = [...]) draws one bar per group; leave `series` out",
+                    self.file
+                ),
+            ));
         }
         Ok(())
     }
@@ -189,7 +196,7 @@ pub fn load_sweep(path: &Path) -> Result<Sweep, LabError> {
     let mut file = load_table_text(&text, &origin)?;
     for key in file.keys() {
         if !["base", "grid", "plot", "case", "table"].contains(&key.as_str()) {
-            return Err(LabError::Config(format!("{origin}: unknown key `{key}`; {SWEEP_KEYS}")));
+            return Err(LabError::config(key.as_str(), format!("{origin}: unknown key `{key}`; {SWEEP_KEYS}")));
         }
     }
     let (plots, line_specs) = plot_specs(file.remove("plot"), &origin)?;
@@ -209,16 +216,17 @@ pub fn load_sweep(path: &Path) -> Result<Sweep, LabError> {
         None => Table::new(),
         Some(Value::String(f)) => load_file(Path::new(&relative_to(path, &f)))?,
         Some(_) => {
-            return Err(LabError::Config(format!(
-                "{origin}: `base` must be a table ([base]) or the path of a run config file"
-            )))
+            return Err(LabError::config(
+                "base",
+                format!("{origin}: `base` must be a table ([base]) or the path of a run config file"),
+            ))
         }
     };
     to_config(base.clone(), &format!("{origin}: [base]"))?;
     let grid = match file.remove("grid") {
         Some(Value::Table(t)) => t,
         None => Table::new(),
-        Some(_) => return Err(LabError::Config(format!("{origin}: `grid` must be a table ([grid])"))),
+        Some(_) => return Err(LabError::config("grid", format!("{origin}: `grid` must be a table ([grid])"))),
     };
     let points = expand_cases(&base, &cases, grid, &origin, Some(path))?;
     let mut grid: Vec<String> =
@@ -255,7 +263,7 @@ const GAUGE_PREFIX: &str = "ftl_gauges.";
 fn array_of<T: serde::de::DeserializeOwned>(v: Option<Value>, name: &str, origin: &str) -> Result<Vec<T>, LabError> {
     let Some(v) = v else { return Ok(Vec::new()) };
     let Value::Array(items) = v else {
-        return Err(LabError::Config(format!("{origin}: `{name}` must be an array of tables ([[{name}]])")));
+        return Err(LabError::config(name, format!("{origin}: `{name}` must be an array of tables ([[{name}]])")));
     };
     items
         .into_iter()
@@ -264,7 +272,7 @@ fn array_of<T: serde::de::DeserializeOwned>(v: Option<Value>, name: &str, origin
             let id = item.get("file").or_else(|| item.get("name")).and_then(Value::as_str).map(str::to_owned);
             item.try_into().map_err(|e: toml::de::Error| {
                 let id = id.map_or_else(String::new, |f| format!(" (`{f}`)"));
-                LabError::Config(format!("{origin}: [[{name}]] {}{id}: {}", i + 1, e.message().trim()))
+                LabError::config(name, format!("{origin}: [[{name}]] {}{id}: {}", i + 1, e.message().trim()))
             })
         })
         .collect()
@@ -279,16 +287,20 @@ fn plot_specs(v: Option<Value>, origin: &str) -> Result<(Vec<PlotSpec>, Vec<Line
     for (i, mut item) in items.into_iter().enumerate() {
         let kind = item.remove("kind");
         let one = Some(Value::Array(vec![Value::Table(item)]));
-        let at = |e: LabError| LabError::Config(e.to_string().replace("[[plot]] 1", &format!("[[plot]] {}", i + 1)));
+        let at =
+            |e: LabError| LabError::config("plot", e.to_string().replace("[[plot]] 1", &format!("[[plot]] {}", i + 1)));
         match kind.as_ref().map(|k| k.as_str()) {
             None | Some(Some("bars")) => bars.extend(array_of::<PlotSpec>(one, "plot", origin).map_err(at)?),
             Some(Some("lines")) => lines.extend(array_of::<LineSpec>(one, "plot", origin).map_err(at)?),
             _ => {
-                return Err(LabError::Config(format!(
-                    "{origin}: [[plot]] {}: kind = {} is not \"bars\" or \"lines\"",
-                    i + 1,
-                    kind.map_or_else(String::new, |k| k.to_string())
-                )))
+                return Err(LabError::config(
+                    "plot.kind",
+                    format!(
+                        "{origin}: [[plot]] {}: kind = {} is not \"bars\" or \"lines\"",
+                        i + 1,
+                        kind.map_or_else(String::new, |k| k.to_string())
+                    ),
+                ))
             }
         }
     }
@@ -319,9 +331,10 @@ pub fn expand_cases(
     file: Option<&Path>,
 ) -> Result<Vec<Point>, LabError> {
     if grid.is_empty() && cases.is_empty() {
-        return Err(LabError::Config(format!(
-            "{origin}: needs a non-empty [grid], e.g. \"ftl.kind\" = [\"pagemap\", \"pure-page-level\"]"
-        )));
+        return Err(LabError::config(
+            "grid",
+            format!("{origin}: needs a non-empty [grid], e.g. \"ftl.kind\" = [\"pagemap\", \"pure-page-level\"]"),
+        ));
     }
     let mut axes: Vec<(String, Vec<Value>)> = Vec::new();
     for (key, values) in grid {
@@ -337,13 +350,16 @@ pub fn expand_cases(
                 axes.push((key, a));
             }
             _ => {
-                return Err(LabError::Config(format!("{origin}: grid key `{key}` must be a non-empty array of values")))
+                return Err(LabError::config(
+                    key.as_str(),
+                    format!("{origin}: grid key `{key}` must be a non-empty array of values"),
+                ))
             }
         }
     }
     for (i, c) in cases.iter().enumerate() {
         if cases[..i].iter().any(|d| d.name == c.name) {
-            return Err(LabError::Config(format!("{origin}: two [[case]] tables are named `{}`", c.name)));
+            return Err(LabError::config("case.name", format!("{origin}: two [[case]] tables are named `{}`", c.name)));
         }
     }
     // Checked: a grid of many keys overflows usize (16 keys of 16 values is
@@ -353,12 +369,15 @@ pub fn expand_cases(
     let (Some(per_case), Some(total)) = (per_case, total) else {
         let sizes: Vec<String> = axes.iter().map(|(k, v)| format!("{k}: {}", v.len())).collect();
         let points = axes.iter().fold(cases.len().max(1) as f64, |n, (_, v)| n * v.len() as f64);
-        return Err(LabError::Config(format!(
-            "{origin}: the grid has {points:.3e} points ({}{}), more than the {MAX_POINTS} one sweep may hold; \
+        return Err(LabError::config(
+            "grid",
+            format!(
+                "{origin}: the grid has {points:.3e} points ({}{}), more than the {MAX_POINTS} one sweep may hold; \
              use fewer values per key, or split it into several sweeps",
-            sizes.join(", "),
-            if cases.is_empty() { String::new() } else { format!(", times {} cases", cases.len()) }
-        )));
+                sizes.join(", "),
+                if cases.is_empty() { String::new() } else { format!(", times {} cases", cases.len()) }
+            ),
+        ));
     };
     let mut points = Vec::with_capacity(total);
     for run in 0..total {
@@ -386,7 +405,7 @@ pub fn expand_cases(
         point.case = case.map(|c| c.name.clone());
         let name = format!("{origin}: grid point {run} of {total} ({})", point.describe());
         point.config = to_config(table, &name)?;
-        ftlab_sim::validate(&point.config).map_err(|e| LabError::Config(format!("{name}: {e}")))?;
+        ftlab_sim::validate(&point.config).map_err(|e| point_config_error(&name, e))?;
         if let Some(spec) = case.and_then(|c| c.admit.as_ref()) {
             point.refused = host_admit::refusals(spec, &point.config, &name)?;
             host_admit::without(&mut point.config, &point.refused);
@@ -416,14 +435,74 @@ pub fn header(points: &[Point]) -> Result<Vec<String>, LabError> {
     Ok(cols)
 }
 
+/// The error of grid point `name` whose run refused its configuration before
+/// time zero: a configuration error keeps its key; a trace's names
+/// `workload.trace`, any other the workload.
+fn point_config_error(name: &str, e: SimError) -> LabError {
+    let key = match &e {
+        SimError::Config(c) => c.key.as_str(),
+        SimError::Trace(_) => "workload.trace",
+        _ => "workload",
+    };
+    let problem = match &e {
+        SimError::Config(c) => &c.problem,
+        _ => &e.to_string(),
+    };
+    LabError::config(key, format!("{name}: {problem}"))
+}
+
+/// Why a sweep point has no report: the run could not start. Its message is
+/// the row's `error`; its kind is kept for front ends (a configuration error
+/// names its key).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PointError {
+    /// The configuration cannot run, found before time zero.
+    #[error("{0}")]
+    Config(ConfigError),
+    /// Anything else that stopped the run before it started (a trace that
+    /// cannot be read, a workload that yields nothing, the flash refusing
+    /// the format).
+    #[error("{0}")]
+    Run(SimError),
+}
+
+impl PointError {
+    /// The kind of failure ([`SimError::kind`]; a configuration error is
+    /// [`ErrorKind::Invalid`]).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            PointError::Config(_) => ErrorKind::Invalid,
+            PointError::Run(e) => e.kind(),
+        }
+    }
+
+    /// The key path of a configuration error.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            PointError::Config(c) if !c.key.is_empty() => Some(&c.key),
+            _ => None,
+        }
+    }
+}
+
+impl From<SimError> for PointError {
+    fn from(e: SimError) -> Self {
+        match e {
+            SimError::Config(c) => PointError::Config(c),
+            e => PointError::Run(e),
+        }
+    }
+}
+
 /// Runs one point. A run stopped by an error after it started gives its report
-/// (with `error`); a run that could not start gives the error's message.
+/// (with `error`); a run that could not start gives the error, of its kind.
 /// The tasks a case's host admission refused are put back into the report,
 /// refused.
-pub fn run_point(point: &Point) -> Result<Report, String> {
+pub fn run_point(point: &Point) -> Result<Report, PointError> {
     let mut result = ftlab_sim::run(&point.config, &mut |_| {}).or_else(|e| match e {
         SimError::Stopped { report, .. } => Ok(*report),
-        e => Err(e.to_string()),
+        e => Err(PointError::from(e)),
     });
     if let Ok(report) = &mut result {
         host_admit::restore(report, &point.refused);
@@ -436,7 +515,7 @@ pub fn run_point(point: &Point) -> Result<Report, String> {
 /// stopped with an error, or its data integrity check failed.
 pub fn row(
     point: &Point,
-    result: &Result<Report, String>,
+    result: &Result<Report, PointError>,
     columns: &[String],
 ) -> Result<Vec<serde_json::Value>, LabError> {
     use serde_json::Value as J;
@@ -466,7 +545,7 @@ pub fn row(
                 error = J::String(format!("integrity: {}", report.integrity));
             }
         }
-        Err(e) => error = J::String(e.clone()),
+        Err(e) => error = J::String(e.to_string()),
     }
     cells.push(("error".into(), error));
     Ok(columns.iter().map(|c| cells.iter().find(|(n, _)| n == c).map_or(J::Null, |(_, v)| v.clone())).collect())
@@ -648,6 +727,34 @@ mod tests {
         let (_d, p) = write(&format!("[base.workload]\nmax_requests = 10\n[grid]\nseed = [1, 2]\n{plot}"));
         let e = load_sweep(&p).map(|s| s.points).unwrap_err().to_string();
         assert!(e.contains("series = \"case\" is not a grid key"), "{e}");
+    }
+
+    #[test]
+    fn errors_keep_their_key() {
+        let key = |text: &str| load_sweep(&write(text).1).unwrap_err().key().map(str::to_owned);
+        assert_eq!(key("[grid]\n\"ftl.gc_free_blocks\" = [2, 0]\n").as_deref(), Some("ftl.gc_free_blocks"));
+        assert_eq!(key("[grid]\nseed = []\n").as_deref(), Some("seed"));
+        assert_eq!(key("[grid]\n\"device.blocks_per_plan\" = [3]\n").as_deref(), Some("device.blocks_per_plan"));
+        assert_eq!(key("[extra]\n").as_deref(), Some("extra"));
+        assert_eq!(key("grid = 1\n").as_deref(), Some("grid"));
+        assert_eq!(
+            key("[grid]\nseed = [1]\n[[plot]]\nfile = \"a.svg\"\nx = \"seed\"\ny = \"nosuch\"\n").as_deref(),
+            Some("plot.y")
+        );
+        assert_eq!(
+            key("[grid]\nseed = [1]\n[[table]]\nfile = \"a.csv\"\ncolumns = [\"nosuch\"]\n").as_deref(),
+            Some("table.columns")
+        );
+        // A point that fails when it runs keeps its key and kind too.
+        let point = Point::new(
+            0,
+            Vec::new(),
+            to_config(load_table_text("[device]\nchip = \"nosuch\"\n", "t").unwrap(), "t").unwrap(),
+        );
+        let e = run_point(&point).unwrap_err();
+        assert_eq!((e.key(), e.kind()), (Some("device.chip"), ErrorKind::Invalid), "{e}");
+        let row = row(&point, &Err(e), &header(std::slice::from_ref(&point)).unwrap()).unwrap();
+        assert!(row_error(&row).is_some_and(|m| m.contains("nosuch")), "{row:?}");
     }
 
     #[test]

@@ -119,6 +119,7 @@ fn optional_fields() -> Vec<String> {
 }
 
 fn resolve(field: &str, each: Option<Each>, columns: &[String], what: &str) -> Result<Source, LabError> {
+    let key = "table.columns";
     if let Some(i) = columns.iter().position(|c| c == field) {
         return Ok(Source::Run(i));
     }
@@ -127,20 +128,26 @@ fn resolve(field: &str, each: Option<Each>, columns: &[String], what: &str) -> R
     }
     match each {
         Some(e) if e.has_field(field) => Ok(Source::Each(field.to_owned())),
-        Some(e) => Err(LabError::Config(format!(
-            "{what}: `{field}` is neither a run column (run, case, a grid key or a report field, see \
+        Some(e) => Err(LabError::config(
+            key,
+            format!(
+                "{what}: `{field}` is neither a run column (run, case, a grid key or a report field, see \
              crates/cli/FIELDS.md) nor a field of each row: {}",
-            e.field_list()
-        ))),
-        None => Err(LabError::Config(format!(
-            "{what}: `{field}` is not a run column (run, case, a grid key or a report field, see \
+                e.field_list()
+            ),
+        )),
+        None => Err(LabError::config(
+            key,
+            format!(
+                "{what}: `{field}` is not a run column (run, case, a grid key or a report field, see \
              crates/cli/FIELDS.md); fields of a report array need `each`, e.g. each = \"tasks\""
-        ))),
+            ),
+        )),
     }
 }
 
-fn parse_each(each: Option<&str>, what: &str) -> Result<Option<Each>, LabError> {
-    each.map(|e| Each::parse(e).map_err(|m| LabError::Config(format!("{what}: {m}")))).transpose()
+fn parse_each(each: Option<&str>, what: &str, key: &str) -> Result<Option<Each>, LabError> {
+    each.map(|e| Each::parse(e).map_err(|m| LabError::config(key, format!("{what}: {m}")))).transpose()
 }
 
 /// A validated `[[table]]`.
@@ -156,16 +163,22 @@ impl Table {
     /// Checks `spec` against the sweep's `columns`; `origin` names the sweep.
     pub fn new(spec: TableSpec, columns: &[String], origin: &str) -> Result<Table, LabError> {
         let what = format!("{origin}: table `{}`", spec.file);
-        let each = parse_each(spec.each.as_deref(), &what)?;
+        let each = parse_each(spec.each.as_deref(), &what, "table.each")?;
         if spec.columns.is_empty() {
-            return Err(LabError::Config(format!("{what}: `columns` is empty: name at least one field")));
+            return Err(LabError::config(
+                "table.columns",
+                format!("{what}: `columns` is empty: name at least one field"),
+            ));
         }
         let mut header = Vec::new();
         let mut sources = Vec::new();
         for c in &spec.columns {
             let (name, field) = c.split_once('=').map_or((c.trim(), c.trim()), |(n, f)| (n.trim(), f.trim()));
             if name.is_empty() {
-                return Err(LabError::Config(format!("{what}: column `{c}` has an empty name (write NAME=FIELD)")));
+                return Err(LabError::config(
+                    "table.columns",
+                    format!("{what}: column `{c}` has an empty name (write NAME=FIELD)"),
+                ));
             }
             sources.push(resolve(field, each, columns, &what)?);
             header.push(name.to_owned());
@@ -203,7 +216,8 @@ impl Table {
             Dialect::Python => csv::Terminator::CRLF,
         };
         let mut w = csv::WriterBuilder::new().terminator(terminator).from_writer(Vec::new());
-        let fail = |e: &dyn std::fmt::Display| LabError::Config(format!("cannot write {}: {e}", self.spec.file));
+        let fail =
+            |e: &dyn std::fmt::Display| LabError::config("table.file", format!("cannot write {}: {e}", self.spec.file));
         w.write_record(&self.header).map_err(|e| fail(&e))?;
         for r in rows {
             w.write_record(r.iter().map(|v| cell_text(v, self.spec.dialect))).map_err(|e| fail(&e))?;
@@ -260,27 +274,36 @@ impl Lines {
     /// sweep has a `case` column, the default series).
     pub fn new(spec: LineSpec, columns: &[String], has_cases: bool, origin: &str) -> Result<Lines, LabError> {
         let what = format!("{origin}: plot `{}`", spec.file);
-        let each = parse_each(Some(&spec.each), &what)?.unwrap_or(Each::Tasks);
+        let each = parse_each(Some(&spec.each), &what, "plot.each")?.unwrap_or(Each::Tasks);
         for (key, field) in [("x", &spec.x), ("y", &spec.y)] {
             if !each.has_field(field) {
-                return Err(LabError::Config(format!(
-                    "{what}: {key} = \"{field}\" is not a field of each = \"{}\"; its fields: {}",
-                    spec.each,
-                    each.field_list()
-                )));
+                return Err(LabError::config(
+                    format!("plot.{key}"),
+                    format!(
+                        "{what}: {key} = \"{field}\" is not a field of each = \"{}\"; its fields: {}",
+                        spec.each,
+                        each.field_list()
+                    ),
+                ));
             }
         }
         if let Some([lo, hi]) = spec.x_range {
             if lo.partial_cmp(&hi) != Some(std::cmp::Ordering::Less) || (spec.x_scale == Scale::Log && lo <= 0.0) {
-                return Err(LabError::Config(format!(
-                    "{what}: x_range = [{lo}, {hi}] must be increasing{}",
-                    if spec.x_scale == Scale::Log { ", and positive with x_scale = \"log\"" } else { "" }
-                )));
+                return Err(LabError::config(
+                    "plot.x_range",
+                    format!(
+                        "{what}: x_range = [{lo}, {hi}] must be increasing{}",
+                        if spec.x_scale == Scale::Log { ", and positive with x_scale = \"log\"" } else { "" }
+                    ),
+                ));
             }
         }
         let series = spec.series.clone().unwrap_or_else(|| if has_cases { "case" } else { "run" }.to_owned());
         let series = columns.iter().position(|c| *c == series).ok_or_else(|| {
-            LabError::Config(format!("{what}: series = \"{series}\" is not a run column (run, case or a grid key)"))
+            LabError::config(
+                "plot.series",
+                format!("{what}: series = \"{series}\" is not a run column (run, case or a grid key)"),
+            )
         })?;
         Ok(Lines { spec, each, series })
     }

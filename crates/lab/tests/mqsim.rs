@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use ftlab_lab::mqsim::{import, Options, Scenario};
 use ftlab_lab::LabError;
 use ftlab_sim::config::LoopMode;
-use ftlab_sim::flows::Priority;
+use ftlab_sim::config::Priority;
 use ftlab_workload::generate::{Arrival, SizeDist};
 use ftlab_workload::GeneratorSpec;
 

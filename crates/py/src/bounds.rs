@@ -33,7 +33,7 @@ fn taskset_text(py: Python<'_>, taskset: &Bound<'_, PyAny>) -> PyResult<(String,
         let s = s.to_cow()?;
         if !s.is_empty() && !s.contains(['\n', '=', '[']) {
             let text = std::fs::read_to_string(Path::new(&*s))
-                .map_err(|e| errors::config(py, format!("cannot read task set {s}: {e}")))?;
+                .map_err(|e| errors::config(py, "taskset", format!("cannot read task set {s}: {e}")))?;
             return Ok((text, s.into_owned()));
         }
         return Ok((s.into_owned(), "<task set text>".to_owned()));
@@ -43,15 +43,15 @@ fn taskset_text(py: Python<'_>, taskset: &Bound<'_, PyAny>) -> PyResult<(String,
             Value::Table(t) => t,
             tasks => Table::from_iter([("task".to_owned(), tasks)]),
         };
-        let text = toml::to_string(&table).map_err(|e| errors::config(py, format!("taskset: {e}")))?;
+        let text = toml::to_string(&table).map_err(|e| errors::config(py, "taskset", format!("taskset: {e}")))?;
         return Ok((text, "<task list>".to_owned()));
     }
     if let Ok(path) = taskset.extract::<std::path::PathBuf>() {
         let text = std::fs::read_to_string(&path)
-            .map_err(|e| errors::config(py, format!("cannot read task set {}: {e}", path.display())))?;
+            .map_err(|e| errors::config(py, "taskset", format!("cannot read task set {}: {e}", path.display())))?;
         return Ok((text, path.display().to_string()));
     }
-    Err(errors::config(py, "taskset: give a path, TOML text or a list of task dicts".to_owned()))
+    Err(errors::config(py, "taskset", "taskset: give a path, TOML text or a list of task dicts".to_owned()))
 }
 
 /// Telomere's admission control (or a baseline's) for a periodic task set on
@@ -77,7 +77,7 @@ pub(crate) fn admit(
     multilog_workload: &str,
     waf: Option<f64>,
 ) -> PyResult<PyObject> {
-    let bad = |e: ftlab_bounds::telomere::TelomereError| errors::config(py, e.to_string());
+    let bad = |e: ftlab_bounds::telomere::TelomereError| errors::config(py, "taskset", e.to_string());
     let device = admit_device(chip, blocks, over_provisioning).map_err(|e| errors::lab(py, e))?;
     let (text, origin) = taskset_text(py, taskset)?;
     let set = TaskSet::from_toml(&text, Some(&origin), device).map_err(bad)?;
@@ -85,7 +85,11 @@ pub(crate) fn admit(
         "random" => MultiLogWorkload::Random,
         "zipf" => MultiLogWorkload::Zipf,
         other => {
-            return Err(errors::config(py, format!("multilog_workload `{other}`: give \"random\" or \"zipf\"")));
+            return Err(errors::config(
+                py,
+                "multilog_workload",
+                format!("multilog_workload `{other}`: give \"random\" or \"zipf\""),
+            ));
         }
     };
     let policy = match policy {
@@ -96,6 +100,7 @@ pub(crate) fn admit(
         other => {
             return Err(errors::config(
                 py,
+                "policy",
                 format!("policy `{other}`: give one of \"sip\", \"sharp\", \"waogc\", \"multilog\""),
             ));
         }

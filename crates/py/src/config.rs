@@ -78,6 +78,7 @@ fn set_key(py: Python<'_>, table: &mut Table, key: &str, value: &Bound<'_, PyAny
     if key.is_empty() || key.split('.').any(str::is_empty) {
         return Err(errors::config(
             py,
+            key,
             format!("`{key}` is not a config key: give a dotted path such as \"ftl.gc_free_blocks\""),
         ));
     }

@@ -76,9 +76,19 @@ pub(crate) fn new<T: PyTypeInfo>(py: Python<'_>, message: String, kind: ErrorKin
     err
 }
 
-/// A configuration error (invalid input).
-pub(crate) fn config(py: Python<'_>, message: String) -> PyErr {
-    new::<ConfigError>(py, message, ErrorKind::Invalid, None)
+/// A configuration error (invalid input) of the setting `key` (a dotted key
+/// path, or the argument's name).
+pub(crate) fn config(py: Python<'_>, key: &str, message: String) -> PyErr {
+    let err = new::<ConfigError>(py, message, ErrorKind::Invalid, None);
+    set_key(py, &err, key);
+    err
+}
+
+/// Sets `.key` of a [`ConfigError`] (it stays None for an empty key).
+fn set_key(py: Python<'_>, err: &PyErr, key: &str) {
+    if !key.is_empty() {
+        let _ = err.value(py).setattr("key", key);
+    }
 }
 
 /// A simulator error as its exception: a trace's is a [`TraceError`], bad
@@ -95,9 +105,7 @@ pub(crate) fn sim(py: Python<'_>, e: SimError) -> PyErr {
         SimError::Trace(_) => new::<TraceError>(py, message, kind, report),
         SimError::Config(c) => {
             let err = new::<ConfigError>(py, message, kind, report);
-            if !c.key.is_empty() {
-                let _ = err.value(py).setattr("key", c.key);
-            }
+            set_key(py, &err, &c.key);
             err
         }
         SimError::TimeOverflow { .. } | SimError::NoRequests { .. } => new::<ConfigError>(py, message, kind, report),
@@ -109,7 +117,8 @@ pub(crate) fn sim(py: Python<'_>, e: SimError) -> PyErr {
 pub(crate) fn lab(py: Python<'_>, e: LabError) -> PyErr {
     match e {
         LabError::Run(e) => sim(py, e),
-        e @ (LabError::Read { .. } | LabError::Config(_)) => config(py, e.to_string()),
+        LabError::Config(c) => config(py, &c.key, c.problem),
+        e @ LabError::Read { .. } => config(py, "", e.to_string()),
         e => new::<Error>(py, e.to_string(), ErrorKind::Io, None),
     }
 }

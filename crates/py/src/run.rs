@@ -71,7 +71,7 @@ pub(crate) fn run_json(py: Python<'_>, config: &Config, progress: Option<Py<PyAn
 #[pyo3(signature = (report_json, title = ""))]
 pub(crate) fn report_html(py: Python<'_>, report_json: &str, title: &str) -> PyResult<String> {
     let report: serde_json::Value = serde_json::from_str(report_json)
-        .map_err(|e| errors::config(py, format!("report_html: the report is not JSON: {e}")))?;
+        .map_err(|e| errors::config(py, "report", format!("report_html: the report is not JSON: {e}")))?;
     Ok(ftlab_lab::html::report_html(&report, title))
 }
 

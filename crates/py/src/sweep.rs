@@ -36,6 +36,7 @@ pub(crate) fn plan_sweep(py: Python<'_>, base: &Config, grid: &Bound<'_, PyDict>
             _ => {
                 return Err(errors::config(
                     py,
+                    &key,
                     format!("sweep grid: `{key}` must be a list of values, e.g. {{\"{key}\": [..., ...]}}"),
                 ))
             }
@@ -65,13 +66,13 @@ fn task_text(base: &Table, point: &Point) -> Result<String, LabError> {
     t.insert("keys".into(), Value::Array(point.values.iter().map(|(k, _)| Value::String(k.clone())).collect()));
     t.insert("values".into(), Value::Array(point.values.iter().map(|(_, v)| v.clone()).collect()));
     t.insert("config".into(), Value::Table(config));
-    toml::to_string(&t).map_err(|e| LabError::Config(format!("cannot write sweep point {}: {e}", point.run)))
+    toml::to_string(&t).map_err(|e| LabError::config("config", format!("cannot write sweep point {}: {e}", point.run)))
 }
 
 /// Reads a point back from [`task_text`].
 fn task_point(text: &str) -> Result<Point, LabError> {
     let mut t = overlay::load_table_text(text, "sweep task")?;
-    let bad = || LabError::Config("sweep task: not a task written by SweepPlan.task".into());
+    let bad = || LabError::config("task", "sweep task: not a task written by SweepPlan.task");
     let run = t.get("run").and_then(Value::as_integer).ok_or_else(bad)?;
     let keys = t.get("keys").and_then(Value::as_array).ok_or_else(bad)?;
     let values = t.get("values").and_then(Value::as_array).ok_or_else(bad)?;
@@ -116,7 +117,7 @@ impl SweepPlan {
     /// Point `i` as a self-contained TOML text for `run_task` (on any machine).
     fn task(&self, py: Python<'_>, i: usize) -> PyResult<String> {
         let point = self.points.get(i).ok_or_else(|| {
-            errors::config(py, format!("sweep point {i}: the sweep has {} points", self.points.len()))
+            errors::config(py, "i", format!("sweep point {i}: the sweep has {} points", self.points.len()))
         })?;
         task_text(&self.base, point).map_err(|e| errors::lab(py, e))
     }

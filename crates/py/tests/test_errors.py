@@ -87,3 +87,29 @@ def test_admit_and_bounds_errors_are_config_errors():
         ftlab.admit(TASK, policy="nosuch", chip="small-slc")
     with pytest.raises(ftlab.ConfigError, match=r"no \[\[task\]\] table"):
         ftlab.admit([], policy="sip", chip="small-slc")
+
+
+def test_every_config_error_has_its_key(small):
+    # Overrides: an unknown key, a value of the wrong type, a path that is not one.
+    for key, value in (("device.blocks_per_plan", 3), ("device.blocks_per_plane", "many"), ("a..b", 1)):
+        with pytest.raises(ftlab.ConfigError) as e:
+            small.set(key, value)
+        assert e.value.key == key, e.value
+    # TOML text: the key of the line at fault.
+    with pytest.raises(ftlab.ConfigError, match="chipx") as e:
+        ftlab.Config.from_toml("[device]\nchipx = 1\n")
+    assert e.value.key == "device.chipx"
+    # A sweep: a grid point the run refuses, a grid value that is not a list.
+    with pytest.raises(ftlab.ConfigError, match="grid point 1 of 2") as e:
+        ftlab.sweep(small, {"ftl.gc_free_blocks": [2, 0]})
+    assert e.value.key == "ftl.gc_free_blocks"
+    with pytest.raises(ftlab.ConfigError, match="list of values") as e:
+        ftlab.sweep(small, {"seed": 3})
+    assert e.value.key == "seed"
+    # Arguments of the admission test name themselves.
+    with pytest.raises(ftlab.ConfigError, match="policy") as e:
+        ftlab.admit(TASK, policy="nosuch", chip="small-slc")
+    assert e.value.key == "policy"
+    with pytest.raises(ftlab.ConfigError, match="unknown chip") as e:
+        ftlab.bounds("nosuch")
+    assert e.value.key == "chip"

@@ -11,7 +11,7 @@ use ftlab_nand::{Commands, Geometry, NandConfig, StoreKind, Timing, WearConfig};
 use ftlab_workload::generate::Arrival;
 use ftlab_workload::{AddressMode, GeneratorSpec, TraceFormat};
 
-use crate::SimError;
+use crate::error::SimError;
 
 /// A whole run, as written in a TOML file. Every table is optional.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -28,7 +28,7 @@ pub struct RunConfig {
     /// `[[flow]]`: several host flows sharing the device instead of one
     /// `[workload]` ([`crate::flows`]; default none).
     #[serde(rename = "flow", skip_serializing_if = "Vec::is_empty")]
-    pub flows: Vec<crate::flows::FlowSpec>,
+    pub flows: Vec<FlowSpec>,
     /// Settings of an imported configuration (`ftlab mqsim`) that ftlab does
     /// not model, by name: copied into the report's `unsupported` so they are
     /// never silently dropped (default none).
@@ -775,10 +775,102 @@ impl PreconditionSpec {
     }
 }
 
+/// A flow's priority class (MQSim's NVMe classes); a more urgent class is
+/// always fetched first.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Priority {
+    Urgent,
+    /// The default.
+    #[default]
+    High,
+    Medium,
+    Low,
+}
+
+impl Priority {
+    /// Its name in reports.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Priority::Urgent => "urgent",
+            Priority::High => "high",
+            Priority::Medium => "medium",
+            Priority::Low => "low",
+        }
+    }
+}
+
+/// `[[flow]]`: one host flow ([`crate::flows`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FlowSpec {
+    /// Name in reports (default `flow-1`, `flow-2`, ... in table order).
+    pub name: Option<String>,
+    /// Its requests: a trace, a preset or a generator, as in `[workload]`
+    /// (periodic tasks are not flows).
+    pub workload: WorkloadSpec,
+    /// Its requests outstanding at once (default 32).
+    pub queue_depth: Option<u32>,
+    /// Open or closed loop (default: closed for generators without an arrival
+    /// process, open otherwise).
+    pub mode: Option<LoopMode>,
+    /// Priority class (default `high`).
+    pub priority: Priority,
+    /// Share of the device within its class (default 1).
+    pub weight: Option<u32>,
+    /// Seed of its generator (default: the run's seed plus the flow's index).
+    pub seed: Option<u64>,
+    /// The flow ends at its first request that could not start until after
+    /// this many ms of the measured run, by its arrival and its own queue
+    /// (a wait for a device slot does not end it; MQSim's `Stop_Time`;
+    /// default: until its source ends).
+    pub stop_ms: Option<f64>,
+    /// Multiplies its trace timestamps, on top of `host.time_scale` (default 1;
+    /// MQSim's `Time_Unit`).
+    pub time_scale: Option<f64>,
+    /// The fraction of its part of the logical space it addresses, from the
+    /// part's start, in (0, 1] (default 1; MQSim's `Working_Set_Percentage`).
+    pub working_set: Option<f64>,
+}
+
+/// The dotted key path of the setting at byte `at` of the TOML document `text`
+/// (where a parse or deserialization error points): the key of its line under
+/// the last `[table]` or `[[array]]` header before it, or the header itself;
+/// empty where the line names no key. Inline tables are not looked into.
+pub fn key_at(text: &str, at: usize) -> String {
+    let at = at.min(text.len());
+    let start = text.get(..at).and_then(|t| t.rfind('\n')).map_or(0, |i| i + 1);
+    let line = text.get(start..).and_then(|t| t.lines().next()).unwrap_or("").trim();
+    let header = |l: &str| {
+        let l = l.trim();
+        let inner = l.strip_prefix("[[").and_then(|l| l.split("]]").next());
+        let inner = inner.or_else(|| l.strip_prefix('[').and_then(|l| l.split(']').next()));
+        inner.map(unquote)
+    };
+    if let Some(h) = header(line) {
+        return h;
+    }
+    let key = line.split('=').next().filter(|_| line.contains('=')).map(unquote).unwrap_or_default();
+    let table = text.get(..start).and_then(|t| t.lines().rev().find_map(header)).unwrap_or_default();
+    match (table.is_empty(), key.is_empty()) {
+        (_, true) => String::new(),
+        (true, false) => key,
+        (false, false) => format!("{table}.{key}"),
+    }
+}
+
+/// A dotted key as written (`a."b".c`, with spaces) as its plain path (`a.b.c`).
+fn unquote(key: &str) -> String {
+    key.split('.').map(|p| p.trim().trim_matches(['"', '\''])).collect::<Vec<_>>().join(".")
+}
+
 impl RunConfig {
     /// Parses a TOML document; unknown keys are errors naming them.
     pub fn from_toml(text: &str, origin: &str) -> Result<RunConfig, SimError> {
-        toml::from_str(text).map_err(|e| SimError::config("", format!("{origin}: {e}")))
+        toml::from_str(text).map_err(|e: toml::de::Error| {
+            let key = e.span().map_or_else(String::new, |span| key_at(text, span.start));
+            SimError::config(key, format!("{origin}: {e}"))
+        })
     }
 
     /// Reads a TOML file; a relative `workload.trace` is taken relative to the
@@ -835,5 +927,26 @@ fn memory_limit() -> Option<(u64, &'static str)> {
     match (total, address_space) {
         (Some(t), Some(a)) => Some(if a.0 < t.0 { a } else { t }),
         (t, a) => t.or(a),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_of_a_config_file_name_the_key() {
+        for (text, key) in [
+            ("[device]\nblocks_per_plan = 3\n", "device.blocks_per_plan"),
+            ("seed = 1\n[ftl]\nkind = \"pagemap\"\n[device]\nchip = 3\n", "device.chip"),
+            ("sed = 1\n", "sed"),
+            ("[devic]\nchip = \"x\"\n", "devic"),
+            ("[device]\nchip = \n", "device.chip"),
+        ] {
+            match RunConfig::from_toml(text, "t") {
+                Err(SimError::Config(c)) => assert_eq!(c.key, key, "{text:?}: {}", c.problem),
+                other => panic!("{text:?}: {other:?}"),
+            }
+        }
     }
 }

@@ -69,7 +69,6 @@ use ftlab_nand::{DieId, Payload, SimTime};
 
 use crate::host_link::HostLink;
 use crate::metrics::{Latency, LatencySummary};
-use crate::{RunConfig, SimError};
 
 /// The host's addressing unit, bytes.
 pub const SECTOR: u64 = 512;
@@ -389,33 +388,6 @@ impl Device {
     /// work).
     pub fn set_host_link(&mut self, link: Option<HostLink>) {
         self.host_link = link;
-    }
-
-    /// The device `config`'s `[device]` and `[ftl]` tables describe, formatted,
-    /// keeping real bytes (its workload is not used).
-    pub fn open(config: &RunConfig) -> Result<Device, SimError> {
-        Device::open_with_store(config, ftlab_nand::StoreKind::Bytes)
-    }
-
-    /// The device `config` describes, formatted, keeping page contents as
-    /// `store` says (tokens for drivers that only need to prove integrity, such
-    /// as the cache managers of [`crate::cache`]; the host commands of
-    /// [`Device::submit`] need bytes).
-    pub fn open_with_store(config: &RunConfig, store: ftlab_nand::StoreKind) -> Result<Device, SimError> {
-        let mut nand = config.device.nand_config(config.seed())?;
-        nand.store = store;
-        let builder = crate::ftl_builder(config, None)?;
-        let nand = ftlab_nand::Nand::new(&nand).map_err(|e| SimError::config("device", format!("device: {e}")))?;
-        let mut flash = Flash::new(nand);
-        config.device.configure_flash(&mut flash)?;
-        let ftl = {
-            let mut io = flash.io(SimTime::ZERO);
-            builder.format(&mut io).map_err(|e| SimError::building(&config.ftl.kind, e))?
-        };
-        let mut device = Device::new(flash, ftl, Some(builder));
-        device.label = crate::image::ftl_label(config);
-        device.host_link = config.device.host_link()?;
-        Ok(device)
     }
 
     /// The medium.
@@ -813,7 +785,7 @@ impl Device {
     }
 
     /// Flushes the FTL at `at`; its completion. Does not move the clock (the
-    /// cache managers of [`crate::cache`] call it like [`Device::page`]).
+    /// cache managers of [`crate::host::cache`] call it like [`Device::page`]).
     pub(crate) fn flush(&mut self, at: u64) -> Result<u64, DeviceError> {
         let mut io = self.flash.io(SimTime(at));
         self.ftl.flush(&mut io).map_err(|source| DeviceError::Ftl { command: "flush", lpn: 0, source })?;

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use ftlab_ftl::{Counters, PerPurpose, Purpose};
 
-use crate::SimError;
+use ftlab_ftl::ConfigError;
 
 /// `[device.energy]`: energy of one flash operation, nanojoules. Absent: the
 /// report has no `energy` section. 002 Section VI gives, for its Table I chip
@@ -41,7 +41,7 @@ impl EnergySpec {
 
     /// Checks every energy is a finite number of nanojoules in
     /// [0, [`EnergySpec::MAX_NJ`]]; errors name the key.
-    pub fn validate(&self) -> Result<(), SimError> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         for (field, nj) in [
             ("read_nj", Some(self.read_nj)),
             ("read_oob_nj", self.read_oob_nj),
@@ -50,7 +50,7 @@ impl EnergySpec {
         ] {
             let Some(nj) = nj else { continue };
             if !(0.0..=Self::MAX_NJ).contains(&nj) {
-                return Err(SimError::config(
+                return Err(ConfigError::new(
                     "device.energy",
                     format!(
                         "device.energy.{field} = {nj} is not an energy of one operation: give nanojoules, \

@@ -36,9 +36,9 @@ use ftlab_nand::{Payload, SimTime, StoreKind};
 use ftlab_workload::Op;
 
 use crate::config::{Dispatch, Host};
+use crate::error::SimError;
 use crate::metrics::{Content, Latency, Mismatch, RetirementWatch, TaskReport, Throughput};
 use crate::source::Request;
-use crate::SimError;
 
 /// How many logical pages ahead [`Engine::verify_all`] asks the FTL to
 /// prefetch the page it reads: enough to overlap that many cache misses.

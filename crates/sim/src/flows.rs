@@ -30,70 +30,11 @@
 //! difference is the other flows. Slowdown = the flow's mean response time
 //! shared / alone; fairness = the smallest slowdown / the largest.
 
-use serde::{Deserialize, Serialize};
-
-use crate::config::{LoopMode, RunConfig, Source, WorkloadSpec};
-use crate::engine::{FlowInput, FlowStats};
-use crate::metrics::{LatencySummary, Report};
+use crate::config::{LoopMode, Priority, RunConfig, Source, WorkloadSpec};
+use crate::engine::{Engine, FlowInput, FlowStats, Progress};
+use crate::error::SimError;
+use crate::metrics::{FlowReport, Report};
 use crate::source::{Request, Requests, TaskSpace};
-use crate::SimError;
-
-/// A flow's priority class (MQSim's NVMe classes); a more urgent class is
-/// always fetched first.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Priority {
-    Urgent,
-    /// The default.
-    #[default]
-    High,
-    Medium,
-    Low,
-}
-
-impl Priority {
-    fn name(self) -> &'static str {
-        match self {
-            Priority::Urgent => "urgent",
-            Priority::High => "high",
-            Priority::Medium => "medium",
-            Priority::Low => "low",
-        }
-    }
-}
-
-/// `[[flow]]`: one host flow.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct FlowSpec {
-    /// Name in reports (default `flow-1`, `flow-2`, ... in table order).
-    pub name: Option<String>,
-    /// Its requests: a trace, a preset or a generator, as in `[workload]`
-    /// (periodic tasks are not flows).
-    pub workload: WorkloadSpec,
-    /// Its requests outstanding at once (default 32).
-    pub queue_depth: Option<u32>,
-    /// Open or closed loop (default: closed for generators without an arrival
-    /// process, open otherwise).
-    pub mode: Option<LoopMode>,
-    /// Priority class (default `high`).
-    pub priority: Priority,
-    /// Share of the device within its class (default 1).
-    pub weight: Option<u32>,
-    /// Seed of its generator (default: the run's seed plus the flow's index).
-    pub seed: Option<u64>,
-    /// The flow ends at its first request that could not start until after
-    /// this many ms of the measured run, by its arrival and its own queue
-    /// (a wait for a device slot does not end it; MQSim's `Stop_Time`;
-    /// default: until its source ends).
-    pub stop_ms: Option<f64>,
-    /// Multiplies its trace timestamps, on top of `host.time_scale` (default 1;
-    /// MQSim's `Time_Unit`).
-    pub time_scale: Option<f64>,
-    /// The fraction of its part of the logical space it addresses, from the
-    /// part's start, in (0, 1] (default 1; MQSim's `Working_Set_Percentage`).
-    pub working_set: Option<f64>,
-}
 
 /// One flow, validated.
 #[derive(Debug, Clone)]
@@ -109,33 +50,6 @@ pub struct Flow {
     pub(crate) max_requests: Option<u64>,
     pub(crate) time_scale: f64,
     pub(crate) working_set: f64,
-}
-
-/// What one flow did, in a multi-flow run's report.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct FlowReport {
-    pub name: String,
-    pub workload: String,
-    pub priority: String,
-    pub weight: u32,
-    pub queue_depth: u32,
-    /// Its part of the logical space: first page and pages.
-    pub first_page: u64,
-    pub pages: u64,
-    /// Requests completed during measurement.
-    pub requests: u64,
-    /// Pages they read or wrote.
-    pub host_pages: u64,
-    /// Response times of all its requests, of its reads, of its writes, us.
-    pub response_us: LatencySummary,
-    pub read_us: LatencySummary,
-    pub write_us: LatencySummary,
-    /// Its response times when it ran alone on the device (null when the
-    /// alone runs were not made).
-    pub alone_response_us: Option<LatencySummary>,
-    /// Mean response time shared / alone (null without the alone run, or when
-    /// either run completed none of its requests).
-    pub slowdown: Option<f64>,
 }
 
 /// The validated flows of `config` (empty: a single-source run).
@@ -253,13 +167,13 @@ pub(crate) fn fetch_size(config: &RunConfig) -> Result<u32, SimError> {
 /// Drives `flows` (all of them, or only flow `only`, keeping every flow's part
 /// of the space) on `engine` from `offset`; returns each flow's report.
 pub(crate) fn drive(
-    engine: &mut crate::Engine,
+    engine: &mut Engine,
     flows: &[Flow],
     only: Option<usize>,
     fetch: u32,
     host: &crate::config::Host,
     offset: u64,
-    progress: &mut dyn FnMut(crate::Progress),
+    progress: &mut dyn FnMut(Progress),
 ) -> Result<Vec<FlowReport>, SimError> {
     let part = engine.logical_pages() / flows.len() as u64;
     let page_size = engine.device.flash.nand().geometry().page_size;

@@ -26,7 +26,7 @@
 //! work of every command starts no earlier than its dispatch, and the times
 //! commands reach the FTL never go backwards.
 
-use crate::SimError;
+use ftlab_ftl::ConfigError;
 
 /// A host link and controller (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,14 +48,14 @@ impl HostLink {
     /// A link of `mb_per_s` (10^6 bytes a second; `None`: free) and a firmware
     /// time of `overhead_us` per command (`None`: none); `None` if both are
     /// unset. Errors name the key.
-    pub fn new(mb_per_s: Option<f64>, overhead_us: Option<f64>) -> Result<Option<HostLink>, SimError> {
+    pub fn new(mb_per_s: Option<f64>, overhead_us: Option<f64>) -> Result<Option<HostLink>, ConfigError> {
         if mb_per_s.is_none() && overhead_us.is_none() {
             return Ok(None);
         }
         let ps_per_byte = match mb_per_s {
             None => 0,
             Some(r) => ftlab_ftl::dram::ps_per_byte(r).map_err(|e| {
-                SimError::config(
+                ConfigError::new(
                     "device.host_mb_per_s",
                     format!("device.host_mb_per_s {e}; leave it out for a link without cost"),
                 )
@@ -65,7 +65,7 @@ impl HostLink {
             None => 0,
             Some(us) if us.is_finite() && (0.0..=1e6).contains(&us) => (us * 1e3).round() as u64,
             Some(us) => {
-                return Err(SimError::config(
+                return Err(ConfigError::new(
                     "device.command_overhead_us",
                     format!("device.command_overhead_us must be between 0 and 1,000,000 us, got {us}"),
                 ))
@@ -77,10 +77,10 @@ impl HostLink {
     /// Write data crosses the link at `mb_per_s` (10^6 bytes a second) instead
     /// of the link's rate; `None` leaves it at the link's rate. Errors name
     /// `device.host_write_mb_per_s`.
-    pub fn with_write_rate(mut self, mb_per_s: Option<f64>) -> Result<HostLink, SimError> {
+    pub fn with_write_rate(mut self, mb_per_s: Option<f64>) -> Result<HostLink, ConfigError> {
         if let Some(r) = mb_per_s {
             self.write_ps_per_byte = ftlab_ftl::dram::ps_per_byte(r).map_err(|e| {
-                SimError::config(
+                ConfigError::new(
                     "device.host_write_mb_per_s",
                     format!("device.host_write_mb_per_s {e}; leave it out for writes at device.host_mb_per_s"),
                 )

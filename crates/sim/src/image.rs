@@ -38,8 +38,10 @@ use ftlab_ftl::{Flash, FtlError};
 use ftlab_nand::medium::journal::{write_journal_header, JournalCursor, JOURNAL_HEADER_BYTES};
 use ftlab_nand::{DieId, Nand, SimTime};
 
+use crate::config::RunConfig;
 use crate::device::{Device, DeviceError};
-use crate::{RunConfig, SimError};
+use crate::error::SimError;
+use crate::setup::ftl_label;
 
 /// Why a device image could not be saved or opened. Each message names the
 /// file and what to do.
@@ -80,17 +82,6 @@ pub enum ImageError {
         #[source]
         source: DeviceError,
     },
-}
-
-/// What an image records of the FTL: its kind and keys (with
-/// `device.over_provisioning`), as one line of TOML.
-pub(crate) fn ftl_label(config: &RunConfig) -> String {
-    let mut table = config.ftl.params.clone();
-    table.insert("kind".into(), toml::Value::String(config.ftl.kind.clone()));
-    if let Some(op) = config.device.over_provisioning {
-        table.insert("over_provisioning".into(), toml::Value::Float(op));
-    }
-    toml::Value::Table(table).to_string()
 }
 
 /// `path` with `suffix` appended (`PATH.tmp`, `PATH.journal`).
@@ -232,7 +223,7 @@ impl Device {
         let file_err = |source| ImageError::File { path: path.to_path_buf(), source };
         let mut nand_config = config.device.nand_config(config.seed()).map_err(ImageError::Config)?;
         nand_config.store = ftlab_nand::StoreKind::Bytes;
-        let builder = crate::ftl_builder(config, None).map_err(ImageError::Config)?;
+        let builder = crate::setup::ftl_builder(config, None).map_err(ImageError::Config)?;
         let file = File::open(path).map_err(|e| file_err(e.into()))?;
         let (mut nand, mut saved_at, label) = Nand::open_image(&nand_config, BufReader::new(file)).map_err(file_err)?;
         let journal = journal_path(path);

@@ -21,8 +21,8 @@
 
 use ftlab_workload::Op;
 
+use crate::error::SimError;
 use crate::source::Request;
-use crate::SimError;
 
 /// `source`'s requests with consecutive contiguous ones of the same kind
 /// merged up to `max_bytes` each (see the module docs).

@@ -881,7 +881,7 @@ pub struct Report {
     /// `[[flow]]` runs: each flow's response times, alone and shared, and its
     /// slowdown ([`crate::flows`]); left out of single-workload reports.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub flows: Vec<crate::flows::FlowReport>,
+    pub flows: Vec<FlowReport>,
     /// `[[flow]]` runs: the smallest flow slowdown / the largest (1 is fair);
     /// left out otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -902,6 +902,33 @@ impl Report {
         self.waf = counters.waf();
         self.flash_ops = FlashOps::from(counters);
     }
+}
+
+/// What one flow did, in a multi-flow run's report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FlowReport {
+    pub name: String,
+    pub workload: String,
+    pub priority: String,
+    pub weight: u32,
+    pub queue_depth: u32,
+    /// Its part of the logical space: first page and pages.
+    pub first_page: u64,
+    pub pages: u64,
+    /// Requests completed during measurement.
+    pub requests: u64,
+    /// Pages they read or wrote.
+    pub host_pages: u64,
+    /// Response times of all its requests, of its reads, of its writes, us.
+    pub response_us: LatencySummary,
+    pub read_us: LatencySummary,
+    pub write_us: LatencySummary,
+    /// Its response times when it ran alone on the device (null when the
+    /// alone runs were not made).
+    pub alone_response_us: Option<LatencySummary>,
+    /// Mean response time shared / alone (null without the alone run, or when
+    /// either run completed none of its requests).
+    pub slowdown: Option<f64>,
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use ftlab_workload::generate::RequestStream;
 use ftlab_workload::{AddressMapper, HostRequest, Op, ReadOptions, TraceError, TraceReader};
 
 use crate::config::{Source, TaskSpec};
-use crate::SimError;
+use crate::error::SimError;
 
 /// One host request as the engine sees it: byte range inside the logical space.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,10 +8,10 @@ use std::collections::HashMap;
 use ftlab_ftl::ssc::Consistency;
 use ftlab_ftl::ErrorKind;
 use ftlab_nand::{Payload, SimTime};
-use ftlab_sim::cache::{CacheConfig, CacheManager, Mode, SscCache, SsdCache};
-use ftlab_sim::disk::Disk;
-use ftlab_sim::flashtier::{check, run, run_on, FlashtierConfig, System};
-use ftlab_sim::ssc::{SscCommand, SscReply};
+use ftlab_sim::host::cache::{CacheConfig, CacheManager, Mode, SscCache, SsdCache};
+use ftlab_sim::host::disk::Disk;
+use ftlab_sim::host::flashtier::{check, run, run_on, FlashtierConfig, System};
+use ftlab_sim::host::ssc::{SscCommand, SscReply};
 use ftlab_workload::filebench::Personality;
 
 #[test]
@@ -135,7 +135,7 @@ fn ssc_commands_on_the_device_take_flash_time() {
     assert_eq!(hit.reply, SscReply::Read(Some(Payload::Token(9))));
     assert!(hit.completed.0 >= w.completed.0 + 60_000, "a hit reads the flash");
     let miss = dev.ssc(w.completed, SscCommand::Read { block: 7 }).unwrap();
-    assert_eq!(miss, ftlab_sim::ssc::SscDone { completed: w.completed, reply: SscReply::Read(None) });
+    assert_eq!(miss, ftlab_sim::host::ssc::SscDone { completed: w.completed, reply: SscReply::Read(None) });
     let exists = dev.ssc(w.completed, SscCommand::Exists { first: 4_999_999, count: 3 }).unwrap();
     assert_eq!(exists.reply, SscReply::Dirty(vec![false, true, false]));
     dev.ssc(w.completed, SscCommand::Clean { block: 5_000_000 }).unwrap();

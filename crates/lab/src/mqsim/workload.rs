@@ -6,8 +6,8 @@
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
+use ftlab_sim::config::{FlowSpec, Priority};
 use ftlab_sim::config::{LoopMode, WorkloadSpec};
-use ftlab_sim::flows::{FlowSpec, Priority};
 use ftlab_workload::generate::{Arrival, SizeDist};
 use ftlab_workload::GeneratorSpec;
 

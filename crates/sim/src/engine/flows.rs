@@ -22,9 +22,9 @@ use ftlab_workload::Op;
 
 use super::host_queue::HostQueue;
 use super::{Engine, Progress};
+use crate::error::SimError;
 use crate::metrics::Latency;
 use crate::source::Request;
-use crate::SimError;
 
 /// One flow as the engine drives it.
 pub struct FlowInput<'a> {

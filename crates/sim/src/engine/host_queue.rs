@@ -6,8 +6,8 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use super::{next_request, queue_key, Queued};
+use crate::error::SimError;
 use crate::source::Request;
-use crate::SimError;
 
 /// Requests of a source on their way to the device.
 ///

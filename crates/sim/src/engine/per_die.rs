@@ -44,8 +44,8 @@ use ftlab_nand::DieId;
 use ftlab_workload::Op;
 
 use super::{queue_key, Engine, HostQueue, PageCmd, Progress};
+use crate::error::SimError;
 use crate::source::Request;
-use crate::SimError;
 
 /// A page command waiting to be issued, ordered by `(key, seq)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

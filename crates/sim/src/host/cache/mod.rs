@@ -37,7 +37,7 @@
 //!
 //! Every manager keeps the data path real: a read returns the tokens the
 //! block holds in the cache or on the disk, so the end-to-end integrity check
-//! ([`crate::flashtier`]) can compare every block with the last token written.
+//! ([`crate::host::flashtier`]) can compare every block with the last token written.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -47,7 +47,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::device::{Device, DeviceError, PageCommand, PageError, PageOp};
-use crate::disk::{Disk, DiskError};
+use crate::host::disk::{Disk, DiskError};
 
 pub mod flashcache;
 pub mod tier;

@@ -29,7 +29,7 @@ use super::{
     page_read, page_write, runs, CacheConfig, CacheError, CacheManager, CacheStats, DirtyList, Mode, SequentialDetector,
 };
 use crate::device::Device;
-use crate::disk::Disk;
+use crate::host::disk::Disk;
 
 /// Slot records per metadata page (16 bytes each in 4 KiB).
 const RECORDS_PER_PAGE: u64 = 256;

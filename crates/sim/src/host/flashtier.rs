@@ -1,6 +1,6 @@
 //! FlashTier's SSC evaluation (`003_9b28d6a0046a8156.txt` Section 3.3): the
 //! filebench personalities ([`ftlab_workload::filebench`]) through a cache
-//! manager ([`crate::cache`]) over a flash cache and a disk ([`crate::disk`]),
+//! manager ([`crate::host::cache`]) over a flash cache and a disk ([`crate::host::disk`]),
 //! for the five systems No-Cache, SSD-WB, SSD-WT, SSC-WB and SSC-WT.
 //!
 //! # The run
@@ -57,12 +57,14 @@ use ftlab_ftl::Purpose;
 use ftlab_nand::{SimTime, StoreKind};
 use ftlab_workload::filebench::{BlockIo, FilePick, Filebench, FilebenchSpec, Personality};
 
-use crate::cache::{CacheConfig, CacheError, CacheManager, CacheStats, Mode, NoCache, SscCache, SsdCache};
+use crate::config::RunConfig;
 use crate::device::Device;
-use crate::disk::{Disk, DiskConfig, DiskCounters};
+use crate::error::SimError;
+use crate::host::cache::{CacheConfig, CacheError, CacheManager, CacheStats, Mode, NoCache, SscCache, SsdCache};
+use crate::host::disk::{Disk, DiskConfig, DiskCounters};
+use crate::host::ssc::SscCommand;
+use crate::host::HostError;
 use crate::metrics::Latency;
-use crate::ssc::SscCommand;
-use crate::{RunConfig, SimError};
 
 /// A system of the evaluation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -249,15 +251,15 @@ impl FlashtierConfig {
     }
 
     /// The manager of `system`, over a new disk and device.
-    pub fn manager(&self, system: System) -> Result<Box<dyn CacheManager>, SimError> {
+    pub fn manager(&self, system: System) -> Result<Box<dyn CacheManager>, HostError> {
         let disk = Disk::new(self.disk).map_err(|e| match e {
-            crate::disk::DiskError::Config { field, .. } => {
+            crate::host::disk::DiskError::Config { field, .. } => {
                 SimError::config(format!("flashtier.disk.{field}"), e.to_string())
             }
             e => SimError::config("flashtier.disk", e.to_string()),
         })?;
         let cfg = |mode| CacheConfig { mode, ..self.cache };
-        let err = |e: CacheError| SimError::Cache { system: system.name().to_string(), source: Box::new(e) };
+        let err = |e: CacheError| HostError::Cache { system: system.name().to_string(), source: Box::new(e) };
         Ok(match system {
             System::NoCache => Box::new(NoCache::new(disk)),
             System::Ssd(mode) => Box::new(SsdCache::new(cfg(mode), disk, self.device(&self.ssd_ftl)?).map_err(err)?),
@@ -333,12 +335,12 @@ pub struct Outcome {
 }
 
 /// Runs `personality` on `system` at `config`'s scale.
-pub fn run(config: &FlashtierConfig, personality: Personality, system: System) -> Result<Outcome, SimError> {
+pub fn run(config: &FlashtierConfig, personality: Personality, system: System) -> Result<Outcome, HostError> {
     let mut manager = config.manager(system)?;
     let mut fb = config.workload(personality)?;
     let mut o = run_on(config, &mut fb, &mut *manager, system, &mut HashMap::new())?;
     if let (System::Ssc(_), Some(device)) = (system, manager.device_mut()) {
-        let err = |e: CacheError| SimError::Cache { system: system.name().to_string(), source: Box::new(e) };
+        let err = |e: CacheError| HostError::Cache { system: system.name().to_string(), source: Box::new(e) };
         o.recovery = Some(recover_after(device, SimTime(o.end_ns)).map_err(err)?);
     }
     Ok(o)
@@ -353,8 +355,8 @@ pub fn run_on(
     manager: &mut dyn CacheManager,
     system: System,
     last: &mut HashMap<u64, u64>,
-) -> Result<Outcome, SimError> {
-    let err = |e: CacheError| SimError::Cache { system: system.name().to_string(), source: Box::new(e) };
+) -> Result<Outcome, HostError> {
+    let err = |e: CacheError| HostError::Cache { system: system.name().to_string(), source: Box::new(e) };
     let threads = fb.spec().threads() as usize;
     let mut ready: BinaryHeap<Reverse<(u64, usize)>> = (0..threads).map(|t| Reverse((0, t))).collect();
     let mut next_token = last.values().max().map_or(1, |t| t + 1);

@@ -2,7 +2,7 @@
 //! from the flash model (FlashTier, `003_9b28d6a0046a8156.txt` Section 2.2:
 //! write-clean, write-dirty, read, evict, clean, exists, plus flush).
 //!
-//! A cache manager (the host side, [`crate::cache`]) sends one command at a
+//! A cache manager (the host side, [`crate::host::cache`]) sends one command at a
 //! time with [`Device::ssc`] at a simulated time at or after the device's
 //! clock; the command is carried out then through the FTL's
 //! [`SolidStateCache`](ftlab_ftl::ssc::SolidStateCache) capability, its flash
@@ -97,7 +97,7 @@ impl Device {
 
     /// Carries out SSC command `cmd` at `at` (at or after the clock, which it
     /// does not move) through the FTL's solid-state cache capability; see the
-    /// [module documentation](crate::ssc) for its timing. Fails with
+    /// [module documentation](crate::host::ssc) for its timing. Fails with
     /// [`DeviceError::Ftl`] (kind unsupported) when the FTL is not a cache,
     /// [`DeviceError::InThePast`] before the clock, [`DeviceError::PoweredOff`]
     /// after a power cut, and the FTL's error otherwise (a dirty write into a

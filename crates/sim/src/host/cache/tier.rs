@@ -22,8 +22,8 @@ use ftlab_nand::{Payload, SimTime};
 
 use super::{runs, CacheConfig, CacheError, CacheManager, CacheStats, DirtyList, Mode, SequentialDetector};
 use crate::device::{Device, DeviceError};
-use crate::disk::Disk;
-use crate::ssc::{is_full, SscCommand, SscReply};
+use crate::host::disk::Disk;
+use crate::host::ssc::{is_full, SscCommand, SscReply};
 
 /// FlashTier's manager over an SSC; see the [module documentation](self).
 #[derive(Debug)]

@@ -1,0 +1,251 @@
+//! A run in its phases ([`Simulation`]: validate and format, precondition,
+//! measure) and a whole run ([`run`]: with `[[flow]]`s, each flow alone too).
+
+use ftlab_ftl::Flash;
+use ftlab_nand::{Nand, SimTime};
+
+use crate::config::{RunConfig, Source};
+use crate::engine::{Engine, Progress};
+use crate::error::SimError;
+use crate::flows;
+use crate::merge;
+use crate::metrics::Report;
+use crate::report::{finish, report};
+use crate::setup::{prepare, Prepared};
+use crate::source::{Request, Requests, TaskSpace};
+
+/// Requests of the sequential fill and random overwrites of preconditioning.
+/// The fill writes `fill_span` logical pages a request (one flash page's worth
+/// when the FTL's unit is smaller than the flash page, as a sequential writer's
+/// requests merged by the host arrive), the last one cut at the end of the
+/// space; the overwrites one logical page each.
+fn precondition_requests(
+    logical_pages: u64,
+    page_size: u32,
+    fill_span: u64,
+    overwrites: f64,
+    seed: u64,
+    fill: bool,
+) -> impl Iterator<Item = Result<Request, SimError>> {
+    use ftlab_workload::Op;
+    let ps = u64::from(page_size);
+    let span = fill_span.max(1);
+    let fill_pages = if fill { logical_pages.div_ceil(span) } else { 0 };
+    let random = (overwrites * logical_pages as f64) as u64;
+    // A small, seeded xorshift is enough here and keeps the stream independent of
+    // the workload's own generator.
+    let mut x = seed ^ 0x9e37_79b9_7f4a_7c15;
+    (0..fill_pages + random).map(move |i| {
+        let (lpn, pages) = if i < fill_pages {
+            (i * span, span.min(logical_pages - i * span))
+        } else {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % logical_pages, 1)
+        };
+        Ok(Request {
+            arrival: 0,
+            op: Op::Write,
+            offset: lpn * ps,
+            len: (pages * ps) as u32,
+            deadline: None,
+            task: None,
+            expiry: None,
+        })
+    })
+}
+
+/// Runs `config` and reports. `progress` is called every few thousand requests.
+///
+/// With `[[flow]]`s, each flow then runs alone on a fresh device too (same
+/// preconditioning, same part of the space, same seed), and the report gives
+/// each flow's slowdown ([`flows`]).
+pub fn run(config: &RunConfig, progress: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
+    let mut shared = run_one(config, None, progress)?;
+    if shared.flows.is_empty() {
+        return Ok(shared);
+    }
+    let mut alone = Vec::with_capacity(config.flows.len());
+    for i in 0..config.flows.len() {
+        alone.push(run_one(config, Some(i), progress)?);
+    }
+    flows::set_slowdowns(&mut shared, &alone);
+    Ok(shared)
+}
+
+/// One run of `config`; with `[[flow]]`s, of all flows or of flow `only`.
+fn run_one(config: &RunConfig, only: Option<usize>, progress: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
+    let mut sim = Simulation::new(config)?;
+    if let Err(e) = sim.precondition(progress) {
+        let (report, outcome) = report(config, &sim.prepared, &mut sim.engine, None, Err(e));
+        return finish(report, outcome);
+    }
+    if sim.prepared.flows.is_empty() {
+        sim.measure(progress)
+    } else {
+        sim.measure_flows(only, progress)
+    }
+}
+
+/// A run in its phases: [`Simulation::new`] validates and formats the device,
+/// [`Simulation::precondition`] brings it to steady state unmeasured, and
+/// [`Simulation::measure`] replays the workload and reports.
+pub struct Simulation {
+    config: RunConfig,
+    prepared: Prepared,
+    engine: Engine,
+    /// The FTL's admission verdicts on the task set, if it admits tasks.
+    admission: Option<Vec<ftlab_ftl::StreamVerdict>>,
+}
+
+impl std::fmt::Debug for Simulation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Simulation").field("engine", &self.engine).finish_non_exhaustive()
+    }
+}
+
+impl Simulation {
+    /// Validates `config` and formats the device.
+    pub fn new(config: &RunConfig) -> Result<Simulation, SimError> {
+        let p = prepare(config)?;
+        let nand = Nand::new(&p.nand).map_err(|e| SimError::config("device", format!("device: {e}")))?;
+        let mut flash = Flash::new(nand);
+        // A replay never cuts the power: the medium keeps no undo log.
+        flash.set_power_cuts(false);
+        config.device.configure_flash(&mut flash)?;
+        let ftl = {
+            let mut io = flash.io(SimTime::ZERO);
+            p.builder.format(&mut io).map_err(|e| SimError::building(&config.ftl.kind, e))?
+        };
+        let interval_ns = config.metrics.interval_ms.map(|ms| (ms * 1e6) as u64);
+        let admission = ftl.realtime().and_then(|r| r.admission());
+        let mut engine = Engine::new(flash, ftl, p.host, p.nand.store, interval_ns);
+        engine.set_host_link(config.device.host_link()?);
+        if let Some(b) = p.bound_ns {
+            engine.set_bound(b);
+        }
+        Ok(Simulation { config: config.clone(), prepared: p, engine, admission })
+    }
+
+    /// Logical pages the FTL exports.
+    pub fn logical_pages(&self) -> u64 {
+        self.engine.logical_pages()
+    }
+
+    /// Bytes of one logical page: the flash page, or the FTL's smaller
+    /// mapping unit ([`ftlab_ftl::Ftl::unit_bytes`]).
+    pub fn page_size(&self) -> u32 {
+        self.engine.unit_bytes() as u32
+    }
+
+    /// Physical pages of the device.
+    pub fn physical_pages(&self) -> u64 {
+        u64::from(self.engine.device.flash.nand().geometry().total_pages())
+    }
+
+    /// The FTL's own service-time bound of one page command on this device
+    /// (what a run checks unless `metrics.bound_us` is set), if it promises one.
+    pub fn ftl_bound(&self) -> Option<SimTime> {
+        ftlab_ftl::service_bound(&*self.engine.device.ftl)
+    }
+
+    /// Runs the `[precondition]` writes (closed loop, unmeasured).
+    pub fn precondition(&mut self, progress: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
+        let pre = &self.config.precondition;
+        if pre.fill || pre.random_overwrites > 0.0 {
+            let page_size = self.engine.unit_bytes() as u32;
+            let span = self.engine.flash_page_bytes() / u64::from(page_size);
+            let mut reqs = precondition_requests(
+                self.engine.logical_pages(),
+                page_size,
+                span,
+                pre.random_overwrites,
+                self.config.seed(),
+                pre.fill,
+            );
+            self.engine.drive_closed(&mut reqs, self.prepared.host, progress)?;
+        }
+        Ok(())
+    }
+
+    /// Runs the `[[flow]]`s (all, or only flow `only`), measuring, and reports
+    /// each flow's response times (no slowdowns: [`run`] adds them).
+    pub fn measure_flows(
+        mut self,
+        only: Option<usize>,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Report, SimError> {
+        let config = &self.config;
+        if config.host.merge_bytes.is_some() {
+            return Err(SimError::config("host.merge_bytes", "host.merge_bytes does not apply to [[flow]] runs"));
+        }
+        let p = &self.prepared;
+        let engine = &mut self.engine;
+        engine.start_measuring(config.precondition.start_at_first_gc);
+        if let Some(f) = config.workload.stop_at_retired_fraction {
+            engine.stop_at_retired(f);
+        }
+        let offset = engine.busy_until();
+        let driven = flows::drive(engine, &p.flows, only, p.fetch, &p.host, offset, progress);
+        let (flows, driven) = match driven {
+            Ok(f) => (f, Ok(())),
+            Err(e) => (Vec::new(), Err(e)),
+        };
+        let (mut report, outcome) = report(config, p, engine, None, driven);
+        if only.is_some() {
+            report.workload = format!("{} alone", report.workload);
+        }
+        report.flows = flows;
+        finish(report, outcome)
+    }
+
+    /// Replays the workload, measuring, and reports. A run that stops with an
+    /// error is [`SimError::Stopped`], with the report of what it did.
+    pub fn measure(mut self, progress: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
+        let config = &self.config;
+        let p = &self.prepared;
+        let seed = config.seed();
+        let engine = &mut self.engine;
+        let logical_pages = engine.logical_pages();
+        let space = TaskSpace {
+            // With a task space the tasks' data lives there; else in the logical space.
+            first_page: logical_pages,
+            pages: engine.addressable_pages() - logical_pages,
+            admitted: self.admission.iter().flatten().map(|v| v.admitted).collect(),
+        };
+        let space = if space.pages == 0 { TaskSpace { first_page: 0, ..space } } else { space };
+        let mut requests = Requests::open(
+            &p.source,
+            &space,
+            logical_pages,
+            engine.unit_bytes() as u32,
+            seed,
+            p.host.time_scale,
+            p.host.reorder_window,
+        )?;
+        engine.set_dispatch(p.dispatch);
+        engine.set_tasks(requests.task_names());
+        engine.start_measuring(config.precondition.start_at_first_gc);
+        if let Some(f) = config.workload.stop_at_retired_fraction {
+            engine.stop_at_retired(f);
+        }
+        let offset = engine.busy_until();
+        let edf = matches!(p.source, Source::Tasks { .. });
+        let driven = match (config.workload.max_requests, config.host.merge_bytes) {
+            (Some(n), None) => engine.drive(&mut requests.by_ref().take(n as usize), offset, edf, progress),
+            (None, None) => engine.drive(&mut requests, offset, edf, progress),
+            (n, Some(max)) => {
+                let mut limited = requests.by_ref().take(n.map_or(usize::MAX, |n| n as usize));
+                engine.drive(&mut merge::Merge::new(&mut limited, max), offset, edf, progress)
+            }
+        };
+        let (mut report, outcome) = report(config, p, engine, Some(&requests), driven);
+        for (task, verdict) in report.tasks.iter_mut().zip(self.admission.iter().flatten()) {
+            task.admitted = verdict.admitted;
+            task.refused_by = verdict.reason.clone();
+        }
+        report.tasks_refused = report.tasks.iter().filter(|t| !t.admitted).count() as u64;
+        finish(report, outcome)
+    }
+}
