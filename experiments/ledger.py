@@ -18,9 +18,13 @@ What `check` enforces:
 - ftlab's value as printed in the row (`ftlab`) is what the cells give: a number
   equal to `value` rounded to the decimals written, or an ordering (`a < b < c`)
   that the cells' values follow strictly;
-- a row that says "reproduced" has no assumptions and, where the paper gives a
-  number (`paper_value`) or an ordering (`paper_order`), is within 25% of the
-  number or follows the same ordering: a row that misses cannot say reproduced;
+- a row that says "reproduced" has no assumptions and gives what the paper
+  claims in a form that can be checked: a number (`paper_value`), an ordering
+  (`paper_order`) or a bound (`paper_bound`, e.g. "== 0", "< 2000", ">= 10"
+  for "no violation", "below T_er", "more than an order of magnitude"); it is
+  within 25% of the number, follows the same ordering or meets the bound: a
+  row that misses, or that gives nothing to check against, cannot say
+  reproduced;
 - "assumption" rows name each assumption and what the result is without it;
   "differs" and "not-reproducible" rows give the cause;
 - every table and figure the paper's text names is covered by a row or by a
@@ -52,9 +56,10 @@ STATUS_WORDS = {
 }
 TOLERANCE = 0.25
 ROW_KEYS = {
-    "id", "item", "claim", "paper", "paper_value", "paper_order", "cells", "value",
+    "id", "item", "claim", "paper", "paper_value", "paper_order", "paper_bound", "cells", "value",
     "ftlab", "status", "assumptions", "without", "cause", "readme", "note",
 }
+BOUND = re.compile(r"^(==|<=|>=|<|>)\s*(-?\d+(?:\.\d+)?(?:e-?\d+)?)$")
 NUMBER = re.compile(r"^(-?\d+(?:\.(\d+))?)\s*(%|x|s|ms|us|MB/s|ops/s|IOPS)?$")
 ITEM = re.compile(r"^(Figure|Table)\s+([0-9]+|[IVXL]+)\b")
 PAPER_ITEM = re.compile(r"(Fig\.|Figs\.|Figure|FIG\.|Table|TABLE)\s?([0-9]+|[IVXL]+)\b")
@@ -226,14 +231,19 @@ def check_row(row: dict) -> dict:
         raise Problem("needs `ftlab`: the value as printed, or an ordering of the cells")
     paper_value = row.get("paper_value")
     paper_order = row.get("paper_order")
-    if paper_value is not None and paper_order is not None:
-        raise Problem("give `paper_value` or `paper_order`, not both")
+    paper_bound = row.get("paper_bound")
+    given = [k for k in ("paper_value", "paper_order", "paper_bound") if row.get(k) is not None]
+    if len(given) > 1:
+        raise Problem(f"give one of `paper_value`, `paper_order`, `paper_bound`, not {' and '.join(given)}")
+    if status == "reproduced" and not given:
+        raise Problem("says reproduced but gives nothing to check it against: add `paper_value`, `paper_order` "
+                      "or `paper_bound` (what the paper claims), or say another status")
     if "<" in shown or ">" in shown:
         if "value" in row:
             raise Problem("`value` is for a number; an ordering in `ftlab` compares the cells themselves")
         check_order(shown, values)
-        if paper_value is not None:
-            raise Problem("an ordering is compared with `paper_order`, not `paper_value`")
+        if paper_value is not None or paper_bound is not None:
+            raise Problem("an ordering is compared with `paper_order`, not `paper_value` or `paper_bound`")
         if paper_order is not None:
             same = ascending(shown, values) == ascending(paper_order, values)
             if status == "reproduced" and not same:
@@ -253,7 +263,15 @@ def check_row(row: dict) -> dict:
     if got != m.group(1) and not (float(got) == 0 and float(m.group(1)) == 0):
         raise Problem(f"ftlab {shown!r}: the cells give {expr} = {v:.{decimals + 2}f}")
     if paper_order is not None:
-        raise Problem("a number is compared with `paper_value`, not `paper_order`")
+        raise Problem("a number is compared with `paper_value` or `paper_bound`, not `paper_order`")
+    if paper_bound is not None:
+        b = BOUND.match(str(paper_bound).strip())
+        if not b:
+            raise Problem(f"paper_bound {paper_bound!r}: write an operator and a number, e.g. \"== 0\" or \"< 2000\"")
+        op, limit = b.group(1), float(b.group(2))
+        met = {"==": v == limit, "<=": v <= limit, ">=": v >= limit, "<": v < limit, ">": v > limit}[op]
+        if status == "reproduced" and not met:
+            raise Problem(f"says reproduced but ftlab's {v:g} does not meet the paper's bound {paper_bound}")
     if paper_value is not None:
         if not isinstance(paper_value, (int, float)) or paper_value == 0:
             raise Problem("`paper_value` must be a non-zero number")

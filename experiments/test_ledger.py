@@ -155,6 +155,18 @@ class LedgerTest(unittest.TestCase):
     def test_unknown_status_is_refused(self):
         self.assertRefused(GOOD.replace('status = "reproduced"', 'status = "matches"', 1), "is not one of")
 
+    def test_reproduced_needs_something_to_check_against(self):
+        self.assertRefused(GOOD.replace("paper_value = 4.0\n", ""), "gives nothing to check it against")
+
+    def test_a_bound_is_checked(self):
+        bound = GOOD.replace("paper_value = 4.0", 'paper_bound = ">= 3"')
+        problems, _ = self.problems(bound)
+        self.assertEqual(problems, [])
+        self.assertRefused(bound.replace('">= 3"', '"< 3"'), "does not meet the paper's bound < 3")
+        self.assertRefused(bound.replace('">= 3"', '"about 3"'), "write an operator and a number")
+        self.assertRefused(bound.replace('paper_bound = ">= 3"', 'paper_bound = ">= 3"\npaper_value = 4.0'),
+                           "not paper_value and paper_bound")
+
 
 if __name__ == "__main__":
     unittest.main()
