@@ -34,7 +34,8 @@ pub struct Scheme {
     /// number), or where it comes from.
     pub paper: &'static str,
     /// Whether it admits periodic tasks (a [`crate::RealTime`] scheme with
-    /// admission control): [`crate::registry::build_with_tasks`] hands it a task set.
+    /// admission control): [`crate::registry::build_with_tasks`] hands it a
+    /// task set.
     pub admits_tasks: bool,
     /// Whether `ftlab bounds` lists the service bound it promises as a run
     /// builds it (the hard real-time schemes of 001 and 002).
@@ -45,14 +46,17 @@ pub struct Scheme {
 }
 
 /// One periodic task of a task set, as an admitting FTL takes it (periods and
-/// lifetime in ms): Section 3.1 of 000 (Telomere), as configured. Task `i` of the list is the
-/// stream `Hint::stream == Some(i)`; the simulator numbers a workload's
-/// `[[workload.task]]` tables the same way, so the FTL's list must follow the
-/// workload's order (the workload gives periods in microseconds, this list in
-/// milliseconds).
+/// lifetime in ms): [`TaskConfig`], the task of 000 (Telomere) Section 3.1.
+pub use self::TaskConfig as PeriodicTask;
+
+/// One periodic task of 000 Section 3.1, as configured. Task `i` of the list
+/// is the stream `Hint::stream == Some(i)`; the simulator numbers a
+/// workload's `[[workload.task]]` tables the same way, so the FTL's list must
+/// follow the workload's order (the workload gives periods in microseconds,
+/// this list in milliseconds).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct PeriodicTask {
+pub struct TaskConfig {
     /// Name for messages (default `#i`, its 1-based position).
     pub name: String,
     /// `T^r` in ms (0, the default, when the task reads nothing).
@@ -70,9 +74,9 @@ pub struct PeriodicTask {
     pub granularity: u32,
 }
 
-impl Default for PeriodicTask {
+impl Default for TaskConfig {
     fn default() -> Self {
-        PeriodicTask {
+        TaskConfig {
             name: String::new(),
             read_period_ms: 0.0,
             write_period_ms: 0.0,

@@ -21,7 +21,7 @@ pub enum Placement {
     Sharp,
 }
 
-pub use crate::entry::PeriodicTask as TaskConfig;
+pub use crate::entry::TaskConfig;
 
 impl TaskConfig {
     /// The bounds crate's task (`l^w = ceil(lifetime / T^w)`, so no page expires
