@@ -34,7 +34,7 @@
 //! programs the map pages from [`Core::write`], [`Core::erase`] and
 //! [`Core::flush_maps`]; [`Core::recover`] then starts from the latest
 //! checkpoint and the log after it and rolls forward over what was written
-//! since (`maplog::replay`) instead of scanning every page. The ring of map
+//! since (`hybrid::replay`) instead of scanning every page. The ring of map
 //! blocks is reserved before the over-provisioning is taken from the rest.
 //!
 //! The location of every logical page is kept in RAM (so a read costs one flash
@@ -47,9 +47,11 @@ use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa};
 
 use crate::blockmap::{self, interleaved_good_blocks};
 use crate::flash::{program_failed, retry_program};
-use crate::maplog::replay::{self, Order, RecoveryReads};
 use crate::maplog::{checkpoint_records, map_area, page, MapLog, MapPersistence, Persistence, MAGIC};
 use crate::{Flash, FtlError, Io, Purpose};
+use replay::{Order, RecoveryReads};
+
+pub(crate) mod replay;
 
 pub const NONE: u32 = blockmap::NO_PAGE;
 

@@ -160,6 +160,7 @@ pub mod config;
 #[cfg(feature = "testing")]
 pub mod conformance;
 pub mod dram;
+pub mod entry;
 pub mod flash;
 pub mod hybrid;
 pub mod layer;

@@ -30,10 +30,11 @@
 //! checkpoints (and two blocks), so the log between two checkpoints is at
 //! least as long as one.
 //!
-//! Recovery (the `replay` module): the latest complete checkpoint, the log
+//! Recovery (`crate::hybrid`'s `replay` module, which rebuilds the hybrid
+//! core from what this module wrote): the latest complete checkpoint, the log
 //! pages after it, then a roll-forward over the pages programmed after the
 //! horizon, found from the end of each written block by their sequence
-//! numbers (see [`replay`]); a torn checkpoint falls back to the one before.
+//! numbers; a torn checkpoint falls back to the one before.
 
 use std::collections::VecDeque;
 
@@ -41,15 +42,14 @@ use serde::{Deserialize, Serialize};
 
 use ftlab_nand::{BlockId, Geometry, PageKind, SimTime};
 
+use crate::blockmap::NO_PAGE as NONE;
 use crate::flash::program_failed;
-use crate::hybrid::{is_bad, NONE};
 use crate::{FtlError, Io, Purpose};
 use page::{Magic, MetaPage};
 
 pub(crate) mod page;
 #[cfg(test)]
 mod recovery_tests;
-pub(crate) mod replay;
 
 /// Where a hybrid-mapped scheme keeps its maps (`ftl.map_persistence`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -323,7 +323,7 @@ impl MapLog {
                     break;
                 }
                 self.live.pop_front();
-                let replaced = is_bad(io, old);
+                let replaced = io.is_grown_bad(BlockId(old));
                 if io.reclaim(BlockId(old), Purpose::Map)? {
                     next[old as usize] = 0;
                     self.spare.push(old);
@@ -359,7 +359,7 @@ impl MapLog {
         let g = *io.geometry();
         for _ in 0..crate::flash::PROGRAM_ATTEMPTS {
             let head = match self.live.back() {
-                Some(&b) if next[b as usize] < self.ppb && !is_bad(io, b) => b,
+                Some(&b) if next[b as usize] < self.ppb && !io.is_grown_bad(BlockId(b)) => b,
                 _ => {
                     let b = self.spare.pop().ok_or_else(|| FtlError::DeviceFull("map log: the ring is full".into()))?;
                     self.live.push_back(b);

@@ -3,46 +3,17 @@
 //! A scheme is named by `kind` (e.g. `"pagemap"`, or a named configuration such as
 //! `"pure-page-level"`) and configured by a table of its own keys; unknown keys are
 //! an error that names them.
+//!
+//! This module is the top of the crate's schemes: it lists every scheme
+//! module's entries ([`BUILTIN`]) and other crates' ([`PLUGINS`]) and looks
+//! them up. The entry type and what an entry's `build` uses ([`Scheme`],
+//! [`configured`], [`Builder`], [`PeriodicTask`]) live in [`crate::entry`],
+//! below the schemes that declare their entries with them, and are
+//! re-exported here.
 
-use serde::de::DeserializeOwned;
-use serde::Serialize;
+use crate::FtlError;
 
-use crate::{FtlBuilder, FtlError};
-
-/// A buildable, configured FTL.
-pub type Builder = Box<dyn FtlBuilder + Send + Sync>;
-
-/// One scheme, as configuration files and the command line name it: each
-/// scheme module exports its entries (`SCHEMES`), [`BUILTIN`] lists the
-/// modules, and an FTL in another crate registers in [`PLUGINS`] with one
-/// attribute:
-///
-/// ```ignore
-/// #[linkme::distributed_slice(ftlab_ftl::registry::PLUGINS)]
-/// static FIFO: Scheme = Scheme { name: "fifo", ..., build: |p, _| configured("fifo", FifoConfig::default(), p, FifoConfig::validate) };
-/// ```
-///
-/// after which `ftlab run --ftl fifo`, sweeps and Python reach it in any
-/// program that links the crate.
-#[derive(Debug, Clone, Copy)]
-pub struct Scheme {
-    /// The name used in `kind = "..."` and `--ftl`.
-    pub name: &'static str,
-    /// One line of description.
-    pub summary: &'static str,
-    /// The paper and section it implements (`NNN Section S`, papers by file
-    /// number), or where it comes from.
-    pub paper: &'static str,
-    /// Whether it admits periodic tasks (a [`crate::RealTime`] scheme with
-    /// admission control): [`build_with_tasks`] hands it a task set.
-    pub admits_tasks: bool,
-    /// Whether `ftlab bounds` lists the service bound it promises as a run
-    /// builds it (the hard real-time schemes of 001 and 002).
-    pub bounds: bool,
-    /// Builds it with `params` laid over its defaults and, for a scheme that
-    /// admits tasks, the task set (stream `i` is task `i`).
-    pub build: fn(&toml::Table, Option<&[PeriodicTask]>) -> Result<Builder, FtlError>,
-}
+pub use crate::entry::{configured, Builder, PeriodicTask, Scheme};
 
 /// The schemes of this crate, one module's entries a line.
 pub const BUILTIN: [&[Scheme]; 17] = [
@@ -117,61 +88,9 @@ pub fn build_with_tasks(kind: &str, params: &toml::Table, tasks: &[PeriodicTask]
     (s.build)(params, Some(tasks))
 }
 
-/// One periodic task of a task set, as an admitting FTL takes it (periods and
-/// lifetime in ms).
-pub use crate::schemes::realtime::telomere::TaskConfig as PeriodicTask;
-
 /// Builds the FTL `kind` with `params` laid over the scheme's defaults.
 pub fn build(kind: &str, params: &toml::Table) -> Result<Builder, FtlError> {
     (lookup(kind)?.build)(params, None)
-}
-
-/// `base` with `params` laid over it, validated, boxed: what a [`Scheme`]'s
-/// `build` does with its config type.
-pub fn configured<C>(
-    kind: &str,
-    base: C,
-    params: &toml::Table,
-    validate: fn(&C) -> Result<(), FtlError>,
-) -> Result<Builder, FtlError>
-where
-    C: Serialize + DeserializeOwned + FtlBuilder + Send + Sync + 'static,
-{
-    let config = overlay(kind, base, params)?;
-    validate(&config)?;
-    Ok(Box::new(config))
-}
-
-/// `base` with the keys of `params` replacing its fields; unknown keys and bad
-/// values are errors naming the key.
-fn overlay<T: Serialize + DeserializeOwned>(kind: &str, base: T, params: &toml::Table) -> Result<T, FtlError> {
-    let mut table = toml::Table::try_from(&base).map_err(|e| FtlError::config("ftl", format!("{kind}: {e}")))?;
-    let defaults = table.clone();
-    for (k, v) in params {
-        if !table.contains_key(k) {
-            let known: Vec<&String> = table.keys().collect();
-            return Err(FtlError::config(
-                format!("ftl.{k}"),
-                format!(
-                    "unknown key `{k}` for FTL `{kind}`; its keys are: {}",
-                    known.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-                ),
-            ));
-        }
-        table.insert(k.clone(), v.clone());
-    }
-    T::deserialize(toml::Value::Table(table)).map_err(|e| {
-        // The key whose value alone fails, if one does.
-        let bad = params.iter().find(|&(k, v)| {
-            let mut one = defaults.clone();
-            one.insert(k.clone(), v.clone());
-            T::deserialize(toml::Value::Table(one)).is_err()
-        });
-        match bad {
-            Some((k, _)) => FtlError::config(format!("ftl.{k}"), format!("FTL `{kind}`: ftl.{k}: {}", e.message())),
-            None => FtlError::config("ftl", format!("FTL `{kind}`: {}", e.message())),
-        }
-    })
 }
 
 #[cfg(test)]

@@ -7,9 +7,9 @@ use std::cell::Cell;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::replay::RecoveryReads;
 use super::MapPersistence;
 use crate::conformance::{nand_config, Harness};
+use crate::hybrid::replay::RecoveryReads;
 use crate::schemes::block::bast::{Bast, BastConfig};
 use crate::schemes::block::fast::{Fast, FastConfig};
 use crate::schemes::block::janus::{Janus, JanusConfig};

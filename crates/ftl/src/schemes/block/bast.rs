@@ -193,7 +193,7 @@ impl Bast {
 
     /// What the last recovery read (flash mode; see the `maplog` module).
     #[cfg(test)]
-    pub(crate) fn recovery(&self) -> crate::maplog::replay::RecoveryReads {
+    pub(crate) fn recovery(&self) -> crate::hybrid::replay::RecoveryReads {
         self.core.recovery
     }
 
@@ -359,13 +359,13 @@ impl Ftl for Bast {
 }
 
 /// The registry's entries for this module's schemes ([`crate::registry`]).
-pub const SCHEMES: [crate::registry::Scheme; 1] = [crate::registry::Scheme {
+pub const SCHEMES: [crate::entry::Scheme; 1] = [crate::entry::Scheme {
     name: "bast",
     summary: "BAST (Kim 2002, via 004): one log block per data block, switch / partial / full merges",
     paper: "004 Section 2 (Kim et al. 2002)",
     admits_tasks: false,
     bounds: false,
-    build: |p, _| crate::registry::configured("bast", BastConfig::default(), p, BastConfig::validate),
+    build: |p, _| crate::entry::configured("bast", BastConfig::default(), p, BastConfig::validate),
 }];
 
 #[cfg(test)]

@@ -175,7 +175,7 @@ impl Fast {
 
     /// What the last recovery read (flash mode; see the `maplog` module).
     #[cfg(test)]
-    pub(crate) fn recovery(&self) -> crate::maplog::replay::RecoveryReads {
+    pub(crate) fn recovery(&self) -> crate::hybrid::replay::RecoveryReads {
         self.core.recovery
     }
 
@@ -354,13 +354,13 @@ impl Ftl for Fast {
 }
 
 /// The registry's entries for this module's schemes ([`crate::registry`]).
-pub const SCHEMES: [crate::registry::Scheme; 1] = [crate::registry::Scheme {
+pub const SCHEMES: [crate::entry::Scheme; 1] = [crate::entry::Scheme {
     name: "fast",
     summary: "FAST (Lee 2007, via 004): a sequential and fully associative random log blocks, three merges",
     paper: "004 Sections 2-3.1 (Lee et al. 2007)",
     admits_tasks: false,
     bounds: false,
-    build: |p, _| crate::registry::configured("fast", FastConfig::default(), p, FastConfig::validate),
+    build: |p, _| crate::entry::configured("fast", FastConfig::default(), p, FastConfig::validate),
 }];
 
 #[cfg(test)]

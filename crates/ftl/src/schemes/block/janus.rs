@@ -405,7 +405,7 @@ impl Janus {
 
     /// What the last recovery read (flash mode; see the `maplog` module).
     #[cfg(test)]
-    pub(crate) fn recovery(&self) -> crate::maplog::replay::RecoveryReads {
+    pub(crate) fn recovery(&self) -> crate::hybrid::replay::RecoveryReads {
         self.core.recovery
     }
 
@@ -924,22 +924,22 @@ impl Ftl for Janus {
 }
 
 /// The registry's entries for this module's schemes ([`crate::registry`]).
-pub const SCHEMES: [crate::registry::Scheme; 2] = [
-    crate::registry::Scheme {
+pub const SCHEMES: [crate::entry::Scheme; 2] = [
+    crate::entry::Scheme {
         name: "janus",
         summary: "Janus-FTL (004): page- and block-mapping areas, fusion / defusion, PMA sized by ghost buffers",
         paper: "004 Sections 3-5",
         admits_tasks: false,
         bounds: false,
-        build: |p, _| crate::registry::configured("janus", JanusConfig::default(), p, JanusConfig::validate),
+        build: |p, _| crate::entry::configured("janus", JanusConfig::default(), p, JanusConfig::validate),
     },
-    crate::registry::Scheme {
+    crate::entry::Scheme {
         name: "janus-fix",
         summary: "Janus-FTL with the PMA at a fixed utilization u_d = 0.75 (004 Figure 7's Janus(Fix))",
         paper: "004 Section 6.2 (Janus(Fix))",
         admits_tasks: false,
         bounds: false,
-        build: |p, _| crate::registry::configured("janus-fix", JanusConfig::fixed(), p, JanusConfig::validate),
+        build: |p, _| crate::entry::configured("janus-fix", JanusConfig::fixed(), p, JanusConfig::validate),
     },
 ];
 

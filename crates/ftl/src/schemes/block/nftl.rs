@@ -427,13 +427,13 @@ impl Ftl for Nftl {
 }
 
 /// The registry's entries for this module's schemes ([`crate::registry`]).
-pub const SCHEMES: [crate::registry::Scheme; 1] = [crate::registry::Scheme {
+pub const SCHEMES: [crate::entry::Scheme; 1] = [crate::entry::Scheme {
     name: "nftl",
     summary: "NFTL (002 Section II): primary and replacement block per logical block, fold when both are full",
     paper: "002 Section II",
     admits_tasks: false,
     bounds: false,
-    build: |p, _| crate::registry::configured("nftl", NftlConfig::default(), p, NftlConfig::validate),
+    build: |p, _| crate::entry::configured("nftl", NftlConfig::default(), p, NftlConfig::validate),
 }];
 
 #[cfg(test)]

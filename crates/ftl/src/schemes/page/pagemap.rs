@@ -691,15 +691,15 @@ impl<P: VictimPicker> crate::Placement for PageMap<P> {
 }
 
 /// The registry's entries for this module's schemes ([`crate::registry`]).
-pub const SCHEMES: [crate::registry::Scheme; 3] = [
-    crate::registry::Scheme {
+pub const SCHEMES: [crate::entry::Scheme; 3] = [
+    crate::entry::Scheme {
         name: "pagemap",
         summary: "pure page mapping, greedy GC, configurable over-provisioning (defaults of the 000 baseline)",
         paper: "000 Section 6.1 (the page-map baseline)",
         admits_tasks: false,
         bounds: false,
         build: |p, _| {
-            crate::registry::configured(
+            crate::entry::configured(
                 "pagemap",
                 PageMapConfig::preset("pagemap").unwrap_or_default(),
                 p,
@@ -707,14 +707,14 @@ pub const SCHEMES: [crate::registry::Scheme; 3] = [
             )
         },
     },
-    crate::registry::Scheme {
+    crate::entry::Scheme {
         name: "pure-page-level",
         summary: PageMapConfig::PRESETS[0].1,
         paper: "001 Section 6 (Pure-Page-Level)",
         admits_tasks: false,
         bounds: false,
         build: |p, _| {
-            crate::registry::configured(
+            crate::entry::configured(
                 "pure-page-level",
                 PageMapConfig::preset("pure-page-level").unwrap_or_default(),
                 p,
@@ -722,14 +722,14 @@ pub const SCHEMES: [crate::registry::Scheme; 3] = [
             )
         },
     },
-    crate::registry::Scheme {
+    crate::entry::Scheme {
         name: "ppm-ftl",
         summary: PageMapConfig::PRESETS[2].1,
         paper: "004 Section 6 (PPM-FTL)",
         admits_tasks: false,
         bounds: false,
         build: |p, _| {
-            crate::registry::configured(
+            crate::entry::configured(
                 "ppm-ftl",
                 PageMapConfig::preset("ppm-ftl").unwrap_or_default(),
                 p,

@@ -570,21 +570,21 @@ impl Ftl for SubPage {
 mod tests;
 
 /// The registry's entries for this module's schemes ([`crate::registry`]).
-pub const SCHEMES: [crate::registry::Scheme; 2] = [
-    crate::registry::Scheme {
+pub const SCHEMES: [crate::entry::Scheme; 2] = [
+    crate::entry::Scheme {
         name: "subpage",
         summary: "sub-page mapping (003 Jasmine's optimized FTL): 4 KB units of larger pages via a merge buffer, greedy GC repacking valid units; ftl.unit_bytes",
         paper: "003 Sections 2-3.1",
         admits_tasks: false,
         bounds: false,
-        build: |p, _| crate::registry::configured("subpage", SubPageConfig::default(), p, SubPageConfig::validate),
+        build: |p, _| crate::entry::configured("subpage", SubPageConfig::default(), p, SubPageConfig::validate),
     },
-    crate::registry::Scheme {
+    crate::entry::Scheme {
         name: "nameless-split",
         summary: "the Nameless-Write prototype's host FTL (003 Section 3.4): each request's 4 KB units packed into fresh virtual pages of their own, no merge buffer, GC through host RAM (subpage, request-queue packing)",
         paper: "003 Section 3.4, Figure 8",
         admits_tasks: false,
         bounds: false,
-        build: |p, _| crate::registry::configured("nameless-split", SubPageConfig { packing: Packing::RequestQueue, ..SubPageConfig::default() }, p, SubPageConfig::validate),
+        build: |p, _| crate::entry::configured("nameless-split", SubPageConfig { packing: Packing::RequestQueue, ..SubPageConfig::default() }, p, SubPageConfig::validate),
     },
 ];

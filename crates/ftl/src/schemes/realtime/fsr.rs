@@ -130,13 +130,13 @@ impl crate::RealTime for Fsr {
 }
 
 /// The registry's entries for this module's schemes ([`crate::registry`]).
-pub const SCHEMES: [crate::registry::Scheme; 1] = [crate::registry::Scheme {
+pub const SCHEMES: [crate::entry::Scheme; 1] = [crate::entry::Scheme {
     name: "fsr",
     summary: "FSR (001): page mapping, logical space limited to sigma = 0.75, GC when no free page is left",
     paper: "001 Section 6 (Chang et al. 2004)",
     admits_tasks: false,
     bounds: true,
-    build: |p, _| crate::registry::configured("fsr", FsrConfig::default(), p, FsrConfig::validate),
+    build: |p, _| crate::entry::configured("fsr", FsrConfig::default(), p, FsrConfig::validate),
 }];
 
 #[cfg(test)]

@@ -371,14 +371,14 @@ impl crate::RealTime for LazyRtgcOnDemand {
 }
 
 /// The registry's entries for this module's schemes ([`crate::registry`]).
-pub const SCHEMES: [crate::registry::Scheme; 1] = [crate::registry::Scheme {
+pub const SCHEMES: [crate::entry::Scheme; 1] = [crate::entry::Scheme {
     name: "lazy-rtgc-ondemand",
     summary: "On-demand Lazy-RTGC (001 Section 5): DFTL with partial DG > TG > TW tasks (<= t_er) after each write",
     paper: "001 Section 5",
     admits_tasks: false,
     bounds: true,
     build: |p, _| {
-        crate::registry::configured(
+        crate::entry::configured(
             "lazy-rtgc-ondemand",
             LazyRtgcOnDemandConfig::default(),
             p,

@@ -178,13 +178,13 @@ impl FtlBuilder for WaoGcConfig {
 }
 
 /// The registry's entries for this module's schemes ([`crate::registry`]).
-pub const SCHEMES: [crate::registry::Scheme; 1] = [crate::registry::Scheme {
+pub const SCHEMES: [crate::entry::Scheme; 1] = [crate::entry::Scheme {
     name: "waogc",
     summary: "WAO-GC (000 Section 6.1.5): Lazy-RTGC's partial steps, lambda <= the chip's max, GC at 1 free block",
     paper: "000 Sections 6.1.5, 6.2 (Zhang et al. 2015)",
     admits_tasks: false,
     bounds: true,
-    build: |p, _| crate::registry::configured("waogc", WaoGcConfig::default(), p, WaoGcConfig::validate),
+    build: |p, _| crate::entry::configured("waogc", WaoGcConfig::default(), p, WaoGcConfig::validate),
 }];
 
 #[cfg(test)]

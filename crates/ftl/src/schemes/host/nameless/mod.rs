@@ -218,14 +218,14 @@ pub(crate) const MOVED: PageKind = PageKind::Map;
 pub(crate) const VIRTUAL: PageKind = PageKind::Meta;
 
 /// The registry's entries for this module's schemes ([`crate::registry`]).
-pub const SCHEMES: [crate::registry::Scheme; 1] = [
-    crate::registry::Scheme {
+pub const SCHEMES: [crate::entry::Scheme; 1] = [
+    crate::entry::Scheme {
         name: "nameless",
         summary: "Nameless Writes (003 Section 3.4): device-chosen physical addresses for data, a map for metadata only, migration up-calls recorded in the OOB; block commands use the metadata space",
         paper: "003 Section 3.4, Table 3",
         admits_tasks: false,
         bounds: false,
-        build: |p, _| crate::registry::configured("nameless", NamelessConfig::default(), p, NamelessConfig::validate),
+        build: |p, _| crate::entry::configured("nameless", NamelessConfig::default(), p, NamelessConfig::validate),
     },
 ];
 

@@ -5,7 +5,7 @@
 use ftlab_nand::geometry::Layout;
 use ftlab_nand::{BlockId, DieId, Geometry, PageKind, Payload, Ppa, SimTime, StoreKind};
 
-use super::log::MetaLog;
+use super::metalog::MetaLog;
 use super::table::{flag, BlockTable, Entry, NONE};
 use super::{key, Consistency, Eviction, SolidStateCache, SscConfig, MAX_BLOCKS, MAX_EXISTS};
 use crate::alloc::{Allocation, BlockAllocator};
@@ -713,7 +713,7 @@ impl Ftl for Ssc {
     }
 
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
-        super::recover::check(self, flash)
+        self.check_against(flash)
     }
 
     fn capabilities(&self) -> crate::Capabilities<'_> {

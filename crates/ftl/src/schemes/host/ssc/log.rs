@@ -47,99 +47,17 @@
 //! (unless a later command took effect); a clean block may be gone, never
 //! wrong.
 //!
-//! # Page format
-//!
-//! The shared metadata page of `crate::maplog::page` (magics `SSCL` for log
-//! pages and `SSCC` for checkpoints), with 8-byte records: disk block (31
-//! bits) with the dirty flag in bit 31, then the page (u32; all ones for an
-//! evict).
+//! The log in RAM and its page format are `super::metalog`'s.
 
-use ftlab_nand::{BlockId, DieId, Geometry, NandError, PageKind, Ppa, SimTime};
+use ftlab_nand::{BlockId, DieId, NandError, PageKind, Ppa, SimTime};
 
 use super::core::Ssc;
+use super::metalog::{checkpoint_pages, record, DIRTY_BIT, MAGIC, META_STREAM};
 use super::table::{flag, NONE};
 use super::SscConfig;
 use crate::alloc::Allocation;
+use crate::maplog::page::{self as meta, MetaPage};
 use crate::{FtlError, Io, Purpose};
-
-use crate::maplog::page::{self as meta, Magic, MetaPage};
-pub(super) use crate::maplog::page::{HEADER, RECORD};
-/// The allocator stream of metadata pages.
-pub(super) const META_STREAM: u32 = 1;
-const MAGIC: Magic = Magic { log: *b"SSCL", checkpoint: *b"SSCC" };
-const DIRTY_BIT: u32 = 1 << 31;
-
-/// Records one metadata page holds.
-pub(super) fn records_per_page(g: &Geometry) -> usize {
-    meta::records_per_page(g.page_size)
-}
-
-/// Pages of a checkpoint of `entries` cached blocks (at least one).
-pub(super) fn checkpoint_pages(g: &Geometry, entries: u32) -> u32 {
-    (entries as usize).div_ceil(records_per_page(g).max(1)).max(1) as u32
-}
-
-fn record(key: u32, ppa: u32, dirty: bool) -> u64 {
-    u64::from(key | if dirty { DIRTY_BIT } else { 0 }) | (u64::from(ppa) << 32)
-}
-
-/// The map log in RAM and where its pages went.
-#[derive(Debug, Clone)]
-pub(super) struct MetaLog {
-    /// Records not yet on the flash, oldest first.
-    buf: Vec<u64>,
-    per_page: usize,
-    /// Sequence number of the next metadata page.
-    next_seq: u64,
-    /// Sequence number of the last log page written (0: none).
-    last_log: u64,
-    /// Finish of the last metadata program.
-    settled: SimTime,
-    /// Latest finish of a data program (host write or GC copy).
-    pub(super) data_done: SimTime,
-    /// Log pages since the latest checkpoint.
-    since_ckpt: u32,
-    /// A checkpoint is due (after `every` log pages); taken at the next write.
-    due: bool,
-    every: u32,
-    /// Data pages programmed since the last log page.
-    data_since_log: u32,
-    /// Whether the map changed since the latest checkpoint.
-    changed: bool,
-    /// Blocks holding metadata pages, with the newest sequence number in each.
-    blocks: Vec<(BlockId, u64)>,
-    /// The die whose open metadata block takes the next page.
-    die: DieId,
-}
-
-impl MetaLog {
-    pub(super) fn new(config: &SscConfig, g: &Geometry) -> Self {
-        MetaLog {
-            buf: Vec::new(),
-            per_page: records_per_page(g).max(1),
-            next_seq: 1,
-            last_log: 0,
-            settled: SimTime::ZERO,
-            data_done: SimTime::ZERO,
-            since_ckpt: 0,
-            due: false,
-            every: config.log_pages_per_checkpoint(g),
-            data_since_log: 0,
-            changed: false,
-            blocks: Vec::new(),
-            die: DieId(0),
-        }
-    }
-
-    pub(super) fn ram_bytes(&self) -> u64 {
-        self.buf.capacity() as u64 * 8 + self.blocks.capacity() as u64 * 16
-    }
-
-    /// Whether `b` holds metadata pages.
-    pub(super) fn is_meta(&self, b: BlockId) -> bool {
-        self.blocks.iter().any(|&(m, _)| m == b)
-    }
-}
 
 impl Ssc {
     /// Appends the record of block `key` now at page `ppa` (dirty or clean).

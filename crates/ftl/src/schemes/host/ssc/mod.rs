@@ -150,6 +150,7 @@ use crate::{FtlError, Io};
 
 mod core;
 mod log;
+mod metalog;
 mod recover;
 mod table;
 
@@ -272,7 +273,7 @@ impl SscConfig {
         if self.checkpoint_log_pages > 0 {
             return self.checkpoint_log_pages;
         }
-        log::checkpoint_pages(geometry, geometry.total_pages().min(MAX_BLOCKS as u32)).max(8)
+        metalog::checkpoint_pages(geometry, geometry.total_pages().min(MAX_BLOCKS as u32)).max(8)
     }
 
     /// Blocks held back for the map log and checkpoints (0 with OOB logging):
@@ -283,17 +284,17 @@ impl SscConfig {
         if self.consistency == Consistency::Oob {
             return Ok(0);
         }
-        if (geometry.page_size as usize) < log::HEADER + 2 * log::RECORD {
+        if (geometry.page_size as usize) < metalog::HEADER + 2 * metalog::RECORD {
             return Err(FtlError::config(
                 "ftl.consistency",
                 format!(
                     "ssc consistency = \"log\" needs pages of at least {} bytes for its log, got {}",
-                    log::HEADER + 2 * log::RECORD,
+                    metalog::HEADER + 2 * metalog::RECORD,
                     geometry.page_size
                 ),
             ));
         }
-        let ckpt = u64::from(log::checkpoint_pages(geometry, geometry.total_pages().min(MAX_BLOCKS as u32)));
+        let ckpt = u64::from(metalog::checkpoint_pages(geometry, geometry.total_pages().min(MAX_BLOCKS as u32)));
         let pages = 2 * ckpt + u64::from(self.log_pages_per_checkpoint(geometry)) + 8;
         Ok(pages.div_ceil(u64::from(geometry.pages_per_block)) + 2 + u64::from(geometry.dies()))
     }
@@ -340,13 +341,13 @@ pub(crate) fn key(block: u64) -> Result<u32, FtlError> {
 }
 
 /// The registry's entries for this module's schemes ([`crate::registry`]).
-pub const SCHEMES: [crate::registry::Scheme; 1] = [
-    crate::registry::Scheme {
+pub const SCHEMES: [crate::entry::Scheme; 1] = [
+    crate::entry::Scheme {
         name: "ssc",
         summary: "FlashTier SSC (003): cache commands by disk block, hash-table map, silent eviction of clean data, OOB logging; 7% reserve",
         paper: "003 Sections 2.2, 3.3.2",
         admits_tasks: false,
         bounds: false,
-        build: |p, _| crate::registry::configured("ssc", SscConfig::default(), p, SscConfig::validate),
+        build: |p, _| crate::entry::configured("ssc", SscConfig::default(), p, SscConfig::validate),
     },
 ];

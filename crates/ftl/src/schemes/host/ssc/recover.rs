@@ -127,11 +127,19 @@ impl Ssc {
     }
 }
 
+impl Ssc {
+    /// The SSC's invariants against the medium ([`check`]), for
+    /// [`crate::Ftl::check_invariants`].
+    pub(super) fn check_against(&self, flash: &Flash) -> Result<(), String> {
+        check(self, flash)
+    }
+}
+
 /// The SSC's invariants against the medium: every cached block's page and every
 /// live record hold what the table says, the per-block counts and copies match,
 /// and the totals match. In log mode a data page's OOB holds no disk block
 /// (logical page 0) and no data page lies in a metadata block.
-pub(super) fn check(s: &Ssc, flash: &Flash) -> Result<(), String> {
+fn check(s: &Ssc, flash: &Flash) -> Result<(), String> {
     let g = &s.geometry;
     let nand = flash.nand();
     let mut valid = vec![0u32; g.total_blocks() as usize];

@@ -236,11 +236,11 @@ impl Ftl for Dftl {
 }
 
 /// The registry's entries for this module's schemes ([`crate::registry`]).
-pub const SCHEMES: [crate::registry::Scheme; 1] = [crate::registry::Scheme {
+pub const SCHEMES: [crate::entry::Scheme; 1] = [crate::entry::Scheme {
     name: "dftl",
     summary: "DFTL (Gupta 2009, via 001 Section 5): cached mapping table over translation pages on flash",
     paper: "001 Section 5 (Gupta et al. 2009)",
     admits_tasks: false,
     bounds: false,
-    build: |p, _| crate::registry::configured("dftl", DftlConfig::default(), p, DftlConfig::validate),
+    build: |p, _| crate::entry::configured("dftl", DftlConfig::default(), p, DftlConfig::validate),
 }];

@@ -382,11 +382,11 @@ impl crate::Placement for MultiLog {
 }
 
 /// The registry's entries for this module's schemes ([`crate::registry`]).
-pub const SCHEMES: [crate::registry::Scheme; 1] = [crate::registry::Scheme {
+pub const SCHEMES: [crate::entry::Scheme; 1] = [crate::entry::Scheme {
     name: "multilog",
     summary: "MultiLog-Oracle (Stoica 2013, via 000 Section 6.1.4): one log per update-frequency set, by expiry hints",
     paper: "000 Section 6.1.6 (Stoica and Ailamaki 2013)",
     admits_tasks: false,
     bounds: false,
-    build: |p, _| crate::registry::configured("multilog", MultiLogConfig::default(), p, MultiLogConfig::validate),
+    build: |p, _| crate::entry::configured("multilog", MultiLogConfig::default(), p, MultiLogConfig::validate),
 }];

@@ -595,23 +595,23 @@ impl crate::RealTime for Gftl {
 }
 
 /// The registry's entries for this module's schemes ([`crate::registry`]).
-pub const SCHEMES: [crate::registry::Scheme; 3] = [
-    crate::registry::Scheme {
+pub const SCHEMES: [crate::entry::Scheme; 3] = [
+    crate::entry::Scheme {
         name: "gftl",
         summary: GftlConfig::PRESETS[0].1,
         paper: "002 Sections III-IV",
         admits_tasks: false,
         bounds: true,
-        build: |p, _| crate::registry::configured("gftl", GftlConfig::default(), p, GftlConfig::validate),
+        build: |p, _| crate::entry::configured("gftl", GftlConfig::default(), p, GftlConfig::validate),
     },
-    crate::registry::Scheme {
+    crate::entry::Scheme {
         name: "gftl-threshold",
         summary: GftlConfig::PRESETS[1].1,
         paper: "002 Section IV-E (soft real-time variant)",
         admits_tasks: false,
         bounds: false,
         build: |p, _| {
-            crate::registry::configured(
+            crate::entry::configured(
                 "gftl-threshold",
                 GftlConfig::preset("gftl-threshold").unwrap_or_default(),
                 p,
@@ -619,14 +619,14 @@ pub const SCHEMES: [crate::registry::Scheme; 3] = [
             )
         },
     },
-    crate::registry::Scheme {
+    crate::entry::Scheme {
         name: "gftl-priority",
         summary: GftlConfig::PRESETS[2].1,
         paper: "002 Section IV-E (soft real-time variant)",
         admits_tasks: false,
         bounds: false,
         build: |p, _| {
-            crate::registry::configured(
+            crate::entry::configured(
                 "gftl-priority",
                 GftlConfig::preset("gftl-priority").unwrap_or_default(),
                 p,

@@ -481,23 +481,23 @@ impl crate::Placement for LazyRtgc {
 }
 
 /// The registry's entries for this module's schemes ([`crate::registry`]).
-pub const SCHEMES: [crate::registry::Scheme; 2] = [
-    crate::registry::Scheme {
+pub const SCHEMES: [crate::entry::Scheme; 2] = [
+    crate::entry::Scheme {
         name: "lazy-rtgc",
         summary: "Lazy-RTGC (001): page mapping, sigma from the chip, one partial GC task (<= t_er) after each write",
         paper: "001 Sections 3-4",
         admits_tasks: false,
         bounds: true,
-        build: |p, _| crate::registry::configured("lazy-rtgc", LazyRtgcConfig::default(), p, LazyRtgcConfig::validate),
+        build: |p, _| crate::entry::configured("lazy-rtgc", LazyRtgcConfig::default(), p, LazyRtgcConfig::validate),
     },
-    crate::registry::Scheme {
+    crate::entry::Scheme {
         name: "lazy-rtgc-idle",
         summary: "Lazy-RTGC with the idle-time optimisation (001 Section 3.2)",
         paper: "001 Section 3.2",
         admits_tasks: false,
         bounds: false,
         build: |p, _| {
-            crate::registry::configured(
+            crate::entry::configured(
                 "lazy-rtgc-idle",
                 LazyRtgcConfig { idle_gc: true, ..LazyRtgcConfig::default() },
                 p,

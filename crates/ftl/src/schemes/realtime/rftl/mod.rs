@@ -706,11 +706,11 @@ impl crate::RealTime for Rftl {
 }
 
 /// The registry's entries for this module's schemes ([`crate::registry`]).
-pub const SCHEMES: [crate::registry::Scheme; 1] = [crate::registry::Scheme {
+pub const SCHEMES: [crate::entry::Scheme; 1] = [crate::entry::Scheme {
     name: "rftl",
     summary: "RFTL (001): primary, buffer and replacement block per logical block, partial GC after writes only",
     paper: "001 Section 6 (Qin et al. 2012)",
     admits_tasks: false,
     bounds: true,
-    build: |p, _| crate::registry::configured("rftl", RftlConfig::default(), p, RftlConfig::validate),
+    build: |p, _| crate::entry::configured("rftl", RftlConfig::default(), p, RftlConfig::validate),
 }];

@@ -21,44 +21,7 @@ pub enum Placement {
     Sharp,
 }
 
-/// One periodic task of Section 3.1, as configured. Task `i` of the list is the
-/// stream `Hint::stream == Some(i)`; the simulator numbers a workload's
-/// `[[workload.task]]` tables the same way, so the FTL's list must follow the
-/// workload's order (the workload gives periods in microseconds, this list in
-/// milliseconds).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct TaskConfig {
-    /// Name for messages (default `#i`, its 1-based position).
-    pub name: String,
-    /// `T^r` in ms (0, the default, when the task reads nothing).
-    pub read_period_ms: f64,
-    /// `T^w` in ms (0, the default, when the task writes nothing).
-    pub write_period_ms: f64,
-    /// `r`, pages read per read period (default 0).
-    pub read_pages: u64,
-    /// `w`, pages written per write period (default 0).
-    pub write_pages: u64,
-    /// How long written data stays valid, in ms; rounded up to whole write
-    /// periods (`l^w`). Default 0.
-    pub lifetime_ms: f64,
-    /// `g`, dies a task's pages are striped over (default 1; at most the dies).
-    pub granularity: u32,
-}
-
-impl Default for TaskConfig {
-    fn default() -> Self {
-        TaskConfig {
-            name: String::new(),
-            read_period_ms: 0.0,
-            write_period_ms: 0.0,
-            read_pages: 0,
-            write_pages: 0,
-            lifetime_ms: 0.0,
-            granularity: 1,
-        }
-    }
-}
+pub use crate::entry::TaskConfig;
 
 impl TaskConfig {
     /// The bounds crate's task (`l^w = ceil(lifetime / T^w)`, so no page expires

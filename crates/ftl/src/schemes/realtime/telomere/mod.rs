@@ -117,14 +117,14 @@ impl TelomereConfig {
         kind: &str,
         policy: Placement,
         params: &toml::Table,
-        tasks: Option<&[crate::registry::PeriodicTask]>,
-    ) -> Result<crate::registry::Builder, FtlError> {
+        tasks: Option<&[crate::entry::PeriodicTask]>,
+    ) -> Result<crate::entry::Builder, FtlError> {
         let base = TelomereConfig { policy, ..Default::default() };
         let base = match tasks {
             Some(tasks) => TelomereConfig { tasks: tasks.to_vec(), strict_admission: false, ..base },
             None => base,
         };
-        crate::registry::configured(kind, base, params, TelomereConfig::validate)
+        crate::entry::configured(kind, base, params, TelomereConfig::validate)
     }
 }
 
@@ -786,8 +786,8 @@ impl crate::Placement for Telomere {
 }
 
 /// The registry's entries for this module's schemes ([`crate::registry`]).
-pub const SCHEMES: [crate::registry::Scheme; 2] = [
-    crate::registry::Scheme {
+pub const SCHEMES: [crate::entry::Scheme; 2] = [
+    crate::entry::Scheme {
         name: "telomere-sip",
         summary:
             "Telomere SiP (000): blocks reserved per admitted task, placed by expiry, GC only erases expired blocks",
@@ -796,7 +796,7 @@ pub const SCHEMES: [crate::registry::Scheme; 2] = [
         bounds: false,
         build: |p, tasks| TelomereConfig::registered("telomere-sip", Placement::Sip, p, tasks),
     },
-    crate::registry::Scheme {
+    crate::entry::Scheme {
         name: "telomere-sharp",
         summary: "Telomere SharP (000): blocks shared by Algorithm 1's task partitions, GC only erases expired blocks",
         paper: "000 Sections 3-4",

@@ -1,11 +1,12 @@
 //! Recovery of a hybrid core's page map in flash mode: checkpoint, log
-//! replay and roll-forward (004 Section 6, after LFS).
+//! replay and roll-forward (004 Section 6, after LFS), from what
+//! [`crate::maplog`] wrote.
 //!
 //! 1. **Find the map pages.** For every written good block, the OOB of its
 //!    last readable page (read backwards from the medium's write pointer,
 //!    skipping torn pages). A map page there makes it a ring block: every
 //!    page of it is read (purpose map). Nothing else of the block is read yet.
-//! 2. **Replay.** The latest complete checkpoint ([`super::page::select`]; a
+//! 2. **Replay.** The latest complete checkpoint ([`crate::maplog::page::select`]; a
 //!    torn one falls back to the one before), then the log pages after it in
 //!    order. This gives each page's logical page (or padding) in program
 //!    order, and the *horizon* of the last page replayed: every program with a
@@ -25,9 +26,9 @@
 
 use ftlab_nand::{BlockId, NandError, Oob, PageKind};
 
-use super::page::{self, MetaPage};
-use super::{tag, MAGIC};
-use crate::hybrid::{is_bad, Core, NONE};
+use super::{is_bad, Core, NONE};
+use crate::maplog::page::{self, MetaPage};
+use crate::maplog::{tag, MAGIC};
 use crate::{FtlError, Io, Purpose};
 
 /// What a flash-mode recovery read.
