@@ -492,6 +492,17 @@ impl Io<'_> {
         Ok((data, oob))
     }
 
+    /// Spends a page read's time on `die` for a read of a page no write reached,
+    /// as a device that reads flash for it does ([`ftlab_nand::Nand::read_time`]):
+    /// the die senses, the channel carries the page out, and the read is
+    /// counted under `purpose`; no data comes back.
+    pub fn read_time(&mut self, die: DieId, purpose: Purpose) -> Result<(), NandError> {
+        let span = self.flash.nand.read_time(die, self.issue(purpose))?;
+        self.flash.counters.reads.bump(purpose);
+        self.after_read(span, purpose);
+        Ok(())
+    }
+
     /// A host read through the read buffer: from DRAM if the page is there,
     /// else from the flash into the buffer; either way the page's bytes are
     /// then copied out of the buffer.

@@ -481,6 +481,22 @@ impl Nand {
         Ok((self.store.read(ppa.0, oob.lpn), oob, span))
     }
 
+    /// The time of a page read on `die` issued at `at`, with no page read: the
+    /// die senses a page and the channel carries a page out, as a device that
+    /// answers a read of a page no write reached by reading flash (a page
+    /// it maps only when read, as MQSim does) spends. Nothing is read or
+    /// changed on the medium; the die and channel timelines advance. `die` is a
+    /// die of this device.
+    pub fn read_time(&mut self, die: DieId, at: impl Into<Issue>) -> Result<Span, NandError> {
+        let at: Issue = at.into();
+        let die = self.check_time(die, at)?;
+        let span = self.timelines.read(die, at);
+        if at.host {
+            self.after_read();
+        }
+        Ok(span)
+    }
+
     /// Reads only the OOB of `ppa`, issued at `at`. An erased page's OOB reads as
     /// `None`.
     pub fn read_oob(&mut self, ppa: Ppa, at: impl Into<Issue>) -> Result<(Option<Oob>, Span), NandError> {

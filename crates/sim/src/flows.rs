@@ -219,6 +219,8 @@ pub(crate) fn drive(
                 rank: f.priority as u8,
                 weight: f.weight,
                 stop_ns: f.stop_ns,
+                name: f.name.clone(),
+                key: format!("flow[{i}]"),
                 stats: FlowStats::default(),
             }
         })

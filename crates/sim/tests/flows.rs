@@ -151,3 +151,41 @@ fn bad_flows_are_config_errors_naming_the_flow() {
     let (key, _) = config_error("[host]\nfetch_size = 4\n[workload]\npreset = \"uniform-random-write\"\n");
     assert_eq!(key, "host.fetch_size");
 }
+
+/// A read-only flow bounded by a stop time on a device nothing was written to.
+fn unwritten_reader(unwritten_reads: &str) -> RunConfig {
+    let text = format!(
+        "seed = 3\n[device]\nchip = \"small-slc\"\nblocks_per_plane = 64\n[ftl]\nkind = \"pagemap\"\n\
+         gc_model = \"mqsim\"\ngc_free_blocks = 8\nunwritten_reads = \"{unwritten_reads}\"\n\
+         [[flow]]\nname = \"reader\"\nstop_ms = 20\nqueue_depth = 4\n\
+         [flow.workload.generator]\nkind = \"uniform\"\nrequests = 1099511627776\nread_fraction = 1.0\n"
+    );
+    RunConfig::from_toml(&text, "test").unwrap()
+}
+
+#[test]
+fn a_flow_bounded_by_time_ends_when_unwritten_reads_cost_a_flash_read() {
+    let r = run(&unwritten_reader("flash"), &mut |_| {}).unwrap();
+    let f = &r.flows[0];
+    // Every read senses a page: time advances and the stop time ends the flow.
+    assert!(f.requests > 100, "{}", f.requests);
+    assert!(r.flash_ops.reads.get(ftlab_ftl::Purpose::Host) >= f.requests, "one flash read per page read");
+    assert!(f.response_us.mean > 0.0, "{:?}", f.response_us);
+    assert_eq!(r.integrity, "ok");
+}
+
+#[test]
+fn a_flow_bounded_by_time_whose_reads_take_no_time_is_an_error_not_a_hang() {
+    let e = run(&unwritten_reader("free"), &mut |_| {}).unwrap_err();
+    let e = match e {
+        SimError::Stopped { error, .. } => *error,
+        e => e,
+    };
+    match e {
+        SimError::Config(c) => {
+            assert_eq!(c.key, "flow[0].stop_ms");
+            assert!(c.problem.contains("without simulated time advancing") && c.problem.contains("reader"), "{c}");
+        }
+        e => panic!("not a config error naming the flow: {e}"),
+    }
+}

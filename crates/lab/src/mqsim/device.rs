@@ -285,6 +285,9 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
     params.insert("gc_max_victims_per_plane".into(), toml::Value::Integer(10));
     params.insert("gc_free_blocks".into(), toml::Value::Integer(gc_free_blocks as i64));
     params.insert("plane_allocation_scheme".into(), toml::Value::String(scheme));
+    // MQSim maps a page never written when it is read and reads flash for it
+    // (Address_Mapping_Unit_Page_Level.cpp:590, online_create_entry_for_reads).
+    params.insert("unwritten_reads".into(), toml::Value::String("flash".into()));
     Ok(Ssd {
         device,
         ftl: FtlSpec { kind: "pagemap".into(), params },

@@ -26,6 +26,11 @@ use crate::error::SimError;
 use crate::metrics::Latency;
 use crate::source::Request;
 
+/// Requests served at one instant, in a flow bounded by a stop time, after
+/// which the run stops with an error: time does not advance, so the stop time
+/// would never come. Far above what deep queues dispatch at one instant.
+const STALL_LIMIT: u64 = 1 << 20;
+
 /// One flow as the engine drives it.
 pub struct FlowInput<'a> {
     /// Its requests, arrivals relative to the start of the measured run.
@@ -41,6 +46,9 @@ pub struct FlowInput<'a> {
     /// The flow ends at its first request that could not start until after
     /// this time (ns after the start) by its arrival and its own queue.
     pub stop_ns: Option<u64>,
+    /// The flow's name and configuration key (`flow[i]`), for errors.
+    pub name: String,
+    pub key: String,
     /// What was measured of the flow.
     pub stats: FlowStats,
 }
@@ -98,6 +106,7 @@ impl Engine {
         let mut lanes = Vec::with_capacity(flows.len());
         let mut stats = Vec::with_capacity(flows.len());
         let mut shape = Vec::with_capacity(flows.len());
+        let labels: Vec<(String, String)> = flows.iter().map(|f| (f.name.clone(), f.key.clone())).collect();
         for f in flows.iter_mut() {
             let queue = HostQueue::new(f.requests, offset, false, f.closed)?;
             let slots = (0..f.queue_depth.max(1)).map(|_| Reverse(offset)).collect();
@@ -107,6 +116,9 @@ impl Engine {
         }
         let mut device: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
         let fetch = fetch as usize;
+        // Requests dispatched since the clock last moved: a flow bounded by a
+        // stop time whose requests take no device time would never reach it.
+        let (mut still, mut still_at) = (0u64, u64::MAX);
         loop {
             let clock = self.device.clock;
             // When each flow could next have a request fetched, device slots apart.
@@ -178,6 +190,28 @@ impl Engine {
             }
             if device.len() >= fetch {
                 device.pop();
+            }
+            if t == still_at {
+                still += 1;
+                if still > STALL_LIMIT {
+                    if let Some(stop) = shape[i].3 {
+                        let (name, key) = &labels[i];
+                        return Err(SimError::config(
+                            format!("{key}.stop_ms"),
+                            format!(
+                                "flow `{name}`: {still} requests served at {:.3} us without simulated time advancing, so \
+                                 its stop time ({:.3} ms) is never reached: its requests take no device time (reads \
+                                 of pages never written, or trims, on a scheme that answers them at once); fill the \
+                                 device first (precondition.fill = true), give the flow a request count, or make such \
+                                 reads cost a flash read (ftl.unwritten_reads = \"flash\" with gc_model = \"mqsim\")",
+                                t as f64 / 1e3,
+                                stop.saturating_sub(offset) as f64 / 1e6,
+                            ),
+                        ));
+                    }
+                }
+            } else {
+                (still, still_at) = (0, t);
             }
             let (first, last) = self.pages_of(&req)?;
             let completion = self.serve(&req, t)?;

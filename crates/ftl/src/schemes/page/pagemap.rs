@@ -102,6 +102,24 @@ pub struct PageMapConfig {
     /// on the planes of one die, where multi-plane programs can take them
     /// together ([`plane_gc`]).
     pub plane_allocation_scheme: PlaneAllocationScheme,
+    /// With `gc_model = "mqsim"`: what a read of a page no write reached
+    /// costs. `free` (the default): nothing, no flash is read and the page
+    /// reads as zeroes at once. `flash`: a page read on the die of the page's
+    /// plane (sense and transfer), as the matched simulator maps such a page
+    /// when it is read and reads flash for it; the page still reads as
+    /// zeroes and takes no flash page.
+    pub unwritten_reads: UnwrittenReads,
+}
+
+/// What a read of a page never written costs ([`PageMapConfig::unwritten_reads`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnwrittenReads {
+    /// No time: the page reads as zeroes without a flash read.
+    #[default]
+    Free,
+    /// A page read's time on the die of the page's plane.
+    Flash,
 }
 
 /// Where the page map places pages ([`PageMapConfig::plane_allocation`]).
@@ -145,6 +163,7 @@ impl Default for PageMapConfig {
             gc_max_victims_per_plane: DEFAULT_MAX_VICTIMS_PER_PLANE,
             plane_allocation: PlaneAllocation::Die,
             plane_allocation_scheme: PlaneAllocationScheme::CWDP,
+            unwritten_reads: UnwrittenReads::Free,
         }
     }
 }
@@ -205,6 +224,13 @@ impl PageMapConfig {
                      leave it out",
                     self.plane_allocation_scheme
                 ),
+            ));
+        }
+        if self.gc_model == GcModel::Ftlab && self.unwritten_reads != UnwrittenReads::Free {
+            return Err(FtlError::config(
+                "ftl.unwritten_reads",
+                "pagemap.unwritten_reads = \"flash\" applies to gc_model = \"mqsim\" only (it reads the die of \
+                 the page's fixed plane); set gc_model = \"mqsim\" too, or leave it out",
             ));
         }
         match self.gc_model {

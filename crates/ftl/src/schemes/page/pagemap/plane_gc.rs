@@ -72,7 +72,7 @@ use serde::{Deserialize, Serialize};
 
 use ftlab_nand::{BlockId, DieId, Geometry, PageKind, Payload, PlanePage, Ppa, SimTime};
 
-use super::{GcModel, PageMapConfig};
+use super::{GcModel, PageMapConfig, UnwrittenReads};
 use crate::alloc::{Allocation, BlockAllocator, FreeOrder};
 use crate::pagecore::PageCore;
 use crate::victim::{PlanePickers, VictimPicker};
@@ -296,6 +296,8 @@ pub struct PlaneGcMap<P: VictimPicker> {
     /// flight).
     next_due: SimTime,
     route: PlaneOfPage,
+    /// What a read of a page never written costs.
+    unwritten_reads: UnwrittenReads,
     /// Host writes that waited for an erase.
     stalls: u64,
     /// Whether the chip has multi-plane programs: a request's pages wait in
@@ -336,6 +338,7 @@ impl<P: VictimPicker> PlaneGcMap<P> {
             in_flight: vec![VecDeque::new(); planes as usize],
             next_due: SimTime::MAX,
             route: PlaneOfPage::new(&g, config.plane_allocation_scheme),
+            unwritten_reads: config.unwritten_reads,
             stalls: 0,
             multi_plane,
             staged: Vec::new(),
@@ -672,7 +675,12 @@ impl<P: VictimPicker + 'static> Ftl for PlaneGcMap<P> {
         if !self.staged.is_empty() {
             self.flush_staged(io)?;
         }
-        self.core.read(io, lpn)
+        let data = self.core.read(io, lpn)?;
+        if data.is_none() && self.unwritten_reads == UnwrittenReads::Flash {
+            // The matched simulator maps the page in its plane and reads flash.
+            io.read_time(DieId(self.route.plane(lpn.0) / self.core.geometry.planes_per_die), Purpose::Host)?;
+        }
+        Ok(data)
     }
 
     fn trim(&mut self, io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {

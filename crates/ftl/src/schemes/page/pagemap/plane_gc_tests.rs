@@ -430,3 +430,36 @@ fn the_same_block_rule_is_refused_naming_the_key() {
         e => panic!("not a config error: {e}"),
     }
 }
+
+#[test]
+fn a_read_of_a_page_never_written_costs_a_flash_read_on_its_plane_when_asked() {
+    let read_at = |unwritten_reads: UnwrittenReads, lpn: u32, now: SimTime| {
+        let config = PageMapConfig { unwritten_reads, ..config(GcModel::Mqsim) };
+        let mut flash = testing::flash(four_planes(), 1);
+        let mut ftl = config.format(&mut flash.io(SimTime::ZERO)).unwrap();
+        let reads = flash.counters().reads.total();
+        let mut io = flash.io(now);
+        let data = ftl.read(&mut io, Lpn(lpn)).unwrap();
+        let done = io.completion();
+        let die_busy = (0..2).map(|d| io.die_free_at(DieId(d))).collect::<Vec<_>>();
+        (data, done, flash.counters().reads.total() - reads, die_busy)
+    };
+    let now = SimTime::from_us(1000);
+    let (data, done, reads, _) = read_at(UnwrittenReads::Free, 1, now);
+    assert_eq!((data, done, reads), (None, now, 0), "free: no time, no flash read");
+    let (data, done, reads, busy) = read_at(UnwrittenReads::Flash, 1, now);
+    assert_eq!((data, reads), (None, 1), "flash: still zeroes, one flash read counted");
+    let t = *testing::flash(four_planes(), 1).nand().timing();
+    assert!(done.0 >= now.0 + t.read_ns, "the read senses the page: done at {done:?}");
+    // CWDP over one channel and two ways: page 1 is on plane 2, die 1; die 0 stays idle.
+    assert_eq!(route_die(1), 1);
+    assert!(busy[1] > now && busy[0] < now, "only the page's die is busy: {busy:?}");
+    // The ftlab model has no fixed plane to read: refused, naming the key.
+    let e =
+        PageMapConfig { unwritten_reads: UnwrittenReads::Flash, ..PageMapConfig::default() }.validate().unwrap_err();
+    assert!(matches!(e, FtlError::Config(ref c) if c.key == "ftl.unwritten_reads"), "{e}");
+}
+
+fn route_die(lpn: u32) -> u32 {
+    PlaneOfPage::new(&four_planes(), PlaneAllocationScheme::CWDP).plane(lpn) / four_planes().planes_per_die
+}
