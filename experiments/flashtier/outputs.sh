@@ -53,4 +53,6 @@ if [ "${FTLAB_SLOW:-0}" = 1 ]; then
   run paper-75g --scale paper
   run paper-16g --scale paper --data-bytes 16000000000
   run paper-filebench --scale paper --data-bytes 0
+  run paper-75g-rotor --scale paper --workloads fileserver --file-pick rotor
+  run paper-75g-flashcache --scale paper --workloads fileserver --read-fill-sync --metadata-on-dirty-transition
 fi
