@@ -53,6 +53,7 @@ rest=(
   openssd/timing:openssd/timing
   openssd/fio-pass:openssd/fio-pass
   openssd/write-link:openssd/write-link
+  openssd/read-buffer-mode:openssd/read-buffer-mode
   lazy-rtgc/table7-gftl:lazy-rtgc/table7-gftl
   lazy-rtgc/gftl-queue:lazy-rtgc/gftl-queue
   lazy-rtgc/rftl-standin:lazy-rtgc/rftl-standin

@@ -204,6 +204,14 @@ impl Flash {
         self.read_buffer.as_ref()
     }
 
+    /// A host request starts (see [`ReadBuffer::request_start`]).
+    #[inline]
+    pub fn request_start(&mut self) {
+        if let Some(b) = self.read_buffer.as_mut() {
+            b.request_start();
+        }
+    }
+
     /// While on, [`Io::read`] reads pages from the medium without taking any
     /// time on its dies or channels ([`Nand::read_untimed`]; the read buffer,
     /// if any, is still read through, and reads are still counted): for a

@@ -46,6 +46,9 @@ pub struct ReadBuffer {
     dram: Dram,
     hits: u64,
     misses: u64,
+    /// Pages are held for the request that read them only
+    /// ([`ReadBuffer::stage_only`]).
+    stage_only: bool,
 }
 
 impl ReadBuffer {
@@ -66,7 +69,29 @@ impl ReadBuffer {
             dram: Dram::new(ps_per_byte),
             hits: 0,
             misses: 0,
+            stage_only: false,
         })
+    }
+
+    /// Holds pages for the host request that read them only: each request
+    /// starts with an empty buffer ([`ReadBuffer::request_start`]), so the
+    /// units of one page that one request asks for come from one flash read,
+    /// and no later request is served from DRAM. This is a buffer that stages
+    /// pages on their way to the host, the one 003 Section 2.2 describes; the
+    /// default keeps pages, least recently used out, and serves later requests
+    /// from them.
+    pub fn stage_only(mut self, on: bool) -> Self {
+        self.stage_only = on;
+        self
+    }
+
+    /// A host request starts: a staging buffer forgets the pages it held.
+    #[inline]
+    pub fn request_start(&mut self) {
+        if self.stage_only && !self.pages.is_empty() {
+            self.pages.clear();
+            self.lru.clear();
+        }
     }
 
     /// Slot `slot` of the buffered copy of `ppa` (in a block erased

@@ -82,6 +82,11 @@ pub struct DeviceSpec {
     /// DRAM until it is evicted, least recently used first
     /// (`ftlab_ftl::read_buffer`).
     pub read_buffer_pages: Option<u32>,
+    /// What the read buffer holds pages for: `cache` (the default: until
+    /// evicted, serving later requests) or `stage` (for the request that read
+    /// them only, as a buffer that stages pages on their way to the host).
+    /// Needs `read_buffer_pages`.
+    pub read_buffer_mode: Option<ReadBufferMode>,
     /// DRAM copy rate of the write and read buffers, MB/s (10^6 bytes a second;
     /// default: copies take no time): every page the host writes into the
     /// write buffer or reads from it, and every page a read takes out of the
@@ -129,6 +134,7 @@ impl Default for DeviceSpec {
             wear: WearConfig::default(),
             write_buffer_pages: None,
             read_buffer_pages: None,
+            read_buffer_mode: None,
             dram_mb_per_s: None,
             host_mb_per_s: None,
             command_overhead_us: None,
@@ -153,7 +159,8 @@ impl DeviceSpec {
                 };
                 Some(
                     ftlab_ftl::read_buffer::ReadBuffer::new(pages, ps)
-                        .map_err(|e| SimError::config("device.read_buffer_pages", e.to_string()))?,
+                        .map_err(|e| SimError::config("device.read_buffer_pages", e.to_string()))?
+                        .stage_only(self.read_buffer_mode == Some(ReadBufferMode::Stage)),
                 )
             }
         };
@@ -427,6 +434,18 @@ impl Default for HostSpec {
 }
 
 /// How the requests the host queue lets through reach the flash.
+/// What the read buffer holds pages for ([`DeviceSpec::read_buffer_mode`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadBufferMode {
+    /// Until evicted, least recently used first: later requests are served
+    /// from DRAM.
+    #[default]
+    Cache,
+    /// For the request that read them only.
+    Stage,
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Dispatch {

@@ -687,6 +687,7 @@ impl Device {
             return Err((at, DeviceError::PoweredOff { command }));
         }
         self.check_range(&cmd).map_err(|e| (at, e))?;
+        self.flash.request_start();
         let ps = self.page_size;
         let (offset, len) = cmd.range();
         // The controller's firmware time and, for a write, its data crossing

@@ -469,6 +469,7 @@ impl Engine {
     #[inline(always)]
     fn serve(&mut self, req: &Request, d: u64) -> Result<u64, SimError> {
         let (first, last) = self.pages_of(req)?;
+        self.device.flash.request_start();
         // Firmware time, and a write's data crossing the host link, come first.
         let d = match self.device.host_link.as_mut() {
             Some(link) => link.start(d, if req.op == Op::Write { u64::from(req.len) } else { 0 }),

@@ -109,6 +109,13 @@ pub(crate) fn ftl_builder(config: &RunConfig, source: Option<&Source>) -> Result
         _ => registry::build(kind, &params),
     }
     .map_err(|e| SimError::building(kind, e))?;
+    if config.device.read_buffer_mode.is_some() && config.device.read_buffer_pages.is_none() {
+        return Err(SimError::config(
+            "device.read_buffer_mode",
+            "device.read_buffer_mode says what the read buffer holds pages for: set device.read_buffer_pages too, \
+             or leave it out",
+        ));
+    }
     Ok(match config.device.write_buffer_pages {
         None if config.device.dram_mb_per_s.is_some() && config.device.read_buffer_pages.is_none() => {
             return Err(SimError::config(

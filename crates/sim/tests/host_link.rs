@@ -140,6 +140,7 @@ fn bad_values_name_their_key() {
         ("dram_mb_per_s = 100", "device.dram_mb_per_s"),
         ("read_buffer_pages = 0", "device.read_buffer_pages"),
         ("read_buffer_pages = 8\ndram_mb_per_s = -1.0", "device.dram_mb_per_s"),
+        ("read_buffer_mode = \"stage\"", "device.read_buffer_mode"),
     ] {
         let e = error(&format!("{base}{extra}\n[workload]\ngenerator = {{ kind = \"uniform\", requests = 10 }}\n"));
         assert!(e.contains(key), "{extra}: {e}");
@@ -189,6 +190,34 @@ fn the_read_buffer_serves_the_rest_of_a_page_from_dram() {
     // Copies out of the buffer cost DRAM time: slower than free copies.
     let slow = jasmine("read_buffer_pages = 4\ndram_mb_per_s = 100", seq, true);
     assert!(slow.read_us.mean > with.read_us.mean + 40.0, "{:?} vs {:?}", slow.read_us, with.read_us);
+}
+
+#[test]
+fn a_staging_read_buffer_serves_no_later_request() {
+    let seq = "{ kind = \"sequential\", requests = 8000, read_fraction = 1.0 }";
+    let cache = jasmine("read_buffer_pages = 4", seq, true);
+    let stage = jasmine("read_buffer_pages = 4\nread_buffer_mode = \"stage\"", seq, true);
+    // Each 4 KiB request reads its 32 KiB page again: the page read for the
+    // previous request is gone.
+    assert_eq!(cache.flash_pages_read, 1000);
+    assert_eq!(stage.flash_pages_read, 8000);
+    assert!(stage.read_us.mean > cache.read_us.mean * 4.0, "{:?} vs {:?}", stage.read_us, cache.read_us);
+    assert_eq!(stage.integrity, "ok");
+    // Within one request the buffer stages: a 32 KiB request of eight 4 KiB
+    // units packed in one page reads that page once.
+    let whole =
+        "{ kind = \"sequential\", requests = 1000, read_fraction = 1.0, size = { kind = \"fixed\", pages = 8 } }";
+    let subpage = |mode: &str| {
+        report(&format!(
+            "seed = 1\n[device]\nchip = \"jasmine-openssd\"\nblocks_per_plane = 8\nread_buffer_pages = 4\n{mode}\n\
+             [ftl]\nkind = \"subpage\"\nunit_bytes = 4096\n[host]\nqueue_depth = 1\nmode = \"closed\"\n\
+             [precondition]\nfill = true\n[workload]\nblock_bytes = 4096\ngenerator = {whole}\n"
+        ))
+    };
+    let staged = subpage("read_buffer_mode = \"stage\"");
+    assert_eq!(staged.host_pages_read, 8000, "{staged:?}");
+    assert_eq!(staged.flash_pages_read, 1000, "one flash read a request");
+    assert_eq!(staged.integrity, "ok");
 }
 
 #[test]
