@@ -695,7 +695,7 @@ pub struct FlashtierArgs {
     /// cache (0: off). Default 16 (64 KiB).
     #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 16)]
     pub sequential_blocks: u64,
-    /// Folder for flashtier.csv, ssc-metadata.csv, throughput.svg, latency.svg and erases.svg.
+    /// Folder for flashtier.csv, ssc-metadata.csv, waits.csv (each mean flowop response split into disk and flash wait), throughput.svg, latency.svg and erases.svg.
     #[arg(long, short, value_name = "DIR")]
     pub out: std::path::PathBuf,
 }

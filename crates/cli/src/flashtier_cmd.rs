@@ -96,6 +96,25 @@ const COLUMNS: [&str; 21] = [
     "checked_blocks",
 ];
 
+/// Columns of waits.csv, in order: each system's mean flowop response split
+/// into the time its block I/Os waited for the disk and for the flash along
+/// their critical paths (`ftlab_sim::host::cache::Completion`).
+const WAIT_COLUMNS: [&str; 6] =
+    ["workload", "system", "mean_latency_us", "disk_wait_us", "flash_wait_us", "flash_share"];
+
+fn wait_row(o: &Outcome) -> Vec<serde_json::Value> {
+    use serde_json::json;
+    let share = if o.mean_latency_us > 0.0 { o.flash_wait_us / o.mean_latency_us } else { 0.0 };
+    vec![
+        json!(o.workload),
+        json!(o.system),
+        json!(o.mean_latency_us),
+        json!(o.disk_wait_us),
+        json!(o.flash_wait_us),
+        json!(share),
+    ]
+}
+
 /// Columns of ssc-metadata.csv (the SSC systems), in order.
 const SSC_COLUMNS: [&str; 14] = [
     "workload",
@@ -186,6 +205,7 @@ pub fn run(args: &FlashtierArgs) -> Result<(), CliError> {
         .map_err(|error| CliError::Write { what: args.out.display().to_string(), error })?;
     let mut rows = Vec::new();
     let mut ssc_rows = Vec::new();
+    let mut wait_rows = Vec::new();
     let mut broken = Vec::new();
     for w in workloads {
         let mut base: Option<Outcome> = None;
@@ -198,8 +218,17 @@ pub fn run(args: &FlashtierArgs) -> Result<(), CliError> {
                 }
             })?;
             eprintln!(
-                "{:<10} {:<8} {:>10.1} ops/s  {:>9.0} us  {:>7} erases  {:>8} copies  integrity errors {}",
-                o.workload, o.system, o.ops_per_s, o.mean_latency_us, o.erases, o.gc_copies, o.integrity_errors
+                "{:<10} {:<8} {:>10.1} ops/s  {:>9.0} us ({:.0} disk, {:.0} flash)  {:>7} erases  {:>8} copies  \
+                 integrity errors {}",
+                o.workload,
+                o.system,
+                o.ops_per_s,
+                o.mean_latency_us,
+                o.disk_wait_us,
+                o.flash_wait_us,
+                o.erases,
+                o.gc_copies,
+                o.integrity_errors
             );
             if o.integrity_errors > 0 {
                 broken.push(format!("{} on {}", o.system, o.workload));
@@ -220,12 +249,14 @@ pub fn run(args: &FlashtierArgs) -> Result<(), CliError> {
                 }
             }
             ssc_rows.extend(ssc_row(&o, config.ssc_consistency));
+            wait_rows.push(wait_row(&o));
             let b = base.get_or_insert_with(|| o.clone());
             rows.push(row(&o, b));
         }
     }
     write_csv(&args.out.join("flashtier.csv"), &COLUMNS, &rows)?;
     write_csv(&args.out.join("ssc-metadata.csv"), &SSC_COLUMNS, &ssc_rows)?;
+    write_csv(&args.out.join("waits.csv"), &WAIT_COLUMNS, &wait_rows)?;
     let columns: Vec<String> = COLUMNS.iter().map(|c| c.to_string()).collect();
     for (file, y, title, label) in [
         ("throughput.svg", "normalized_ops", "Throughput normalized to No-Cache (003 Section 3.3)", "x No-Cache"),

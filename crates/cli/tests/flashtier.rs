@@ -25,6 +25,19 @@ fn writes_the_csv_and_the_plots() {
         let cells: Vec<&str> = l.split(',').collect();
         assert_eq!(cells[19], "0", "integrity errors in {l}");
     }
+    // waits.csv: each system's mean response split into disk and flash wait.
+    let waits = std::fs::read_to_string(dir.path().join("waits.csv")).unwrap();
+    let lines: Vec<&str> = waits.lines().collect();
+    assert_eq!(lines[0], "workload,system,mean_latency_us,disk_wait_us,flash_wait_us,flash_share");
+    assert_eq!(lines.len(), 1 + 15, "{waits}");
+    for l in &lines[1..] {
+        let cells: Vec<&str> = l.split(',').collect();
+        let num = |i: usize| cells[i].parse::<f64>().unwrap();
+        assert!((num(3) + num(4) - num(2)).abs() <= 1e-3 * num(2).max(1.0), "disk + flash is not the mean: {l}");
+        if cells[1] == "no-cache" {
+            assert_eq!(num(4), 0.0, "No-Cache waits for no flash: {l}");
+        }
+    }
     for svg in ["throughput.svg", "latency.svg", "erases.svg"] {
         assert!(std::fs::read_to_string(dir.path().join(svg)).unwrap().contains("<svg"));
     }

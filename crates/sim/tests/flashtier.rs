@@ -110,7 +110,7 @@ fn write_back_keeps_dirty_data_across_a_power_cut(consistency: Consistency) {
     // An fsync makes the evicts and cleans durable; then the power goes.
     let synced = manager.fsync(SimTime(o.end_ns)).unwrap();
     let (disk, mut dev) = manager.into_parts();
-    let cut = SimTime(synced.0.max(disk.busy_until().0));
+    let cut = SimTime(synced.done.0.max(disk.busy_until().0));
     dev.cut_power(cut).unwrap();
     assert!(dev.ssc(cut, SscCommand::Read { block: 0 }).is_err(), "a powered-off device answers nothing");
     dev.recover().unwrap();
@@ -185,13 +185,13 @@ fn the_ssd_manager_replaces_within_a_set() {
         let sets = m.slots().checked_div(set_blocks).unwrap_or(1);
         let mut now = SimTime::ZERO;
         for k in 0..600u64 {
-            now = m.write(now, k * sets, &[k + 1]).unwrap();
+            now = m.write(now, k * sets, &[k + 1]).unwrap().done;
         }
         let evictions = m.stats().evictions;
         for k in 0..600u64 {
             let (done, got) = m.read(now, k * sets, 1).unwrap();
             assert_eq!(got, vec![k + 1], "block {}", k * sets);
-            now = done;
+            now = done.done;
         }
         (sets, evictions)
     };
@@ -224,14 +224,54 @@ fn a_read_miss_waits_for_its_fill_when_asked() {
             };
             let t0 = SimTime::from_us(10);
             let (done, _) = m.read(t0, 1000, 1).unwrap();
-            let (hit, _) = m.read(done, 1000, 1).unwrap();
+            let (hit, _) = m.read(done.done, 1000, 1).unwrap();
             assert_eq!(m.stats().hits, 1, "{kind}: the fill cached the block");
-            (done.0 - t0.0, hit.0 - done.0)
+            // The split of each request adds up to its response; a hit
+            // waits for the flash only.
+            assert_eq!(done.disk_ns + done.flash_ns, done.done.0 - t0.0, "{kind}: {done:?}");
+            assert_eq!((hit.disk_ns, hit.flash_ns), (0, hit.done.0 - done.done.0), "{kind}: {hit:?}");
+            (done, hit)
         };
         let (async_miss, _) = miss(false);
         let (sync_miss, _) = miss(true);
-        // One 4 KiB program is 163 us.
-        assert!(sync_miss >= async_miss + 163_000, "{kind}: miss {sync_miss} ns synchronous, {async_miss} ns not");
+        // One 4 KiB program is 163 us, and it is flash time on the path.
+        let (a, s) = (async_miss.disk_ns + async_miss.flash_ns, sync_miss.disk_ns + sync_miss.flash_ns);
+        assert!(s >= a + 163_000, "{kind}: miss {s} ns synchronous, {a} ns not");
+        assert_eq!(async_miss.flash_ns, 0, "{kind}: the fill behind the request is on no path: {async_miss:?}");
+        assert_eq!(sync_miss.disk_ns, async_miss.disk_ns, "{kind}: the same disk read");
+        assert!(sync_miss.flash_ns >= 163_000, "{kind}: the synchronous fill is flash time: {sync_miss:?}");
+    }
+}
+
+/// A flowop's response splits into disk and flash wait that add up to it:
+/// No-Cache waits for the disk only; the caches wait for both, and the
+/// synchronous read fill moves time onto the flash.
+#[test]
+fn a_flowops_response_splits_into_disk_and_flash_wait() {
+    let config = FlashtierConfig::ci(10_000);
+    let close = |o: &ftlab_sim::host::flashtier::Outcome| {
+        let sum = o.disk_wait_us + o.flash_wait_us;
+        assert!((sum - o.mean_latency_us).abs() <= 1e-6 * o.mean_latency_us, "{}: {sum} against {o:?}", o.system);
+    };
+    let none = run(&config, Personality::Fileserver, System::NoCache).unwrap();
+    close(&none);
+    assert_eq!(none.flash_wait_us, 0.0);
+    assert!(none.disk_wait_us > 0.0);
+    for s in [System::Ssd(Mode::WriteBack), System::Ssd(Mode::WriteThrough), System::Ssc(Mode::WriteBack)] {
+        let o = run(&config, Personality::Fileserver, s).unwrap();
+        close(&o);
+        assert!(o.disk_wait_us > 0.0 && o.flash_wait_us > 0.0, "{}: {o:?}", s.name());
+        let mut sync = config.clone();
+        sync.cache.read_fill_sync = true;
+        let f = run(&sync, Personality::Fileserver, s).unwrap();
+        close(&f);
+        assert!(
+            f.flash_wait_us > o.flash_wait_us * 1.2,
+            "{}: fill {} us against {} us",
+            s.name(),
+            f.flash_wait_us,
+            o.flash_wait_us
+        );
     }
 }
 
@@ -247,7 +287,7 @@ fn rewriting_a_dirty_block_writes_no_metadata_when_asked() {
         let mut m = SsdCache::new(cache, disk, config.device("pagemap").unwrap()).unwrap();
         let mut now = SimTime::ZERO;
         for token in 1..=5 {
-            now = m.write(now, 77, &[token]).unwrap();
+            now = m.write(now, 77, &[token]).unwrap().done;
         }
         let (_, got) = m.read(now, 77, 1).unwrap();
         assert_eq!(got, vec![5]);

@@ -309,6 +309,11 @@ pub struct Outcome {
     pub ops_per_s: f64,
     /// Mean response of the flowops that did I/O, us.
     pub mean_latency_us: f64,
+    /// Of that mean, the time spent waiting for disk commands and for flash
+    /// commands on each block I/O's critical path
+    /// ([`crate::host::cache::Completion`]), us; the two add up to it.
+    pub disk_wait_us: f64,
+    pub flash_wait_us: f64,
     /// Flash erases (all purposes).
     pub erases: u64,
     /// Pages garbage collection copied.
@@ -362,6 +367,7 @@ pub fn run_on(
     let mut next_token = last.values().max().map_or(1, |t| t + 1);
     let mut errors = 0u64;
     let mut latency = Latency::default();
+    let (mut disk_ns, mut flash_ns) = (0u128, 0u128);
     let mut end = 0u64;
     let mut before = Snapshot::of(manager);
     let mut t0 = 0u64;
@@ -374,8 +380,9 @@ pub fn run_on(
         }
         let flowop = fb.next(thread);
         let mut now = SimTime(start);
+        let (mut disk, mut flash) = (0u64, 0u64);
         for io in &flowop.ios {
-            now = match *io {
+            let done = match *io {
                 BlockIo::Read { block, len } => {
                     let (done, tokens) = manager.read(now, block, len).map_err(err)?;
                     for (b, t) in (block..).zip(tokens) {
@@ -393,9 +400,14 @@ pub fn run_on(
                 }
                 BlockIo::Fsync => manager.fsync(now).map_err(err)?,
             };
+            now = done.done;
+            disk += done.disk_ns;
+            flash += done.flash_ns;
         }
         if !flowop.ios.is_empty() && i >= config.warmup_ops {
             latency.record(now.0.saturating_sub(start));
+            disk_ns += u128::from(disk);
+            flash_ns += u128::from(flash);
         }
         end = end.max(now.0);
         ready.push(Reverse((now.0, thread)));
@@ -404,6 +416,8 @@ pub fn run_on(
     let (checked_blocks, final_errors) = check(manager, last, SimTime(end)).map_err(err)?;
     let ops = config.ops;
     let span = end.saturating_sub(t0);
+    let summary = latency.summary();
+    let per_flowop = |ns: u128| if summary.count == 0 { 0.0 } else { ns as f64 / summary.count as f64 / 1000.0 };
     Ok(Outcome {
         workload: fb.spec().personality.name(),
         system: system.name(),
@@ -412,7 +426,9 @@ pub fn run_on(
         sim_ns: span,
         end_ns: end,
         ops_per_s: if span == 0 { 0.0 } else { ops as f64 * 1e9 / span as f64 },
-        mean_latency_us: latency.summary().mean,
+        mean_latency_us: summary.mean,
+        disk_wait_us: per_flowop(disk_ns),
+        flash_wait_us: per_flowop(flash_ns),
         erases: after.erases - before.erases,
         gc_copies: after.gc_copies - before.gc_copies,
         flash_programs: after.flash_programs - before.flash_programs,
@@ -472,7 +488,7 @@ pub fn check(manager: &mut dyn CacheManager, last: &HashMap<u64, u64>, at: SimTi
     let mut wrong = 0;
     for (&b, &t) in &blocks {
         let (done, got) = manager.read(now, b, 1)?;
-        now = done;
+        now = done.done;
         wrong += u64::from(got.first() != Some(&t));
     }
     Ok((blocks.len() as u64, wrong))

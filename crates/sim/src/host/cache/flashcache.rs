@@ -26,7 +26,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use ftlab_nand::SimTime;
 
 use super::{
-    page_read, page_write, runs, CacheConfig, CacheError, CacheManager, CacheStats, DirtyList, Mode, SequentialDetector,
+    page_read, page_write, runs, CacheConfig, CacheError, CacheManager, CacheStats, Completion, DirtyList, Mode,
+    SequentialDetector,
 };
 use crate::device::Device;
 use crate::host::disk::Disk;
@@ -129,9 +130,10 @@ impl SsdCache {
         }
     }
 
-    /// The slot of `block`, allocating one at `at` (evicting the least recently
-    /// used block, written back first if dirty): the slot and when it is free.
-    fn slot_for(&mut self, at: u64, block: u64) -> Result<(u64, u64), CacheError> {
+    /// The slot of `block`, allocating one at the end of `at` (evicting the
+    /// least recently used block, written back first if dirty): the slot and
+    /// when it is free.
+    fn slot_for(&mut self, at: Completion, block: u64) -> Result<(u64, Completion), CacheError> {
         if let Some(e) = self.map.get(&block) {
             let slot = e.slot;
             self.touch(block);
@@ -156,34 +158,39 @@ impl SsdCache {
         Ok((slot, ready))
     }
 
-    /// Writes the metadata pages of `slots` at `at`: the completion.
-    fn write_metadata(&mut self, at: u64, slots: impl Iterator<Item = u64>) -> Result<u64, CacheError> {
+    /// Writes the metadata pages of `slots` at the end of `at`: the completion.
+    fn write_metadata(&mut self, at: Completion, slots: impl Iterator<Item = u64>) -> Result<Completion, CacheError> {
         let pages: BTreeSet<u64> = slots.map(|s| self.slots + s / RECORDS_PER_PAGE).collect();
-        let mut done = at;
+        let mut done = at.done.0;
         for p in pages {
             self.meta_token += 1;
-            done = done.max(page_write(&mut self.dev, at, p, self.meta_token)?);
+            done = done.max(page_write(&mut self.dev, at.done.0, p, self.meta_token)?);
             self.stats.metadata_writes += 1;
         }
-        Ok(done)
+        Ok(at.flash(done))
     }
 
-    /// Writes dirty `blocks` (sorted, all cached) back to the disk from `at`
-    /// and marks them clean (metadata after the disk writes): the completion.
-    fn write_back(&mut self, at: u64, blocks: &[u64]) -> Result<u64, CacheError> {
+    /// Writes dirty `blocks` (sorted, all cached) back to the disk from the
+    /// end of `at` and marks them clean (metadata after the disk writes): the
+    /// completion.
+    fn write_back(&mut self, at: Completion, blocks: &[u64]) -> Result<Completion, CacheError> {
         let mut done = at;
         for (first, len) in runs(blocks) {
             let mut tokens = Vec::with_capacity(len as usize);
-            let mut read = at;
+            let mut read = at.done.0;
             for b in first..first + len {
                 let slot = self.map.get(&b).map(|e| e.slot).unwrap_or_default();
-                let (r, t) = page_read(&mut self.dev, at, slot)?;
+                let (r, t) = page_read(&mut self.dev, at.done.0, slot)?;
                 read = read.max(r);
                 tokens.push(t);
             }
-            let written =
-                if self.config.lose_writebacks { read } else { self.disk.write(SimTime(read), first, &tokens)?.0 };
-            done = done.max(written);
+            let read = at.flash(read);
+            let written = if self.config.lose_writebacks {
+                read
+            } else {
+                read.disk(self.disk.write(read.done, first, &tokens)?.0)
+            };
+            done = done.or_later(written);
         }
         for &b in blocks {
             self.dirty.remove(b);
@@ -200,23 +207,24 @@ impl SsdCache {
         if self.dirty.len() > limit {
             let n = self.dirty.len() - limit + self.config.clean_batch;
             let blocks = self.dirty.take_oldest(n);
-            self.write_back(at, &blocks)?;
+            self.write_back(Completion::at(at), &blocks)?;
         }
         Ok(())
     }
 }
 
 impl CacheManager for SsdCache {
-    fn read(&mut self, at: SimTime, block: u64, len: u64) -> Result<(SimTime, Vec<u64>), CacheError> {
+    fn read(&mut self, at: SimTime, block: u64, len: u64) -> Result<(Completion, Vec<u64>), CacheError> {
+        let start = Completion::at(at.0);
         let at = at.0;
-        let mut done = at;
+        let mut done = start;
         let mut out = vec![0; len as usize];
         let mut misses = Vec::new();
         for (i, b) in (block..block + len).enumerate() {
             if let Some(e) = self.map.get(&b) {
                 let (r, t) = page_read(&mut self.dev, at, e.slot)?;
                 self.touch(b);
-                done = done.max(r);
+                done = done.or_later(start.flash(r));
                 out[i] = t;
                 self.stats.hits += 1;
             } else {
@@ -226,21 +234,22 @@ impl CacheManager for SsdCache {
         self.stats.read_blocks += len;
         for (first, n) in runs(&misses) {
             let (r, tokens) = self.disk.read(SimTime(at), first, n)?;
-            done = done.max(r.0);
+            let read = start.disk(r.0);
+            done = done.or_later(read);
             // Fill the cache clean after the disk read; the request does not wait.
             for (b, t) in (first..).zip(tokens) {
                 out[(b - block) as usize] = t;
-                let (slot, ready) = self.slot_for(r.0, b)?;
-                let filled = page_write(&mut self.dev, ready, slot, t)?;
+                let (slot, ready) = self.slot_for(read, b)?;
+                let filled = ready.flash(page_write(&mut self.dev, ready.done.0, slot, t)?);
                 if self.config.read_fill_sync {
-                    done = done.max(filled);
+                    done = done.or_later(filled);
                 }
             }
         }
-        Ok((SimTime(done), out))
+        Ok((done, out))
     }
 
-    fn write(&mut self, at: SimTime, block: u64, tokens: &[u64]) -> Result<SimTime, CacheError> {
+    fn write(&mut self, at: SimTime, block: u64, tokens: &[u64]) -> Result<Completion, CacheError> {
         let len = tokens.len() as u64;
         self.stats.write_blocks += len;
         if self.seq.write(block, len, self.config.sequential_blocks) {
@@ -248,17 +257,18 @@ impl CacheManager for SsdCache {
             for b in block..block + len {
                 self.drop_block(b);
             }
-            return Ok(self.disk.write(at, block, tokens)?);
+            return Ok(Completion::at(at.0).disk(self.disk.write(at, block, tokens)?.0));
         }
+        let start = Completion::at(at.0);
         let at = at.0;
-        let mut done = at;
+        let mut done = start;
         if self.config.mode == Mode::WriteThrough {
-            done = self.disk.write(SimTime(at), block, tokens)?.0;
+            done = start.disk(self.disk.write(SimTime(at), block, tokens)?.0);
         }
         let mut slots = Vec::new();
         for (b, &t) in (block..).zip(tokens) {
-            let (slot, ready) = self.slot_for(at, b)?;
-            done = done.max(page_write(&mut self.dev, ready, slot, t)?);
+            let (slot, ready) = self.slot_for(start, b)?;
+            done = done.or_later(ready.flash(page_write(&mut self.dev, ready.done.0, slot, t)?));
             if self.config.mode == Mode::WriteBack {
                 if !(self.config.metadata_on_dirty_transition && self.dirty.contains(b)) {
                     slots.push(slot);
@@ -270,13 +280,14 @@ impl CacheManager for SsdCache {
             done = self.write_metadata(done, slots.into_iter())?;
             self.maybe_clean(at)?;
         }
-        Ok(SimTime(done))
+        Ok(done)
     }
 
-    fn fsync(&mut self, at: SimTime) -> Result<SimTime, CacheError> {
+    fn fsync(&mut self, at: SimTime) -> Result<Completion, CacheError> {
+        let start = Completion::at(at.0);
         match self.config.mode {
-            Mode::WriteBack => Ok(SimTime(self.dev.flush(at.0)?)),
-            Mode::WriteThrough => Ok(at),
+            Mode::WriteBack => Ok(start.flash(self.dev.flush(at.0)?)),
+            Mode::WriteThrough => Ok(start),
         }
     }
 

@@ -35,6 +35,10 @@
 //!   Reads are always cached: a miss is read from the disk and then written
 //!   to the cache clean.
 //!
+//! Every request's [`Completion`] says when it ends and how the time from its
+//! arrival divides between waiting for the disk and waiting for the flash
+//! along its critical path.
+//!
 //! Every manager keeps the data path real: a read returns the tokens the
 //! block holds in the cache or on the disk, so the end-to-end integrity check
 //! ([`crate::host::flashtier`]) can compare every block with the last token written.
@@ -168,6 +172,51 @@ pub enum CacheError {
     DirtyMiss { block: u64 },
 }
 
+/// When a request completes, and how the time from its arrival to then
+/// divides between the disk and the flash along its critical path: the chain
+/// of commands, each issued when the one before it completed, that ends
+/// last. A command's share runs from its issue to its completion, queueing
+/// behind other work on the same disk or flash included, so `disk_ns +
+/// flash_ns` is the request's response time. Work the request does not wait
+/// for (write-back cleaning, a read miss's fill by default) is on no path;
+/// a later request that queues behind it pays it as disk or flash time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    pub done: SimTime,
+    /// Time on the path spent on disk commands, ns.
+    pub disk_ns: u64,
+    /// Time on the path spent on flash commands, ns.
+    pub flash_ns: u64,
+}
+
+impl Completion {
+    /// A request arriving at `at` that has waited for nothing yet.
+    pub fn at(at: u64) -> Completion {
+        Completion { done: SimTime(at), disk_ns: 0, flash_ns: 0 }
+    }
+    /// The path continued by a disk command issued at its end that
+    /// completes at `done`.
+    pub fn disk(self, done: u64) -> Completion {
+        let wait = done.saturating_sub(self.done.0);
+        Completion { done: SimTime(self.done.0 + wait), disk_ns: self.disk_ns + wait, ..self }
+    }
+    /// The path continued by a flash command issued at its end that
+    /// completes at `done`.
+    pub fn flash(self, done: u64) -> Completion {
+        let wait = done.saturating_sub(self.done.0);
+        Completion { done: SimTime(self.done.0 + wait), flash_ns: self.flash_ns + wait, ..self }
+    }
+    /// Whichever of two paths from the same arrival ends later (`self` on a
+    /// tie).
+    pub fn or_later(self, other: Completion) -> Completion {
+        if other.done > self.done {
+            other
+        } else {
+            self
+        }
+    }
+}
+
 /// What a cache manager counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct CacheStats {
@@ -207,12 +256,12 @@ impl CacheStats {
 /// A cache manager: block requests in, completions out.
 pub trait CacheManager: std::fmt::Debug {
     /// Reads `len` blocks from `block`, arriving at `at`: completion and tokens.
-    fn read(&mut self, at: SimTime, block: u64, len: u64) -> Result<(SimTime, Vec<u64>), CacheError>;
+    fn read(&mut self, at: SimTime, block: u64, len: u64) -> Result<(Completion, Vec<u64>), CacheError>;
     /// Writes `tokens` from `block`, arriving at `at`: the completion.
-    fn write(&mut self, at: SimTime, block: u64, tokens: &[u64]) -> Result<SimTime, CacheError>;
+    fn write(&mut self, at: SimTime, block: u64, tokens: &[u64]) -> Result<Completion, CacheError>;
     /// An fsync arriving at `at`: the completion once what was written is
     /// durable (in the cache or on the disk).
-    fn fsync(&mut self, at: SimTime) -> Result<SimTime, CacheError>;
+    fn fsync(&mut self, at: SimTime) -> Result<Completion, CacheError>;
     /// Its counters.
     fn stats(&self) -> CacheStats;
     /// The disk.
@@ -238,16 +287,17 @@ impl NoCache {
 }
 
 impl CacheManager for NoCache {
-    fn read(&mut self, at: SimTime, block: u64, len: u64) -> Result<(SimTime, Vec<u64>), CacheError> {
+    fn read(&mut self, at: SimTime, block: u64, len: u64) -> Result<(Completion, Vec<u64>), CacheError> {
         self.stats.read_blocks += len;
-        Ok(self.disk.read(at, block, len)?)
+        let (done, tokens) = self.disk.read(at, block, len)?;
+        Ok((Completion::at(at.0).disk(done.0), tokens))
     }
-    fn write(&mut self, at: SimTime, block: u64, tokens: &[u64]) -> Result<SimTime, CacheError> {
+    fn write(&mut self, at: SimTime, block: u64, tokens: &[u64]) -> Result<Completion, CacheError> {
         self.stats.write_blocks += tokens.len() as u64;
-        Ok(self.disk.write(at, block, tokens)?)
+        Ok(Completion::at(at.0).disk(self.disk.write(at, block, tokens)?.0))
     }
-    fn fsync(&mut self, at: SimTime) -> Result<SimTime, CacheError> {
-        Ok(at)
+    fn fsync(&mut self, at: SimTime) -> Result<Completion, CacheError> {
+        Ok(Completion::at(at.0))
     }
     fn stats(&self) -> CacheStats {
         self.stats
@@ -401,5 +451,25 @@ mod tests {
         assert!(d.write(0, 32, 16));
         assert!(!d.write(32, 32, 0));
         assert_eq!(runs(&[1, 2, 3, 7, 9, 10]), vec![(1, 3), (7, 1), (9, 2)]);
+    }
+
+    #[test]
+    fn a_completion_splits_its_critical_path() {
+        let start = Completion::at(100);
+        // A disk read (100 -> 400), then a flash write issued at its end
+        // (400 -> 450): 300 ns disk, 50 ns flash.
+        let chain = start.disk(400).flash(450);
+        assert_eq!((chain.done, chain.disk_ns, chain.flash_ns), (SimTime(450), 300, 50));
+        // A flash read from the arrival (100 -> 180) in parallel: the chain
+        // ends later, so the request's split is the chain's.
+        let hit = start.flash(180);
+        assert_eq!(hit.or_later(chain), chain);
+        assert_eq!(chain.or_later(hit), chain);
+        // A command that completed before the path's end adds nothing.
+        assert_eq!(chain.disk(420), chain);
+        // Ties keep the first path.
+        let other = start.flash(450);
+        assert_eq!(chain.or_later(other), chain);
+        assert_eq!(other.or_later(chain), other);
     }
 }

@@ -20,7 +20,7 @@
 use ftlab_ftl::ssc::MAX_EXISTS;
 use ftlab_nand::{Payload, SimTime};
 
-use super::{runs, CacheConfig, CacheError, CacheManager, CacheStats, DirtyList, Mode, SequentialDetector};
+use super::{runs, CacheConfig, CacheError, CacheManager, CacheStats, Completion, DirtyList, Mode, SequentialDetector};
 use crate::device::{Device, DeviceError};
 use crate::host::disk::Disk;
 use crate::host::ssc::{is_full, SscCommand, SscReply};
@@ -94,15 +94,16 @@ impl SscCache {
         self.dev.ssc(SimTime(at), cmd).map(|d| (d.completed.0, d.reply))
     }
 
-    /// Writes dirty `blocks` (sorted) back to the disk from `at` and cleans
-    /// them: when the disk writes end.
-    fn write_back(&mut self, at: u64, blocks: &[u64]) -> Result<u64, CacheError> {
+    /// Writes dirty `blocks` (sorted) back to the disk from the end of `at`
+    /// and cleans them: when the disk writes end.
+    fn write_back(&mut self, at: Completion, blocks: &[u64]) -> Result<Completion, CacheError> {
         let mut done = at;
+        let issue = at.done.0;
         for (first, len) in runs(blocks) {
             let mut tokens = Vec::with_capacity(len as usize);
-            let mut read = at;
+            let mut read = issue;
             for b in first..first + len {
-                let (r, reply) = self.cmd(at, SscCommand::Read { block: b })?;
+                let (r, reply) = self.cmd(issue, SscCommand::Read { block: b })?;
                 read = read.max(r);
                 // A dirty block is never evicted silently: a miss is the
                 // device breaking its contract, never papered over.
@@ -111,11 +112,15 @@ impl SscCache {
                     _ => return Err(CacheError::DirtyMiss { block: b }),
                 }
             }
-            let written =
-                if self.config.lose_writebacks { read } else { self.disk.write(SimTime(read), first, &tokens)?.0 };
-            done = done.max(written);
+            let read = at.flash(read);
+            let written = if self.config.lose_writebacks {
+                read
+            } else {
+                read.disk(self.disk.write(read.done, first, &tokens)?.0)
+            };
+            done = done.or_later(written);
             for b in first..first + len {
-                self.cmd(at, SscCommand::Clean { block: b })?;
+                self.cmd(issue, SscCommand::Clean { block: b })?;
                 self.dirty.remove(b);
             }
         }
@@ -123,9 +128,9 @@ impl SscCache {
         Ok(done)
     }
 
-    /// Starts cleaning at `at` when too many blocks are dirty (or `force`
-    /// blocks more); returns when the disk writes end.
-    fn clean_some(&mut self, at: u64, force: u64) -> Result<u64, CacheError> {
+    /// Starts cleaning at the end of `at` when too many blocks are dirty (or
+    /// `force` blocks more); returns when the disk writes end.
+    fn clean_some(&mut self, at: Completion, force: u64) -> Result<Completion, CacheError> {
         let limit = self.config.dirty_limit(self.capacity);
         let n = self.dirty.len().saturating_sub(limit) + force;
         if n == 0 {
@@ -135,13 +140,15 @@ impl SscCache {
         self.write_back(at, &blocks)
     }
 
-    /// Writes `token` dirty; a cache full of dirty blocks is cleaned first.
-    fn write_dirty(&mut self, at: u64, block: u64, token: u64) -> Result<u64, CacheError> {
-        match self.cmd(at, SscCommand::WriteDirty { block, data: Payload::Token(token) }) {
-            Ok((done, _)) => Ok(done),
+    /// Writes `token` dirty at the end of `at`; a cache full of dirty blocks
+    /// is cleaned first.
+    fn write_dirty(&mut self, at: Completion, block: u64, token: u64) -> Result<Completion, CacheError> {
+        match self.cmd(at.done.0, SscCommand::WriteDirty { block, data: Payload::Token(token) }) {
+            Ok((done, _)) => Ok(at.flash(done)),
             Err(e) if is_full(&e) => {
                 let ready = self.clean_some(at, 1)?;
-                Ok(self.cmd(ready, SscCommand::WriteDirty { block, data: Payload::Token(token) })?.0)
+                Ok(ready
+                    .flash(self.cmd(ready.done.0, SscCommand::WriteDirty { block, data: Payload::Token(token) })?.0))
             }
             Err(e) => Err(e.into()),
         }
@@ -149,15 +156,16 @@ impl SscCache {
 }
 
 impl CacheManager for SscCache {
-    fn read(&mut self, at: SimTime, block: u64, len: u64) -> Result<(SimTime, Vec<u64>), CacheError> {
+    fn read(&mut self, at: SimTime, block: u64, len: u64) -> Result<(Completion, Vec<u64>), CacheError> {
+        let start = Completion::at(at.0);
         let at = at.0;
-        let mut done = at;
+        let mut done = start;
         let mut out = vec![0; len as usize];
         let mut misses = Vec::new();
         for (i, b) in (block..block + len).enumerate() {
             match self.cmd(at, SscCommand::Read { block: b })? {
                 (r, SscReply::Read(Some(Payload::Token(t)))) => {
-                    done = done.max(r);
+                    done = done.or_later(start.flash(r));
                     out[i] = t;
                     self.stats.hits += 1;
                 }
@@ -167,19 +175,20 @@ impl CacheManager for SscCache {
         self.stats.read_blocks += len;
         for (first, n) in runs(&misses) {
             let (r, tokens) = self.disk.read(SimTime(at), first, n)?;
-            done = done.max(r.0);
+            let read = start.disk(r.0);
+            done = done.or_later(read);
             for (b, t) in (first..).zip(tokens) {
                 out[(b - block) as usize] = t;
                 let (filled, _) = self.cmd(r.0, SscCommand::WriteClean { block: b, data: Payload::Token(t) })?;
                 if self.config.read_fill_sync {
-                    done = done.max(filled);
+                    done = done.or_later(read.flash(filled));
                 }
             }
         }
-        Ok((SimTime(done), out))
+        Ok((done, out))
     }
 
-    fn write(&mut self, at: SimTime, block: u64, tokens: &[u64]) -> Result<SimTime, CacheError> {
+    fn write(&mut self, at: SimTime, block: u64, tokens: &[u64]) -> Result<Completion, CacheError> {
         let len = tokens.len() as u64;
         self.stats.write_blocks += len;
         if self.seq.write(block, len, self.config.sequential_blocks) {
@@ -188,30 +197,32 @@ impl CacheManager for SscCache {
                 self.cmd(at.0, SscCommand::Evict { block: b })?;
                 self.dirty.remove(b);
             }
-            return Ok(self.disk.write(at, block, tokens)?);
+            return Ok(Completion::at(at.0).disk(self.disk.write(at, block, tokens)?.0));
         }
+        let start = Completion::at(at.0);
         let at = at.0;
-        let mut done = at;
+        let mut done = start;
         match self.config.mode {
             Mode::WriteThrough => {
-                done = self.disk.write(SimTime(at), block, tokens)?.0;
+                done = start.disk(self.disk.write(SimTime(at), block, tokens)?.0);
                 for (b, &t) in (block..).zip(tokens) {
-                    done = done.max(self.cmd(at, SscCommand::WriteClean { block: b, data: Payload::Token(t) })?.0);
+                    let cached = self.cmd(at, SscCommand::WriteClean { block: b, data: Payload::Token(t) })?.0;
+                    done = done.or_later(start.flash(cached));
                 }
             }
             Mode::WriteBack => {
                 for (b, &t) in (block..).zip(tokens) {
-                    done = done.max(self.write_dirty(at, b, t)?);
+                    done = done.or_later(self.write_dirty(start, b, t)?);
                     self.dirty.insert(b);
                 }
-                self.clean_some(at, 0)?;
+                self.clean_some(start, 0)?;
             }
         }
-        Ok(SimTime(done))
+        Ok(done)
     }
 
-    fn fsync(&mut self, at: SimTime) -> Result<SimTime, CacheError> {
-        Ok(SimTime(self.cmd(at.0, SscCommand::Flush)?.0))
+    fn fsync(&mut self, at: SimTime) -> Result<Completion, CacheError> {
+        Ok(Completion::at(at.0).flash(self.cmd(at.0, SscCommand::Flush)?.0))
     }
 
     fn stats(&self) -> CacheStats {
