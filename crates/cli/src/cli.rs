@@ -52,8 +52,8 @@ pub enum Command {
     /// schedulable (the Telomere paper's Figures 7-9).
     #[command(after_long_help = crate::sched_cmd::SCHED_AFTER_HELP)]
     Schedulability(SchedArgs),
-    /// Run MQSim's ssdconfig.xml and workload.xml: each scenario's flows on one device,
-    /// each flow alone too, with per-flow slowdowns; MQSim settings ftlab does not model
+    /// Run MQSim's ssdconfig.xml and workload.xml: each scenario's flows on one device
+    /// (each flow alone too with --slowdown); MQSim settings ftlab does not model
     /// are listed.
     #[command(after_long_help = crate::mqsim_cmd::MQSIM_AFTER_HELP)]
     Mqsim(MqsimArgs),
@@ -729,6 +729,9 @@ pub struct MqsimArgs {
     /// (so that reads find written data).
     #[arg(long)]
     pub precondition_fill: bool,
+    /// Also run each flow alone, for its slowdown (one more run a flow; MQSim makes none).
+    #[arg(long)]
+    pub slowdown: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -103,8 +103,20 @@ fn report_page(args: &cli::ReportArgs) -> Result<(), CliError> {
 /// stopped with an error after it started gives its report and the error, so
 /// the report is written before the error is returned.
 pub(crate) fn simulate(config: &RunConfig, bar: &Bar, label: &str) -> Result<(Report, Option<CliError>), CliError> {
-    match ftlab_sim::run(config, &mut bar.tracker()) {
-        Ok(report) => Ok((report, None)),
+    match ftlab_sim::run_timed(config, &mut bar.tracker()) {
+        Ok((report, cost)) => {
+            if let Some(c) = cost {
+                eprintln!(
+                    "{label}the {} alone runs for the flows' slowdowns took {:.2} s on {} thread{} \
+                     (metrics.slowdown = false skips them)",
+                    c.runs,
+                    c.wall_s,
+                    c.threads,
+                    if c.threads == 1 { "" } else { "s" }
+                );
+            }
+            Ok((report, None))
+        }
         Err(SimError::Stopped { error, report }) => Ok((*report, Some(CliError::sim(label, *error)))),
         Err(e) => Err(CliError::sim(label, e)),
     }

@@ -12,9 +12,11 @@ use crate::progress::Bar;
 
 pub const MQSIM_AFTER_HELP: &str = "\
 Each IO_Scenario of the workload file is one run: its flows share the device
-(the logical space split into one part a flow, as MQSim does), then each flow
-runs alone on a fresh device, and the report gives each flow's response times
-shared and alone and its slowdown (shared mean / alone mean).
+(the logical space split into one part a flow, as MQSim does), and the report
+gives each flow's response times. With --slowdown each flow also runs alone
+on a fresh device (one more run a flow, side by side on the machine's cores;
+their wall time is printed), and the report gives its response times alone
+and its slowdown (shared mean / alone mean).
 
 The device becomes ftlab's page map with the mqsim garbage-collection model
 (ftl.gc_model = \"mqsim\"). Every MQSim setting ftlab does not model (the data
@@ -28,7 +30,11 @@ scenario-N.toml (an `ftlab run` config) and scenario-N.json beside it.";
 
 /// `ftlab mqsim`.
 pub fn run(args: &MqsimArgs) -> Result<(), CliError> {
-    let options = Options { blocks_per_plane: args.blocks_per_plane, precondition_fill: args.precondition_fill };
+    let options = Options {
+        blocks_per_plane: args.blocks_per_plane,
+        precondition_fill: args.precondition_fill,
+        slowdown: args.slowdown,
+    };
     let mut scenarios = import(&args.ssd, &args.workload, &options)?;
     if let Some(n) = args.scenario {
         if n == 0 || n > scenarios.len() {

@@ -275,6 +275,11 @@ fn flows(r: &Report) -> String {
         .map(String::from)
         .to_vec()];
     let opt = |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
+    // Without alone runs (metrics.slowdown = false) their columns go.
+    let alone = r.flows.iter().any(|f| f.alone_response_us.is_some());
+    if !alone {
+        rows[0].truncate(6);
+    }
     for f in &r.flows {
         rows.push(vec![
             format!("  {}", f.name),
@@ -287,10 +292,32 @@ fn flows(r: &Report) -> String {
             opt(f.alone_response_us.map(|a| a.p99), 1),
             opt(f.slowdown, 3),
         ]);
+        if let (false, Some(row)) = (alone, rows.last_mut()) {
+            row.truncate(6);
+        }
     }
     let mut s = align(&rows);
     if let Some(fair) = r.fairness {
         s.push_str(&format!("  fairness (smallest slowdown / largest): {fair:.3}\n"));
+    }
+    // What a request asked that ftlab serves in whole pages, per flow.
+    for f in &r.flows {
+        let mut parts = Vec::new();
+        if f.unaligned_requests > 0 {
+            parts.push(format!(
+                "{} of {} requests not page-aligned (served as the whole pages they touch)",
+                f.unaligned_requests, f.requests
+            ));
+        }
+        if f.partial_page_writes > 0 {
+            parts.push(format!("{} pages written in part (each a read-modify-write)", f.partial_page_writes));
+        }
+        if f.unwritten_page_reads > 0 {
+            parts.push(format!("{} page reads of data never written (read as zeroes)", f.unwritten_page_reads));
+        }
+        if !parts.is_empty() {
+            s.push_str(&format!("  {}: {}\n", f.name, parts.join("; ")));
+        }
     }
     s
 }

@@ -24,12 +24,13 @@ fn mqsim_scenarios_run_with_flow_tables_and_warnings() {
     let dir = tempfile::tempdir().unwrap();
     let out = ftlab()
         .args(["mqsim", "-q", "--ssd", s(&ssd), "--workload", s(&workload), "--scenario", "1"])
-        .args(["--blocks-per-plane", "32", "--requests", "2000", "--out-dir", s(dir.path())])
+        .args(["--blocks-per-plane", "32", "--requests", "2000", "--slowdown", "--out-dir", s(dir.path())])
         .output()
         .unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("scenario 1: the 2 alone runs for the flows' slowdowns took"), "{stderr}");
     assert!(stdout.contains("slowdown") && stdout.contains("flow-1") && stdout.contains("flow-2"), "{stdout}");
     assert!(stdout.contains("not modelled"), "{stdout}");
     assert!(stderr.contains("warning: scenario 1: not modelled: Ideal_Mapping_Table=false"), "{stderr}");
@@ -43,6 +44,17 @@ fn mqsim_scenarios_run_with_flow_tables_and_warnings() {
     assert_eq!(json["flows"][0]["requests"], 2000);
     assert!(json["flows"][1]["slowdown"].as_f64().unwrap() > 0.0);
     assert!(json["unsupported"].as_array().unwrap().len() >= 5);
+    // Without --slowdown: no alone runs, no slowdowns, the same shared run.
+    let plain = ftlab()
+        .args(["mqsim", "-q", "-f", "json", "--ssd", s(&ssd), "--workload", s(&workload), "--scenario", "1"])
+        .args(["--blocks-per-plane", "32", "--requests", "2000"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(plain.stderr).unwrap();
+    assert!(plain.status.success() && !stderr.contains("alone runs"), "{stderr}");
+    let plain: serde_json::Value = serde_json::from_slice(&plain.stdout).unwrap();
+    assert!(plain[0]["flows"][1]["slowdown"].is_null(), "{}", plain[0]["flows"]);
+    assert_eq!(plain[0]["flows"][0]["response_us"], json["flows"][0]["response_us"]);
 }
 
 #[test]
@@ -62,4 +74,32 @@ fn bad_mqsim_input_is_one_clear_error() {
     let broken = data("fast18/backend-contention/workload-backend-contention-flow-1.xml");
     let e = fail(&["mqsim", "--ssd", s(&ssd), "--workload", s(&broken)]);
     assert!(e.contains("flow-1.xml:69") && e.contains("merge-conflict markers"), "{e}");
+}
+
+/// What MQSim serves by the sector and ftlab by the page is counted per flow,
+/// by name, in the table and the JSON (MQSim's tpcc trace: unaligned
+/// addresses, partial writes, reads of data never written).
+#[test]
+fn mqsim_runs_list_what_is_served_by_the_page_per_flow() {
+    let (ssd, workload) = (data("ssdconfig.xml"), data("workload.xml"));
+    let run = |format: &str| {
+        let out = ftlab()
+            .args(["mqsim", "-q", "-f", format, "--ssd", s(&ssd), "--workload", s(&workload), "--scenario", "3"])
+            .args(["--blocks-per-plane", "32", "--requests", "3000"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let table = run("table");
+    let line = table.lines().find(|l| l.trim_start().starts_with("flow-1:")).unwrap_or_else(|| panic!("{table}"));
+    for what in ["requests not page-aligned", "pages written in part", "page reads of data never written"] {
+        assert!(line.contains(what), "{line}");
+    }
+    assert!(!table.contains("alone mean"), "no alone runs without --slowdown: {table}");
+    let json: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    let f = &json[0]["flows"][0];
+    let n = |k: &str| f[k].as_u64().unwrap();
+    assert!(n("unaligned_requests") > 1000 && n("unaligned_requests") < n("requests"), "{f}");
+    assert!(n("partial_page_writes") > 0 && n("unwritten_page_reads") > 0, "{f}");
 }

@@ -192,8 +192,26 @@ fn an_imported_scenario_runs_with_per_flow_slowdowns() {
     let dir = tempfile::tempdir().unwrap();
     let flows = format!("{}{}", synthetic("URGENT", 0, 4, 3000), synthetic("LOW", 100, 1, 300));
     let (ssd, workload) = small(dir.path(), "", &flows);
-    let scenarios = import(&ssd, &workload, &Options::default()).unwrap();
-    let report = ftlab_sim::run(&scenarios[0].config, &mut |_| {}).unwrap();
+    // MQSim makes no alone runs, so neither does the import by default.
+    let plain = import(&ssd, &workload, &Options::default()).unwrap();
+    assert_eq!(plain[0].config.metrics.slowdown, Some(false));
+    let (report, cost) = ftlab_sim::run_timed(&plain[0].config, &mut |_| {}).unwrap();
+    assert!(cost.is_none() && report.flows.iter().all(|f| f.slowdown.is_none() && f.alone_response_us.is_none()));
+    let scenarios = import(&ssd, &workload, &Options { slowdown: true, ..Options::default() }).unwrap();
+    let (report, cost) = ftlab_sim::run_timed(&scenarios[0].config, &mut |_| {}).unwrap();
+    assert_eq!(cost.map(|c| c.runs), Some(2));
+    // The shared run is the same with or without the alone runs, and the
+    // alone runs (side by side on the machine's cores) the same every time.
+    let without = |r: &ftlab_sim::Report| {
+        let mut r = r.clone();
+        for f in &mut r.flows {
+            (f.slowdown, f.alone_response_us) = (None, None);
+        }
+        r.fairness = None;
+        r
+    };
+    assert_eq!(without(&report), without(&ftlab_sim::run(&plain[0].config, &mut |_| {}).unwrap()));
+    assert_eq!(report, ftlab_sim::run(&scenarios[0].config, &mut |_| {}).unwrap());
     assert_eq!(report.integrity, "ok");
     assert_eq!(report.flows.len(), 2);
     assert_eq!(report.flows[0].requests, 3000);
@@ -210,7 +228,7 @@ fn tpcc_trace_flow_runs() {
     let scenarios = import(
         &data("ssdconfig.xml"),
         &data("workload.xml"),
-        &Options { blocks_per_plane: Some(16), ..Options::default() },
+        &Options { blocks_per_plane: Some(16), slowdown: true, ..Options::default() },
     )
     .unwrap();
     let mut config = scenarios[2].config.clone();

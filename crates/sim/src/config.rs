@@ -222,6 +222,12 @@ impl DeviceSpec {
         ))
     }
 
+    /// The least memory this device's tables take, bytes
+    /// ([`TABLE_BYTES_PER_PAGE`] a physical page).
+    pub fn table_bytes(&self, seed: u64) -> Result<u64, SimError> {
+        Ok(self.nand_config(seed)?.geometry.total_pages() as u64 * TABLE_BYTES_PER_PAGE)
+    }
+
     /// The medium configuration.
     pub fn nand_config(&self, seed: u64) -> Result<NandConfig, SimError> {
         let chip = self.preset()?;
@@ -493,6 +499,12 @@ pub struct MetricsSpec {
     /// of the FTL's own bound (default: the FTL's, none for schemes that promise
     /// none), so any scheme can be compared against a real-time scheme's promise.
     pub bound_us: Option<f64>,
+    /// With `[[flow]]`s, also run each flow alone on a fresh device for its
+    /// slowdown (shared mean / alone mean): one more run a flow. Default
+    /// true; `ftlab mqsim` sets it false unless `--slowdown` (MQSim makes no
+    /// such runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowdown: Option<bool>,
 }
 
 /// The longest bound `metrics.bound_us` takes: an hour, in microseconds.
@@ -930,7 +942,7 @@ pub const TABLE_BYTES_PER_PAGE: u64 = 16;
 
 /// The smaller of this machine's memory and the process's address-space limit,
 /// with what it is; `None` where neither is known (outside Linux).
-fn memory_limit() -> Option<(u64, &'static str)> {
+pub(crate) fn memory_limit() -> Option<(u64, &'static str)> {
     let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
         let line = m.lines().find(|l| l.starts_with("MemTotal:"))?;
         let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

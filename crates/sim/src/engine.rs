@@ -78,6 +78,9 @@ pub struct Measured {
     pub bytes_read: u64,
     pub bytes_written: u64,
     pub rmw_pages: u64,
+    /// Pages read that no write had reached (counted from the start, not
+    /// only while measuring; [`crate::engine::flows`] takes differences).
+    pub unwritten_read_pages: u64,
     pub throughput: Throughput,
     pub tasks: Vec<TaskReport>,
     pub first_mismatch: Option<Mismatch>,
@@ -118,6 +121,7 @@ impl Measured {
             bytes_read: 0,
             bytes_written: 0,
             rmw_pages: 0,
+            unwritten_read_pages: 0,
             throughput: tp,
             tasks: tasks
                 .iter()
@@ -479,6 +483,9 @@ impl Engine {
         let mut rmw = 0;
         for lpn in first..=last {
             let partial = self.partial(req, lpn, first, last);
+            if req.op == Op::Read && self.versions.get(lpn) == 0 {
+                self.measured.unwritten_read_pages += 1;
+            }
             // A page command is ready at the request's dispatch, or when the
             // request's earlier pages are done (on one die they are served one
             // after another).

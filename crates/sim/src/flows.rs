@@ -247,6 +247,9 @@ pub(crate) fn drive(
                 write_us: s.write.summary(),
                 alone_response_us: None,
                 slowdown: None,
+                unaligned_requests: s.unaligned,
+                partial_page_writes: s.partial_writes,
+                unwritten_page_reads: s.unwritten_reads,
             }
         })
         .collect())

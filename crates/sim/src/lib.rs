@@ -74,4 +74,4 @@ pub use ftlab_ftl::ConfigError;
 pub use image::ImageError;
 pub use metrics::{Integrity, Report};
 pub use setup::validate;
-pub use simulation::{run, Simulation};
+pub use simulation::{run, run_timed, AloneCost, Simulation};

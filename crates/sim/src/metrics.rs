@@ -929,6 +929,14 @@ pub struct FlowReport {
     /// Mean response time shared / alone (null without the alone run, or when
     /// either run completed none of its requests).
     pub slowdown: Option<f64>,
+    /// Of its measured requests: those whose offset or length is not a whole
+    /// number of logical pages (served as the whole pages they touch).
+    pub unaligned_requests: u64,
+    /// Pages it wrote in part: each a read-modify-write of the page.
+    pub partial_page_writes: u64,
+    /// Pages it read that no write had reached (read as zeroes; with
+    /// `ftl.unwritten_reads = "flash"` at a flash read's cost).
+    pub unwritten_page_reads: u64,
 }
 
 #[cfg(test)]

@@ -60,18 +60,72 @@ fn precondition_requests(
 ///
 /// With `[[flow]]`s, each flow then runs alone on a fresh device too (same
 /// preconditioning, same part of the space, same seed), and the report gives
-/// each flow's slowdown ([`flows`]).
+/// each flow's slowdown ([`flows`]), unless `metrics.slowdown = false`.
 pub fn run(config: &RunConfig, progress: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
+    run_timed(config, progress).map(|(report, _)| report)
+}
+
+/// What the alone runs of a `[[flow]]` run cost ([`run_timed`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AloneCost {
+    /// Runs made, one a flow.
+    pub runs: usize,
+    /// Threads they ran on at once.
+    pub threads: usize,
+    /// Wall time they took, s.
+    pub wall_s: f64,
+}
+
+/// [`run`], and what its alone runs cost (`None` when none were made). The
+/// alone runs are independent, so they run side by side on as many threads
+/// as the machine has cores and memory for the device's tables (each run
+/// keeps its own device); the report is the same whatever the number.
+pub fn run_timed(
+    config: &RunConfig,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(Report, Option<AloneCost>), SimError> {
     let mut shared = run_one(config, None, progress)?;
-    if shared.flows.is_empty() {
-        return Ok(shared);
+    if shared.flows.is_empty() || config.metrics.slowdown == Some(false) {
+        return Ok((shared, None));
     }
-    let mut alone = Vec::with_capacity(config.flows.len());
-    for i in 0..config.flows.len() {
-        alone.push(run_one(config, Some(i), progress)?);
+    let started = std::time::Instant::now();
+    let n = config.flows.len();
+    let threads = parallel_runs(config, n);
+    let mut alone = Vec::with_capacity(n);
+    if threads <= 1 {
+        for i in 0..n {
+            alone.push(run_one(config, Some(i), progress)?);
+        }
+    } else {
+        let order: Vec<usize> = (0..n).collect();
+        for chunk in order.chunks(threads) {
+            let results: Vec<Result<Report, SimError>> = std::thread::scope(|s| {
+                let handles: Vec<_> =
+                    chunk.iter().map(|&i| s.spawn(move || run_one(config, Some(i), &mut |_| {}))).collect();
+                handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+            });
+            for r in results {
+                alone.push(r?);
+            }
+        }
     }
     flows::set_slowdowns(&mut shared, &alone);
-    Ok(shared)
+    let cost = AloneCost { runs: n, threads: threads.max(1), wall_s: started.elapsed().as_secs_f64() };
+    Ok((shared, Some(cost)))
+}
+
+/// How many of `n` runs of `config` go side by side: the machine's cores, and
+/// no more devices than its memory holds ([`crate::config::TABLE_BYTES_PER_PAGE`]
+/// a physical page, twice over for the run's other state).
+fn parallel_runs(config: &RunConfig, n: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let by_memory = config
+        .device
+        .table_bytes(config.seed())
+        .ok()
+        .zip(crate::config::memory_limit())
+        .map_or(1, |(need, (limit, _))| (limit / need.saturating_mul(2).max(1)) as usize);
+    cores.min(n).min(by_memory).max(1)
 }
 
 /// One run of `config`; with `[[flow]]`s, of all flows or of flow `only`.

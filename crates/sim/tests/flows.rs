@@ -189,3 +189,39 @@ fn a_flow_bounded_by_time_whose_reads_take_no_time_is_an_error_not_a_hang() {
         e => panic!("not a config error naming the flow: {e}"),
     }
 }
+
+/// Each flow counts what it asked that ftlab serves in whole pages: requests
+/// not page-aligned, pages written in part, and pages read that no write had
+/// reached (MQSim serves the sectors asked for; see
+/// experiments/mqsim-compare/README.md).
+#[test]
+fn a_flow_counts_unaligned_requests_partial_writes_and_reads_of_unwritten_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.trace");
+    // MQSim's format: arrival ns, device, first sector, sectors, 0 write / 1
+    // read; 512-byte sectors, 4 KiB pages.
+    std::fs::write(
+        &trace,
+        "0 0 0 8 0\n\
+         1000 0 2 4 0\n\
+         2000 0 0 8 1\n\
+         3000 0 32 16 1\n\
+         4000 0 20 8 1\n",
+    )
+    .unwrap();
+    let text = format!(
+        "seed = 3\n[device]\nchip = \"small-slc\"\nblocks_per_plane = 64\n[ftl]\nkind = \"pagemap\"\n\
+         [metrics]\nslowdown = false\n\
+         [[flow]]\nname = \"t\"\nmode = \"open\"\n[flow.workload]\ntrace = {:?}\ntrace_format = \"mqsim\"\n",
+        trace.display().to_string()
+    );
+    let r = run(&RunConfig::from_toml(&text, "test").unwrap(), &mut |_| {}).unwrap();
+    let f = &r.flows[0];
+    assert_eq!(f.requests, 5);
+    // The second write (sectors 2-5 of page 0) and the last read (sectors
+    // 20-27: pages 2 and 3) are unaligned; the write rewrites page 0 in part;
+    // pages 4, 5, 2 and 3 were never written.
+    assert_eq!((f.unaligned_requests, f.partial_page_writes, f.unwritten_page_reads), (2, 1, 4), "{f:?}");
+    assert!(f.slowdown.is_none() && f.alone_response_us.is_none(), "metrics.slowdown = false: no alone run");
+    assert_eq!(r.integrity, "ok");
+}

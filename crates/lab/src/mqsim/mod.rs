@@ -36,7 +36,7 @@ mod xml;
 
 use std::path::Path;
 
-use ftlab_sim::config::{HostSpec, PreconditionSpec};
+use ftlab_sim::config::{HostSpec, MetricsSpec, PreconditionSpec};
 use ftlab_sim::RunConfig;
 
 use crate::LabError;
@@ -52,6 +52,9 @@ pub struct Options {
     /// Fills the logical space before measuring even when
     /// `Enabled_Preconditioning` is false.
     pub precondition_fill: bool,
+    /// Runs each flow alone too, for its slowdown (`metrics.slowdown`): one
+    /// more run a flow, which MQSim does not make. Default false.
+    pub slowdown: bool,
 }
 
 /// One `IO_Scenario`, ready to run.
@@ -93,6 +96,7 @@ pub fn import(ssd: &Path, workload: &Path, options: &Options) -> Result<Vec<Scen
                     ..PreconditionSpec::default()
                 },
                 seed: Some(device.seed),
+                metrics: MetricsSpec { slowdown: Some(options.slowdown), ..MetricsSpec::default() },
                 flows,
                 unsupported,
                 ..RunConfig::default()

@@ -67,6 +67,12 @@ pub struct FlowStats {
     pub all: Latency,
     pub read: Latency,
     pub write: Latency,
+    /// Requests whose offset or length is not a whole number of pages.
+    pub unaligned: u64,
+    /// Pages written in part (each a read-modify-write).
+    pub partial_writes: u64,
+    /// Pages read that no write had reached.
+    pub unwritten_reads: u64,
 }
 
 impl FlowStats {
@@ -214,12 +220,17 @@ impl Engine {
                 (still, still_at) = (0, t);
             }
             let (first, last) = self.pages_of(&req)?;
+            let before = (self.measured.rmw_pages, self.measured.unwritten_read_pages);
             let completion = self.serve(&req, t)?;
             lane.slots.push(Reverse(completion));
             lane.served += 1;
             device.push(Reverse(completion));
             if self.measuring {
-                stats[i].record(req.op, last - first + 1, completion - req.arrival);
+                let s = &mut stats[i];
+                s.record(req.op, last - first + 1, completion - req.arrival);
+                s.unaligned += u64::from(req.offset % self.page_size != 0 || u64::from(req.len) % self.page_size != 0);
+                s.partial_writes += self.measured.rmw_pages - before.0;
+                s.unwritten_reads += self.measured.unwritten_read_pages - before.1;
             }
             self.dispatched_at(t, completion, progress);
         }

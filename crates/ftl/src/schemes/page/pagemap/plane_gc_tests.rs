@@ -454,6 +454,15 @@ fn a_read_of_a_page_never_written_costs_a_flash_read_on_its_plane_when_asked() {
     // CWDP over one channel and two ways: page 1 is on plane 2, die 1; die 0 stays idle.
     assert_eq!(route_die(1), 1);
     assert!(busy[1] > now && busy[0] < now, "only the page's die is busy: {busy:?}");
+    // The run's final read-back of every page (untimed reads) spends no
+    // time on them.
+    let config = PageMapConfig { unwritten_reads: UnwrittenReads::Flash, ..config(GcModel::Mqsim) };
+    let mut flash = testing::flash(four_planes(), 1);
+    let mut ftl = config.format(&mut flash.io(SimTime::ZERO)).unwrap();
+    flash.set_untimed_reads(true);
+    let mut io = flash.io(now);
+    assert_eq!(ftl.read(&mut io, Lpn(1)).unwrap(), None);
+    assert_eq!((io.completion(), io.die_free_at(DieId(1))), (now, SimTime::ZERO), "an untimed read takes no time");
     // The ftlab model has no fixed plane to read: refused, naming the key.
     let e =
         PageMapConfig { unwritten_reads: UnwrittenReads::Flash, ..PageMapConfig::default() }.validate().unwrap_err();
