@@ -55,4 +55,6 @@ if [ "${FTLAB_SLOW:-0}" = 1 ]; then
   run paper-filebench --scale paper --data-bytes 0
   run paper-75g-rotor --scale paper --workloads fileserver --file-pick rotor
   run paper-75g-flashcache --scale paper --workloads fileserver --read-fill-sync --metadata-on-dirty-transition
+  run paper-75g-rotor-wv --scale paper --workloads webserver,varmail --file-pick rotor
+  run paper-75g-flashcache-wv --scale paper --workloads webserver,varmail --read-fill-sync --metadata-on-dirty-transition
 fi
