@@ -419,7 +419,7 @@ pub fn full_overwrite(builder: &dyn FtlBuilder, config: &NandConfig, rounds: usi
 /// A random workload, a power cut at a random time, recovery, more work, another cut.
 pub fn power_cut(builder: &dyn FtlBuilder, geometry: Geometry, seed: u64) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let config = nand_config(geometry, if seed % 2 == 0 { 0.0 } else { 0.05 }, seed);
+    let config = nand_config(geometry, if seed.is_multiple_of(2) { 0.0 } else { 0.05 }, seed);
     let mut h = Harness::new(builder, &config);
     // Age the device first so the cut lands amid garbage collection.
     let n = h.logical_pages();
@@ -590,7 +590,7 @@ impl Harness<'_> {
 pub fn injected_faults(builder: &dyn FtlBuilder, geometry: Geometry, seed: u64) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let faults = Faults { program_fail_rate: 0.001, erase_fail_rate: 0.005, ..Faults::default() };
-    let config = NandConfig { faults, ..nand_config(geometry, if seed % 2 == 0 { 0.0 } else { 0.03 }, seed) };
+    let config = NandConfig { faults, ..nand_config(geometry, if seed.is_multiple_of(2) { 0.0 } else { 0.03 }, seed) };
     let mut h = Harness::new(builder, &config);
     h.faulty = true;
     let used = (h.logical_pages() / 2).max(1);

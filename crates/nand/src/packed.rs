@@ -62,7 +62,7 @@ impl Nand {
     /// ([`SLOT_RECORD_BYTES`] each in the geometry's `oob_size`).
     pub fn slots_per_page(&self, unit_bytes: u32) -> Result<u32, NandError> {
         let page_size = self.geometry.page_size;
-        if unit_bytes == 0 || page_size % unit_bytes != 0 {
+        if unit_bytes == 0 || !page_size.is_multiple_of(unit_bytes) {
             return Err(NandError::SlotSize { unit_bytes, page_size });
         }
         let slots = page_size / unit_bytes;

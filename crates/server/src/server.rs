@@ -183,7 +183,7 @@ impl Server {
                         if open >= self.limits.max_connections {
                             let n = self.refused.fetch_add(1, Ordering::Relaxed) + 1;
                             // A line for the first and then every 1000th: a flood cannot fill the log.
-                            if n == 1 || n % 1000 == 0 {
+                            if n == 1 || n.is_multiple_of(1000) {
                                 eprintln!(
                                     "ftlab serve: refused a connection ({n} so far): {open} are open, the limit \
                                      (--max-connections)"

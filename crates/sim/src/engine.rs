@@ -460,7 +460,8 @@ impl Engine {
     #[inline]
     fn partial(&self, req: &Request, lpn: u64, first: u64, last: u64) -> bool {
         let ps = self.page_size;
-        (lpn == first && req.offset % ps != 0) || (lpn == last && (req.offset + u64::from(req.len)) % ps != 0)
+        (lpn == first && !req.offset.is_multiple_of(ps))
+            || (lpn == last && !(req.offset + u64::from(req.len)).is_multiple_of(ps))
     }
 
     /// Models the host link and controller ([`crate::host_link`]) for requests
@@ -743,7 +744,7 @@ impl Engine {
         self.busy_until = self.busy_until.max(completion);
         self.dispatched += 1;
         self.check_first_gc();
-        if self.dispatched % 4096 == 0 {
+        if self.dispatched.is_multiple_of(4096) {
             progress(Progress { requests: self.dispatched, sim_ns: t, measuring: self.measuring });
         }
     }

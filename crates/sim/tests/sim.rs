@@ -222,7 +222,7 @@ impl Ftl for Forgetful {
     }
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
         self.1 += 1;
-        if self.1 % 10 == 0 {
+        if self.1.is_multiple_of(10) {
             return Ok(());
         }
         self.0.write(io, lpn, data, hint)
@@ -291,7 +291,7 @@ impl Ftl for StaleLog {
     }
     fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
         let Some(copies) = self.copies.get(&lpn.0) else { return Ok(None) };
-        let back = usize::from(lpn.0 % 5 == 0 && copies.len() > 1);
+        let back = usize::from(lpn.0.is_multiple_of(5) && copies.len() > 1);
         Ok(Some(io.read(copies[copies.len() - 1 - back], Purpose::Host)?.0))
     }
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {

@@ -213,7 +213,7 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
     let pages: u32 = f.value("Page_No_Per_Block", 256)?;
     let page_size: u32 = f.value("Page_Capacity", 8192)?;
     let oob: u32 = f.value("Page_Metadat_Capacity", 1872)?;
-    if page_size == 0 || page_size % SECTOR != 0 {
+    if page_size == 0 || !page_size.is_multiple_of(SECTOR) {
         return Err(f.error("Page_Capacity", format!("{page_size} bytes is not a whole number of 512-byte sectors")));
     }
     let bits = match tech.as_str() {

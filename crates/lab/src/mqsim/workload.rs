@@ -175,7 +175,7 @@ fn synthetic(sec: &mut Section, ssd: &Ssd, name: &str, out: &mut Vec<String>) ->
         SizeDist::uniform(lo, hi.max(lo))
     } else {
         let p = mean.div_ceil(sectors_per_page);
-        if mean % sectors_per_page != 0 {
+        if !mean.is_multiple_of(sectors_per_page) {
             out.push(format!(
                 "{} / Average_Request_Size={mean} sectors: rounded up to {p} whole page(s) of {sectors_per_page} \
                  sectors",

@@ -171,7 +171,7 @@ impl Engine {
                 let Some(req) = queue.take(now)? else { break };
                 self.admit(&mut dev, req, now, edf)?;
                 self.dispatched += 1;
-                if self.dispatched % 4096 == 0 {
+                if self.dispatched.is_multiple_of(4096) {
                     progress(Progress { requests: self.dispatched, sim_ns: now, measuring: self.measuring });
                 }
             }

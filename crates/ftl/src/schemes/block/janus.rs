@@ -833,7 +833,7 @@ impl Ftl for Janus {
         // pages but the last say more follow.
         if !hint.more {
             self.write_requests += 1;
-            if self.write_requests % self.period == 0 {
+            if self.write_requests.is_multiple_of(self.period) {
                 self.adapt();
             }
         }

@@ -26,8 +26,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use ftlab_nand::SimTime;
 
 use super::{
-    page_read, page_write, runs, CacheConfig, CacheError, CacheManager, CacheStats, Completion, DirtyList, Mode,
-    SequentialDetector,
+    page_read, page_write, runs, write_run_back, CacheConfig, CacheError, CacheManager, CacheStats, Completion,
+    DirtyList, Mode, SequentialDetector,
 };
 use crate::device::Device;
 use crate::host::disk::Disk;
@@ -184,12 +184,7 @@ impl SsdCache {
                 read = read.max(r);
                 tokens.push(t);
             }
-            let read = at.flash(read);
-            let written = if self.config.lose_writebacks {
-                read
-            } else {
-                read.disk(self.disk.write(read.done, first, &tokens)?.0)
-            };
+            let written = write_run_back(&mut self.disk, self.config.lose_writebacks, at.flash(read), first, &tokens)?;
             done = done.or_later(written);
         }
         for &b in blocks {

@@ -423,6 +423,22 @@ fn page_error(dev: &Device, command: &'static str, at: u64, lpn: u64, e: PageErr
     }
 }
 
+/// Writes a run of dirty blocks from `first` back to `disk` once their flash
+/// reads end (`read`): the completion. With `lose` (fault injection,
+/// [`CacheConfig::lose_writebacks`]) nothing reaches the disk.
+fn write_run_back(
+    disk: &mut Disk,
+    lose: bool,
+    read: Completion,
+    first: u64,
+    tokens: &[u64],
+) -> Result<Completion, DiskError> {
+    if lose {
+        return Ok(read);
+    }
+    Ok(read.disk(disk.write(read.done, first, tokens)?.0))
+}
+
 /// Splits sorted `blocks` into runs of adjacent blocks `(first, len)`.
 fn runs(blocks: &[u64]) -> Vec<(u64, u64)> {
     let mut out: Vec<(u64, u64)> = Vec::new();

@@ -20,7 +20,10 @@
 use ftlab_ftl::ssc::MAX_EXISTS;
 use ftlab_nand::{Payload, SimTime};
 
-use super::{runs, CacheConfig, CacheError, CacheManager, CacheStats, Completion, DirtyList, Mode, SequentialDetector};
+use super::{
+    runs, write_run_back, CacheConfig, CacheError, CacheManager, CacheStats, Completion, DirtyList, Mode,
+    SequentialDetector,
+};
 use crate::device::{Device, DeviceError};
 use crate::host::disk::Disk;
 use crate::host::ssc::{is_full, SscCommand, SscReply};
@@ -112,12 +115,7 @@ impl SscCache {
                     _ => return Err(CacheError::DirtyMiss { block: b }),
                 }
             }
-            let read = at.flash(read);
-            let written = if self.config.lose_writebacks {
-                read
-            } else {
-                read.disk(self.disk.write(read.done, first, &tokens)?.0)
-            };
+            let written = write_run_back(&mut self.disk, self.config.lose_writebacks, at.flash(read), first, &tokens)?;
             done = done.or_later(written);
             for b in first..first + len {
                 self.cmd(issue, SscCommand::Clean { block: b })?;
