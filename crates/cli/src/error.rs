@@ -75,6 +75,8 @@ impl CliError {
             CliError::Usage(_) | CliError::Read { .. } => 2,
             CliError::Sim { error: SimError::Config(_), .. } => 2,
             CliError::Trace(TraceError::UnknownFormat { .. }) => 2,
+            // A trace that cannot be opened is a bad input, like any other file.
+            CliError::Trace(e) | CliError::Sim { error: SimError::Trace(e), .. } if missing(e) => 2,
             _ => 1,
         }
     }
@@ -88,6 +90,12 @@ impl CliError {
     pub fn is_broken_pipe(&self) -> bool {
         matches!(self, CliError::Write { error, .. } if error.kind() == std::io::ErrorKind::BrokenPipe)
     }
+}
+
+/// Whether `e` is a trace file that is not there or may not be read.
+fn missing(e: &TraceError) -> bool {
+    use std::io::ErrorKind::{IsADirectory, NotFound, PermissionDenied};
+    matches!(e, TraceError::Io { source, .. } if matches!(source.kind(), NotFound | PermissionDenied | IsADirectory))
 }
 
 /// Maps an output error to [`CliError::Write`] naming `what`.

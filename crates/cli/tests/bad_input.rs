@@ -198,3 +198,17 @@ fn values_outside_what_the_model_means_are_refused() {
     let e = failure(&["run", "--capacity-gib", "-1"], 2);
     assert!(e.contains("device.capacity_gib must be positive, got -1"), "{e}");
 }
+
+/// A file that is not there is a bad input with the same exit status (2)
+/// whatever it was meant to be, and the message says which input it was.
+#[test]
+fn a_missing_input_file_exits_2_naming_it() {
+    let e = failure(&["run", "-q", "--trace", "/nonexistent/t.csv", "--trace-format", "msr"], 2);
+    assert!(e.contains("cannot read trace /nonexistent/t.csv"), "{e}");
+    let e = failure(&["trace", "stats", "/nonexistent/t.csv", "--format", "msr"], 2);
+    assert!(e.contains("cannot read trace /nonexistent/t.csv"), "{e}");
+    for args in [&["run", "/nonexistent/c.toml"][..], &["sweep", "/nonexistent/s.toml", "-o", "/dev/null"][..]] {
+        let e = failure(args, 2);
+        assert!(e.contains("cannot read") && e.contains("/nonexistent/"), "{e}");
+    }
+}

@@ -12,7 +12,7 @@ use crate::trace::{Compression, TraceFormat};
 #[non_exhaustive]
 pub enum TraceError {
     /// The trace file could not be opened or read (including corrupt compressed data).
-    #[error("{}: {source}", path.display())]
+    #[error("cannot read trace {}: {source}", path.display())]
     Io {
         /// The trace file.
         path: PathBuf,

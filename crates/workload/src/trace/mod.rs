@@ -514,7 +514,7 @@ mod tests {
     #[test]
     fn missing_file_is_an_io_error_naming_it() {
         let err = TraceReader::open("/nonexistent/t.csv", TraceFormat::Msr, &ReadOptions::default()).unwrap_err();
-        assert!(err.to_string().starts_with("/nonexistent/t.csv: "), "{err}");
+        assert!(err.to_string().starts_with("cannot read trace /nonexistent/t.csv: "), "{err}");
     }
 
     /// Drains `r`, returning the requests read and the error that ended it, if any.
