@@ -35,7 +35,8 @@ figures show the FTL's, garbage-collection stalls included.
 Counters: with --stats FILE, every export's counters as JSON ({\"exports\":
 [...]}, fields as in `ftlab run`'s report where they mean the same: waf,
 gc_page_copies, erases, write_us.p99, ... plus free_blocks and power_cuts),
-rewritten every --stats-interval seconds and at exit. The same JSON is printed
+rewritten every --stats-interval seconds, when a client's connection ends
+and at exit. The same JSON is printed
 on stdout when the server stops (SIGINT, SIGTERM).
 
 Images: --image FILE keeps the main export's device in FILE, --image NAME=FILE
@@ -384,17 +385,22 @@ fn export_config(spec: &str, main: &RunConfig) -> Result<(String, RunConfig), Cl
     Ok((name.to_owned(), config))
 }
 
-/// Rewrites the stats file every `interval` until the server stops.
+/// Rewrites the stats file every `interval`, and within 10 ms of a client
+/// leaving (so its last counters are there once its session is over), until
+/// the server stops.
 fn stats_loop(server: &Server, path: &Path, interval: Duration) {
     let mut last = None::<Instant>;
+    let mut ended = server.connections_ended();
     while !server.stopping() {
-        if last.is_none_or(|t| t.elapsed() >= interval) {
+        let now_ended = server.connections_ended();
+        if last.is_none_or(|t| t.elapsed() >= interval) || now_ended != ended {
+            ended = now_ended;
             if let Err(e) = write_stats(path, &Stats { exports: server.stats() }) {
                 eprintln!("ftlab serve: {e}");
             }
             last = Some(Instant::now());
         }
-        std::thread::sleep(interval.min(Duration::from_millis(100)));
+        std::thread::sleep(interval.min(Duration::from_millis(10)));
     }
 }
 

@@ -117,6 +117,46 @@ fn serves_until_sigterm_then_prints_its_counters() {
     assert!(!socket.exists(), "the socket file is removed on exit");
 }
 
+/// The stats file is rewritten when a client leaves, not only every
+/// --stats-interval: read right after a client's session, it has its writes.
+#[test]
+fn the_stats_file_has_a_clients_writes_once_it_has_left() {
+    use ftlab_server::proto::*;
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("s.sock");
+    let stats = dir.path().join("stats.json");
+    let mut child = ftlab()
+        .args(["serve", "--chip", "small-slc", "--blocks-per-plane", "16"])
+        .arg("--listen")
+        .arg(format!("unix:{}", socket.display()))
+        .arg("--stats")
+        .arg(&stats)
+        .args(["--stats-interval", "3600"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("the socket", || socket.exists());
+    wait_for("the stats file", || stats.exists());
+    let writes = |stats: &std::path::Path| {
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(stats).unwrap()).unwrap();
+        v["exports"][0]["writes"].as_u64().unwrap()
+    };
+    assert_eq!(writes(&stats), 0);
+    let mut s = nbd_connect(&socket);
+    for i in 0..4u64 {
+        assert_eq!(nbd_call(&mut s, CMD_WRITE, i * 4096, 4096, &[7u8; 4096]).0, 0);
+    }
+    let mut m = Vec::new();
+    RequestHeader { flags: 0, kind: CMD_DISC, cookie: 2, offset: 0, len: 0 }.write(&mut m).unwrap();
+    s.write_all(&m).unwrap();
+    drop(s);
+    // An hour's interval: only the client's leaving can rewrite the file.
+    wait_for("the client's writes in the stats file", || writes(&stats) == 4);
+    signal(&child, "-TERM");
+    assert!(child.wait().unwrap().success());
+}
+
 /// A client in transmission with the default export (NBD_OPT_EXPORT_NAME "").
 fn nbd_connect(socket: &std::path::Path) -> UnixStream {
     use ftlab_server::proto::*;

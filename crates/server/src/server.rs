@@ -69,6 +69,9 @@ pub struct Server {
     pinned: Arc<AtomicU64>,
     /// Connections refused for [`Limits::max_connections`].
     refused: AtomicU64,
+    /// Connections that have ended (a stats writer rewrites its file when
+    /// this moves: a client's last counters are there once it has left).
+    ended: AtomicU64,
     /// TLS credentials and policy ([`Server::with_tls`]).
     tls: Option<Tls>,
 }
@@ -95,6 +98,7 @@ impl Server {
             limits: Limits::default(),
             pinned: Arc::new(AtomicU64::new(0)),
             refused: AtomicU64::new(0),
+            ended: AtomicU64::new(0),
             tls: None,
         })
     }
@@ -231,6 +235,12 @@ impl Server {
 
     fn forget(&self, id: u64) {
         self.conns.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+        self.ended.fetch_add(1, Ordering::Release);
+    }
+
+    /// Connections ended so far (normally or not).
+    pub fn connections_ended(&self) -> u64 {
+        self.ended.load(Ordering::Acquire)
     }
 
     /// One connection, negotiation then transmission; ends quietly when the
