@@ -217,7 +217,7 @@ pub fn run(args: &FlashtierArgs) -> Result<(), CliError> {
                     e => CliError::Failed(format!("{context}{e}")),
                 }
             })?;
-            eprintln!(
+            println!(
                 "{:<10} {:<8} {:>10.1} ops/s  {:>9.0} us ({:.0} disk, {:.0} flash)  {:>7} erases  {:>8} copies  \
                  integrity errors {}",
                 o.workload,
@@ -234,7 +234,7 @@ pub fn run(args: &FlashtierArgs) -> Result<(), CliError> {
                 broken.push(format!("{} on {}", o.system, o.workload));
             }
             if let Some(r) = o.recovery {
-                eprintln!(
+                println!(
                     "{:<10} {:<8} map {} + checkpoint {} programs; recovery {:.1} ms, dirty {} -> {}",
                     o.workload,
                     o.system,

@@ -13,7 +13,7 @@ fn writes_the_csv_and_the_plots() {
         .arg(dir.path())
         .assert()
         .success()
-        .stderr(predicate::str::contains("ssc-wb"));
+        .stdout(predicate::str::contains("ssc-wb"));
     let csv = std::fs::read_to_string(dir.path().join("flashtier.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 1 + 15, "{csv}");
