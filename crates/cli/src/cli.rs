@@ -788,6 +788,10 @@ pub struct PresetsArgs {
     /// Which group to list (all of them when omitted).
     #[arg(value_enum)]
     pub group: Option<PresetGroup>,
+    /// Output format: `table`, or `json` (an object with a list of
+    /// {name, summary} per group: chips, ftls, workloads, formats).
+    #[arg(long, short = 'f', value_enum, default_value_t = StatsFormat::Table)]
+    pub format: StatsFormat,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

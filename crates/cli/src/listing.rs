@@ -16,35 +16,60 @@ fn group(title: &str, items: &[(&str, &str)]) -> String {
     s
 }
 
-/// The listing of `group`, or of all four.
-pub fn presets(which: Option<PresetGroup>) -> String {
+/// Each group's JSON key, title and `(name, summary)` items.
+fn groups(which: Option<PresetGroup>) -> Vec<(&'static str, &'static str, Vec<(String, String)>)> {
     let all = [PresetGroup::Chips, PresetGroup::Ftls, PresetGroup::Workloads, PresetGroup::Formats];
-    let groups: Vec<PresetGroup> = which.map_or_else(|| all.to_vec(), |g| vec![g]);
-    let mut parts = Vec::new();
-    for g in groups {
-        parts.push(match g {
-            PresetGroup::Chips => {
-                let items: Vec<(&str, &str)> =
-                    ftlab_nand::presets::PRESETS.iter().map(|p| (p.name, p.summary)).collect();
-                group("Chips (--chip, device.chip):", &items)
+    let owned = |items: Vec<(&str, &str)>| items.into_iter().map(|(n, s)| (n.to_string(), s.to_string())).collect();
+    which
+        .map_or_else(|| all.to_vec(), |g| vec![g])
+        .into_iter()
+        .map(|g| match g {
+            PresetGroup::Chips => (
+                "chips",
+                "Chips (--chip, device.chip):",
+                owned(ftlab_nand::presets::PRESETS.iter().map(|p| (p.name, p.summary)).collect()),
+            ),
+            PresetGroup::Ftls => (
+                "ftls",
+                "FTLs (--ftl, ftl.kind):",
+                owned(ftlab_ftl::registry::schemes().iter().map(|s| (s.name, s.summary)).collect()),
+            ),
+            PresetGroup::Workloads => (
+                "workloads",
+                "Workloads (--workload, workload.preset):",
+                owned(GeneratorSpec::presets().iter().map(|p| (p.name, p.description)).collect()),
+            ),
+            PresetGroup::Formats => (
+                "formats",
+                "Trace formats (--trace-format, workload.trace_format):",
+                TraceFormat::all().iter().map(|f| (f.name().to_string(), f.describe().to_string())).collect(),
+            ),
+        })
+        .collect()
+}
+
+/// The listing of `group`, or of all four, as text or JSON.
+pub fn presets(which: Option<PresetGroup>, format: StatsFormat) -> Result<String, CliError> {
+    let groups = groups(which);
+    match format {
+        StatsFormat::Table => Ok(groups
+            .iter()
+            .map(|(_, title, items)| {
+                let items: Vec<(&str, &str)> = items.iter().map(|(n, s)| (n.as_str(), s.as_str())).collect();
+                group(title, &items)
+            })
+            .collect::<Vec<_>>()
+            .join("\n")),
+        StatsFormat::Json => {
+            let mut out = serde_json::Map::new();
+            for (key, _, items) in groups {
+                let list =
+                    items.into_iter().map(|(name, summary)| serde_json::json!({"name": name, "summary": summary}));
+                out.insert(key.to_string(), serde_json::Value::Array(list.collect()));
             }
-            PresetGroup::Ftls => {
-                let schemes = ftlab_ftl::registry::schemes();
-                let items: Vec<(&str, &str)> = schemes.iter().map(|s| (s.name, s.summary)).collect();
-                group("FTLs (--ftl, ftl.kind):", &items)
-            }
-            PresetGroup::Workloads => {
-                let presets = GeneratorSpec::presets();
-                let items: Vec<(&str, &str)> = presets.iter().map(|p| (p.name, p.description)).collect();
-                group("Workloads (--workload, workload.preset):", &items)
-            }
-            PresetGroup::Formats => {
-                let items: Vec<(&str, &str)> = TraceFormat::all().iter().map(|f| (f.name(), f.describe())).collect();
-                group("Trace formats (--trace-format, workload.trace_format):", &items)
-            }
-        });
+            json(&serde_json::Value::Object(out))
+        }
     }
-    parts.join("\n")
 }
 
 /// `ftlab trace stats`.

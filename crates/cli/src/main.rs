@@ -74,7 +74,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Report(args) => report_page(&args)?,
         Command::Mqsim(args) => mqsim_cmd::run(&args)?,
         Command::Plot(args) => plot_cmd::run(&args)?,
-        Command::Presets(args) => Sink::open(None)?.write(&listing::presets(args.group))?,
+        Command::Presets(args) => Sink::open(None)?.write(&listing::presets(args.group, args.format)?)?,
         Command::Trace(cli::TraceCommand::Stats(args)) => listing::trace_stats_cmd(&args)?,
         Command::Completions { shell } => {
             let mut buf = Vec::new();

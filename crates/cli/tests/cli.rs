@@ -245,6 +245,14 @@ fn presets_list_every_group() {
     }
     let formats = stdout_of(&["presets", "formats"]);
     assert!(formats.contains("msr") && !formats.contains("small-slc"));
+    // The same lists as JSON, a {name, summary} per entry, as many as the table's lines.
+    let all: serde_json::Value = serde_json::from_str(&stdout_of(&["presets", "-f", "json"])).unwrap();
+    let entries: usize =
+        ["chips", "ftls", "workloads", "formats"].iter().map(|g| all[g].as_array().unwrap().len()).sum();
+    assert_eq!(entries, text.lines().filter(|l| l.starts_with("  ")).count(), "{all}");
+    assert!(all["ftls"].as_array().unwrap().iter().any(|f| f["name"] == "pure-page-level" && f["summary"].is_string()));
+    let one: serde_json::Value = serde_json::from_str(&stdout_of(&["presets", "chips", "--format", "json"])).unwrap();
+    assert_eq!(one.as_object().unwrap().keys().collect::<Vec<_>>(), ["chips"]);
 }
 
 #[test]
