@@ -16,8 +16,11 @@ fn group(title: &str, items: &[(&str, &str)]) -> String {
     s
 }
 
-/// Each group's JSON key, title and `(name, summary)` items.
-fn groups(which: Option<PresetGroup>) -> Vec<(&'static str, &'static str, Vec<(String, String)>)> {
+/// A group of names: its JSON key, its title and `(name, summary)` items.
+type Group = (&'static str, &'static str, Vec<(String, String)>);
+
+/// Each group of `which` (all four when `None`).
+fn groups(which: Option<PresetGroup>) -> Vec<Group> {
     let all = [PresetGroup::Chips, PresetGroup::Ftls, PresetGroup::Workloads, PresetGroup::Formats];
     let owned = |items: Vec<(&str, &str)>| items.into_iter().map(|(n, s)| (n.to_string(), s.to_string())).collect();
     which
