@@ -817,15 +817,15 @@ pub enum TraceCommand {
 pub struct TraceStatsArgs {
     /// The trace file (plain, gzip, bzip2 or zstd).
     pub file: PathBuf,
-    /// Its format (`ftlab presets formats`).
-    #[arg(long, alias = "trace-format", value_name = "FORMAT")]
-    pub format: String,
+    /// Its format (`ftlab presets formats`), as `--trace-format` of `ftlab run`.
+    #[arg(long, value_name = "FORMAT")]
+    pub trace_format: String,
     /// Count and skip malformed lines instead of stopping at the first.
     #[arg(long)]
     pub skip_bad_lines: bool,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = StatsFormat::Table)]
-    pub output_format: StatsFormat,
+    /// Output format, as `-f` everywhere else (`--output-format` is its old name).
+    #[arg(long, short = 'f', alias = "output-format", value_enum, default_value_t = StatsFormat::Table)]
+    pub format: StatsFormat,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -77,10 +77,10 @@ pub fn presets(which: Option<PresetGroup>, format: StatsFormat) -> Result<String
 
 /// `ftlab trace stats`.
 pub fn trace_stats_cmd(args: &TraceStatsArgs) -> Result<(), CliError> {
-    let format: TraceFormat = args.format.parse()?;
+    let format: TraceFormat = args.trace_format.parse()?;
     let reader = TraceReader::open(&args.file, format, &ReadOptions { skip_bad_lines: args.skip_bad_lines })?;
     let stats = trace_stats(reader)?;
-    let text = match args.output_format {
+    let text = match args.format {
         StatsFormat::Table => format!("{}: {} trace\n{stats}\n", args.file.display(), format.name()),
         StatsFormat::Json => json(&stats)?,
     };

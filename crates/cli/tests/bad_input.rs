@@ -205,7 +205,7 @@ fn values_outside_what_the_model_means_are_refused() {
 fn a_missing_input_file_exits_2_naming_it() {
     let e = failure(&["run", "-q", "--trace", "/nonexistent/t.csv", "--trace-format", "msr"], 2);
     assert!(e.contains("cannot read trace /nonexistent/t.csv"), "{e}");
-    let e = failure(&["trace", "stats", "/nonexistent/t.csv", "--format", "msr"], 2);
+    let e = failure(&["trace", "stats", "/nonexistent/t.csv", "--trace-format", "msr"], 2);
     assert!(e.contains("cannot read trace /nonexistent/t.csv"), "{e}");
     for args in [&["run", "/nonexistent/c.toml"][..], &["sweep", "/nonexistent/s.toml", "-o", "/dev/null"][..]] {
         let e = failure(args, 2);

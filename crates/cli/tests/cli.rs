@@ -258,13 +258,13 @@ fn presets_list_every_group() {
 #[test]
 fn trace_stats_summarise_a_trace() {
     let trace = fixture("msr.csv");
-    let json = json_of(&["trace", "stats", trace.to_str().unwrap(), "--format", "msr", "--output-format", "json"]);
+    let json = json_of(&["trace", "stats", trace.to_str().unwrap(), "--trace-format", "msr", "-f", "json"]);
     assert_eq!(
         (json["requests"].as_u64(), json["reads"].as_u64(), json["writes"].as_u64()),
         (Some(4), Some(2), Some(2))
     );
     assert_eq!(json["total_bytes"], 4096 + 16_384 + 512 + 65_536);
-    let table = stdout_of(&["trace", "stats", trace.to_str().unwrap(), "--format", "msr"]);
+    let table = stdout_of(&["trace", "stats", trace.to_str().unwrap(), "--trace-format", "msr"]);
     assert!(table.contains("requests       4\n") && table.contains("arrivals       0 .. 1002393000 ns"), "{table}");
 }
 
@@ -359,7 +359,7 @@ fn a_malformed_trace_line_is_named() {
     let p = bad_trace(dir.path());
     let e = failure(&["run", "--trace", p.to_str().unwrap(), "--trace-format", "mqsim"], 1);
     assert!(e.contains("bad.trace:3:") && e.contains("abc"), "{e}");
-    let e = failure(&["trace", "stats", p.to_str().unwrap(), "--format", "mqsim"], 1);
+    let e = failure(&["trace", "stats", p.to_str().unwrap(), "--trace-format", "mqsim"], 1);
     assert!(e.contains("bad.trace:3:"), "{e}");
     // Skipping bad lines replays the rest and counts the skipped one.
     let r =
@@ -379,7 +379,7 @@ fn a_trace_that_yields_no_request_is_an_error_not_an_empty_run() {
     std::fs::write(&empty, "").unwrap();
     let e = failure(&["run", "--trace", empty.to_str().unwrap(), "--trace-format", "mqsim"], 1);
     assert!(e.contains("empty.trace: no request in 0 lines"), "{e}");
-    let e = failure(&["trace", "stats", empty.to_str().unwrap(), "--format", "mqsim"], 1);
+    let e = failure(&["trace", "stats", empty.to_str().unwrap(), "--trace-format", "mqsim"], 1);
     assert!(e.contains("empty.trace: no request"), "{e}");
 }
 
