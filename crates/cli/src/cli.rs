@@ -71,8 +71,14 @@ pub enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff) to stdout.
-    Man,
+    /// Print the man page (roff) to stdout, or write every command's page
+    /// (ftlab.1, ftlab-run.1, ftlab-trace-stats.1, ...) into a folder.
+    Man {
+        /// Write ftlab.1 and one page a subcommand into DIR (created if
+        /// missing), for `man -M` or MANPATH: the pages the top-level one names.
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<std::path::PathBuf>,
+    },
 }
 
 fn run_after_help() -> String {

@@ -81,7 +81,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             clap_complete::generate(shell, &mut Cli::command(), "ftlab", &mut buf);
             Sink::open(None)?.write(&String::from_utf8_lossy(&buf))?;
         }
-        Command::Man => {
+        Command::Man { out_dir: Some(dir) } => {
+            let what = dir.display().to_string();
+            std::fs::create_dir_all(&dir).map_err(error::write_err(&what))?;
+            clap_mangen::generate_to(Cli::command(), &dir).map_err(error::write_err(&what))?;
+        }
+        Command::Man { out_dir: None } => {
             let mut buf = Vec::new();
             clap_mangen::Man::new(Cli::command()).render(&mut buf).map_err(error::write_err("the man page"))?;
             Sink::open(None)?.write(&String::from_utf8_lossy(&buf))?;

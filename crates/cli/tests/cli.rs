@@ -464,6 +464,21 @@ fn fields_md_documents_every_output_field() {
 fn completions_and_man_page() {
     ftlab().args(["completions", "bash"]).assert().success().stdout(predicate::str::contains("ftlab"));
     ftlab().arg("man").assert().success().stdout(predicate::str::contains(".TH ftlab"));
+    // --out-dir writes a page for every command the top-level page names.
+    let dir = tempfile::tempdir().unwrap();
+    ftlab().args(["man", "--out-dir"]).arg(dir.path()).assert().success();
+    let top = std::fs::read_to_string(dir.path().join("ftlab.1")).unwrap();
+    let named: Vec<String> = top
+        .split("ftlab\\-")
+        .skip(1)
+        .filter_map(|rest| rest.split_once("(1)").map(|(name, _)| name.replace("\\-", "-")))
+        .collect();
+    assert!(named.len() >= 15, "{named:?}");
+    for name in &named {
+        let page = dir.path().join(format!("ftlab-{name}.1"));
+        assert!(page.is_file(), "ftlab.1 names ftlab-{name}(1), which was not written");
+    }
+    assert!(std::fs::read_to_string(dir.path().join("ftlab-trace-stats.1")).unwrap().contains("trace\\-format"));
 }
 
 #[test]
