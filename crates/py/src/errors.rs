@@ -40,6 +40,38 @@ create_exception!(
     "A run failed after it started (the FTL or the flash failed a command); `.report` holds what it did until then."
 );
 
+/// The file errors: a trace or configuration file that cannot be opened is
+/// both ftlab's error and Python's `OSError` (`FileNotFoundError`,
+/// `PermissionError`, ... by its errno), with `.errno`, `.strerror` and
+/// `.filename` as `open()` gives them.
+static FILE_ERRORS: pyo3::sync::GILOnceCell<(PyObject, PyObject)> = pyo3::sync::GILOnceCell::new();
+
+/// Python's own mapping of errno to `OSError` subclasses, one class per pair,
+/// built once: `TraceFileError(TraceError, OSError)` and
+/// `ConfigFileError(ConfigError, OSError)`, each with a subclass per
+/// `OSError` subclass (`TraceFileNotFoundError(TraceFileError,
+/// FileNotFoundError)`, ...), picked by errno.
+const FILE_ERRORS_PY: &str = r#"
+import builtins, errno as _errno
+def _classes(base, name, doc):
+    top = type(name, (base, OSError), {"__doc__": doc, "__module__": "ftlab"})
+    by_errno = {}
+    for os_class, codes in [
+        (FileNotFoundError, [_errno.ENOENT]),
+        (PermissionError, [_errno.EACCES, _errno.EPERM]),
+        (IsADirectoryError, [_errno.EISDIR]),
+        (NotADirectoryError, [_errno.ENOTDIR]),
+    ]:
+        sub = type(name.replace("Error", "") + os_class.__name__, (top, os_class), {"__doc__": doc, "__module__": "ftlab"})
+        for c in codes:
+            by_errno[c] = sub
+    def make(errno, strerror, filename, message):
+        e = by_errno.get(errno, top)(errno, strerror, filename)
+        e.message = message
+        return e
+    return top, make
+"#;
+
 /// Adds the exception classes to the module.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -48,7 +80,50 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TraceError", py.get_type::<TraceError>())?;
     m.add("DeviceError", py.get_type::<DeviceError>())?;
     m.add("RunError", py.get_type::<RunError>())?;
+    let code = std::ffi::CString::new(FILE_ERRORS_PY).map_err(|e| PyErr::new::<PyException, _>(e.to_string()))?;
+    let helpers = PyModule::from_code(py, &code, c"ftlab_file_errors.py", c"ftlab_file_errors")?;
+    let classes = helpers.getattr("_classes")?;
+    let trace = classes.call1((
+        py.get_type::<TraceError>(),
+        "TraceFileError",
+        "A trace file that cannot be opened: a TraceError and an OSError (FileNotFoundError, ... by errno).",
+    ))?;
+    let config = classes.call1((
+        py.get_type::<ConfigError>(),
+        "ConfigFileError",
+        "A configuration file that cannot be opened: a ConfigError and an OSError (FileNotFoundError, ... by errno).",
+    ))?;
+    m.add("TraceFileError", trace.get_item(0)?)?;
+    m.add("ConfigFileError", config.get_item(0)?)?;
+    let _ = FILE_ERRORS.set(py, (trace.get_item(1)?.unbind(), config.get_item(1)?.unbind()));
     Ok(())
+}
+
+/// A file that cannot be opened, as the file error of `trace` (else config)
+/// kind: `.errno` is the OS's (2 for a missing file), `.filename` the path,
+/// `str()` Python's `[Errno 2] ...: 'path'` form, `.message` ftlab's message.
+fn file_error(py: Python<'_>, trace: bool, path: &std::path::Path, error: &std::io::Error, message: String) -> PyErr {
+    let errno = error.raw_os_error().unwrap_or(5);
+    let strerror = std::io::Error::from_raw_os_error(errno).to_string();
+    // "No such file or directory (os error 2)": Python prints the errno itself.
+    let strerror = strerror.split(" (os error").next().unwrap_or(&strerror).to_string();
+    let made = FILE_ERRORS.get(py).and_then(|(t, c)| {
+        let make = if trace { t } else { c };
+        make.call1(py, (errno, strerror, path.display().to_string(), message.clone())).ok()
+    });
+    match made {
+        Some(e) => {
+            let e = e.into_bound(py);
+            let _ = e.setattr("kind", "io");
+            let _ = e.setattr("report", py.None());
+            if !trace {
+                let _ = e.setattr("key", py.None());
+            }
+            PyErr::from_value(e)
+        }
+        None if trace => new::<TraceError>(py, message, ErrorKind::Io, None),
+        None => new::<ConfigError>(py, message, ErrorKind::Io, None),
+    }
 }
 
 /// The kind's name in `.kind`.
@@ -102,6 +177,9 @@ pub(crate) fn sim(py: Python<'_>, e: SimError) -> PyErr {
         e => (e, None),
     };
     match cause {
+        SimError::Trace(ftlab_workload::TraceError::Io { path, source }) if report.is_none() => {
+            file_error(py, true, &path, &source, message)
+        }
         SimError::Trace(_) => new::<TraceError>(py, message, kind, report),
         SimError::Config(c) => {
             let err = new::<ConfigError>(py, message, kind, report);
@@ -118,7 +196,7 @@ pub(crate) fn lab(py: Python<'_>, e: LabError) -> PyErr {
     match e {
         LabError::Run(e) => sim(py, e),
         LabError::Config(c) => config(py, &c.key, c.problem),
-        e @ LabError::Read { .. } => config(py, "", e.to_string()),
+        LabError::Read { ref path, ref error } => file_error(py, false, path, error, e.to_string()),
         e => new::<Error>(py, e.to_string(), ErrorKind::Io, None),
     }
 }

@@ -63,6 +63,34 @@ def test_bad_traces_are_trace_errors(small, fixtures, tmp_path):
         ftlab.run(missing, progress=False)
 
 
+def test_a_missing_trace_is_a_file_not_found_error(small, tmp_path):
+    path = str(tmp_path / "nope.csv")
+    missing = small.replace(
+        **{"workload.generator": None, "workload.trace": path, "workload.trace_format": "umass"}
+    )
+    with pytest.raises(FileNotFoundError) as e:
+        ftlab.run(missing, progress=False)
+    assert isinstance(e.value, ftlab.TraceFileError) and isinstance(e.value, ftlab.TraceError)
+    assert isinstance(e.value, ftlab.Error)
+    assert e.value.errno == errno.ENOENT and e.value.filename == path and e.value.kind == "io"
+    assert "cannot read trace" in e.value.message and path in e.value.message
+    # A directory is no trace either: its own OSError subclass.
+    directory = small.replace(
+        **{"workload.generator": None, "workload.trace": str(tmp_path), "workload.trace_format": "umass"}
+    )
+    with pytest.raises(ftlab.TraceError) as e:
+        ftlab.run(directory, progress=False)
+    assert isinstance(e.value, OSError) and e.value.errno == errno.EISDIR
+
+
+def test_a_missing_config_file_is_a_file_not_found_error(tmp_path):
+    missing = tmp_path / "missing.toml"
+    with pytest.raises(FileNotFoundError) as e:
+        ftlab.Config.from_toml(str(missing))
+    assert isinstance(e.value, ftlab.ConfigFileError) and isinstance(e.value, ftlab.ConfigError)
+    assert e.value.errno == errno.ENOENT and e.value.filename == str(missing) and e.value.key is None
+
+
 def test_device_errors_carry_errno(small):
     dev = ftlab.Device(small)
     with pytest.raises(ftlab.DeviceError, match="multiple of the 512-byte sector") as e:

@@ -21,7 +21,10 @@
 - ``Device(config)``: a simulated SSD taken one command at a time with real bytes;
 - ``bounds(chip)``, ``admit(taskset, policy, chip)``: the design-time calculators;
 - ``ConfigError``, ``TraceError``, ``DeviceError``, ``RunError`` (all ``ftlab.Error``,
-  with ``.errno``, ``.kind`` and ``.report``).
+  with ``.errno``, ``.kind`` and ``.report``); a trace or configuration file that
+  cannot be opened raises ``TraceFileError`` or ``ConfigFileError``, which are
+  also ``OSError`` (``FileNotFoundError``, ``PermissionError``, ... by errno, with
+  the OS's ``.errno`` and ``.filename``).
 """
 
 from __future__ import annotations
@@ -34,11 +37,13 @@ from . import _ftlab
 from ._ftlab import (
     Config,
     ConfigError,
+    ConfigFileError,
     Device,
     DeviceError,
     Error,
     RunError,
     TraceError,
+    TraceFileError,
     admit,
     bounds,
     presets,
@@ -51,6 +56,7 @@ __version__ = _ftlab.__version__
 __all__ = [
     "Config",
     "ConfigError",
+    "ConfigFileError",
     "Device",
     "DeviceError",
     "Error",
@@ -58,6 +64,7 @@ __all__ = [
     "Report",
     "RunError",
     "TraceError",
+    "TraceFileError",
     "admit",
     "bounds",
     "presets",

@@ -29,6 +29,19 @@ class ConfigError(Error):
 class TraceError(Error):
     """A trace that cannot be read or has a malformed line."""
 
+class TraceFileError(TraceError, OSError):
+    """A trace file that cannot be opened; raised as its OSError subclass by errno
+    (FileNotFoundError, PermissionError, ...), `.errno` the OS's (2: missing)."""
+
+    message: str
+    """ftlab's message (`str()` is Python's `[Errno 2] ...: 'path'`)."""
+
+class ConfigFileError(ConfigError, OSError):
+    """A configuration file that cannot be opened; raised as its OSError subclass
+    by errno, `.errno` the OS's."""
+
+    message: str
+
 class DeviceError(Error):
     """A device command failed; `.errno` tells its kind."""
 
