@@ -16,8 +16,10 @@ fn group(title: &str, items: &[(&str, &str)]) -> String {
     s
 }
 
+/// `(name, summary)` pairs of a group.
+type Items = Vec<(String, String)>;
 /// A group of names: its JSON key, its title and `(name, summary)` items.
-type Group = (&'static str, &'static str, Vec<(String, String)>);
+type Group = (&'static str, &'static str, Items);
 
 /// Each group of `which` (all four when `None`).
 fn groups(which: Option<PresetGroup>) -> Vec<Group> {
@@ -49,6 +51,45 @@ fn groups(which: Option<PresetGroup>) -> Vec<Group> {
             ),
         })
         .collect()
+}
+
+/// `cmd` with the preset names as the possible values of every argument that
+/// takes one (`--ftl`, `--ssd-ftl`, `--chip`, `--workload`, `--trace-format`,
+/// in every subcommand), for shell completions only: parsing keeps ftlab's
+/// own checks and messages. Each value carries its summary (zsh and fish
+/// show it).
+pub fn with_preset_values(cmd: clap::Command) -> clap::Command {
+    let by_arg = |id: &str| -> Option<Items> {
+        let group = match id {
+            "ftl" | "ssd_ftl" => PresetGroup::Ftls,
+            "chip" => PresetGroup::Chips,
+            "workload" => PresetGroup::Workloads,
+            "trace_format" => PresetGroup::Formats,
+            _ => return None,
+        };
+        groups(Some(group)).pop().map(|(_, _, items)| items)
+    };
+    fn walk(cmd: clap::Command, by_arg: &dyn Fn(&str) -> Option<Items>) -> clap::Command {
+        let ids: Vec<String> = cmd.get_arguments().map(|a| a.get_id().to_string()).collect();
+        let mut cmd = cmd;
+        for id in ids {
+            if let Some(items) = by_arg(&id) {
+                // clap keeps value names as `&'static str`; this runs once,
+                // for the completion script, so the names are leaked.
+                let values: Vec<clap::builder::PossibleValue> = items
+                    .into_iter()
+                    .map(|(name, summary)| clap::builder::PossibleValue::new(&*name.leak()).help(summary))
+                    .collect();
+                cmd = cmd.mut_arg(id, |a| a.value_parser(clap::builder::PossibleValuesParser::new(values)));
+            }
+        }
+        let subs: Vec<String> = cmd.get_subcommands().map(|c| c.get_name().to_string()).collect();
+        for name in subs {
+            cmd = cmd.mut_subcommand(name, |c| walk(c, by_arg));
+        }
+        cmd
+    }
+    walk(cmd, &by_arg)
 }
 
 /// The listing of `group`, or of all four, as text or JSON.

@@ -78,7 +78,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Trace(cli::TraceCommand::Stats(args)) => listing::trace_stats_cmd(&args)?,
         Command::Completions { shell } => {
             let mut buf = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "ftlab", &mut buf);
+            clap_complete::generate(shell, &mut listing::with_preset_values(Cli::command()), "ftlab", &mut buf);
             Sink::open(None)?.write(&String::from_utf8_lossy(&buf))?;
         }
         Command::Man { out_dir: Some(dir) } => {

@@ -463,6 +463,23 @@ fn fields_md_documents_every_output_field() {
 #[test]
 fn completions_and_man_page() {
     ftlab().args(["completions", "bash"]).assert().success().stdout(predicate::str::contains("ftlab"));
+    // Completions offer the preset names: FTLs, chips, workloads, trace formats,
+    // with their summaries where the shell shows them.
+    let out = ftlab().args(["completions", "zsh"]).assert().success().get_output().stdout.clone();
+    let zsh = String::from_utf8(out).unwrap();
+    for name in ["janus", "lazy-rtgc", "cosmos-openssd", "skewed-random-write", "umass", "msr"] {
+        assert!(zsh.contains(name), "zsh completions lack {name}");
+    }
+    assert!(zsh.contains("Janus-FTL (004)"), "zsh completions lack the FTL summaries");
+    let out = ftlab().args(["completions", "bash"]).assert().success().get_output().stdout.clone();
+    let bash = String::from_utf8(out).unwrap();
+    assert!(bash.contains("janus") && bash.contains("cosmos-openssd"), "bash completions lack the preset names");
+    // Parsing keeps ftlab's own message for a name that is no preset.
+    ftlab()
+        .args(["run", "--ftl", "nope", "--requests", "10"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("unknown FTL `nope`").and(predicate::str::contains("invalid value").not()));
     ftlab().arg("man").assert().success().stdout(predicate::str::contains(".TH ftlab"));
     // --out-dir writes a page for every command the top-level page names.
     let dir = tempfile::tempdir().unwrap();
