@@ -61,6 +61,24 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
+    // The output file of a run that may take long is checked before it starts.
+    let out = match &cli.command {
+        Command::Run(args) => args.output.out.as_deref(),
+        Command::Compare(args) => args.output.out.as_deref(),
+        Command::Sweep(args) => args.out.as_deref(),
+        Command::Mqsim(args) => args.output.out.as_deref(),
+        _ => None,
+    };
+    if let Command::Sweep(args) = &cli.command {
+        // The rows may go into the --out-dir the sweep makes: made first.
+        if let Some(dir) = &args.out_dir {
+            let what = dir.display().to_string();
+            std::fs::create_dir_all(dir).map_err(error::write_err(&what))?;
+        }
+    }
+    if let Some(path) = out {
+        output::check_writable(path)?;
+    }
     match cli.command {
         Command::Run(args) => run_one(&args)?,
         Command::Compare(args) => compare(&args)?,

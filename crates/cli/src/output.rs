@@ -37,6 +37,31 @@ impl Sink {
     }
 }
 
+/// Checks, before a run starts, that `path` (an `-o` file) can be written, so a
+/// typo in it does not lose the run's result: its folder must exist and take
+/// a new file, and an existing file must be writable (it is not truncated
+/// here). The error names the path and what to fix.
+pub fn check_writable(path: &Path) -> Result<(), CliError> {
+    let name = format!("{} (-o)", path.display());
+    let fail = |why: String| CliError::Write { what: name.clone(), error: std::io::Error::other(why) };
+    if path.is_dir() {
+        return Err(fail("it is a folder; give a file name".into()));
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(fail(format!("the folder {} does not exist; create it or fix the path", parent.display())));
+    }
+    if path.exists() {
+        std::fs::OpenOptions::new().append(true).open(path).map(drop).map_err(write_err(&name))
+    } else {
+        std::fs::OpenOptions::new().write(true).create_new(true).open(path).map_err(write_err(&name))?;
+        std::fs::remove_file(path).map_err(write_err(&name))
+    }
+}
+
 /// Pretty JSON of anything serializable (a report, or a list of them), with a final newline.
 pub fn json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, CliError> {
     serde_json::to_string_pretty(value)

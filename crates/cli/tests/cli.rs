@@ -705,3 +705,33 @@ fn an_ftl_of_another_crate_runs_by_name_and_in_a_sweep() {
     let text = std::fs::read_to_string(&out).unwrap();
     assert_eq!(text.lines().filter(|l| l.contains(",fifo,") || l.contains(",fifo\n")).count(), 1, "{text}");
 }
+
+#[test]
+fn an_output_path_that_cannot_be_written_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-folder").join("r.json");
+    // A run far too long for a test: refused before it starts.
+    for args in [
+        vec!["run", "--requests", "100000000", "-f", "json", "-o"],
+        vec!["sweep", concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments/janus/figure7.toml"), "-o"],
+    ] {
+        ftlab()
+            .args(&args)
+            .arg(&missing)
+            .timeout(std::time::Duration::from_secs(60))
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains("no-such-folder").and(predicate::str::contains("does not exist")));
+    }
+    ftlab()
+        .args(["run", "--requests", "100000000", "-o"])
+        .arg(dir.path())
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("it is a folder"));
+    // A writable path is left as it was until the run writes it.
+    let out = dir.path().join("r.json");
+    ftlab().args(["run", "--requests", "1000", "-f", "json", "-o"]).arg(&out).assert().success();
+    assert!(std::fs::read_to_string(&out).unwrap().contains("\"waf\""));
+}
