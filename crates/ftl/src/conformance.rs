@@ -47,6 +47,21 @@ pub fn small_geometry() -> Geometry {
     }
 }
 
+/// A one-die device with larger blocks: 48 blocks of 32 pages (the block- and
+/// hybrid-mapped schemes' second suite).
+pub fn one_die_geometry() -> Geometry {
+    Geometry {
+        channels: 1,
+        ways_per_channel: 1,
+        dies_per_way: 1,
+        planes_per_die: 1,
+        blocks_per_plane: 48,
+        pages_per_block: 32,
+        page_size: 4096,
+        oob_size: 128,
+    }
+}
+
 thread_local! {
     static COMMANDS: std::cell::Cell<Commands> = std::cell::Cell::new(Commands::default());
 }

@@ -11,29 +11,11 @@ conformance!(fast, FastConfig::default());
 conformance!(
     fast_one_die,
     FastConfig { over_provisioning: 0.1, ..FastConfig::default() },
-    ftlab_nand::Geometry {
-        channels: 1,
-        ways_per_channel: 1,
-        dies_per_way: 1,
-        planes_per_die: 1,
-        blocks_per_plane: 48,
-        pages_per_block: 32,
-        page_size: 4096,
-        oob_size: 128,
-    }
+    ftlab_ftl::conformance::one_die_geometry()
 );
 conformance!(fast_flash_maps, FastConfig { map_persistence: MapPersistence::Flash, ..FastConfig::default() });
 conformance!(
     fast_flash_maps_one_die,
     FastConfig { over_provisioning: 0.1, map_persistence: MapPersistence::Flash },
-    ftlab_nand::Geometry {
-        channels: 1,
-        ways_per_channel: 1,
-        dies_per_way: 1,
-        planes_per_die: 1,
-        blocks_per_plane: 48,
-        pages_per_block: 32,
-        page_size: 4096,
-        oob_size: 128,
-    }
+    ftlab_ftl::conformance::one_die_geometry()
 );

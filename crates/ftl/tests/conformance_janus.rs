@@ -15,16 +15,7 @@ conformance!(janus_fix, JanusConfig::fixed());
 conformance!(
     janus_one_die,
     JanusConfig { over_provisioning: 0.1, adaptation_period: 50, ..JanusConfig::default() },
-    ftlab_nand::Geometry {
-        channels: 1,
-        ways_per_channel: 1,
-        dies_per_way: 1,
-        planes_per_die: 1,
-        blocks_per_plane: 48,
-        pages_per_block: 32,
-        page_size: 4096,
-        oob_size: 128,
-    }
+    ftlab_ftl::conformance::one_die_geometry()
 );
 conformance!(
     janus_all_writes_logged_one_die,
@@ -34,16 +25,7 @@ conformance!(
         sequential_log: SequentialLog::All,
         ..JanusConfig::default()
     },
-    ftlab_nand::Geometry {
-        channels: 1,
-        ways_per_channel: 1,
-        dies_per_way: 1,
-        planes_per_die: 1,
-        blocks_per_plane: 48,
-        pages_per_block: 32,
-        page_size: 4096,
-        oob_size: 128,
-    }
+    ftlab_ftl::conformance::one_die_geometry()
 );
 conformance!(janus_flash_maps, JanusConfig { map_persistence: MapPersistence::Flash, ..JanusConfig::default() });
 conformance!(janus_fix_flash_maps, JanusConfig { map_persistence: MapPersistence::Flash, ..JanusConfig::fixed() });
@@ -55,14 +37,5 @@ conformance!(
         map_persistence: MapPersistence::Flash,
         ..JanusConfig::default()
     },
-    ftlab_nand::Geometry {
-        channels: 1,
-        ways_per_channel: 1,
-        dies_per_way: 1,
-        planes_per_die: 1,
-        blocks_per_plane: 48,
-        pages_per_block: 32,
-        page_size: 4096,
-        oob_size: 128,
-    }
+    ftlab_ftl::conformance::one_die_geometry()
 );

@@ -52,7 +52,7 @@ static FILE_ERRORS: pyo3::sync::GILOnceCell<(PyObject, PyObject)> = pyo3::sync::
 /// `OSError` subclass (`TraceFileNotFoundError(TraceFileError,
 /// FileNotFoundError)`, ...), picked by errno.
 const FILE_ERRORS_PY: &str = r#"
-import builtins, errno as _errno
+import errno as _errno
 def _classes(base, name, doc):
     top = type(name, (base, OSError), {"__doc__": doc, "__module__": "ftlab"})
     by_errno = {}
