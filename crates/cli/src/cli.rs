@@ -181,6 +181,11 @@ pub struct CompareArgs {
     /// Run at most this many simulations at once (default: one per core).
     #[arg(long, allow_negative_numbers = true, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
+    /// Run each FTL on all the logical space it exports, its own spare space. By default every FTL
+    /// keeps the same data on the same flash: the host uses the space of the FTL that exports
+    /// least (host.logical_pages), so WAF compares schemes, not spare space.
+    #[arg(long)]
+    pub own_space: bool,
 }
 
 /// `ftlab serve`.

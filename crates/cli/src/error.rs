@@ -33,6 +33,9 @@ pub enum CliError {
     /// their reports were written.
     #[error("{0}")]
     Failed(String),
+    /// Ctrl-C stopped the runs; what they measured was written (exit 130).
+    #[error("{0}")]
+    Interrupted(String),
 }
 
 impl From<TraceError> for CliError {
@@ -72,6 +75,14 @@ impl CliError {
     /// 2 for usage and configuration errors, 1 for failed runs.
     pub fn exit_code(&self) -> u8 {
         match self {
+            // Stopped by Ctrl-C (the shell's code for SIGINT): the partial
+            // report was written.
+            CliError::Sim { error: SimError::Interrupted { .. }, .. } | CliError::Interrupted(_) => 130,
+            CliError::Sim { error: SimError::Stopped { error, .. }, .. }
+                if matches!(**error, SimError::Interrupted { .. }) =>
+            {
+                130
+            }
             CliError::Usage(_) | CliError::Read { .. } => 2,
             CliError::Sim { error: SimError::Config(_), .. } => 2,
             CliError::Trace(TraceError::UnknownFormat { .. }) => 2,

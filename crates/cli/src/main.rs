@@ -32,6 +32,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser};
 use rayon::prelude::*;
 
+use ftlab_sim::config::HostSpec;
 use ftlab_sim::{Report, RunConfig, SimError};
 
 use crate::cli::{Cli, Command, CompareArgs, Format, OutputArgs, RunArgs};
@@ -78,6 +79,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     }
     if let Some(path) = out {
         output::check_writable(path)?;
+    }
+    if matches!(cli.command, Command::Run(_) | Command::Compare(_) | Command::Sweep(_) | Command::Mqsim(_)) {
+        stop_on_ctrl_c();
     }
     match cli.command {
         Command::Run(args) => run_one(&args)?,
@@ -181,8 +185,50 @@ fn run_one(args: &RunArgs) -> Result<(), CliError> {
     bar.finish();
     let (report, stopped) = result?;
     let reports = [report];
-    write_reports(&reports, &args.output, || output::summary(&reports[0], config, resolved.capped))?;
+    let warnings = wear_warnings(&reports, std::slice::from_ref(config), args.output.format)?;
+    write_reports(&reports, &args.output, || {
+        let mut text = output::summary(&reports[0], config, resolved.capped);
+        for w in &warnings {
+            text.push_str(&format!("warning: {w}\n"));
+        }
+        text
+    })?;
     stopped.map_or_else(|| check_integrity(&reports), Err)
+}
+
+/// The warnings of runs that wore a block past the chip's rated cycles
+/// (`reports[i]` ran `configs[i]`); printed on stderr here unless the output is
+/// the table, which shows them under it.
+fn wear_warnings(reports: &[Report], configs: &[RunConfig], format: Format) -> Result<Vec<String>, CliError> {
+    let rated = configs
+        .iter()
+        .map(|c| c.device.nand_config(c.seed()).map(|n| n.wear.endurance_cycles))
+        .collect::<Result<Vec<u32>, SimError>>()
+        .map_err(|e| CliError::sim("", e))?;
+    let warnings = output::wear_warnings(reports, &rated);
+    if format != Format::Table {
+        for w in &warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+    Ok(warnings)
+}
+
+/// Ctrl-C stops the runs under way and writes what they measured, marked as
+/// partial (exit 130); a second Ctrl-C quits at once.
+fn stop_on_ctrl_c() {
+    let presses = std::sync::atomic::AtomicU32::new(0);
+    let handler = move || {
+        if presses.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 0 {
+            ftlab_sim::interrupt::interrupt();
+            eprintln!("\nftlab: stopping; writing the partial report (Ctrl-C again to quit at once)");
+        } else {
+            std::process::exit(130);
+        }
+    };
+    if let Err(e) = ctrlc::set_handler(handler) {
+        eprintln!("warning: Ctrl-C will quit without a report: {e}");
+    }
 }
 
 /// `ftlab compare`.
@@ -195,6 +241,7 @@ fn compare(args: &CompareArgs) -> Result<(), CliError> {
         ftlab_sim::validate(&c).map_err(|e| CliError::sim(format!("--ftl {}: ", c.ftl.kind), e))?;
         configs.push(c);
     }
+    let space = if args.own_space { None } else { Some(equal_space(&mut configs)?) };
     let per_run = expected_requests(&resolved.config);
     let bar = Bar::new(args.output.quiet, per_run.map(|n| n * configs.len() as u64), "requests");
     let pool = rayon::ThreadPoolBuilder::new()
@@ -205,6 +252,52 @@ fn compare(args: &CompareArgs) -> Result<(), CliError> {
         pool.install(|| configs.par_iter().map(|c| simulate(c, &bar, &format!("{}: ", c.ftl.kind))).collect());
     bar.finish();
     let (reports, stopped): (Vec<Report>, Vec<Option<CliError>>) = runs?.into_iter().unzip();
-    write_reports(&reports, &args.output, || output::comparison(&reports, resolved.capped))?;
+    let warnings = wear_warnings(&reports, &configs, args.output.format)?;
+    write_reports(&reports, &args.output, || output::comparison(&reports, resolved.capped, space.as_ref(), &warnings))?;
     stopped.into_iter().flatten().next().map_or_else(|| check_integrity(&reports), Err)
+}
+
+/// Gives every configuration the same logical space in bytes, the smallest
+/// any of the FTLs exports (or the configuration's own `host.logical_pages`,
+/// checked against each), as `host.logical_pages`: what it chose, per FTL.
+fn equal_space(configs: &mut [RunConfig]) -> Result<output::SharedSpace, CliError> {
+    let mut exported = Vec::new();
+    for c in configs.iter() {
+        let sim = ftlab_sim::Simulation::new(&RunConfig {
+            host: HostSpec { logical_pages: None, ..c.host.clone() },
+            ..c.clone()
+        })
+        .map_err(|e| CliError::sim(format!("--ftl {}: ", c.ftl.kind), e))?;
+        exported.push((sim.logical_pages(), sim.unit_bytes(), sim.physical_bytes()));
+    }
+    let given = configs.first().and_then(|c| c.host.logical_pages);
+    let bytes = match given {
+        // The user's own limit, in the first FTL's units.
+        Some(n) => n * exported[0].1,
+        None => exported.iter().map(|&(pages, unit, _)| pages * unit).min().unwrap_or(0),
+    };
+    let smallest = exported.iter().position(|&(pages, unit, _)| pages * unit == bytes);
+    let mut per_ftl = Vec::new();
+    for (c, &(pages, unit, physical)) in configs.iter_mut().zip(&exported) {
+        let host = bytes / unit;
+        if host > pages {
+            return Err(CliError::Usage(format!(
+                "--ftl {}: host.logical_pages = {} is more than the {pages} logical pages it exports; give at most \
+                 that, or leave host.logical_pages out to use the smallest space of the FTLs compared",
+                c.ftl.kind,
+                given.unwrap_or(host)
+            )));
+        }
+        c.host.logical_pages = Some(host);
+        per_ftl.push(output::FtlSpace {
+            kind: c.ftl.kind.clone(),
+            exported: (pages * unit) as f64 / physical as f64,
+            used: (host * unit) as f64 / physical as f64,
+        });
+    }
+    Ok(output::SharedSpace {
+        bytes,
+        set_by: if given.is_some() { None } else { smallest.map(|i| configs[i].ftl.kind.clone()) },
+        per_ftl,
+    })
 }

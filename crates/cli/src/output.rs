@@ -162,6 +162,15 @@ pub fn summary(r: &Report, config: &RunConfig, capped: bool) -> String {
             r.space_utilization * 100.0
         ),
     );
+    if let Some(n) = config.host.logical_pages.filter(|&n| n < r.logical_pages) {
+        kv(
+            "",
+            format!(
+                "the host uses the first {n} ({:.1}% of the flash; host.logical_pages)",
+                r.space_utilization * n as f64 / r.logical_pages as f64 * 100.0
+            ),
+        );
+    }
     kv(
         "requests",
         format!(
@@ -348,15 +357,85 @@ fn flows(r: &Report) -> String {
 }
 
 /// The human table of `ftlab compare`: one row per FTL.
-pub fn comparison(reports: &[Report], capped: bool) -> String {
+/// One FTL's logical space in a comparison ([`SharedSpace`]), as shares of
+/// the flash's bytes.
+#[derive(Debug, Clone)]
+pub struct FtlSpace {
+    pub kind: String,
+    /// The logical space it exports.
+    pub exported: f64,
+    /// The logical space the host used (`host.logical_pages`).
+    pub used: f64,
+}
+
+/// The logical space every FTL of a comparison kept its data in.
+#[derive(Debug, Clone)]
+pub struct SharedSpace {
+    /// Bytes of it.
+    pub bytes: u64,
+    /// The FTL whose space it is, the one exporting least (`None`: the
+    /// configuration's `host.logical_pages`).
+    pub set_by: Option<String>,
+    pub per_ftl: Vec<FtlSpace>,
+}
+
+/// A warning for each run in which a block was erased more often than the
+/// chip's rated cycles (`rated[i]` for `reports[i]`).
+pub fn wear_warnings(reports: &[Report], rated: &[u32]) -> Vec<String> {
+    reports
+        .iter()
+        .zip(rated)
+        .filter(|(r, &cycles)| r.erase_count.max > cycles)
+        .map(|(r, &cycles)| {
+            format!(
+                "{}: a block was erased {} times, past the chip's rated {cycles} cycles (device.wear.endurance_cycles): \
+                 the run wore that block out, so its later figures describe flash beyond its rated life; run fewer \
+                 requests or give a chip rated for more",
+                r.ftl, r.erase_count.max
+            )
+        })
+        .collect()
+}
+
+pub fn comparison(reports: &[Report], capped: bool, space: Option<&SharedSpace>, warnings: &[String]) -> String {
     let mut s = String::new();
     if let Some(r) = reports.first() {
         s.push_str(&format!("workload {} on chip {}, seed {}, {} requests", r.workload, r.chip, r.seed, r.requests));
         if capped {
             s.push_str(" (the default cap; set --requests)");
         }
-        s.push_str("\n\n");
+        s.push('\n');
     }
+    match space {
+        Some(sp) => {
+            let share = sp.per_ftl.first().map_or(0.0, |f| f.used);
+            let whose = match &sp.set_by {
+                Some(k) => format!("the space {k} exports, the smallest"),
+                None => "host.logical_pages".into(),
+            };
+            let larger: Vec<String> = sp
+                .per_ftl
+                .iter()
+                .filter(|f| f.used < f.exported)
+                .map(|f| format!("{} {:.1}%", f.kind, 100.0 * f.exported))
+                .collect();
+            s.push_str(&format!(
+                "every FTL keeps its data in the same {} of logical space, {:.1}% of the flash ({whose}), so WAF \
+                 compares the schemes at equal spare space",
+                bytes(sp.bytes),
+                share * 100.0
+            ));
+            if !larger.is_empty() {
+                s.push_str(&format!("; the rest of what {} export stays unused", larger.join(", ")));
+            }
+            s.push_str(" (--own-space runs each on all it exports)\n");
+        }
+        None => s.push_str(
+            "each FTL runs on all the logical space it exports (--own-space): the util column differs, and WAF \
+             measures spare space as much as the scheme\n",
+        ),
+    }
+    s.push('\n');
     let mut rows = vec![[
         "ftl",
         "WAF",
@@ -384,7 +463,11 @@ pub fn comparison(reports: &[Report], capped: bool) -> String {
             lat(r.read_us.p99, &r.read_us),
             r.erases.to_string(),
             r.gc_page_copies.to_string(),
-            format!("{:.1}", r.space_utilization * 100.0),
+            {
+                // The share of the flash the host's data can fill.
+                let used = space.and_then(|sp| sp.per_ftl.iter().find(|f| f.kind == r.ftl));
+                format!("{:.1}", used.map_or(r.space_utilization, |f| f.used) * 100.0)
+            },
             match (&r.error, r.integrity == "ok") {
                 (Some(_), _) => "stopped by an error".into(),
                 (None, true) => "ok".into(),
@@ -394,8 +477,25 @@ pub fn comparison(reports: &[Report], capped: bool) -> String {
     }
     s.push_str(&align(&rows));
     s.push_str("\nResponse times in microseconds. WAF = flash pages programmed / host pages written\n");
-    s.push_str("(1.0 is ideal; the excess is garbage-collection copies). util = logical / physical pages.\n");
+    s.push_str(
+        "(1.0 is ideal; the excess is garbage-collection copies). util = the logical space the host used / the\n",
+    );
+    s.push_str("physical space.\n");
+    for w in warnings {
+        s.push_str(&format!("warning: {w}\n"));
+    }
     s
+}
+
+/// `n` bytes in the largest binary unit that keeps a whole number.
+fn bytes(n: u64) -> String {
+    let units = [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    for (name, size) in units {
+        if n >= size {
+            return format!("{:.1} {name}", n as f64 / size as f64);
+        }
+    }
+    format!("{n} bytes")
 }
 
 #[cfg(test)]

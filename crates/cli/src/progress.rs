@@ -3,7 +3,7 @@
 //! so parallel runs can all advance it.
 
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -21,6 +21,11 @@ pub struct Bar {
     start: Instant,
     enabled: bool,
     shown: Arc<AtomicBool>,
+    unit: String,
+    /// Whether the length was given up front; if not, the runs' own
+    /// expectations ([`Progress::expected`]) add up to it as they start.
+    sized: bool,
+    learned: Arc<AtomicU64>,
 }
 
 impl Bar {
@@ -28,16 +33,46 @@ impl Bar {
     pub fn new(quiet: bool, len: Option<u64>, unit: &str) -> Bar {
         let enabled = !quiet && std::io::stderr().is_terminal();
         let bar = ProgressBar::with_draw_target(len, ProgressDrawTarget::hidden());
-        let template = match len {
-            Some(_) => format!("{{spinner}} {{human_pos}}/{{human_len}} {unit} ({{rate}}, ETA {{eta}}) {{msg}}"),
-            None => format!("{{spinner}} {{human_pos}} {unit} ({{rate}}) {{msg}}"),
+        let b = Bar {
+            bar,
+            start: Instant::now(),
+            enabled,
+            shown: Arc::new(AtomicBool::new(false)),
+            unit: unit.to_owned(),
+            sized: len.is_some(),
+            learned: Arc::new(AtomicU64::new(0)),
+        };
+        b.style(len.is_some());
+        b
+    }
+
+    /// The bar's look: with an ETA once its length is known, else a spinner
+    /// with the rate.
+    fn style(&self, sized: bool) {
+        let unit = &self.unit;
+        let template = if sized {
+            format!("{{spinner}} {{human_pos}}/{{human_len}} {unit} ({{rate}}, ETA {{eta}}) {{msg}}")
+        } else {
+            format!("{{spinner}} {{human_pos}} {unit} ({{rate}}) {{msg}}")
         };
         if let Ok(style) = ProgressStyle::with_template(&template) {
-            bar.set_style(style.with_key("rate", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+            self.bar.set_style(style.with_key("rate", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
                 let _ = write!(w, "{:.0}/s", s.per_sec());
             }));
         }
-        Bar { bar, start: Instant::now(), enabled, shown: Arc::new(AtomicBool::new(false)) }
+    }
+
+    /// A run expects `n` more requests: the bar's length grows by them (when
+    /// it was not given up front), and it shows an ETA.
+    fn learn(&self, n: u64) {
+        if self.sized {
+            return;
+        }
+        let before = self.learned.fetch_add(n, Ordering::Relaxed);
+        if before == 0 {
+            self.style(true);
+        }
+        self.bar.set_length(before + n);
     }
 
     fn reveal(&self) {
@@ -76,7 +111,14 @@ impl Bar {
     pub fn tracker(&self) -> impl FnMut(Progress) + '_ {
         let mut last = 0;
         let mut measuring = None;
+        let mut counted = false;
         move |p: Progress| {
+            if !counted {
+                counted = true;
+                if let Some(n) = p.expected {
+                    self.learn(n);
+                }
+            }
             self.inc(p.requests.saturating_sub(last));
             last = p.requests;
             if measuring != Some(p.measuring) {
@@ -87,8 +129,10 @@ impl Bar {
     }
 }
 
-/// The requests a run will dispatch, when that is known before it starts: a
-/// generated workload of fixed length without preconditioning.
+/// The requests a run will dispatch, when that is known before it starts
+/// without building its device: a generated workload of fixed length without
+/// preconditioning. Otherwise the run tells the bar once it has started
+/// (preconditioning and uncompressed traces: [`Progress::expected`]).
 pub fn expected_requests(config: &RunConfig) -> Option<u64> {
     let pre = &config.precondition;
     if pre.fill || pre.random_overwrites > 0.0 || !config.flows.is_empty() {

@@ -122,6 +122,14 @@ pub fn run(args: &SweepArgs) -> Result<(), CliError> {
             failed.len()
         );
     }
+    if ftlab_sim::interrupt::interrupted() {
+        // Ctrl-C: the rows of the runs stopped (and of those that ended
+        // before) are written; exit 130.
+        return Err(CliError::Interrupted(format!(
+            "interrupted: {} of {total} runs stopped early (their rows are partial, see the `error` column)",
+            failed.len()
+        )));
+    }
     if failed.is_empty() {
         Ok(())
     } else {

@@ -165,6 +165,57 @@ fn compare_prints_one_row_per_ftl() {
     assert_eq!(kinds, ["pagemap", "pure-page-level"]);
 }
 
+/// The util column of a comparison table, by FTL.
+fn util_column(text: &str, kinds: &[&str]) -> Vec<f64> {
+    kinds
+        .iter()
+        .map(|k| {
+            let row = text.lines().find(|l| l.starts_with(&format!("{k} "))).unwrap_or_else(|| panic!("{text}"));
+            // ftl WAF write-mean write-p99 write-max read-mean read-p99 erases copies util integrity
+            row.split_whitespace().nth(9).unwrap().parse().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn compare_keeps_every_ftl_at_the_same_spare_space_unless_told_otherwise() {
+    let kinds = ["pagemap", "dftl", "nftl"];
+    let args = ["compare", "--ftl", "pagemap,dftl,nftl", "--requests", "20000"];
+    let fair = stdout_of(&args);
+    assert!(
+        fair.contains("every FTL keeps its data in the same") && fair.contains("(the space nftl exports"),
+        "{fair}"
+    );
+    assert_eq!(util_column(&fair, &kinds), [84.0, 84.0, 84.0], "{fair}");
+    let own = stdout_of(&[&args[..], &["--own-space"]].concat());
+    assert!(own.contains("WAF measures spare space"), "{own}");
+    assert_eq!(util_column(&own, &kinds), [90.0, 98.8, 84.0], "{own}");
+    // The JSON carries what each ran with: nftl's space, for all.
+    let json = json_of(&[&args[..], &["-f", "json"]].concat());
+    let exported: Vec<u64> = json.as_array().unwrap().iter().map(|r| r["logical_pages"].as_u64().unwrap()).collect();
+    assert!(exported[0] > exported[2] && exported[1] > exported[0], "{exported:?}");
+    // A space one FTL cannot hold names it.
+    let e = failure(&[&args[..], &["--set", "host.logical_pages=58000"]].concat(), 2);
+    assert!(e.contains("--ftl nftl") && e.contains("host.logical_pages"), "{e}");
+}
+
+#[test]
+fn a_block_erased_past_its_rated_cycles_is_a_warning() {
+    let args = ["compare", "--ftl", "pagemap,nftl", "--requests", "100000", "--set", "device.wear.endurance_cycles=5"];
+    let out = ftlab().args(args).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("warning: nftl: a block was erased") && text.contains("rated 5 cycles"), "{text}");
+    // Not in JSON: on stderr.
+    let out = ftlab().args([&args[..], &["-f", "json"]].concat()).output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8(out.stderr).unwrap().contains("past the chip's rated 5 cycles"));
+    // Within the rating: no warning.
+    let text = stdout_of(&["compare", "--ftl", "pagemap,nftl", "--requests", "100000"]);
+    assert!(!text.contains("warning"), "{text}");
+    let text = stdout_of(&["run", "--requests", "100000", "--set", "device.wear.endurance_cycles=1"]);
+    assert!(text.contains("warning: pagemap: a block was erased"), "{text}");
+}
+
 #[test]
 fn compare_names_an_unknown_ftl_before_running() {
     let e = failure(&["compare", "--ftl", "pagemap,nosuch", "--requests", "5000"], 2);
@@ -734,4 +785,38 @@ fn an_output_path_that_cannot_be_written_is_refused_before_the_run() {
     let out = dir.path().join("r.json");
     ftlab().args(["run", "--requests", "1000", "-f", "json", "-o"]).arg(&out).assert().success();
     assert!(std::fs::read_to_string(&out).unwrap().contains("\"waf\""));
+}
+
+/// Ctrl-C stops a long run, which writes what it measured marked as partial
+/// and exits 130.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_writes_the_partial_report_and_exits_130() {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("long.toml");
+    // Far more requests than the test waits for (a few million a second).
+    std::fs::write(
+        &config,
+        "[ftl]\nkind = \"pagemap\"\n[workload.generator]\nkind = \"uniform\"\nrequests = 1000000000\nread_fraction = 0.3\n",
+    )
+    .unwrap();
+    let out = dir.path().join("partial.json");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("ftlab"))
+        .args(["run", "-q", "-f", "json", "-o"])
+        .arg(&out)
+        .arg(&config)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let requests = report["requests"].as_u64().unwrap();
+    assert!(requests > 0 && requests < 1_000_000_000, "{requests}");
+    assert!(report["error"].as_str().unwrap().starts_with("interrupted after"), "{report}");
+    assert_eq!(report["integrity"], "not checked: the run was interrupted");
 }

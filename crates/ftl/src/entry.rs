@@ -110,7 +110,17 @@ fn overlay<T: Serialize + DeserializeOwned>(kind: &str, base: T, params: &toml::
     let mut table = toml::Table::try_from(&base).map_err(|e| FtlError::config("ftl", format!("{kind}: {e}")))?;
     let defaults = table.clone();
     for (k, v) in params {
-        if !table.contains_key(k) {
+        // A key whose default is left out when serialized (an empty list) is
+        // known all the same: the config type takes it.
+        let skipped_default = || {
+            let mut probe = table.clone();
+            probe.insert(k.clone(), v.clone());
+            match T::deserialize(toml::Value::Table(probe)) {
+                Ok(_) => true,
+                Err(e) => !e.to_string().contains(&format!("unknown field `{k}`")),
+            }
+        };
+        if !table.contains_key(k) && !skipped_default() {
             let known: Vec<&String> = table.keys().collect();
             return Err(FtlError::config(
                 format!("ftl.{k}"),

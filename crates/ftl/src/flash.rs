@@ -245,6 +245,7 @@ impl Flash {
             host_dies: [u32::MAX; HOST_DIES],
             channel_queued: SimTime::ZERO,
             failures: 0,
+            update_read: false,
         }
     }
     /// The medium.
@@ -330,6 +331,9 @@ pub struct Io<'a> {
     /// Programs that failed in this command and were retried elsewhere
     /// ([`Io::program_placed`]).
     failures: u32,
+    /// The reads now are the first half of a read-modify-write
+    /// ([`Io::update_read`]).
+    update_read: bool,
 }
 
 /// Dies whose earlier host work a command's host operations are measured
@@ -852,6 +856,32 @@ impl Io<'_> {
     #[inline]
     pub fn ack(&mut self) {
         self.acked = Some(self.host_done.unwrap_or(self.ready));
+    }
+
+    /// Whether the reads issued now read the rest of a page a host write
+    /// covers in part (a read-modify-write's read), as the device sets around
+    /// it: an FTL that charges a flash read for a page never written (the
+    /// page map's `unwritten_reads = "flash"`) charges none here, as there is
+    /// nothing to keep.
+    #[inline]
+    pub fn update_read(&self) -> bool {
+        self.update_read
+    }
+
+    /// Marks the reads issued from now on as a read-modify-write's read, or
+    /// not ([`Io::update_read`]).
+    #[inline]
+    pub fn set_update_read(&mut self, on: bool) {
+        self.update_read = on;
+    }
+
+    /// Acknowledges the host at `t` exactly, whatever the command's flash work
+    /// so far: a cache that takes the data into DRAM answers when the DRAM
+    /// copy ends, while the flash write it issued for the data runs on
+    /// ([`crate::data_cache`]).
+    #[inline]
+    pub fn ack_at(&mut self, t: SimTime) {
+        self.acked = Some(t);
     }
 
     /// Makes the command complete no earlier than `t`, as if a host operation

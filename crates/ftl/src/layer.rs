@@ -75,6 +75,13 @@ pub trait Layer: Send + std::fmt::Debug {
     fn takes_writes(&self) -> bool {
         false
     }
+    /// The layer's own gauges, reported after the inner scheme's.
+    fn own_gauges(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+    /// Zeroes the layer's own counters (with the inner scheme's, when the
+    /// measured phase starts).
+    fn reset_own_counters(&mut self) {}
 }
 
 /// A [`Layer`] as an [`Ftl`]: the layer's commands, the inner scheme's
@@ -135,10 +142,13 @@ impl<L: Layer> Ftl for Layered<L> {
         self.0.inner_mut().extension()
     }
     fn gauges(&self) -> Vec<(&'static str, f64)> {
-        self.0.inner().gauges()
+        let mut g = self.0.inner().gauges();
+        g.extend(self.0.own_gauges());
+        g
     }
     fn reset_counters(&mut self) {
         self.0.inner_mut().reset_counters();
+        self.0.reset_own_counters();
     }
     fn curves(&self) -> Vec<(&'static str, Vec<f64>)> {
         self.0.inner().curves()

@@ -159,6 +159,7 @@ pub mod capability;
 pub mod config;
 #[cfg(feature = "testing")]
 pub mod conformance;
+pub mod data_cache;
 pub mod dram;
 pub mod entry;
 pub mod flash;
@@ -204,6 +205,11 @@ pub struct Hint {
     /// [`subpage`](schemes::page::subpage) with `packing = "request-queue"`) waits for the last one;
     /// every other FTL ignores it.
     pub more: bool,
+    /// Bytes of the unit the host request carries, for a request that covers
+    /// part of a page; 0: the whole unit. Only a layer that times its work by
+    /// the bytes moved reads it (the data cache, [`crate::data_cache`]); the
+    /// unit itself is always written whole.
+    pub bytes: u32,
 }
 
 /// Admission control's verdict on one task (stream) ([`RealTime::admission`]).

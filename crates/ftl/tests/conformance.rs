@@ -94,6 +94,27 @@ conformance!(
     ftlab_ftl::buffer::WriteBufferBuilder::new(Box::new(ftlab_ftl::schemes::block::nftl::NftlConfig::default()), 16)
 );
 
+// MQSim's write cache over a page-mapped and a block-mapped FTL: acknowledged
+// from DRAM, durable on flush; the power-cut check holds it to exactly that.
+conformance!(
+    data_cache_over_pagemap,
+    ftlab_ftl::data_cache::DataCacheBuilder {
+        inner: Box::new(PageMapConfig::default()),
+        params: ftlab_ftl::data_cache::DataCacheParams::new(8),
+    }
+);
+conformance!(
+    data_cache_over_nftl,
+    ftlab_ftl::data_cache::DataCacheBuilder {
+        inner: Box::new(ftlab_ftl::schemes::block::nftl::NftlConfig::default()),
+        params: ftlab_ftl::data_cache::DataCacheParams {
+            writeback_limit_sectors: Some(8),
+            hot_window_ns: 50_000_000,
+            ..ftlab_ftl::data_cache::DataCacheParams::new(16)
+        },
+    }
+);
+
 // The solid-state cache through the block interface (write = write-dirty, trim =
 // evict): dirty blocks are never evicted silently, so it is a plain FTL here.
 conformance!(ssc_block_interface, ftlab_ftl::schemes::host::ssc::SscConfig::default());

@@ -8,6 +8,7 @@
 
 use ftlab_ftl::buffer::WriteBufferBuilder;
 use ftlab_ftl::conformance::{nand_config, registered, small_geometry};
+use ftlab_ftl::data_cache::{DataCacheBuilder, DataCacheParams};
 use ftlab_ftl::layer::{Layer, Layered};
 use ftlab_ftl::registry::{self, Builder};
 use ftlab_ftl::{Durability, Extension, Flash, Ftl, FtlBuilder, FtlError, Io};
@@ -83,6 +84,14 @@ fn offer(ftl: &mut dyn Ftl) -> Offer {
     }
 }
 
+/// What the scheme offers behind the data cache, without the cache's own
+/// gauges (added after the scheme's).
+fn offer_cached(ftl: &mut dyn Ftl) -> Offer {
+    let mut o = offer(ftl);
+    o.gauges.retain(|g| !g.starts_with("data_cache_"));
+    o
+}
+
 #[test]
 fn every_scheme_keeps_what_it_offers_in_every_layer() {
     let kinds: Vec<&str> = registry::schemes().iter().map(|s| s.name).collect();
@@ -116,9 +125,24 @@ fn every_scheme_keeps_what_it_offers_in_every_layer() {
                 }
                 assert_eq!(ftl.durability(), Durability::OnFlush, "{kind}");
                 assert!(ftl.memory().other > same.memory().other, "{kind}: the buffer's RAM is counted");
+                // So does MQSim's data cache, and it adds its gauges.
+                let cached = DataCacheBuilder { inner: builder(kind), params: DataCacheParams::new(8) };
+                let (_, mut ftl) =
+                    format(&cached, geometry).unwrap_or_else(|e| panic!("{kind} behind the data cache: {e}"));
+                assert_eq!(offer_cached(&mut *ftl), want, "{kind} behind the data cache");
+                assert_eq!(ftl.durability(), Durability::OnFlush, "{kind}");
+                assert!(ftl.memory().other > same.memory().other, "{kind}: the cache's RAM is counted");
+                assert!(ftl.gauges().iter().any(|(n, _)| *n == "data_cache_writebacks"), "{kind}");
             }
             Err(e) => {
                 extended += 1;
+                // The data cache refuses the same schemes, naming its own key.
+                let cached = DataCacheBuilder { inner: builder(kind), params: DataCacheParams::new(8) };
+                match format(&cached, geometry) {
+                    Err(FtlError::Config(c)) => assert_eq!(c.key, "device.data_cache", "{kind}: {c}"),
+                    Err(other) => panic!("{kind}: {other}"),
+                    Ok(_) => panic!("{kind}: its own commands would pass the data cache by"),
+                }
                 assert_ne!(want.extension, Extension::None.name(), "{kind}: a block-command scheme refused: {e}");
                 match e {
                     FtlError::Config(c) => assert_eq!(c.key, "device.write_buffer_pages", "{kind}: {c}"),

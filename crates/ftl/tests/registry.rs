@@ -35,22 +35,40 @@ fn every_registered_scheme_keeps_its_data_through_overwrites_and_power_cuts() {
     }
 }
 
-#[test]
-fn every_block_scheme_keeps_flushed_data_behind_a_write_buffer() {
-    let mut buffered = 0;
+/// Every scheme that speaks block commands, wrapped by `wrap` (a layer that
+/// acknowledges from RAM and is durable on flush), keeps its flushed data
+/// through a full overwrite and power cuts; the two schemes with commands of
+/// their own are refused (tests/layers.rs).
+fn every_block_scheme_behind(what: &str, wrap: impl Fn(registry::Builder) -> Box<dyn FtlBuilder>) {
+    let mut wrapped_runs = 0;
     for kind in kinds() {
         let (builder, geometry) = registered(kind).unwrap();
-        let wrapped = WriteBufferBuilder::new(builder, 16);
+        let wrapped = wrap(builder);
         let mut flash = ftlab_ftl::Flash::new(ftlab_nand::Nand::new(&suite::nand_config(geometry, 0.0, 1)).unwrap());
         if wrapped.format(&mut flash.io(ftlab_nand::SimTime::ZERO)).is_err() {
-            continue; // a scheme with commands of its own: refused (tests/layers.rs)
+            continue;
         }
-        eprintln!("conformance behind a write buffer: {kind}");
-        suite::full_overwrite(&wrapped, &suite::nand_config(geometry, 0.0, 1), 3);
-        suite::power_cut(&wrapped, geometry, 3);
-        buffered += 1;
+        eprintln!("conformance behind {what}: {kind}");
+        suite::full_overwrite(&*wrapped, &suite::nand_config(geometry, 0.0, 1), 3);
+        suite::power_cut(&*wrapped, geometry, 3);
+        wrapped_runs += 1;
     }
-    assert!(buffered + 2 == kinds().len(), "{buffered} of {} schemes ran behind a buffer", kinds().len());
+    assert!(wrapped_runs + 2 == kinds().len(), "{wrapped_runs} of {} schemes ran behind {what}", kinds().len());
+}
+
+#[test]
+fn every_block_scheme_keeps_flushed_data_behind_a_write_buffer() {
+    every_block_scheme_behind("a write buffer", |builder| Box::new(WriteBufferBuilder::new(builder, 16)));
+}
+
+#[test]
+fn every_block_scheme_keeps_flushed_data_behind_the_data_cache() {
+    every_block_scheme_behind("the data cache", |inner| {
+        Box::new(ftlab_ftl::data_cache::DataCacheBuilder {
+            inner,
+            params: ftlab_ftl::data_cache::DataCacheParams::new(16),
+        })
+    });
 }
 
 #[test]

@@ -60,6 +60,7 @@ fn mqsim_default_files_import() {
         GeneratorSpec::Uniform { read_fraction, size, arrival, .. } => {
             assert_eq!(*read_fraction, 0.0);
             assert_eq!(*size, SizeDist::fixed(1), "8 sectors = half an 8 KiB page, rounded up");
+            assert_eq!(f.request_bytes, Some(4096), "of which the request carries 4 KiB");
             assert_eq!(*arrival, Arrival::Closed);
         }
         g => panic!("{g:?}"),
@@ -82,13 +83,21 @@ fn mqsim_default_files_import() {
         "Dynamic_Wearleveling_Enabled=true",
         "Static_Wearleveling_Enabled=true",
         "CMD_Suspension_Support=ERASE",
-        "Device_Level_Data_Caching_Mode of flow-1 (WRITE_CACHE), flow-2 (WRITE_CACHE) with Caching_Mechanism=ADVANCED",
         "IO_Flow_Parameter_Set_Synthetic 1 / Intensity: not a setting MQSim reads",
         "Preferred_suspend_*",
-        "Average_Request_Size=8 sectors: rounded up",
+        "Average_Request_Size=8 sectors: 1 page(s) of 16 sectors, the last written in part",
     ] {
         assert!(has(s, what), "no `{what}` in {:#?}", s.config.unsupported);
     }
+    // Both flows write through the ADVANCED write cache: modelled, with the
+    // file's capacity (256 MiB of 8 KiB pages) and DRAM; the dies of a chip
+    // run serially, as MQSim's scheduler issues them.
+    assert!(!has(s, "Device_Level_Data_Caching_Mode"), "{:#?}", s.config.unsupported);
+    let cache = s.config.device.data_cache.as_ref().expect("scenario 1 has the data cache");
+    assert_eq!((cache.pages, cache.dram_mt_per_s, cache.dram_burst_bytes), (32_768, 100, 1));
+    assert!(s.config.device.commands.serial_dies);
+    // Queue_Fetch_Size bounds each flow's requests in the device.
+    assert_eq!((s.config.host.fetch_size, s.config.host.fetch_per_flow), (Some(512), Some(true)));
     // Preemptible GC is off in this file: nothing to report.
     assert!(!has(s, "Preemptible_GC_Enabled"));
     // Every scenario validates as an ftlab run.
@@ -140,12 +149,26 @@ fn every_fast18_experiment_imports() {
         "fast18/queue-fetch-size/workload-queue-fetch-size-flow-1-flow-2.xml",
     );
     assert_eq!(fetch16[0].config.host.fetch_size, Some(16));
-    // The backend-contention flows use chips 0 and 1 of 4: reported.
+    // The backend-contention flows use chips 0 and 1 of 4: each flow's part
+    // of the space goes to those chips only (ftl.partitions).
     let backend = load(
         "fast18/backend-contention/ssdconfig-backend-contention.xml",
         "fast18/backend-contention/workload-backend-contention-flow-1-flow-2.xml",
     );
-    assert!(has(&backend[0], "Chip_IDs=0,1: resource partitioning is not modelled"));
+    assert!(!has(&backend[0], "Chip_IDs"));
+    let parts = backend[0].config.ftl.params["partitions"].as_array().unwrap();
+    assert_eq!(parts.len(), 2);
+    for p in parts {
+        assert_eq!(p.to_string(), "{ ways = [0, 1] }");
+    }
+    // The data-cache-contention flows have a channel half each.
+    let halves = load(
+        "fast18/data-cache-contention/ssdconfig-datacache-contention.xml",
+        "fast18/data-cache-contention/workload-datacache-contention-flow-1-flow-2.xml",
+    );
+    let parts = halves[0].config.ftl.params["partitions"].as_array().unwrap();
+    let shown: Vec<String> = parts.iter().map(|p| p.to_string()).collect();
+    assert_eq!(shown, ["{ channels = [0, 1, 2, 3] }", "{ channels = [4, 5, 6, 7] }"]);
     // MQSim's parser takes `true</<Generated_Aligned_Addresses>`; so does the import, saying so.
     let typo = load(
         "fast18/data-cache-contention/ssdconfig-datacache-contention.xml",

@@ -38,8 +38,12 @@
 //! reported as not modelled.)
 //!
 //! Die interleaving (operations of different dies on one channel overlapping,
-//! each die's array time hidden behind the others' transfers) is not an option:
-//! the timelines always model it ([`crate::timeline`]).
+//! each die's array time hidden behind the others' transfers) is the default:
+//! the timelines model it ([`crate::timeline`]). `serial_dies` turns it off
+//! inside a chip: the dies of one chip (way) then run one operation at a time,
+//! as MQSim's transaction scheduler issues them (a chip takes a command only
+//! when it is idle, and a command addresses one die:
+//! `src/ssd/TSU_Base.cpp:72-128`, `TSU_Priority_OutOfOrder.cpp:517-531`).
 
 use serde::{Deserialize, Serialize};
 
@@ -63,6 +67,9 @@ pub struct Commands {
     pub erase_suspension: bool,
     /// Time to suspend an erase, ns (MQSim's `Suspend_Erase_Time`).
     pub suspend_erase_ns: u64,
+    /// The dies of one chip run one operation at a time (no die interleaving
+    /// inside a chip; channels and chips still run side by side).
+    pub serial_dies: bool,
 }
 
 impl Commands {

@@ -17,6 +17,7 @@ const MULTI: Commands = Commands {
     cache_program: false,
     erase_suspension: false,
     suspend_erase_ns: 0,
+    serial_dies: false,
 };
 
 fn page(n: &Nand, block: u32, page: u32, v: u64) -> PlanePage {

@@ -34,7 +34,14 @@ const CALENDAR: usize = 256;
 /// Busy-until per die, reserved transfers per channel.
 #[derive(Debug, Clone)]
 pub struct Timelines {
+    /// Busy-until per die, or per chip with serial dies ([`Timelines::slot`]).
     die_busy: Vec<SimTime>,
+    /// Dies of the device.
+    dies: usize,
+    /// Dies a chip (way).
+    dies_per_way: usize,
+    /// Whether the dies of a chip share one busy-until (`Commands::serial_dies`).
+    serial: bool,
     /// Per channel, reserved transfers `[start, finish)` and whether each is
     /// the host's, disjoint, by start (so by finish too).
     channel: Vec<VecDeque<(SimTime, SimTime, bool)>>,
@@ -138,6 +145,9 @@ impl Timelines {
     pub fn new(geometry: &Geometry, timing: &Timing) -> Self {
         Timelines {
             die_busy: vec![SimTime::ZERO; geometry.dies() as usize],
+            dies: geometry.dies() as usize,
+            dies_per_way: geometry.dies_per_way.max(1) as usize,
+            serial: false,
             channel: vec![VecDeque::new(); geometry.channels as usize],
             dies_per_channel: Divisor::new(geometry.ways_per_channel * geometry.dies_per_way),
             read: SimTime(timing.read_ns),
@@ -159,9 +169,12 @@ impl Timelines {
     pub fn set_commands(&mut self, commands: Commands) {
         self.commands = commands;
         self.timed = commands.changes_timing();
-        let dies = self.die_busy.len();
+        self.serial = commands.serial_dies && self.dies_per_way > 1;
+        let slots = if self.serial { self.dies / self.dies_per_way } else { self.dies };
+        self.die_busy = vec![self.die_busy.iter().copied().max().unwrap_or_default(); slots];
+        let dies = self.dies;
         if self.timed {
-            self.cache_free = self.die_busy.clone();
+            self.cache_free = vec![self.die_busy.iter().copied().max().unwrap_or_default(); dies];
             self.long = vec![LongOp::default(); dies];
         } else {
             self.cache_free = Vec::new();
@@ -197,7 +210,7 @@ impl Timelines {
         let may = l.kind == LongKind::Erase && self.commands.erase_suspension;
         // Suspend only the operation under way, with nothing queued behind it,
         // and only when the read then starts before the operation would finish.
-        if at.host && may && l.finish == self.die_busy[d] && l.start <= at.at && at.at < l.finish {
+        if at.host && may && l.finish == self.die_busy[self.slot(d)] && l.start <= at.at && at.at < l.finish {
             let base = at.at.max(l.reads_end);
             // Running (not already suspended by an earlier read): suspend it.
             let latency = if at.at >= l.reads_end { SimTime(self.commands.suspend_erase_ns) } else { SimTime::ZERO };
@@ -207,7 +220,8 @@ impl Timelines {
                 let finish = t + xfer;
                 let to = l.finish + (finish - base);
                 self.long[d] = LongOp { finish: to, reads_end: finish, ..l };
-                self.die_busy[d] = to;
+                let slot = self.slot(d);
+                self.die_busy[slot] = to;
                 self.suspension = Some(Suspended { die, from: l.finish, to });
                 return Span { start: base, finish, queued, die };
             }
@@ -228,7 +242,7 @@ impl Timelines {
         let earliest = if self.timed && self.commands.cache_program {
             at.at.max(self.cache_free[d])
         } else {
-            at.at.max(self.die_busy[d])
+            at.at.max(self.die_busy[self.slot(d)])
         };
         let (start, mut queued) = self.transfer(c, earliest, self.page_transfer, at.host);
         let mut end = start + self.page_transfer;
@@ -237,9 +251,10 @@ impl Timelines {
             queued += q;
             end = t + self.page_transfer;
         }
-        let array = end.max(self.die_busy[d]);
+        let array = end.max(self.die_busy[self.slot(d)]);
         let finish = array + self.program;
-        self.die_busy[d] = finish;
+        let slot = self.slot(d);
+        self.die_busy[slot] = finish;
         if self.timed {
             self.cache_free[d] = if self.commands.cache_program { array } else { finish };
             // Programs are not suspended (see [`crate::commands`]).
@@ -267,7 +282,7 @@ impl Timelines {
         let at = at.into();
         let d = die.0 as usize;
         let c = self.channel(die);
-        let start = at.at.max(self.die_busy[d]);
+        let start = at.at.max(self.die_busy[self.slot(d)]);
         let mut end = start + self.read;
         let mut queued = SimTime::ZERO;
         for _ in 0..pages.max(1) {
@@ -275,7 +290,8 @@ impl Timelines {
             queued += q;
             end = t + self.page_transfer;
         }
-        self.die_busy[d] = end;
+        let slot = self.slot(d);
+        self.die_busy[slot] = end;
         if self.timed {
             self.booked_other(d, end);
         }
@@ -327,10 +343,11 @@ impl Timelines {
     fn array_then_transfer(&mut self, die: DieId, at: Issue, array: SimTime, xfer: SimTime) -> Span {
         let d = die.0 as usize;
         let c = self.channel(die);
-        let start = at.at.max(self.die_busy[d]);
+        let start = at.at.max(self.die_busy[self.slot(d)]);
         let (t, queued) = self.transfer(c, start + array, xfer, at.host);
         let finish = t + xfer;
-        self.die_busy[d] = finish;
+        let slot = self.slot(d);
+        self.die_busy[slot] = finish;
         Span { start, finish, queued, die }
     }
 
@@ -361,9 +378,10 @@ impl Timelines {
         }
         let d = die.0 as usize;
         let c = self.channel(die);
-        let (start, queued) = self.transfer(c, at.at.max(self.die_busy[d]), self.page_transfer, at.host);
+        let (start, queued) = self.transfer(c, at.at.max(self.die_busy[self.slot(d)]), self.page_transfer, at.host);
         let finish = start + self.page_transfer + self.program;
-        self.die_busy[d] = finish;
+        let slot = self.slot(d);
+        self.die_busy[slot] = finish;
         Span { start, finish, queued, die }
     }
 
@@ -371,9 +389,10 @@ impl Timelines {
     #[inline]
     pub fn erase(&mut self, die: DieId, at: impl Into<Issue>) -> Span {
         let d = die.0 as usize;
-        let start = at.into().at.max(self.die_busy[d]);
+        let start = at.into().at.max(self.die_busy[self.slot(d)]);
         let finish = start + self.erase;
-        self.die_busy[d] = finish;
+        let slot = self.slot(d);
+        self.die_busy[slot] = finish;
         if self.timed {
             self.cache_free[d] = finish;
             self.long[d] = LongOp { kind: LongKind::Erase, start, finish, reads_end: SimTime::ZERO };
@@ -391,9 +410,10 @@ impl Timelines {
     #[inline]
     pub fn copyback(&mut self, die: DieId, at: impl Into<Issue>) -> Span {
         let d = die.0 as usize;
-        let start = at.into().at.max(self.die_busy[d]);
+        let start = at.into().at.max(self.die_busy[self.slot(d)]);
         let finish = start + self.read + self.program;
-        self.die_busy[d] = finish;
+        let slot = self.slot(d);
+        self.die_busy[slot] = finish;
         if self.timed {
             self.booked_other(d, finish);
         }
@@ -403,35 +423,46 @@ impl Timelines {
     /// When `die` is next free.
     #[inline]
     pub fn die_free_at(&self, die: DieId) -> SimTime {
-        self.die_busy[die.0 as usize]
+        self.die_busy[self.slot(die.0 as usize)]
     }
 
     /// The die that is free soonest (lowest index on ties).
     pub fn soonest_free_die(&self) -> DieId {
         let mut best = 0;
-        for (i, &t) in self.die_busy.iter().enumerate() {
-            if t < self.die_busy[best] {
+        for i in 0..self.dies {
+            if self.die_busy[self.slot(i)] < self.die_busy[self.slot(best)] {
                 best = i;
             }
         }
         DieId(best as u32)
     }
 
+    /// Where die `d`'s busy-until is kept: its own, or its chip's with serial
+    /// dies.
+    #[inline(always)]
+    fn slot(&self, d: usize) -> usize {
+        if self.serial {
+            d / self.dies_per_way
+        } else {
+            d
+        }
+    }
+
     /// The first die, scanning from `start` in index order and wrapping, that is
     /// free by `now`; if none is, the die free soonest (the first such in scan
     /// order).
     pub fn free_die_from(&self, start: DieId, now: SimTime) -> DieId {
-        let n = self.die_busy.len();
+        let n = self.dies;
         let first = start.0 as usize % n;
         let mut best = first;
         for k in 0..n {
             // `(first + k) % n` without a division per die.
             let i = if first + k < n { first + k } else { first + k - n };
-            let t = self.die_busy[i];
+            let t = self.die_busy[self.slot(i)];
             if t <= now {
                 return DieId(i as u32);
             }
-            if t < self.die_busy[best] {
+            if t < self.die_busy[self.slot(best)] {
                 best = i;
             }
         }
@@ -471,18 +502,19 @@ impl Timelines {
 mod tests {
     use super::*;
 
-    fn setup() -> Timelines {
+    /// One channel of two ways of `dies_per_way` dies, one plane each, 4 KiB
+    /// pages at 4096 MB/s (a 1000 ns transfer).
+    fn timelines(dies_per_way: u32) -> Timelines {
         let g = Geometry {
             channels: 1,
             ways_per_channel: 2,
-            dies_per_way: 1,
+            dies_per_way,
             planes_per_die: 1,
             blocks_per_plane: 4,
             pages_per_block: 4,
             page_size: 4096,
             oob_size: 0,
         };
-        // 4096 bytes at 4096 MB/s = 1000 ns transfer.
         let t = Timing {
             read_ns: 25_000,
             read_oob_ns: 10_000,
@@ -491,6 +523,38 @@ mod tests {
             channel_mb_per_s: 4096,
         };
         Timelines::new(&g, &t)
+    }
+
+    fn setup() -> Timelines {
+        timelines(1)
+    }
+
+    /// Two chips of two dies on one channel.
+    fn two_chips(serial: bool) -> Timelines {
+        let mut tl = timelines(2);
+        tl.set_commands(Commands { serial_dies: serial, ..Commands::default() });
+        tl
+    }
+
+    #[test]
+    fn serial_dies_share_their_chip_and_chips_still_overlap() {
+        // Interleaved: die 1 programs while die 0 does (one transfer apart).
+        let mut tl = two_chips(false);
+        let a = tl.program(DieId(0), SimTime::ZERO);
+        let b = tl.program(DieId(1), SimTime::ZERO);
+        assert_eq!((a.finish, b.finish), (SimTime(201_000), SimTime(202_000)));
+        // Serial: die 1 waits for its chip's die 0; die 2 (the other chip)
+        // does not.
+        let mut tl = two_chips(true);
+        let a = tl.program(DieId(0), SimTime::ZERO);
+        let b = tl.program(DieId(1), SimTime::ZERO);
+        let c = tl.program(DieId(2), SimTime::ZERO);
+        assert_eq!((a.finish, b.finish, c.finish), (SimTime(201_000), SimTime(402_000), SimTime(202_000)));
+        assert_eq!(tl.die_free_at(DieId(0)), SimTime(402_000), "the chip is busy, so is each of its dies");
+        assert_eq!(tl.soonest_free_die(), DieId(2));
+        assert_eq!(tl.free_die_from(DieId(0), SimTime(300_000)), DieId(2));
+        let e = tl.erase(DieId(3), SimTime::ZERO);
+        assert_eq!(e.start, SimTime(202_000));
     }
 
     #[test]

@@ -125,8 +125,9 @@ impl SweepPlan {
     /// Runs every point on `workers` threads (None or 0: one per core) with the
     /// GIL released; returns the rows in run order as JSON text. `on_row`, if
     /// given, is called with each run index as it finishes. Python's signals are
-    /// checked as each run finishes: Ctrl-C stops the sweep (runs under way
-    /// finish first).
+    /// checked every 50 ms while the sweep runs: Ctrl-C stops the runs under way
+    /// at their next request and the points not started at once
+    /// ([`ftlab_sim::interrupt`]), and the KeyboardInterrupt is raised here.
     #[pyo3(signature = (workers = None, on_row = None))]
     fn run_local(&self, py: Python<'_>, workers: Option<usize>, on_row: Option<Py<PyAny>>) -> PyResult<String> {
         /// Why a sweep stopped: the library's error or Python's.
@@ -139,18 +140,41 @@ impl SweepPlan {
                 Stop::Lab(e)
             }
         }
-        let rows = py.allow_threads(|| {
-            sweep::run_points(&self.points, &self.columns, workers.unwrap_or(0), |point, _| {
-                Python::with_gil(|py| -> PyResult<()> {
-                    py.check_signals()?;
-                    if let Some(cb) = &on_row {
-                        cb.call1(py, (point.run,))?;
+        let (rows, signalled) = py.allow_threads(|| {
+            std::thread::scope(|s| {
+                let sweep = s.spawn(|| {
+                    sweep::run_points(&self.points, &self.columns, workers.unwrap_or(0), |point, _| {
+                        Python::with_gil(|py| -> PyResult<()> {
+                            if let Some(cb) = &on_row {
+                                cb.call1(py, (point.run,))?;
+                            }
+                            Ok(())
+                        })
+                        .map_err(Stop::Py)
+                    })
+                });
+                // This (the calling, main) thread watches Python's signals:
+                // only the main thread sees them.
+                let mut signalled = None;
+                while !sweep.is_finished() {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    if signalled.is_none() {
+                        if let Err(e) = Python::with_gil(|py| py.check_signals()) {
+                            ftlab_sim::interrupt::interrupt();
+                            signalled = Some(e);
+                        }
                     }
-                    Ok(())
-                })
-                .map_err(Stop::Py)
+                }
+                let rows = sweep.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                if signalled.is_some() {
+                    ftlab_sim::interrupt::clear_interrupt();
+                }
+                (rows, signalled)
             })
         });
+        if let Some(e) = signalled {
+            return Err(e);
+        }
         let rows = match rows {
             Ok(rows) => rows,
             Err(Stop::Lab(e)) => return Err(errors::lab(py, e)),

@@ -77,3 +77,28 @@ def test_ray_sweep_matches_the_local_one(small):
         ray.shutdown()
     local = ftlab.sweep(small, GRID)
     pd.testing.assert_frame_equal(remote, local)
+
+
+def test_ctrl_c_stops_a_local_sweep_with_its_runs_under_way(small):
+    """Ctrl-C stops the runs under way at their next request (not when they
+    finish) and the points not started; the sweep raises KeyboardInterrupt and
+    the next sweep runs normally."""
+    import signal
+    import threading
+    import time
+
+    # Four runs of 50 million requests each: minutes if they ran to the end.
+    cfg = small.replace(**{"workload.generator.requests": 50_000_000})
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            ftlab.sweep(cfg, GRID, workers=2)
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    assert time.monotonic() - started < 10
+    df = ftlab.sweep(small, GRID, workers=2)
+    assert df["error"].isna().all() and (df["requests"] == 2000).all()

@@ -105,11 +105,96 @@ pub struct DeviceSpec {
     /// its reads ([`crate::host_link`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_write_mb_per_s: Option<f64>,
+    /// MQSim's write cache in device DRAM (`[device.data_cache]`, default
+    /// none): writes are acknowledged when their bytes are in DRAM, cold pages
+    /// are written back at once, hot ones stay until evicted, and writes wait
+    /// while the write-backs in flight reach a limit; durability becomes "on
+    /// flush" (`ftlab_ftl::data_cache`). `ftlab mqsim` sets it from
+    /// `Caching_Mechanism=ADVANCED` with `WRITE_CACHE` flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_cache: Option<DataCacheSpec>,
     /// The chip's advanced commands (`[device.commands]`, all off by default):
     /// multi-plane operations, cache program, suspension of programs and
     /// erases for host reads (`ftlab_nand::commands`).
     #[serde(skip_serializing_if = "Commands::is_none")]
     pub commands: Commands,
+}
+
+/// `[device.data_cache]`: MQSim's write cache (`ftlab_ftl::data_cache`), its
+/// DRAM keys named and defaulted as MQSim's `Data_Cache_*` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DataCacheSpec {
+    /// Pages the cache holds (MQSim: `Data_Cache_Capacity` / page size).
+    pub pages: u32,
+    /// DRAM row, bytes (default 8,192).
+    #[serde(default = "DataCacheSpec::row")]
+    pub dram_row_bytes: u32,
+    /// DRAM transfers a second, millions (default 800).
+    #[serde(default = "DataCacheSpec::rate")]
+    pub dram_mt_per_s: u32,
+    /// Bytes a DRAM burst carries (default 4).
+    #[serde(default = "DataCacheSpec::burst")]
+    pub dram_burst_bytes: u32,
+    /// tRCD, ns (default 13).
+    #[serde(default = "DataCacheSpec::t13")]
+    pub dram_trcd_ns: u64,
+    /// tCL, ns (default 13).
+    #[serde(default = "DataCacheSpec::t13")]
+    pub dram_tcl_ns: u64,
+    /// tRP, ns (default 13).
+    #[serde(default = "DataCacheSpec::t13")]
+    pub dram_trp_ns: u64,
+    /// Sectors (512 bytes) the write-backs in flight may hold before writes
+    /// wait (default: planes x sectors per page, MQSim's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writeback_limit_sectors: Option<u64>,
+    /// How long a written page stays hot, ms (default 1,000, MQSim's).
+    #[serde(default = "DataCacheSpec::window")]
+    pub hot_window_ms: f64,
+}
+
+impl DataCacheSpec {
+    fn row() -> u32 {
+        8192
+    }
+    fn rate() -> u32 {
+        800
+    }
+    fn burst() -> u32 {
+        4
+    }
+    fn t13() -> u64 {
+        13
+    }
+    fn window() -> f64 {
+        1000.0
+    }
+
+    /// The layer's settings, or the key that is out of range.
+    pub fn params(&self) -> Result<ftlab_ftl::data_cache::DataCacheParams, SimError> {
+        let ms = self.hot_window_ms;
+        if !(ms.is_finite() && ms > 0.0 && ms <= 1e9) {
+            return Err(SimError::config(
+                "device.data_cache.hot_window_ms",
+                format!("device.data_cache.hot_window_ms must be more than 0 and at most 1e9 ms, got {ms}"),
+            ));
+        }
+        let dram = ftlab_ftl::data_cache::DramTiming {
+            row_bytes: self.dram_row_bytes,
+            mt_per_s: self.dram_mt_per_s,
+            burst_bytes: self.dram_burst_bytes,
+            trcd_ns: self.dram_trcd_ns,
+            tcl_ns: self.dram_tcl_ns,
+            trp_ns: self.dram_trp_ns,
+        };
+        Ok(ftlab_ftl::data_cache::DataCacheParams {
+            pages: self.pages,
+            dram,
+            writeback_limit_sectors: self.writeback_limit_sectors,
+            hot_window_ns: (ms * 1e6).round() as u64,
+        })
+    }
 }
 
 impl Default for DeviceSpec {
@@ -139,6 +224,7 @@ impl Default for DeviceSpec {
             host_mb_per_s: None,
             command_overhead_us: None,
             host_write_mb_per_s: None,
+            data_cache: None,
             commands: Commands::default(),
         }
     }
@@ -416,6 +502,19 @@ pub struct HostSpec {
     /// (MQSim's `Queue_Fetch_Size`; default no limit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fetch_size: Option<u32>,
+    /// `fetch_size` bounds each flow's requests in the device rather than all
+    /// flows' together (default false): MQSim's `Queue_Fetch_Size` is per
+    /// submission queue (`Host_Interface_NVMe.cpp:44-47`, `:102-116`), and the
+    /// import sets it. Needs `fetch_size`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fetch_per_flow: Option<bool>,
+    /// Logical pages the host uses, from the first (default: all the FTL
+    /// exports): the workload's addresses, the flows' parts and the
+    /// preconditioning fill stay within them, as a partition smaller than the
+    /// disk. `ftlab compare` sets it to the smallest space of the FTLs it
+    /// compares, so that each keeps the same data on the same flash.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logical_pages: Option<u64>,
     /// Closed-loop runs only: consecutive requests of the same kind whose byte
     /// ranges follow each other are merged into one device request of at most
     /// this many bytes before the host queue, as an operating system's block
@@ -434,6 +533,8 @@ impl Default for HostSpec {
             reorder_window: 4096,
             dispatch: None,
             fetch_size: None,
+            fetch_per_flow: None,
+            logical_pages: None,
             merge_bytes: None,
         }
     }
@@ -862,6 +963,12 @@ pub struct FlowSpec {
     /// The fraction of its part of the logical space it addresses, from the
     /// part's start, in (0, 1] (default 1; MQSim's `Working_Set_Percentage`).
     pub working_set: Option<f64>,
+    /// Bytes each request carries from the start of its first page, when
+    /// fewer than its pages hold (default: whole pages; MQSim's request sizes
+    /// in sectors): a 4 KiB request on 8 KiB pages writes or reads half a
+    /// page, a read-modify-write for a write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_bytes: Option<u32>,
 }
 
 /// The dotted key path of the setting at byte `at` of the TOML document `text`

@@ -469,12 +469,18 @@ impl Device {
             PageOp::Write { data, hint, rmw } => {
                 if rmw {
                     // Read-modify-write: the untouched part of the page must survive.
-                    read = Some(Ok(self.ftl.read(&mut io, l).map_err(PageError::Ftl)?));
+                    io.set_update_read(true);
+                    let old = self.ftl.read(&mut io, l);
+                    io.set_update_read(false);
+                    read = Some(Ok(old.map_err(PageError::Ftl)?));
                 }
                 self.ftl.write(&mut io, l, data, &hint).map_err(PageError::Ftl)?;
             }
             PageOp::Merge { at: from, bytes, hint } => {
-                let old = self.ftl.read(&mut io, l).map_err(PageError::Ftl)?;
+                io.set_update_read(true);
+                let old = self.ftl.read(&mut io, l);
+                io.set_update_read(false);
+                let old = old.map_err(PageError::Ftl)?;
                 let mut page = match &old {
                     Some(Payload::Bytes(b)) => b.to_vec(),
                     _ => vec![0; self.page_size as usize],

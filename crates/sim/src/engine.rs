@@ -49,7 +49,7 @@ mod host_queue;
 mod per_die;
 mod versions;
 
-pub use flows::{FlowInput, FlowStats};
+pub use flows::{Fetch, FlowInput, FlowStats};
 
 use host_queue::HostQueue;
 
@@ -62,6 +62,10 @@ pub struct Progress {
     pub sim_ns: u64,
     /// Whether measurement has started.
     pub measuring: bool,
+    /// The requests the whole run will dispatch (preconditioning included),
+    /// when known before it starts ([`crate::Simulation::expected_requests`]):
+    /// what a progress bar's ETA needs.
+    pub expected: Option<u64>,
 }
 
 /// What is measured.
@@ -148,6 +152,12 @@ pub struct Engine {
     logical_pages: u64,
     /// The logical space and the FTL's task space after it ([`RealTime::stream_pages`]).
     addressable: u64,
+    /// Logical pages the host uses ([`Engine::host_pages`]).
+    host_pages: u64,
+    /// The run stopped because it was interrupted ([`crate::interrupt`]).
+    pub(crate) interrupted: bool,
+    /// The requests the run will dispatch, if known ([`Progress::expected`]).
+    pub(crate) expected: Option<u64>,
     store: StoreKind,
     /// Version of each logical page's contents ([`versions`]: odd while data
     /// is expected); the token written is `lpn << 32 | version`.
@@ -242,7 +252,7 @@ fn queue_key(r: &Request, edf: bool) -> u64 {
 /// What the FTL is told about a write of `r`.
 #[inline]
 fn hint_of(r: &Request) -> Hint {
-    Hint { stream: r.task, expiry: r.expiry.map(SimTime), deadline: r.deadline.map(SimTime), more: false }
+    Hint { stream: r.task, expiry: r.expiry.map(SimTime), deadline: r.deadline.map(SimTime), more: false, bytes: 0 }
 }
 
 /// The next request of `requests`, its times shifted by `offset` ns; a time the
@@ -294,6 +304,9 @@ impl Engine {
             host,
             page_size,
             logical_pages,
+            host_pages: logical_pages,
+            interrupted: false,
+            expected: None,
             addressable,
             store,
             versions: versions::Versions::new(addressable),
@@ -322,6 +335,10 @@ impl Engine {
 
     /// Whether measurement must stop for worn-out blocks (and records it).
     fn retirement_reached(&mut self) -> bool {
+        if crate::interrupt::interrupted() {
+            self.interrupted = true;
+            return true;
+        }
         if self.measuring && !self.stopped_at_retired_fraction {
             if let Some(w) = &mut self.retirement {
                 self.stopped_at_retired_fraction = w.reached(&self.device.flash);
@@ -355,6 +372,18 @@ impl Engine {
     /// Logical pages the FTL exports.
     pub fn logical_pages(&self) -> u64 {
         self.logical_pages
+    }
+
+    /// Logical pages the host uses, from the first (`host.logical_pages`;
+    /// all the FTL exports unless limited).
+    pub fn host_pages(&self) -> u64 {
+        self.host_pages
+    }
+
+    /// Limits the host to the first `pages` logical pages (at most those the
+    /// FTL exports; the caller checks).
+    pub fn set_host_pages(&mut self, pages: u64) {
+        self.host_pages = pages.min(self.logical_pages);
     }
 
     /// Bytes of a logical page: the flash page, or the FTL's smaller mapping
@@ -464,6 +493,14 @@ impl Engine {
             || (lpn == last && !(req.offset + u64::from(req.len)).is_multiple_of(ps))
     }
 
+    /// Bytes of page `lpn` that `req` covers.
+    #[inline]
+    fn covered(&self, req: &Request, lpn: u64) -> u32 {
+        let ps = self.page_size;
+        let (start, end) = (req.offset.max(lpn * ps), (req.offset + u64::from(req.len)).min((lpn + 1) * ps));
+        end.saturating_sub(start) as u32
+    }
+
     /// Models the host link and controller ([`crate::host_link`]) for requests
     /// dispatched whole.
     pub fn set_host_link(&mut self, link: Option<crate::host_link::HostLink>) {
@@ -534,7 +571,8 @@ impl Engine {
             Op::Write => {
                 version = self.versions.next_write(lpn);
                 let data = payload(self.store, self.page_size, lpn, version);
-                PageOp::Write { data, hint: Hint { more, ..hint_of(req) }, rmw: partial }
+                let bytes = if partial { self.covered(req, lpn) } else { 0 };
+                PageOp::Write { data, hint: Hint { more, bytes, ..hint_of(req) }, rmw: partial }
             }
             Op::Trim => PageOp::Trim,
         };
@@ -745,7 +783,12 @@ impl Engine {
         self.dispatched += 1;
         self.check_first_gc();
         if self.dispatched.is_multiple_of(4096) {
-            progress(Progress { requests: self.dispatched, sim_ns: t, measuring: self.measuring });
+            progress(Progress {
+                requests: self.dispatched,
+                sim_ns: t,
+                measuring: self.measuring,
+                expected: self.expected,
+            });
         }
     }
 

@@ -49,6 +49,14 @@ pub enum SimError {
         #[source]
         source: FtlError,
     },
+    /// The run was interrupted from outside ([`crate::interrupt`], Ctrl-C)
+    /// after `requests` measured requests; the report covers those, and the
+    /// final read-back of every page was skipped.
+    #[error(
+        "interrupted after {requests} measured requests: the report covers those (a partial run; its final \
+         integrity read-back was skipped)"
+    )]
+    Interrupted { requests: u64 },
     /// A run that stopped with `error` after it started, and the report of what it
     /// did until then (its `error` field says why it stopped).
     #[error("{error}")]

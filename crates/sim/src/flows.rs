@@ -31,7 +31,7 @@
 //! shared / alone; fairness = the smallest slowdown / the largest.
 
 use crate::config::{LoopMode, Priority, RunConfig, Source, WorkloadSpec};
-use crate::engine::{Engine, FlowInput, FlowStats, Progress};
+use crate::engine::{Engine, Fetch, FlowInput, FlowStats, Progress};
 use crate::error::SimError;
 use crate::metrics::{FlowReport, Report};
 use crate::source::{Request, Requests, TaskSpace};
@@ -50,6 +50,7 @@ pub struct Flow {
     pub(crate) max_requests: Option<u64>,
     pub(crate) time_scale: f64,
     pub(crate) working_set: f64,
+    pub(crate) request_bytes: Option<u32>,
 }
 
 /// The validated flows of `config` (empty: a single-source run).
@@ -126,9 +127,16 @@ pub(crate) fn flows(config: &RunConfig) -> Result<Vec<Flow>, SimError> {
                     format!("flow `{name}`: working_set must be in (0, 1], got {working_set}"),
                 ));
             }
+            if f.request_bytes == Some(0) {
+                return Err(SimError::config(
+                    format!("{key}.request_bytes"),
+                    format!("flow `{name}`: request_bytes must be at least 1, or left out for whole pages"),
+                ));
+            }
             Ok(Flow {
                 time_scale,
                 working_set,
+                request_bytes: f.request_bytes,
                 name,
                 source,
                 queue_depth,
@@ -151,17 +159,28 @@ fn within(key: &str, name: &str, e: SimError) -> SimError {
     }
 }
 
-/// `host.fetch_size`, validated (default: no limit).
-pub(crate) fn fetch_size(config: &RunConfig) -> Result<u32, SimError> {
-    match config.host.fetch_size {
-        None => Ok(u32::MAX),
-        Some(0) => Err(SimError::config("host.fetch_size", "host.fetch_size must be at least 1")),
-        Some(_) if config.flows.is_empty() => Err(SimError::config(
-            "host.fetch_size",
-            "host.fetch_size applies to [[flow]] runs; a single workload is limited by host.queue_depth",
-        )),
-        Some(n) => Ok(n),
+/// `host.fetch_size` and `host.fetch_per_flow`, validated (default: no
+/// limit).
+pub(crate) fn fetch_size(config: &RunConfig) -> Result<Fetch, SimError> {
+    let per_flow = config.host.fetch_per_flow.unwrap_or(false);
+    if config.host.fetch_per_flow.is_some() && config.host.fetch_size.is_none() {
+        return Err(SimError::config(
+            "host.fetch_per_flow",
+            "host.fetch_per_flow says what host.fetch_size bounds: set host.fetch_size too, or leave it out",
+        ));
     }
+    let size = match config.host.fetch_size {
+        None => u32::MAX,
+        Some(0) => return Err(SimError::config("host.fetch_size", "host.fetch_size must be at least 1")),
+        Some(_) if config.flows.is_empty() => {
+            return Err(SimError::config(
+                "host.fetch_size",
+                "host.fetch_size applies to [[flow]] runs; a single workload is limited by host.queue_depth",
+            ))
+        }
+        Some(n) => n,
+    };
+    Ok(Fetch { size, per_flow })
 }
 
 /// Drives `flows` (all of them, or only flow `only`, keeping every flow's part
@@ -170,17 +189,17 @@ pub(crate) fn drive(
     engine: &mut Engine,
     flows: &[Flow],
     only: Option<usize>,
-    fetch: u32,
+    fetch: Fetch,
     host: &crate::config::Host,
     offset: u64,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Vec<FlowReport>, SimError> {
-    let part = engine.logical_pages() / flows.len() as u64;
+    let part = engine.host_pages() / flows.len() as u64;
     let page_size = engine.device.flash.nand().geometry().page_size;
     if part == 0 {
         return Err(SimError::config(
             "flow",
-            format!("{} flows cannot share {} logical pages: give fewer flows", flows.len(), engine.logical_pages()),
+            format!("{} flows cannot share {} logical pages: give fewer flows", flows.len(), engine.host_pages()),
         ));
     }
     let none = TaskSpace { first_page: 0, pages: 0, admitted: Vec::new() };
@@ -195,9 +214,11 @@ pub(crate) fn drive(
         let scale = host.time_scale * f.time_scale;
         let requests = Requests::open(&f.source, &none, pages, page_size, f.seed, scale, host.reorder_window)?;
         let shift = i as u64 * part * u64::from(page_size);
+        let cap = f.request_bytes.unwrap_or(u32::MAX);
         let shifted = requests.map(move |r| {
             r.map(|mut r| {
                 r.offset += shift;
+                r.len = r.len.min(cap);
                 r
             })
         });

@@ -60,6 +60,7 @@ pub mod flows;
 pub mod host;
 pub mod host_link;
 pub mod image;
+pub mod interrupt;
 pub mod merge;
 pub mod metrics;
 pub mod report;

@@ -34,7 +34,12 @@ pub(crate) fn report(
         engine.model_bytes(),
         u64::from(geometry.total_pages()),
     );
-    let outcome = outcome.and_then(|()| engine.verify_all().map(drop));
+    // An interrupted run stops at once: no read-back of every page.
+    let outcome = if engine.interrupted {
+        outcome.and(Err(SimError::Interrupted { requests: engine.measured.requests }))
+    } else {
+        outcome.and_then(|()| engine.verify_all().map(drop))
+    };
     let m = &engine.measured;
     let verdict = match m.first_mismatch {
         None => metrics::Integrity::Ok,
@@ -124,6 +129,9 @@ pub(crate) fn finish(mut report: Report, outcome: Result<(), SimError>) -> Resul
         Ok(()) => Ok(report),
         Err(error) => {
             report.error = Some(error.to_string());
+            if matches!(error, SimError::Interrupted { .. }) && report.integrity == "ok" {
+                report.integrity = "not checked: the run was interrupted".into();
+            }
             Err(SimError::Stopped { error: Box::new(error), report: Box::new(report) })
         }
     }

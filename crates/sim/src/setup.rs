@@ -22,7 +22,7 @@ pub(crate) struct Prepared {
     pub(crate) bound_ns: Option<u64>,
     /// `[[flow]]`s (empty: `source` is the workload) and `host.fetch_size`.
     pub(crate) flows: Vec<flows::Flow>,
-    pub(crate) fetch: u32,
+    pub(crate) fetch: crate::engine::Fetch,
 }
 
 /// `config` checked as a whole, each part by its own check and the parts
@@ -116,6 +116,15 @@ pub(crate) fn ftl_builder(config: &RunConfig, source: Option<&Source>) -> Result
              or leave it out",
         ));
     }
+    let builder: Box<dyn ftlab_ftl::FtlBuilder + Send + Sync> =
+        match &config.device.data_cache {
+            None => builder,
+            Some(_) if config.device.write_buffer_pages.is_some() => return Err(SimError::config(
+                "device.data_cache",
+                "[device.data_cache] and device.write_buffer_pages are two write caches in front of the FTL: keep one",
+            )),
+            Some(spec) => Box::new(ftlab_ftl::data_cache::DataCacheBuilder { inner: builder, params: spec.params()? }),
+        };
     Ok(match config.device.write_buffer_pages {
         None if config.device.dram_mb_per_s.is_some() && config.device.read_buffer_pages.is_none() => {
             return Err(SimError::config(

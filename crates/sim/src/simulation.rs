@@ -131,6 +131,7 @@ fn parallel_runs(config: &RunConfig, n: usize) -> usize {
 /// One run of `config`; with `[[flow]]`s, of all flows or of flow `only`.
 fn run_one(config: &RunConfig, only: Option<usize>, progress: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
     let mut sim = Simulation::new(config)?;
+    sim.engine.expected = sim.expected_requests();
     if let Err(e) = sim.precondition(progress) {
         let (report, outcome) = report(config, &sim.prepared, &mut sim.engine, None, Err(e));
         return finish(report, outcome);
@@ -139,6 +140,25 @@ fn run_one(config: &RunConfig, only: Option<usize>, progress: &mut dyn FnMut(Pro
         sim.measure(progress)
     } else {
         sim.measure_flows(only, progress)
+    }
+}
+
+/// Lines of the uncompressed trace at `path` (`None` for a compressed one
+/// or one that cannot be read: the replay reports those errors).
+fn trace_lines(path: &std::path::Path) -> Option<u64> {
+    use std::io::Read;
+    if path.extension().is_some_and(|e| e == "gz" || e == "zst" || e == "xz" || e == "bz2") {
+        return None;
+    }
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut lines = 0u64;
+    loop {
+        let n = file.read(&mut buf).ok()?;
+        if n == 0 {
+            return Some(lines);
+        }
+        lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
     }
 }
 
@@ -179,6 +199,20 @@ impl Simulation {
         if let Some(b) = p.bound_ns {
             engine.set_bound(b);
         }
+        if let Some(n) = config.host.logical_pages {
+            if n == 0 || n > engine.logical_pages() {
+                return Err(SimError::config(
+                    "host.logical_pages",
+                    format!(
+                        "host.logical_pages = {n}: give from 1 to the {} logical pages {} exports here, or leave it \
+                         out for all of them",
+                        engine.logical_pages(),
+                        config.ftl.kind
+                    ),
+                ));
+            }
+            engine.set_host_pages(n);
+        }
         Ok(Simulation { config: config.clone(), prepared: p, engine, admission })
     }
 
@@ -193,6 +227,17 @@ impl Simulation {
         self.engine.unit_bytes() as u32
     }
 
+    /// Bytes of a logical page (the flash page, or the FTL's smaller unit).
+    pub fn unit_bytes(&self) -> u64 {
+        self.engine.unit_bytes()
+    }
+
+    /// Bytes of the flash: its pages times the page size.
+    pub fn physical_bytes(&self) -> u64 {
+        let g = self.engine.device.flash.nand().geometry();
+        u64::from(g.total_pages()) * u64::from(g.page_size)
+    }
+
     /// Physical pages of the device.
     pub fn physical_pages(&self) -> u64 {
         u64::from(self.engine.device.flash.nand().geometry().total_pages())
@@ -204,6 +249,29 @@ impl Simulation {
         ftlab_ftl::service_bound(&*self.engine.device.ftl)
     }
 
+    /// The requests the run will dispatch, preconditioning included, when
+    /// that is known before it starts: a generated workload of fixed length,
+    /// or an uncompressed trace (its lines counted, so a reading of the file:
+    /// fast next to the replay), capped by `workload.max_requests`. `None` for
+    /// flows (they end by their stop times), task sets and compressed traces.
+    pub fn expected_requests(&self) -> Option<u64> {
+        if !self.prepared.flows.is_empty() {
+            return None;
+        }
+        let pre = &self.config.precondition;
+        let logical = self.engine.host_pages();
+        let span = (self.engine.flash_page_bytes() / self.engine.unit_bytes()).max(1);
+        let fill = if pre.fill { logical.div_ceil(span) } else { 0 };
+        let random = (pre.random_overwrites * logical as f64) as u64;
+        let measured = match &self.prepared.source {
+            Source::Generator { spec, .. } => spec.requests(),
+            Source::Trace { path, repeat, .. } => trace_lines(path).map(|n| n * u64::from(*repeat)),
+            Source::Tasks { .. } => None,
+        }?;
+        let measured = self.config.workload.max_requests.map_or(measured, |m| measured.min(m));
+        Some(fill + random + measured)
+    }
+
     /// Runs the `[precondition]` writes (closed loop, unmeasured).
     pub fn precondition(&mut self, progress: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
         let pre = &self.config.precondition;
@@ -211,7 +279,7 @@ impl Simulation {
             let page_size = self.engine.unit_bytes() as u32;
             let span = self.engine.flash_page_bytes() / u64::from(page_size);
             let mut reqs = precondition_requests(
-                self.engine.logical_pages(),
+                self.engine.host_pages(),
                 page_size,
                 span,
                 pre.random_overwrites,
@@ -272,7 +340,7 @@ impl Simulation {
         let mut requests = Requests::open(
             &p.source,
             &space,
-            logical_pages,
+            engine.host_pages(),
             engine.unit_bytes() as u32,
             seed,
             p.host.time_scale,

@@ -225,3 +225,31 @@ fn a_flow_counts_unaligned_requests_partial_writes_and_reads_of_unwritten_pages(
     assert!(f.slowdown.is_none() && f.alone_response_us.is_none(), "metrics.slowdown = false: no alone run");
     assert_eq!(r.integrity, "ok");
 }
+
+/// MQSim's `Queue_Fetch_Size` bounds each submission queue: with
+/// `host.fetch_per_flow` each flow keeps up to `fetch_size` requests in the
+/// device (a flow of depth 4 all 4, one of depth 16 eight, so the deep one
+/// gets twice the service); with one limit for all, the flows share the 8
+/// slots equally and the deep flow's requests wait in its queue.
+#[test]
+fn a_fetch_limit_per_flow_bounds_each_queue() {
+    let two = |host: &str| {
+        let text = format!(
+            "{host}\n{}{}",
+            flow("shallow", "queue_depth = 4\nstop_ms = 50", 1 << 40, 1.0),
+            flow("deep", "queue_depth = 16\nstop_ms = 50", 1 << 40, 1.0)
+        );
+        let r = run(&config(&text), &mut |_| {}).unwrap();
+        assert_eq!(r.integrity, "ok");
+        let mean = |name: &str| r.flows.iter().find(|f| f.name == name).unwrap().response_us.mean;
+        mean("deep") / mean("shallow")
+    };
+    let per_flow = two("[host]\nfetch_size = 8\nfetch_per_flow = true\n");
+    let shared = two("[host]\nfetch_size = 8\n");
+    // Per flow: 16 / (2 x 4) = 2; shared and equal: 16 / 4 = 4.
+    assert!((per_flow - 2.0).abs() < 0.3, "{per_flow}");
+    assert!((shared - 4.0).abs() < 0.5, "{shared}");
+    let (key, problem) = config_error("[host]\nfetch_per_flow = true\n");
+    assert_eq!(key, "host.fetch_per_flow");
+    assert!(problem.contains("host.fetch_size"), "{problem}");
+}

@@ -386,3 +386,67 @@ fn telomere_runs_only_the_tasks_it_admits() {
     let p = run(&config(&format!("[ftl]\nkind = \"pagemap\"\n{}", set.replace("2e7", "5e4"))), &mut |_| {}).unwrap();
     assert_eq!((p.tasks_refused, p.tasks[2].jobs), (0, 300));
 }
+
+/// `host.logical_pages`: the workload and the preconditioning fill stay in
+/// the first pages, so the flash keeps less data and collects less; a limit
+/// past what the FTL exports names the key.
+#[test]
+fn the_host_can_use_part_of_the_logical_space() {
+    let text = |limit: &str| {
+        format!(
+            "seed = 2\n[device]\nchip = \"small-slc\"\nblocks_per_plane = 64\n[ftl]\nkind = \"pagemap\"\n\
+             over_provisioning = 0.05\n[host]\n{limit}\n[precondition]\nfill = true\n\
+             [workload.generator]\nkind = \"uniform\"\nrequests = 40000\nread_fraction = 0.0\n"
+        )
+    };
+    let all = ftlab_sim::run(&ftlab_sim::RunConfig::from_toml(&text(""), "test").unwrap(), &mut |_| {}).unwrap();
+    let half_pages = all.logical_pages / 2;
+    let half = ftlab_sim::run(
+        &ftlab_sim::RunConfig::from_toml(&text(&format!("logical_pages = {half_pages}")), "test").unwrap(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!((all.integrity.as_str(), half.integrity.as_str()), ("ok", "ok"));
+    assert_eq!(half.logical_pages, all.logical_pages, "the FTL still exports all of it");
+    let waf = |r: &ftlab_sim::Report| r.flash_pages_programmed as f64 / r.host_pages_written as f64;
+    assert!(waf(&all) > 2.0 * waf(&half), "{} against {}", waf(&all), waf(&half));
+    let too_many = text(&format!("logical_pages = {}", all.logical_pages + 1));
+    match ftlab_sim::run(&ftlab_sim::RunConfig::from_toml(&too_many, "test").unwrap(), &mut |_| {}) {
+        Err(ftlab_sim::SimError::Config(c)) => assert_eq!(c.key, "host.logical_pages"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A progress bar's ETA needs the run's length before it starts: the fill,
+/// the random overwrites and the workload's requests, or a trace's lines;
+/// every progress report carries it, and the run dispatches exactly that many.
+#[test]
+fn a_run_knows_how_many_requests_it_will_dispatch() {
+    let text = "seed = 2\n[device]\nchip = \"small-slc\"\nblocks_per_plane = 64\n[ftl]\nkind = \"pagemap\"\n\
+                [precondition]\nfill = true\nrandom_overwrites = 0.5\n\
+                [workload.generator]\nkind = \"uniform\"\nrequests = 3000\nread_fraction = 0.5\n";
+    let config = ftlab_sim::RunConfig::from_toml(text, "test").unwrap();
+    let sim = ftlab_sim::Simulation::new(&config).unwrap();
+    let pages = sim.logical_pages();
+    let expected = sim.expected_requests().unwrap();
+    assert_eq!(expected, pages + pages / 2 + 3000);
+    let (mut seen, mut last) = (None, 0);
+    ftlab_sim::run(&config, &mut |p| {
+        seen = p.expected;
+        last = p.requests;
+    })
+    .unwrap();
+    assert_eq!(seen, Some(expected));
+    assert!(last <= expected && last + 4096 > expected, "{last} of {expected}");
+    // A trace's lines, capped by max_requests.
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.trace");
+    std::fs::write(&trace, "0 0 0 8 0\n1000 0 8 8 0\n2000 0 16 8 1\n").unwrap();
+    let text = format!(
+        "seed = 2\n[device]\nchip = \"small-slc\"\nblocks_per_plane = 64\n[ftl]\nkind = \"pagemap\"\n\
+         [workload]\ntrace = {:?}\ntrace_format = \"mqsim\"\n",
+        trace.display().to_string()
+    );
+    let config = ftlab_sim::RunConfig::from_toml(&text, "test").unwrap();
+    assert_eq!(ftlab_sim::Simulation::new(&config).unwrap().expected_requests(), Some(3));
+}

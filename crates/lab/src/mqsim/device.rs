@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use ftlab_nand::{Timing, WearConfig};
-use ftlab_sim::config::{DeviceSpec, FtlSpec};
+use ftlab_sim::config::{DataCacheSpec, DeviceSpec, FtlSpec};
 
 use super::xml::Section;
 use super::{Options, SECTOR};
@@ -21,8 +21,13 @@ pub(super) struct Ssd {
     pub precondition: bool,
     pub io_queue_depth: u32,
     pub fetch_size: u32,
-    /// Whether the device has a DRAM data cache a flow could use.
+    /// The device's DRAM data cache, described for the "not modelled" list.
     pub data_cache: String,
+    /// The cache as ftlab models it (`Caching_Mechanism=ADVANCED`), for
+    /// scenarios whose flows all write through it.
+    pub cache: Option<DataCacheSpec>,
+    /// `Data_Cache_Sharing_Mode`.
+    pub cache_sharing: String,
     pub page_size: u32,
     /// Channels, chips a channel, dies a chip, planes a die.
     pub shape: [u32; 4],
@@ -89,15 +94,18 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
     let caching = d.choice("Caching_Mechanism", "ADVANCED", &["SIMPLE", "ADVANCED"])?;
     let sharing = d.choice("Data_Cache_Sharing_Mode", "SHARED", &["SHARED", "EQUAL_PARTITIONING"])?;
     let cache_bytes: u64 = d.value("Data_Cache_Capacity", 512 << 20)?;
-    for name in [
-        "Data_Cache_DRAM_Row_Size",
-        "Data_Cache_DRAM_Data_Rate",
-        "Data_Cache_DRAM_Data_Busrt_Size",
-        "Data_Cache_DRAM_tRCD",
-        "Data_Cache_DRAM_tCL",
-        "Data_Cache_DRAM_tRP",
-    ] {
-        let _: u64 = d.value(name, 0)?;
+    // MQSim's defaults (Device_Parameter_Set.cpp:14-20).
+    let dram_row: u32 = d.value("Data_Cache_DRAM_Row_Size", 8192)?;
+    let dram_rate: u32 = d.value("Data_Cache_DRAM_Data_Rate", 800)?;
+    let dram_burst: u32 = d.value("Data_Cache_DRAM_Data_Busrt_Size", 4)?;
+    let trcd: u64 = d.value("Data_Cache_DRAM_tRCD", 13)?;
+    let tcl: u64 = d.value("Data_Cache_DRAM_tCL", 13)?;
+    let trp: u64 = d.value("Data_Cache_DRAM_tRP", 13)?;
+    if dram_row == 0 || dram_rate == 0 || dram_burst == 0 {
+        return Err(d.error(
+            "Data_Cache_DRAM_Row_Size",
+            "Data_Cache_DRAM_Row_Size, Data_Cache_DRAM_Data_Rate and Data_Cache_DRAM_Data_Busrt_Size must be at least 1",
+        ));
     }
     let data_cache = format!(
         "Caching_Mechanism={caching}, Data_Cache_Sharing_Mode={sharing}, Data_Cache_Capacity={cache_bytes} and the \
@@ -269,8 +277,12 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
         // transaction scheduler always groups the transactions waiting for a
         // die that go to distinct planes at the same page offset
         // (TSU_Base.cpp, issue_command_to_chip). ftlab's chip offers them,
-        // and the mqsim GC model groups a request's own pages.
-        commands: ftlab_nand::Commands { multi_plane: true, ..ftlab_nand::Commands::default() },
+        // and the mqsim GC model groups a request's own pages. It issues a
+        // command to a chip only when the chip is idle, and a command
+        // addresses one die (TSU_Base.cpp:72-128,
+        // TSU_Priority_OutOfOrder.cpp:517-531, TSU_OutofOrder.cpp alike): the
+        // dies of a chip never overlap, so ftlab's chip runs them serially.
+        commands: ftlab_nand::Commands { multi_plane: true, serial_dies: true, ..ftlab_nand::Commands::default() },
         wear: WearConfig { endurance_cycles: endurance, ..WearConfig::default() },
         ..DeviceSpec::default()
     };
@@ -288,8 +300,23 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
     // MQSim maps a page never written when it is read and reads flash for it
     // (Address_Mapping_Unit_Page_Level.cpp:590, online_create_entry_for_reads).
     params.insert("unwritten_reads".into(), toml::Value::String("flash".into()));
+    let cache = (caching == "ADVANCED").then(|| DataCacheSpec {
+        // MQSim's slots: Data_Cache_Capacity / page size
+        // (Data_Cache_Manager_Flash_Advanced.cpp:19).
+        pages: (cache_bytes / u64::from(page_size)).min(u64::from(u32::MAX)) as u32,
+        dram_row_bytes: dram_row,
+        dram_mt_per_s: dram_rate,
+        dram_burst_bytes: dram_burst,
+        dram_trcd_ns: trcd,
+        dram_tcl_ns: tcl,
+        dram_trp_ns: trp,
+        writeback_limit_sectors: None,
+        hot_window_ms: 1000.0,
+    });
     Ok(Ssd {
         device,
+        cache,
+        cache_sharing: sharing,
         ftl: FtlSpec { kind: "pagemap".into(), params },
         seed,
         precondition,

@@ -28,7 +28,7 @@
 //! (truncated, as MQSim does) x planes; `Overprovisioning_Ratio`,
 //! `Use_Copyback_for_GC`, `Block_PE_Cycles_Limit` and `Seed` carry over;
 //! `Enabled_Preconditioning` fills the logical space first; each flow of a
-//! scenario becomes a `[[flow]]` (`Queue_Fetch_Size` is `host.fetch_size`).
+//! scenario becomes a `[[flow]]` (`Queue_Fetch_Size` is `host.fetch_size`, per flow).
 
 mod device;
 mod workload;
@@ -36,7 +36,8 @@ mod xml;
 
 use std::path::Path;
 
-use ftlab_sim::config::{HostSpec, MetricsSpec, PreconditionSpec};
+use ftlab_ftl::schemes::page::pagemap::Partition;
+use ftlab_sim::config::{DeviceSpec, FtlSpec, HostSpec, MetricsSpec, PreconditionSpec};
 use ftlab_sim::RunConfig;
 
 use crate::LabError;
@@ -67,6 +68,28 @@ pub struct Scenario {
     pub config: RunConfig,
 }
 
+/// `ftl` with each flow's resources as `ftl.partitions` (none: `ftl` as it
+/// is): MQSim places each flow's logical pages on the channels, chips, dies
+/// and planes its `*_IDs` list (`Address_Mapping_Unit_Page_Level.cpp`, one
+/// address mapping domain a flow).
+fn with_partitions(ftl: &FtlSpec, partitions: &[Partition]) -> FtlSpec {
+    let mut ftl = ftl.clone();
+    if !partitions.is_empty() {
+        let list = Vec::from_iter(partitions.iter().map(|p| {
+            let ids = |v: &[u32]| toml::Value::Array(v.iter().map(|&i| toml::Value::Integer(i64::from(i))).collect());
+            let mut t = toml::Table::new();
+            for (k, v) in [("channels", &p.channels), ("ways", &p.ways), ("dies", &p.dies), ("planes", &p.planes)] {
+                if !v.is_empty() {
+                    t.insert(k.into(), ids(v));
+                }
+            }
+            toml::Value::Table(t)
+        }));
+        ftl.params.insert("partitions".into(), toml::Value::Array(list));
+    }
+    ftl
+}
+
 /// Reads MQSim's `ssd` configuration and `workload` definitions: one run a
 /// scenario. A file that cannot be read, is not MQSim's, or has a value MQSim
 /// would reject is [`LabError::Mqsim`], naming the file, the line and the
@@ -78,7 +101,7 @@ pub fn import(ssd: &Path, workload: &Path, options: &Options) -> Result<Vec<Scen
     Ok(scenarios
         .into_iter()
         .enumerate()
-        .map(|(i, (flows, flow_notes))| {
+        .map(|(i, (flows, flow_notes, uses_cache, partitions))| {
             let mut unsupported = device.unsupported.clone();
             unsupported.extend(flow_notes);
             if options.precondition_fill && !device.precondition {
@@ -88,9 +111,18 @@ pub fn import(ssd: &Path, workload: &Path, options: &Options) -> Result<Vec<Scen
                 );
             }
             let config = RunConfig {
-                device: device.device.clone(),
-                ftl: device.ftl.clone(),
-                host: HostSpec { fetch_size: Some(device.fetch_size), ..HostSpec::default() },
+                device: DeviceSpec {
+                    data_cache: if uses_cache { device.cache.clone() } else { None },
+                    ..device.device.clone()
+                },
+                ftl: with_partitions(&device.ftl, &partitions),
+                // Queue_Fetch_Size bounds each submission queue's requests in
+                // the device (Host_Interface_NVMe.cpp:44-47).
+                host: HostSpec {
+                    fetch_size: Some(device.fetch_size),
+                    fetch_per_flow: Some(true),
+                    ..HostSpec::default()
+                },
                 precondition: PreconditionSpec {
                     fill: device.precondition || options.precondition_fill,
                     ..PreconditionSpec::default()

@@ -3,6 +3,7 @@
 //! Defaults are MQSim's (`src/exec/IO_Flow_Parameter_Set.cpp`, where the
 //! constructor leaves one it sets none: then the element is required).
 
+use ftlab_ftl::schemes::page::pagemap::Partition;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
@@ -20,8 +21,10 @@ use crate::LabError;
 /// run reaches.
 const UNBOUNDED_REQUESTS: u64 = 1 << 40;
 
-/// One scenario's flows and what of them ftlab does not model.
-pub(super) type Flows = (Vec<FlowSpec>, Vec<String>);
+/// One scenario's flows, what of them ftlab does not model, whether its
+/// writes go through the device's data cache, and the resources each flow's
+/// part of the logical space is placed on (empty: the whole device for all).
+pub(super) type Flows = (Vec<FlowSpec>, Vec<String>, bool, Vec<Partition>);
 
 /// The flows of each scenario of `workload.xml` at `path`.
 pub(super) fn read(path: &Path, text: &str, ssd: &Ssd) -> Result<Vec<Flows>, LabError> {
@@ -46,6 +49,7 @@ pub(super) fn read(path: &Path, text: &str, ssd: &Ssd) -> Result<Vec<Flows>, Lab
         let mut flows = Vec::new();
         let mut out = leftovers.clone();
         let mut cached = Vec::new();
+        let mut parts = Vec::new();
         for (i, flow) in node.children().filter(|c| c.is_element()).enumerate() {
             let kind = flow.tag_name().name();
             let mut sec = Section::new(path, format!("IO_Scenario {} / {kind} {}", s + 1, i + 1), flow);
@@ -58,10 +62,9 @@ pub(super) fn read(path: &Path, text: &str, ssd: &Ssd) -> Result<Vec<Flows>, Lab
                     continue;
                 }
             };
-            let (spec, caching) = common(&mut sec, spec, ssd, &mut out)?;
-            if caching != "TURNED_OFF" {
-                cached.push(format!("{name} ({caching})"));
-            }
+            let (spec, caching, resources) = common(&mut sec, spec, ssd, &mut out)?;
+            cached.push((format!("{name} ({caching})"), caching));
+            parts.push(resources);
             sec.unread(&mut out);
             flows.push(spec);
         }
@@ -69,20 +72,59 @@ pub(super) fn read(path: &Path, text: &str, ssd: &Ssd) -> Result<Vec<Flows>, Lab
             return Err(Section::new(path, format!("IO_Scenario {}", s + 1), node)
                 .error("", "has no IO_Flow_Parameter_Set_Synthetic or IO_Flow_Parameter_Set_Trace_Based: add a flow"));
         }
-        if !cached.is_empty() {
-            out.push(format!(
-                "Device_Level_Data_Caching_Mode of {} with {}: the device's DRAM data cache is not modelled (every \
-                 request goes to flash)",
-                cached.join(", "),
-                ssd.data_cache
-            ));
+        let uses_cache = data_cache_notes(&cached, ssd, &mut out);
+        // Resource lists: the flows' parts of the logical space go to their
+        // own resources (MQSim's address mapping domains) when any flow names
+        // less than the whole device.
+        if parts.iter().all(|p: &Partition| *p == Partition::default()) {
+            parts.clear();
         }
-        scenarios.push((flows, out));
+        scenarios.push((flows, out, uses_cache, parts));
     }
     if scenarios.is_empty() {
         return Err(top.error("", "has no <IO_Scenario>: add one with at least one flow"));
     }
     Ok(scenarios)
+}
+
+/// Whether a scenario whose flows have the caching modes `cached` (name,
+/// mode) writes through the device's data cache, as ftlab models MQSim's
+/// `ADVANCED` write cache (`ftlab_ftl::data_cache`); what it does not model is
+/// added to `out`.
+fn data_cache_notes(cached: &[(String, String)], ssd: &Ssd, out: &mut Vec<String>) -> bool {
+    let on: Vec<&str> = cached.iter().filter(|(_, m)| m != "TURNED_OFF").map(|(n, _)| n.as_str()).collect();
+    if on.is_empty() {
+        return false;
+    }
+    let writes_cached = cached.iter().all(|(_, m)| m == "WRITE_CACHE" || m == "WRITE_READ_CACHE");
+    if ssd.cache.is_none() || !writes_cached {
+        let why = if ssd.cache.is_none() {
+            "only Caching_Mechanism=ADVANCED is modelled"
+        } else {
+            "the cache is modelled for a scenario whose flows all use WRITE_CACHE or WRITE_READ_CACHE"
+        };
+        out.push(format!(
+            "Device_Level_Data_Caching_Mode of {} with {}: the device's DRAM data cache is not modelled here ({why}; \
+             every request goes to flash)",
+            on.join(", "),
+            ssd.data_cache
+        ));
+        return false;
+    }
+    if cached.iter().any(|(_, m)| m == "READ_CACHE" || m == "WRITE_READ_CACHE") {
+        out.push(
+            "Device_Level_Data_Caching_Mode=WRITE_READ_CACHE: writes go through the data cache; pages read from \
+             flash are not kept in it (its read half is not modelled)"
+                .into(),
+        );
+    }
+    if ssd.cache_sharing != "SHARED" {
+        out.push(format!(
+            "Data_Cache_Sharing_Mode={}: the flows share one data cache and one DRAM queue",
+            ssd.cache_sharing
+        ));
+    }
+    true
 }
 
 /// The elements both kinds of flow have; returns the flow and its caching mode.
@@ -91,7 +133,7 @@ fn common(
     mut spec: FlowSpec,
     ssd: &Ssd,
     out: &mut Vec<String>,
-) -> Result<(FlowSpec, String), LabError> {
+) -> Result<(FlowSpec, String, Partition), LabError> {
     let caching = sec.choice(
         "Device_Level_Data_Caching_Mode",
         "WRITE_CACHE",
@@ -104,7 +146,8 @@ fn common(
         _ => Priority::High,
     };
     let names = ["Channel_IDs", "Chip_IDs", "Die_IDs", "Plane_IDs"];
-    for (name, &count) in names.iter().zip(&ssd.shape) {
+    let mut resources = Partition::default();
+    for (u, (name, &count)) in names.iter().zip(&ssd.shape).enumerate() {
         let Some(text) = sec.text(name) else { continue };
         let mut ids = Vec::new();
         for id in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
@@ -117,11 +160,8 @@ fn common(
             }
         }
         if ids.len() as u32 != count {
-            out.push(format!(
-                "{} / {name}={text}: resource partitioning is not modelled; the flow's pages are spread over the \
-                 whole device",
-                sec.path
-            ));
+            ids.sort_unstable();
+            *[&mut resources.channels, &mut resources.ways, &mut resources.dies, &mut resources.planes][u] = ids;
         }
     }
     let occupancy: u32 = sec.value("Initial_Occupancy_Percentage", 50)?;
@@ -132,7 +172,7 @@ fn common(
             sec.path
         ));
     }
-    Ok((spec, caching))
+    Ok((spec, caching, resources))
 }
 
 fn synthetic(sec: &mut Section, ssd: &Ssd, name: &str, out: &mut Vec<String>) -> Result<FlowSpec, LabError> {
@@ -163,6 +203,7 @@ fn synthetic(sec: &mut Section, ssd: &Ssd, name: &str, out: &mut Vec<String>) ->
         return Err(sec.error("Average_Request_Size", "missing or 0: give the mean request size in 512-byte sectors"));
     }
     let pages = |sectors: f64| ((sectors / f64::from(sectors_per_page)).round() as u32).max(1);
+    let mut request_bytes = None;
     let size = if size_kind == "NORMAL" && variance > 0 {
         let sd = f64::from(variance).sqrt();
         let (lo, hi) = (f64::from(mean) - 3f64.sqrt() * sd, f64::from(mean) + 3f64.sqrt() * sd);
@@ -176,9 +217,13 @@ fn synthetic(sec: &mut Section, ssd: &Ssd, name: &str, out: &mut Vec<String>) ->
     } else {
         let p = mean.div_ceil(sectors_per_page);
         if !mean.is_multiple_of(sectors_per_page) {
+            // The request carries its sectors from the start of its first
+            // page (flow.request_bytes); the last page is written in part.
+            request_bytes = Some(mean.saturating_mul(SECTOR));
             out.push(format!(
-                "{} / Average_Request_Size={mean} sectors: rounded up to {p} whole page(s) of {sectors_per_page} \
-                 sectors",
+                "{} / Average_Request_Size={mean} sectors: {p} page(s) of {sectors_per_page} sectors, the last \
+                 written in part as a read-modify-write of the whole page (MQSim moves only the request's sectors \
+                 over the flash channel)",
                 sec.path
             ));
         }
@@ -255,6 +300,7 @@ fn synthetic(sec: &mut Section, ssd: &Ssd, name: &str, out: &mut Vec<String>) ->
         seed: Some(seed),
         stop_ms: (stop_ns > 0).then(|| stop_ns as f64 / 1e6),
         working_set: (working_set < 100).then(|| f64::from(working_set) / 100.0),
+        request_bytes,
         ..FlowSpec::default()
     })
 }

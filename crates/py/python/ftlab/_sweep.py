@@ -61,7 +61,9 @@ def sweep(
     that fails gives its row with the message in ``error``.
 
     ``executor``: ``"local"`` runs the points on ``workers`` threads of this
-    process (None: one per core) with the GIL released; ``"ray"`` runs each
+    process (None: one per core) with the GIL released; Ctrl-C
+    (KeyboardInterrupt) stops it within a fraction of a second, the runs under
+    way at their next request; ``"ray"`` runs each
     point as a Ray task (on the cluster ``ray.init`` was given, or a local one
     started here), at most ``workers`` at a time (None: all)."""
     import pandas as pd

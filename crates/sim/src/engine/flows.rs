@@ -97,16 +97,30 @@ struct Lane<'s> {
     slots: BinaryHeap<Reverse<u64>>,
     served: u64,
     done: bool,
+    /// With a fetch limit per flow: the completions of its requests in the
+    /// device, at most the limit.
+    fetched: BinaryHeap<Reverse<u64>>,
+}
+
+/// How many requests the device holds at once ([`Engine::drive_flows`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fetch {
+    /// The limit (`u32::MAX`: none).
+    pub size: u32,
+    /// Whether it bounds each flow's requests (MQSim's per-queue
+    /// `Queue_Fetch_Size`) rather than all flows' together.
+    pub per_flow: bool,
 }
 
 impl Engine {
     /// Runs `flows` to the end (arrivals relative to `offset` ns), at most
-    /// `fetch` requests of all flows in the device at once.
+    /// `fetch.size` requests of all flows (or of each flow, with
+    /// `fetch.per_flow`) in the device at once.
     pub fn drive_flows(
         &mut self,
         flows: &mut [FlowInput<'_>],
         offset: u64,
-        fetch: u32,
+        fetch: Fetch,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(), SimError> {
         let mut lanes = Vec::with_capacity(flows.len());
@@ -116,12 +130,14 @@ impl Engine {
         for f in flows.iter_mut() {
             let queue = HostQueue::new(f.requests, offset, false, f.closed)?;
             let slots = (0..f.queue_depth.max(1)).map(|_| Reverse(offset)).collect();
-            lanes.push(Lane { queue, slots, served: 0, done: false });
+            lanes.push(Lane { queue, slots, served: 0, done: false, fetched: BinaryHeap::new() });
             stats.push(std::mem::take(&mut f.stats));
             shape.push((f.closed, f.rank, f.weight.max(1), f.stop_ns.map(|s| s.saturating_add(offset))));
         }
         let mut device: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
-        let fetch = fetch as usize;
+        let (per_flow, fetch) = (fetch.per_flow, fetch.size as usize);
+        // The limit all flows share (none when each flow has its own).
+        let shared = if per_flow { usize::MAX } else { fetch };
         // Requests dispatched since the clock last moved: a flow bounded by a
         // stop time whose requests take no device time would never reach it.
         let (mut still, mut still_at) = (0u64, u64::MAX);
@@ -147,7 +163,12 @@ impl Engine {
                         Some(a) => a,
                     }
                 };
-                let t = slot.max(arrival).max(clock);
+                let mut t = slot.max(arrival).max(clock);
+                if per_flow && lane.fetched.len() >= fetch {
+                    // Its own requests in the device are at the limit: the
+                    // next waits for the first of them to complete.
+                    t = t.max(lane.fetched.peek().map_or(clock, |r| r.0));
+                }
                 if stop.is_some_and(|s| t > s) {
                     lane.done = true;
                     continue;
@@ -161,7 +182,7 @@ impl Engine {
             if !lanes.iter().any(|l| !l.done && l.queue.has_next()) {
                 self.offer_idle(earliest)?;
             }
-            let device_free = if device.len() < fetch { clock } else { device.peek().map_or(clock, |r| r.0) };
+            let device_free = if device.len() < shared { clock } else { device.peek().map_or(clock, |r| r.0) };
             let t = earliest.max(device_free).max(clock);
             // The most urgent class first, then the fewest requests per weight.
             let mut pick: Option<usize> = None;
@@ -194,8 +215,11 @@ impl Engine {
                 // room, and waits from then.
                 req.arrival = room.min(t);
             }
-            if device.len() >= fetch {
+            if device.len() >= shared {
                 device.pop();
+            }
+            if per_flow && lane.fetched.len() >= fetch {
+                lane.fetched.pop();
             }
             if t == still_at {
                 still += 1;
@@ -224,7 +248,11 @@ impl Engine {
             let completion = self.serve(&req, t)?;
             lane.slots.push(Reverse(completion));
             lane.served += 1;
-            device.push(Reverse(completion));
+            if per_flow {
+                lane.fetched.push(Reverse(completion));
+            } else {
+                device.push(Reverse(completion));
+            }
             if self.measuring {
                 let s = &mut stats[i];
                 s.record(req.op, last - first + 1, completion - req.arrival);

@@ -172,7 +172,12 @@ impl Engine {
                 self.admit(&mut dev, req, now, edf)?;
                 self.dispatched += 1;
                 if self.dispatched.is_multiple_of(4096) {
-                    progress(Progress { requests: self.dispatched, sim_ns: now, measuring: self.measuring });
+                    progress(Progress {
+                        requests: self.dispatched,
+                        sim_ns: now,
+                        measuring: self.measuring,
+                        expected: self.expected,
+                    });
                 }
             }
             self.device.clock = now;

@@ -109,6 +109,105 @@ pub struct PageMapConfig {
     /// when it is read and reads flash for it; the page still reads as
     /// zeroes and takes no flash page.
     pub unwritten_reads: UnwrittenReads,
+    /// With `gc_model = "mqsim"`: the resources each part of the logical
+    /// space is placed on (default none: every page may go to every plane).
+    /// With `n` partitions the logical space is cut into `n` equal parts in
+    /// order, as `[[flow]]` runs cut it among their flows, and part `i` runs
+    /// over the channels, ways, dies and planes partition `i` lists (an empty
+    /// list: all of them), by `plane_allocation_scheme` (the matched
+    /// simulator's per-flow `Channel_IDs`, `Chip_IDs`, `Die_IDs`,
+    /// `Plane_IDs`). Written as `[[ftl.partitions]]` tables with keys
+    /// `channels`, `ways`, `dies`, `planes`; at most 16 partitions and ids
+    /// below 64.
+    #[serde(skip_serializing_if = "Partitions::is_empty")]
+    pub partitions: Partitions,
+}
+
+/// One part of the logical space's resources ([`PageMapConfig::partitions`]):
+/// the channel, way, die and plane numbers it may use (empty: all).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Partition {
+    pub channels: Vec<u32>,
+    pub ways: Vec<u32>,
+    pub dies: Vec<u32>,
+    pub planes: Vec<u32>,
+}
+
+/// At most [`Partitions::MAX`] partitions, each unit's ids as a bit mask (a
+/// zero mask: all), so that the configuration stays a plain value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "Vec<Partition>", into = "Vec<Partition>")]
+pub struct Partitions {
+    count: u8,
+    /// Per partition, per unit (channel, way, die, plane), the ids allowed.
+    masks: [[u64; 4]; Partitions::MAX],
+}
+
+impl Partitions {
+    /// Partitions at most.
+    pub const MAX: usize = 16;
+
+    /// Whether there are none (every page may go to every plane).
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// How many.
+    pub fn len(&self) -> usize {
+        usize::from(self.count)
+    }
+
+    /// Partition `i`'s ids of unit `u` (0 channel, 1 way, 2 die, 3 plane)
+    /// below `count`: all of them when its list was empty.
+    pub fn ids(&self, i: usize, u: usize, count: u32) -> Vec<u32> {
+        let mask = self.masks[i][u];
+        (0..count).filter(|&id| mask == 0 || (id < 64 && mask >> id & 1 == 1)).collect()
+    }
+
+    /// The largest id any partition names for unit `u`, if any.
+    pub fn max_id(&self, u: usize) -> Option<u32> {
+        self.masks[..self.len()].iter().filter(|m| m[u] != 0).map(|m| 63 - m[u].leading_zeros()).max()
+    }
+}
+
+impl TryFrom<Vec<Partition>> for Partitions {
+    type Error = String;
+    fn try_from(list: Vec<Partition>) -> Result<Self, String> {
+        if list.len() > Partitions::MAX {
+            return Err(format!(
+                "ftl.partitions: {} partitions, at most {} are supported; give fewer",
+                list.len(),
+                Partitions::MAX
+            ));
+        }
+        let mut p = Partitions { count: list.len() as u8, ..Partitions::default() };
+        for (i, part) in list.iter().enumerate() {
+            for (u, (name, ids)) in
+                [("channels", &part.channels), ("ways", &part.ways), ("dies", &part.dies), ("planes", &part.planes)]
+                    .into_iter()
+                    .enumerate()
+            {
+                for &id in ids {
+                    if id >= 64 {
+                        return Err(format!("ftl.partitions[{i}].{name}: id {id} is past the 63 supported"));
+                    }
+                    p.masks[i][u] |= 1 << id;
+                }
+            }
+        }
+        Ok(p)
+    }
+}
+
+impl From<Partitions> for Vec<Partition> {
+    fn from(p: Partitions) -> Self {
+        let ids = |m: u64| (0..64).filter(|&b| m >> b & 1 == 1).collect();
+        p.masks[..p.len()]
+            .iter()
+            .map(|m| Partition { channels: ids(m[0]), ways: ids(m[1]), dies: ids(m[2]), planes: ids(m[3]) })
+            .collect()
+    }
 }
 
 /// What a read of a page never written costs ([`PageMapConfig::unwritten_reads`]).
@@ -164,6 +263,7 @@ impl Default for PageMapConfig {
             plane_allocation: PlaneAllocation::Die,
             plane_allocation_scheme: PlaneAllocationScheme::CWDP,
             unwritten_reads: UnwrittenReads::Free,
+            partitions: Partitions::default(),
         }
     }
 }
@@ -224,6 +324,13 @@ impl PageMapConfig {
                      leave it out",
                     self.plane_allocation_scheme
                 ),
+            ));
+        }
+        if self.gc_model == GcModel::Ftlab && !self.partitions.is_empty() {
+            return Err(FtlError::config(
+                "ftl.partitions",
+                "pagemap.partitions applies to gc_model = \"mqsim\" only (it places each logical page in a fixed \
+                 plane); set gc_model = \"mqsim\" too, or leave it out",
             ));
         }
         if self.gc_model == GcModel::Ftlab && self.unwritten_reads != UnwrittenReads::Free {

@@ -278,6 +278,127 @@ impl PlaneOfPage {
     }
 }
 
+/// A part of the logical space placed on some of the device's resources
+/// ([`PageMapConfig::partitions`]): like [`PlaneOfPage`], each unit's index
+/// runs over the partition's ids of that unit.
+#[derive(Debug, Clone)]
+struct PartRoute {
+    /// Per unit: the stride, and the unit's weight in the plane number.
+    units: [(u32, u32); 4],
+    /// Per unit: the ids the partition may use.
+    ids: [Vec<u32>; 4],
+}
+
+impl PartRoute {
+    fn new(g: &Geometry, scheme: PlaneAllocationScheme, ids: [Vec<u32>; 4]) -> Self {
+        let weights = [
+            g.ways_per_channel * g.dies_per_way * g.planes_per_die,
+            g.dies_per_way * g.planes_per_die,
+            g.planes_per_die,
+            1,
+        ];
+        let mut units = [(1, 0); 4];
+        let mut stride = 1u32;
+        for &letter in &scheme.0 {
+            let u = match letter {
+                b'C' => 0,
+                b'W' => 1,
+                b'D' => 2,
+                _ => 3,
+            };
+            units[u] = (stride, weights[u]);
+            stride = stride.saturating_mul(ids[u].len() as u32);
+        }
+        PartRoute { units, ids }
+    }
+
+    #[inline]
+    fn plane(&self, lpn: u32) -> u32 {
+        self.units
+            .iter()
+            .zip(&self.ids)
+            .map(|(&(stride, weight), ids)| ids[((lpn / stride) % ids.len() as u32) as usize] * weight)
+            .sum()
+    }
+
+    /// The planes it uses, numbered as [`PlaneOfPage::plane`] numbers them.
+    fn planes(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        for &c in &self.ids[0] {
+            for &w in &self.ids[1] {
+                for &d in &self.ids[2] {
+                    for &p in &self.ids[3] {
+                        out.push(c * self.units[0].1 + w * self.units[1].1 + d * self.units[2].1 + p);
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Where each logical page lives: one scheme over the whole device, or
+/// partitions of the logical space over parts of it.
+#[derive(Debug, Clone)]
+enum Router {
+    Whole(PlaneOfPage),
+    Parts { part_pages: u32, parts: Vec<PartRoute> },
+}
+
+impl Router {
+    #[inline]
+    fn plane(&self, lpn: u32) -> u32 {
+        match self {
+            Router::Whole(r) => r.plane(lpn),
+            Router::Parts { part_pages, parts } => {
+                let i = ((lpn / part_pages.max(&1)) as usize).min(parts.len() - 1);
+                parts[i].plane(lpn)
+            }
+        }
+    }
+}
+
+/// The partitions' routes, checked against `g` (errors name
+/// `ftl.partitions[i].<unit>`), and the logical pages each part may hold so
+/// that no plane holds more than `per_plane` pages of data: parts sharing a
+/// plane share it in proportion.
+fn partition_routes(config: &PageMapConfig, g: &Geometry, per_plane: u64) -> Result<(Vec<PartRoute>, u64), FtlError> {
+    let p = &config.partitions;
+    let counts = [g.channels, g.ways_per_channel, g.dies_per_way, g.planes_per_die];
+    let names = ["channels", "ways", "dies", "planes"];
+    let mut routes = Vec::new();
+    for i in 0..p.len() {
+        let mut ids: [Vec<u32>; 4] = Default::default();
+        for u in 0..4 {
+            let all = p.ids(i, u, 64);
+            if let Some(&bad) = all.iter().find(|&&id| id >= counts[u]) {
+                if all.len() < 64 {
+                    return Err(FtlError::config(
+                        format!("ftl.partitions[{i}].{}", names[u]),
+                        format!(
+                            "ftl.partitions[{i}].{} names {bad}, but the device has {} {}: give ids below {}",
+                            names[u], counts[u], names[u], counts[u]
+                        ),
+                    ));
+                }
+            }
+            ids[u] = p.ids(i, u, counts[u]);
+        }
+        routes.push(PartRoute::new(g, config.plane_allocation_scheme, ids));
+    }
+    // Each plane's share: the sum over the parts using it of 1 / their planes.
+    let planes = (g.dies() * g.planes_per_die) as usize;
+    let mut load = vec![0.0f64; planes];
+    for r in &routes {
+        let used = r.planes();
+        for &pl in &used {
+            load[pl as usize] += 1.0 / used.len() as f64;
+        }
+    }
+    let heaviest = load.iter().copied().fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+    Ok((routes, (per_plane as f64 / heaviest).floor() as u64))
+}
+
 /// The page map under `gc_model = "mqsim"`, choosing victims with `P` inside
 /// each plane (see the module documentation).
 #[derive(Debug)]
@@ -295,7 +416,7 @@ pub struct PlaneGcMap<P: VictimPicker> {
     /// No victim's erase finishes before this ([`SimTime::MAX`] when none is in
     /// flight).
     next_due: SimTime,
-    route: PlaneOfPage,
+    route: Router,
     /// What a read of a page never written costs.
     unwritten_reads: UnwrittenReads,
     /// Host writes that waited for an erase.
@@ -317,7 +438,26 @@ impl<P: VictimPicker> PlaneGcMap<P> {
             .map(|p| (0..g.blocks_per_plane).filter(|&i| !io.is_bad(BlockId(p * g.blocks_per_plane + i))).count())
             .min()
             .unwrap_or(0) as u32;
-        let logical_pages = logical_pages(&config, &g, min_good)?;
+        let mut logical_pages = logical_pages(&config, &g, min_good)?;
+        let route = if config.partitions.is_empty() {
+            Router::Whole(PlaneOfPage::new(&g, config.plane_allocation_scheme))
+        } else {
+            // Each part must fit its planes (the data a plane may hold, as
+            // logical_pages reckons it).
+            let per_plane = u64::from(min_good.saturating_sub(plane_threshold(&config, &g) + PLANE_RESERVE))
+                * u64::from(g.pages_per_block);
+            let (parts, part_cap) = partition_routes(&config, &g, per_plane)?;
+            let n = parts.len() as u64;
+            let part_pages = (u64::from(logical_pages) / n).min(part_cap);
+            if part_pages == 0 {
+                return Err(FtlError::config(
+                    "ftl.partitions",
+                    "the partitions leave no room for data: give them more planes or fewer partitions",
+                ));
+            }
+            logical_pages = (part_pages * n) as u32;
+            Router::Parts { part_pages: part_pages as u32, parts }
+        };
         let commands = io.commands();
         if commands.multi_plane && commands.multi_plane_same_block {
             return Err(FtlError::config(
@@ -337,7 +477,7 @@ impl<P: VictimPicker> PlaneGcMap<P> {
             max_victims: config.gc_max_victims_per_plane,
             in_flight: vec![VecDeque::new(); planes as usize],
             next_due: SimTime::MAX,
-            route: PlaneOfPage::new(&g, config.plane_allocation_scheme),
+            route,
             unwritten_reads: config.unwritten_reads,
             stalls: 0,
             multi_plane,
@@ -676,8 +816,10 @@ impl<P: VictimPicker + 'static> Ftl for PlaneGcMap<P> {
             self.flush_staged(io)?;
         }
         let data = self.core.read(io, lpn)?;
-        if data.is_none() && self.unwritten_reads == UnwrittenReads::Flash {
-            // The matched simulator maps the page in its plane and reads flash.
+        if data.is_none() && self.unwritten_reads == UnwrittenReads::Flash && !io.update_read() {
+            // The matched simulator maps the page in its plane and reads flash
+            // (but issues no update read for a page never written:
+            // Address_Mapping_Unit_Page_Level.cpp:1151-1166).
             io.read_time(DieId(self.route.plane(lpn.0) / self.core.geometry.planes_per_die), Purpose::Host)?;
         }
         Ok(data)

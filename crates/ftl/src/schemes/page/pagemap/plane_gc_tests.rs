@@ -472,3 +472,69 @@ fn a_read_of_a_page_never_written_costs_a_flash_read_on_its_plane_when_asked() {
 fn route_die(lpn: u32) -> u32 {
     PlaneOfPage::new(&four_planes(), PlaneAllocationScheme::CWDP).plane(lpn) / four_planes().planes_per_die
 }
+
+fn partitions(toml_text: &str) -> PageMapConfig {
+    let mut c: PageMapConfig = toml::from_str(&format!("gc_model = \"mqsim\"\n{toml_text}")).unwrap();
+    c.over_provisioning = 0.3;
+    c.gc_free_blocks = 4;
+    c.gc_max_victims_per_plane = 4;
+    c
+}
+
+/// The matched simulator's per-flow resource lists: each part of the logical
+/// space goes only to its partition's planes, and the logical space shrinks
+/// so that the planes two parts share hold them both.
+#[test]
+fn partitions_place_each_part_on_its_own_resources() {
+    let whole = config(GcModel::Mqsim).format(&mut testing::flash(four_planes(), 1).io(SimTime::ZERO)).unwrap();
+    // Part 0 on way 0, part 1 on way 1 (planes 0-1 and 2-3): the space stays.
+    let c = partitions("[[partitions]]\nways = [0]\n[[partitions]]\nways = [1]\n");
+    let mut flash = testing::flash(four_planes(), 1);
+    let mut ftl = PlaneGcMap::<GreedyPicker>::format(c, &mut flash.io(SimTime::ZERO)).unwrap();
+    let n = ftl.logical_pages();
+    assert_eq!(n, whole.logical_pages() / 2 * 2);
+    let half = n / 2;
+    for lpn in 0..n {
+        let plane = ftl.route.plane(lpn);
+        assert_eq!(plane / 2, u32::from(lpn >= half), "page {lpn} on plane {plane}");
+    }
+    // Every page written and read back, each on its part's dies.
+    let mut now = SimTime::ZERO;
+    for lpn in 0..n {
+        now = write(&mut ftl, &mut flash, now, lpn, u64::from(lpn) + 1);
+    }
+    for lpn in 0..n {
+        let mut io = flash.io(now);
+        assert_eq!(ftl.read(&mut io, Lpn(lpn)).unwrap(), Some(Payload::Token(u64::from(lpn) + 1)));
+        let die = ftl.capabilities().placement.unwrap().die_of(Lpn(lpn)).unwrap();
+        assert_eq!(die.0, u32::from(lpn >= half), "page {lpn}");
+    }
+    // Both parts on way 0 only: they share its two planes, which hold 24
+    // blocks of data each (32 less the threshold of 4 and 4 reserved), so
+    // the space shrinks to 2 x 24 x 16 pages.
+    let c = partitions("[[partitions]]\nways = [0]\n[[partitions]]\nways = [0]\n");
+    let ftl = PlaneGcMap::<GreedyPicker>::format(c, &mut testing::flash(four_planes(), 1).io(SimTime::ZERO)).unwrap();
+    assert_eq!((whole.logical_pages(), ftl.logical_pages()), (1433, 768));
+    assert!((0..ftl.logical_pages()).all(|l| ftl.route.plane(l) < 2));
+}
+
+#[test]
+fn bad_partitions_are_errors_naming_the_key() {
+    let e = PlaneGcMap::<GreedyPicker>::format(
+        partitions("[[partitions]]\nchannels = [0]\n[[partitions]]\nways = [0, 2]\n"),
+        &mut testing::flash(four_planes(), 1).io(SimTime::ZERO),
+    )
+    .unwrap_err();
+    match e {
+        FtlError::Config(c) => assert_eq!(c.key, "ftl.partitions[1].ways", "{c}"),
+        e => panic!("{e}"),
+    }
+    let c =
+        PageMapConfig { partitions: partitions("[[partitions]]\nways = [1]\n").partitions, ..PageMapConfig::default() };
+    match c.format(&mut testing::flash(four_planes(), 1).io(SimTime::ZERO)).unwrap_err() {
+        FtlError::Config(c) => assert_eq!(c.key, "ftl.partitions"),
+        e => panic!("{e}"),
+    }
+    let e = toml::from_str::<PageMapConfig>("[[partitions]]\nways = [70]\n").unwrap_err();
+    assert!(e.to_string().contains("ftl.partitions[0].ways"), "{e}");
+}

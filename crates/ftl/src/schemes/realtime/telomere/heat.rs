@@ -136,8 +136,13 @@ mod tests {
             for (lpn, task) in [(0u32, 2u32), (1, 1)] {
                 let mut io = flash.io(now);
                 // 20 ms: within both tasks' admitted lifetimes, so the writes go to their groups.
-                let hint =
-                    Hint { stream: Some(task), expiry: Some(SimTime(now.0 + 20_000_000)), deadline: None, more: false };
+                let hint = Hint {
+                    stream: Some(task),
+                    expiry: Some(SimTime(now.0 + 20_000_000)),
+                    deadline: None,
+                    more: false,
+                    bytes: 0,
+                };
                 ftl.write(&mut io, Lpn(lpn), Payload::Token(u64::from(lpn) + 1), &hint).unwrap();
                 blocks.push(g.block_of(ftl.table.get(lpn as usize).unwrap()));
             }

@@ -111,7 +111,13 @@ fn run_periodic(rig: &mut Rig, tasks: &[TaskConfig], t0: u64, until: u64, hinted
         let first = base + (job % slots) as u32 * w;
         for lpn in first..first + w {
             let hint = if hinted {
-                Hint { stream: Some(i as u32), expiry: Some(SimTime(release + lifetime)), deadline: None, more: false }
+                Hint {
+                    stream: Some(i as u32),
+                    expiry: Some(SimTime(release + lifetime)),
+                    deadline: None,
+                    more: false,
+                    bytes: 0,
+                }
             } else {
                 Hint::default()
             };
@@ -165,7 +171,7 @@ fn sharp_reserves_no_more_than_sip() {
 #[test]
 fn reads_after_expiry_are_an_error_not_stale_data() {
     let mut rig = Rig::new(config(Placement::Sip, three_tasks()));
-    let hint = Hint { stream: Some(2), expiry: Some(SimTime(3 * MS)), deadline: None, more: false };
+    let hint = Hint { stream: Some(2), expiry: Some(SimTime(3 * MS)), deadline: None, more: false, bytes: 0 };
     rig.write(0, 7, 42, hint).unwrap();
     assert_eq!(rig.read(MS, 7).unwrap(), Some(42));
     match rig.read(4 * MS, 7) {
@@ -177,7 +183,7 @@ fn reads_after_expiry_are_an_error_not_stale_data() {
     // Filling the block (16 more pages of the same task) closes it; the next write
     // after the stamp erases it, and the page still reads as expired.
     for i in 0..16 {
-        let hint = Hint { stream: Some(2), expiry: Some(SimTime(5 * MS)), deadline: None, more: false };
+        let hint = Hint { stream: Some(2), expiry: Some(SimTime(5 * MS)), deadline: None, more: false, bytes: 0 };
         rig.write(4 * MS, 100 + i, i.into(), hint).unwrap();
     }
     rig.write(6 * MS, 200, 1, Hint::default()).unwrap();
@@ -187,8 +193,13 @@ fn reads_after_expiry_are_an_error_not_stale_data() {
     // Rewritten (or trimmed), the page is readable again.
     rig.write(7 * MS, 7, 43, Hint::default()).unwrap();
     assert_eq!(rig.read(8 * MS, 7).unwrap(), Some(43));
-    rig.write(8 * MS, 100, 9, Hint { stream: None, expiry: Some(SimTime(9 * MS)), deadline: None, more: false })
-        .unwrap();
+    rig.write(
+        8 * MS,
+        100,
+        9,
+        Hint { stream: None, expiry: Some(SimTime(9 * MS)), deadline: None, more: false, bytes: 0 },
+    )
+    .unwrap();
     rig.ftl.trim(&mut rig.flash.io(SimTime(10 * MS)), Lpn(100)).unwrap();
     assert_eq!(rig.read(10 * MS, 100).unwrap(), None);
     rig.ftl.check_invariants(&rig.flash).unwrap();
@@ -218,7 +229,7 @@ fn a_task_writing_more_than_admitted_overflows_into_the_pool() {
     let g = rig.ftl.geometry;
     for (lpn, keep, owner) in [(1, 35 * MS, 1), (2, 35 * MS + 1, POOL)] {
         let t = rig.now;
-        let hint = Hint { stream: Some(0), expiry: Some(SimTime(t + keep)), deadline: None, more: false };
+        let hint = Hint { stream: Some(0), expiry: Some(SimTime(t + keep)), deadline: None, more: false, bytes: 0 };
         rig.write(t, lpn, 7, hint).unwrap();
         let b = g.block_of(rig.ftl.table.get(lpn as usize).unwrap()).0 as usize;
         assert_eq!(rig.ftl.owner[b], owner, "kept {keep} ns");
@@ -250,7 +261,8 @@ fn pool_gc_drops_expired_pages_instead_of_copying_them() {
         let n = rig.ftl.logical_pages();
         for lpn in 0..n {
             let expiry = (expiring && lpn % 2 == 0).then_some(SimTime(MS));
-            rig.write(0, lpn, lpn.into(), Hint { stream: None, expiry, deadline: None, more: false }).unwrap();
+            rig.write(0, lpn, lpn.into(), Hint { stream: None, expiry, deadline: None, more: false, bytes: 0 })
+                .unwrap();
         }
         for round in 0..3u64 {
             for lpn in (1..n).step_by(2) {

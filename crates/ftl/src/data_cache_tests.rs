@@ -1,0 +1,202 @@
+#![allow(clippy::unwrap_used)]
+
+use ftlab_nand::{Geometry, Payload, SimTime};
+
+use super::*;
+use crate::schemes::page::pagemap::PageMapConfig;
+use crate::testing::{flash, TIMING};
+use crate::Flash;
+
+/// MQSim's root `ssdconfig.xml` DRAM: 100 MT/s, 1-byte bursts, 13 ns.
+const MQSIM_DRAM: DramTiming =
+    DramTiming { row_bytes: 8192, mt_per_s: 100, burst_bytes: 1, trcd_ns: 13, tcl_ns: 13, trp_ns: 13 };
+
+/// Two dies of one plane, 4 KiB pages (8 sectors): the default write-back
+/// limit is 2 x 8 = 16 sectors, two pages in flight.
+fn geometry() -> Geometry {
+    Geometry {
+        channels: 2,
+        ways_per_channel: 1,
+        dies_per_way: 1,
+        planes_per_die: 1,
+        blocks_per_plane: 64,
+        pages_per_block: 16,
+        page_size: 4096,
+        oob_size: 64,
+    }
+}
+
+type Cache = Layered<DataCache>;
+
+fn cache(params: DataCacheParams) -> (Flash, Cache) {
+    let mut f = flash(geometry(), 1);
+    let mut io = f.io(SimTime::ZERO);
+    let inner = PageMapConfig::default().format(&mut io).unwrap();
+    let ftl = Layered(DataCache::new(inner, params, &io).unwrap());
+    (f, ftl)
+}
+
+fn params(pages: u32) -> DataCacheParams {
+    DataCacheParams { dram: MQSIM_DRAM, ..DataCacheParams::new(pages) }
+}
+
+/// Writes `lpn` (token `token`) at `at` as a one-page request of `bytes`
+/// (0: whole page); returns its completion.
+fn write(f: &mut Flash, ftl: &mut Cache, at: u64, lpn: u32, token: u64, bytes: u32) -> u64 {
+    let mut io = f.io(SimTime(at));
+    ftl.write(&mut io, Lpn(lpn), Payload::Token(token), &Hint { bytes, ..Hint::default() }).unwrap();
+    io.completion().0
+}
+
+fn read(f: &mut Flash, ftl: &mut Cache, at: u64, lpn: u32) -> (Option<Payload>, u64) {
+    let mut io = f.io(SimTime(at));
+    let got = ftl.read(&mut io, Lpn(lpn)).unwrap();
+    (got, io.completion().0)
+}
+
+#[test]
+fn dram_access_times_are_mqsims() {
+    // 4 KiB at 100 MT/s, 1-byte bursts: 13 + 13 + 2,048 x 10 ns.
+    assert_eq!(MQSIM_DRAM.access_ns(4096), 20_506);
+    assert_eq!(MQSIM_DRAM.access_ns(8192), 26 + 40_960);
+    // Past a row: (26 + 40,960 + 13) x (16,384 / 8,192 / 2) + 26 + 0.
+    assert_eq!(MQSIM_DRAM.access_ns(16_384), 40_999 + 26);
+    // MQSim's defaults: 800 MT/s, 4-byte bursts: 13 + 13 + 512 x 1.25 ns.
+    assert_eq!(DramTiming::default().access_ns(4096), 26 + 640);
+}
+
+#[test]
+fn a_cold_write_is_acknowledged_from_dram_and_written_back_at_once() {
+    let (mut f, mut ftl) = cache(params(8));
+    let done = write(&mut f, &mut ftl, 0, 3, 30, 0);
+    // Acknowledged when the DRAM copy of 4 KiB ends, long before the program.
+    assert_eq!(done, 20_506);
+    assert_eq!(f.counters().programs.total(), 1, "written back at once");
+    assert!(f.nand().die_free_at(ftlab_nand::DieId(0)).0 >= TIMING.program_ns);
+    // Half a page moves half the bytes.
+    let done = write(&mut f, &mut ftl, 1_000_000, 4, 40, 2048);
+    assert_eq!(done, 1_000_000 + 26 + 10_240);
+    assert_eq!(read(&mut f, &mut ftl, 2_000_000, 3).0, Some(Payload::Token(30)));
+}
+
+#[test]
+fn the_dram_channel_serves_one_access_at_a_time() {
+    let (mut f, mut ftl) = cache(DataCacheParams { writeback_limit_sectors: Some(1000), ..params(8) });
+    let a = write(&mut f, &mut ftl, 0, 1, 10, 0);
+    let b = write(&mut f, &mut ftl, 0, 2, 20, 0);
+    assert_eq!((a, b), (20_506, 41_012));
+}
+
+#[test]
+fn writes_wait_while_the_write_backs_in_flight_reach_the_limit() {
+    // Limit 16 sectors: two 4 KiB write-backs; the third write waits for the
+    // first program to finish.
+    let (mut f, mut ftl) = cache(params(8));
+    write(&mut f, &mut ftl, 0, 1, 10, 0);
+    write(&mut f, &mut ftl, 0, 2, 20, 0);
+    let third = write(&mut f, &mut ftl, 0, 3, 30, 0);
+    let DataCacheStats { held_writes, held_ns, .. } = stats(&ftl);
+    assert_eq!(held_writes, 1);
+    assert!(held_ns >= TIMING.program_ns, "held {held_ns} ns");
+    assert!(third >= TIMING.program_ns + 20_506, "third acknowledged at {third}");
+    // Without the limit it would have been acknowledged from DRAM at once.
+    let (mut f, mut ftl) = cache(DataCacheParams { writeback_limit_sectors: Some(1 << 20), ..params(8) });
+    for l in 1..=3 {
+        write(&mut f, &mut ftl, 0, l, 10 * u64::from(l), 0);
+    }
+    assert_eq!(stats(&ftl).held_writes, 0);
+}
+
+fn stats(ftl: &Cache) -> DataCacheStats {
+    let g = ftl.gauges();
+    let get = |name: &str| g.iter().find(|(n, _)| *n == name).map(|&(_, v)| v).unwrap();
+    let from_gauges = DataCacheStats {
+        writebacks: get("data_cache_writebacks") as u64,
+        hot_writes: get("data_cache_hot_writes") as u64,
+        evictions: get("data_cache_evictions") as u64,
+        flushed: get("data_cache_flushed") as u64,
+        read_hits: get("data_cache_read_hits") as u64,
+        held_writes: get("data_cache_held_writes") as u64,
+        held_ns: (get("data_cache_held_ms") * 1e6).round() as u64,
+    };
+    assert_eq!(from_gauges, ftl.layer().stats(), "the gauges report the stats");
+    from_gauges
+}
+
+#[test]
+fn a_page_written_again_within_the_window_stays_in_dram_until_evicted() {
+    let (mut f, mut ftl) = cache(params(2));
+    write(&mut f, &mut ftl, 0, 5, 50, 0);
+    assert_eq!(f.counters().programs.total(), 1);
+    // Hot: in DRAM only, the flash still holds the first version.
+    write(&mut f, &mut ftl, 100_000, 5, 51, 0);
+    assert_eq!(f.counters().programs.total(), 1);
+    assert_eq!(stats(&ftl).hot_writes, 1);
+    let (got, done) = read(&mut f, &mut ftl, 200_000, 5);
+    assert_eq!(got, Some(Payload::Token(51)));
+    assert_eq!(done, 200_000 + 20_506, "one DRAM access");
+    assert_eq!(stats(&ftl).read_hits, 1);
+    // Two more pages while the first one's write-back is in flight (it holds
+    // its slot until its program ends): page 5 is the least recently written
+    // and goes to flash on its way out.
+    write(&mut f, &mut ftl, 300_000, 6, 60, 0);
+    write(&mut f, &mut ftl, 300_000, 7, 70, 0);
+    assert_eq!(stats(&ftl).evictions, 1);
+    assert_eq!(f.counters().programs.total(), 4);
+    let (got, _) = read(&mut f, &mut ftl, 5_000_000, 5);
+    assert_eq!(got, Some(Payload::Token(51)));
+    assert!(!ftl.layer().holds(Lpn(5)));
+}
+
+#[test]
+fn the_hot_window_ends() {
+    let (mut f, mut ftl) = cache(DataCacheParams { hot_window_ns: 1_000_000, ..params(8) });
+    write(&mut f, &mut ftl, 10, 5, 50, 0);
+    // 2 ms later the window has been cleared: the page is cold again.
+    write(&mut f, &mut ftl, 2_000_000, 6, 60, 0);
+    write(&mut f, &mut ftl, 2_100_000, 5, 51, 0);
+    assert_eq!(f.counters().programs.total(), 3);
+    assert_eq!(stats(&ftl).hot_writes, 0);
+}
+
+#[test]
+fn a_written_back_page_leaves_the_cache_and_a_flush_writes_the_dirty_ones() {
+    let (mut f, mut ftl) = cache(params(8));
+    write(&mut f, &mut ftl, 0, 1, 10, 0);
+    assert!(ftl.layer().holds(Lpn(1)));
+    // After its program the page has left: a read goes to flash.
+    let (got, done) = read(&mut f, &mut ftl, 1_000_000, 1);
+    assert_eq!(got, Some(Payload::Token(10)));
+    assert!(done >= 1_000_000 + TIMING.read_ns);
+    assert!(!ftl.layer().holds(Lpn(1)));
+    // A hot page is dirty until the flush writes it back.
+    write(&mut f, &mut ftl, 1_100_000, 1, 11, 0);
+    assert_eq!(f.counters().programs.total(), 1);
+    let mut io = f.io(SimTime(1_200_000));
+    ftl.flush(&mut io).unwrap();
+    let flushed = io.completion().0;
+    assert_eq!(f.counters().programs.total(), 2);
+    assert!(flushed >= 1_200_000 + TIMING.program_ns, "the flush waits for the program: {flushed}");
+    assert_eq!(stats(&ftl).flushed, 1);
+}
+
+#[test]
+fn bad_settings_name_their_key() {
+    let mut f = flash(geometry(), 1);
+    let mut io = f.io(SimTime::ZERO);
+    let ftl = PageMapConfig::default().format(&mut io).unwrap();
+    let logical = ftl.logical_pages();
+    let cases: Vec<(DataCacheParams, &str)> = vec![
+        (DataCacheParams::new(0), "device.data_cache.pages"),
+        (DataCacheParams::new(logical), "device.data_cache.pages"),
+        (DataCacheParams { dram: DramTiming { mt_per_s: 0, ..MQSIM_DRAM }, ..params(4) }, "dram_mt_per_s"),
+        (DataCacheParams { dram: DramTiming { burst_bytes: 0, ..MQSIM_DRAM }, ..params(4) }, "dram_burst_bytes"),
+        (DataCacheParams { writeback_limit_sectors: Some(0), ..params(4) }, "writeback_limit_sectors"),
+        (DataCacheParams { hot_window_ns: 0, ..params(4) }, "hot_window_ms"),
+    ];
+    for (p, key) in cases {
+        let inner = PageMapConfig::default().format(&mut io).unwrap();
+        let e = DataCache::new(inner, p.clone(), &io).unwrap_err().to_string();
+        assert!(e.contains(key), "{p:?}: {e}");
+    }
+}
