@@ -348,6 +348,12 @@ pub struct ConfigArgs {
     /// [metrics.bound_us].
     #[arg(long, allow_negative_numbers = true, value_name = "US", help_heading = "Host")]
     pub bound_us: Option<f64>,
+    /// Write every measured request's response time to FILE, a line each in fio's latency-log
+    /// layout (time ms, latency ns, direction, bytes, offset, priority); with several runs
+    /// (compare, sweep) each gets its own, FILE's name tagged with the FTL or run index
+    /// [metrics.latency_log].
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub latency_log: Option<std::path::PathBuf>,
     /// Write the whole logical space sequentially before measuring [precondition.fill].
     #[arg(long, help_heading = "Precondition")]
     pub precondition_fill: bool,

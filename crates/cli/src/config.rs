@@ -133,6 +133,9 @@ fn flag_overrides(a: &ConfigArgs, ftl: Option<&str>) -> Result<Vec<Override>, Cl
     if let Some(us) = a.bound_us {
         ops.push(Set("metrics.bound_us", Value::Float(us)));
     }
+    if let Some(path) = &a.latency_log {
+        ops.push(Set("metrics.latency_log", string(&path.to_string_lossy())));
+    }
     if let Some(f) = a.time_scale {
         ops.push(Set("host.time_scale", Value::Float(f)));
     }

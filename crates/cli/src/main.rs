@@ -238,6 +238,10 @@ fn compare(args: &CompareArgs) -> Result<(), CliError> {
     for kind in &args.ftl {
         let mut c = resolved.config.clone();
         c.ftl.kind = kind.trim().to_owned();
+        // Each FTL logs to its own file.
+        if let Some(log) = &c.metrics.latency_log {
+            c.metrics.latency_log = Some(ftlab_sim::config::tagged_path(log, &c.ftl.kind));
+        }
         ftlab_sim::validate(&c).map_err(|e| CliError::sim(format!("--ftl {}: ", c.ftl.kind), e))?;
         configs.push(c);
     }

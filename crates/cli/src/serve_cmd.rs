@@ -135,6 +135,13 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
     }
     let options = ExportOptions { pace: args.pace, cut_after: args.cut_after };
     let main = config::from_args(&args.config, args.ftl.as_deref())?.config;
+    if let Some(log) = &main.metrics.latency_log {
+        return Err(CliError::Usage(format!(
+            "metrics.latency_log = {}: the latency log is written by simulated runs (run, compare, sweep), not by \
+             ftlab serve; leave it out (a client such as fio logs its own latencies: --write_lat_log)",
+            log.display()
+        )));
+    }
     let main_name = args.name.clone().unwrap_or_else(|| main.ftl.kind.clone());
     let mut specs = vec![(main_name, main.clone(), String::new())];
     for spec in &args.exports {

@@ -820,3 +820,28 @@ fn ctrl_c_writes_the_partial_report_and_exits_130() {
     assert!(report["error"].as_str().unwrap().starts_with("interrupted after"), "{report}");
     assert_eq!(report["integrity"], "not checked: the run was interrupted");
 }
+
+#[test]
+fn latency_logs_are_one_per_run_and_serve_refuses_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("lat.log");
+    let log_arg = log.to_str().unwrap();
+    let json = json_of(&["run", "--requests", "3000", "--latency-log", log_arg, "-f", "json"]);
+    let lines = std::fs::read_to_string(&log).unwrap().lines().count();
+    assert_eq!(lines as u64, json["requests"].as_u64().unwrap());
+    assert!(json["latency"]["write"]["bins"].as_array().unwrap().len() > 1, "the distribution is in the JSON");
+    // CSV leaves the distribution's arrays out.
+    let csv = stdout_of(&["run", "--requests", "3000", "-f", "csv"]);
+    assert!(!csv.lines().next().unwrap().contains("latency"), "no latency columns in CSV");
+
+    // A comparison gives each FTL its own log, named after it.
+    let _ =
+        json_of(&["compare", "--ftl", "pagemap,dftl", "--requests", "2000", "--latency-log", log_arg, "-f", "json"]);
+    for kind in ["pagemap", "dftl"] {
+        let own = dir.path().join(format!("lat.{kind}.log"));
+        assert_eq!(std::fs::read_to_string(&own).unwrap().lines().count(), 2000, "{}", own.display());
+    }
+
+    let e = failure(&["serve", "--latency-log", log_arg, "--listen", "unix:/nonexistent/sock"], 2);
+    assert!(e.contains("metrics.latency_log") && e.contains("not by ftlab serve"), "{e}");
+}

@@ -66,6 +66,20 @@ struct Axis {
     hi: f64,
     log: bool,
     label: String,
+    /// A percentile axis: a value `n` is the percentile with `n` nines
+    /// (0: 0%, 1: 90%, 2: 99%, 3: 99.9%), so the tail gets as much room as
+    /// the body ([`nines`]); ticks at whole nines, labelled as percentiles.
+    nines: bool,
+}
+
+/// Where fraction `q` of the requests falls on a percentile axis:
+/// `log10(1 / (1 - q))`, capped at `cap` nines (for `q` = 1).
+fn nines(q: f64, cap: f64) -> f64 {
+    if q >= 1.0 {
+        cap
+    } else {
+        (-(1.0 - q).log10()).min(cap)
+    }
 }
 
 impl Axis {
@@ -91,7 +105,25 @@ impl Axis {
             lo = (lo / step).floor() * step;
             hi = (hi / step).ceil() * step;
         }
-        Axis { lo, hi, log, label: label.to_owned() }
+        Axis { lo, hi, log, label: label.to_owned(), nines: false }
+    }
+
+    /// A percentile axis from 0% to `n` nines.
+    fn percentiles(n: u32, label: &str) -> Axis {
+        Axis { lo: 0.0, hi: f64::from(n.max(1)), log: false, label: label.to_owned(), nines: true }
+    }
+
+    /// A tick's label.
+    fn tick_label(&self, t: f64) -> String {
+        if !self.nines {
+            return num(t);
+        }
+        match t.round() as usize {
+            0 => "0%".into(),
+            1 => "90%".into(),
+            2 => "99%".into(),
+            n => format!("99.{}%", "9".repeat(n - 2)),
+        }
     }
 
     /// Where `v` falls, 0 to 1.
@@ -104,6 +136,9 @@ impl Axis {
     }
 
     fn ticks(&self) -> Vec<f64> {
+        if self.nines {
+            return (0..=self.hi.round() as u32).map(f64::from).collect();
+        }
         if self.log {
             let (a, b) = (self.lo.log10().round() as i32, self.hi.log10().round() as i32);
             (a..=b).map(|e| 10f64.powi(e)).collect()
@@ -148,7 +183,7 @@ fn frame(svg: &mut String, x: Option<&Axis>, y: &Axis) {
             W - MR,
             ML - 4.0,
             yy + 4.0,
-            num(t)
+            y.tick_label(t)
         );
     }
     if let Some(x) = x {
@@ -159,7 +194,7 @@ fn frame(svg: &mut String, x: Option<&Axis>, y: &Axis) {
                 "<line x1=\"{xx:.1}\" x2=\"{xx:.1}\" y1=\"{MT}\" y2=\"{}\" stroke=\"#eee\"/><text x=\"{xx:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
                 H - MB,
                 H - MB + 15.0,
-                num(t)
+                x.tick_label(t)
             );
         }
         let _ = write!(
@@ -295,6 +330,38 @@ fn page(title: &str, body: &str) -> String {
     )
 }
 
+/// Nines the percentile axis shows at most: the last request of a run of a
+/// million is at 6, so 7 leaves the max room past it.
+const MAX_NINES: f64 = 7.0;
+
+/// `(nines, µs)` points of operation `op`'s response-time distribution: from
+/// the report's histogram buckets (`latency.<op>.bins`, the fraction at or
+/// below each bucket's edge), or from its summary's percentiles in a report
+/// without them (an older report).
+fn percentile_points(report: &Value, op: &str, summary: &Value) -> Vec<(f64, f64)> {
+    let bins: Vec<(f64, f64)> = report["latency"][op]["bins"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|b| Some((b.get(0)?.as_f64()?, b.get(1)?.as_f64()?))).collect())
+        .unwrap_or_default();
+    let total: f64 = bins.iter().map(|b| b.1).sum();
+    if total > 0.0 {
+        // The max sits at the last request's own rank, not at 100%
+        // (infinitely many nines): one past it.
+        let cap = (total.log10() + 1.0).min(MAX_NINES);
+        let mut seen = 0.0;
+        let mut points = vec![(0.0, bins[0].0 / 1e3)];
+        for (ns, n) in bins {
+            seen += n;
+            points.push((nines(seen / total, cap), ns / 1e3));
+        }
+        return points;
+    }
+    [("p50", 0.5), ("p99", 0.99), ("p999", 0.999), ("p9999", 0.9999), ("max", 1.0)]
+        .iter()
+        .filter_map(|(k, q)| f(summary, k).map(|us| (nines(*q, 5.0), us)))
+        .collect()
+}
+
 /// The HTML page of one run's report (`report` is the JSON of
 /// `ftlab run -f json`): a summary, the response times per operation with
 /// their CDFs, throughput over time, flash work by purpose (host, GC, map,
@@ -338,17 +405,16 @@ pub fn report_html(report: &Value, title: &str) -> String {
             let _ = write!(body, "<td>{}</td>", l.get(k).map_or_else(String::new, cell));
         }
         body.push_str("</tr>");
-        let points: Vec<(f64, f64)> = [("p50", 0.5), ("p99", 0.99), ("p999", 0.999), ("p9999", 0.9999), ("max", 1.0)]
-            .iter()
-            .filter_map(|(k, q)| f(l, k).map(|us| (us, *q)))
-            .collect();
-        cdf.push(Series { name: op.to_owned(), points });
+        cdf.push(Series { name: op.to_owned(), points: percentile_points(report, op, l) });
     }
     body.push_str("</table>\n");
     if !cdf.is_empty() {
-        let x = Axis::fit(cdf.iter().flat_map(|s| s.points.iter().map(|p| p.0)), true, "response time, µs (log)");
-        let y = Axis { lo: 0.0, hi: 1.0, log: false, label: "fraction of requests".into() };
-        body += &line_plot("latency-cdf", "Response-time CDF (p50 to max)", &cdf, x, y, true);
+        // Percentiles along x with as much room for the tail as for the body
+        // (as HdrHistogram's and wrk's percentile plots), response times up.
+        let most = cdf.iter().flat_map(|s| s.points.iter().map(|p| p.0)).fold(0.0f64, f64::max);
+        let x = Axis::percentiles(most.ceil() as u32, "percentile of requests");
+        let y = Axis::fit(cdf.iter().flat_map(|s| s.points.iter().map(|p| p.1)), true, "response time, µs (log)");
+        body += &line_plot("latency-cdf", "Response-time distribution by percentile", &cdf, x, y, false);
     }
     let tp = &report["throughput"];
     let step = f(tp, "interval_s").unwrap_or(0.0);
@@ -471,7 +537,7 @@ pub fn report_html(report: &Value, title: &str) -> String {
             points.iter().filter_map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()?))).collect();
         if points.len() > 1 {
             let x = Axis::fit(points.iter().map(|p| p.0), true, "raw bit error rate (log)");
-            let y = Axis { lo: 0.0, hi: 1.0, log: false, label: "fraction of blocks".into() };
+            let y = Axis { lo: 0.0, hi: 1.0, log: false, label: "fraction of blocks".into(), nines: false };
             body += &line_plot(
                 "rber-cdf",
                 "RBER of the good blocks (CDF)",
@@ -696,6 +762,33 @@ mod tests {
         .unwrap();
         let html = report_html(&serde_json::to_value(ftlab_sim::run(&pagemap, &mut |_| {}).unwrap()).unwrap(), "");
         assert!(!html.contains("id=\"gauge-"));
+    }
+
+    #[test]
+    fn the_latency_plot_gives_the_tail_its_own_room() {
+        // 9,990 fast reads and 10 slow ones: the slow tenth of a percent
+        // spans a third of the percentile axis (99.9% to 99.99%+).
+        let report = serde_json::json!({
+            "read_us": {"count": 10000, "mean": 1.0, "p50": 100.0, "p99": 100.0, "p999": 100.0, "p9999": 5000.0, "max": 5000.0},
+            "latency": {"read": {"percentiles": [], "bins": [[100000, 9990], [5000000, 10]]}}
+        });
+        let points = percentile_points(&report, "read", &report["read_us"]);
+        assert_eq!(points[0], (0.0, 100.0));
+        assert!((points[1].0 - 3.0).abs() < 1e-9 && points[1].1 == 100.0, "99.9% at 3 nines: {:?}", points[1]);
+        assert!(
+            (points[2].0 - 5.0).abs() < 1e-9 && points[2].1 == 5000.0,
+            "the max one past the last rank: {:?}",
+            points[2]
+        );
+        let html = report_html(&report, "");
+        for label in [">0%<", ">90%<", ">99%<", ">99.9%<", ">99.99%<", ">99.999%<"] {
+            assert!(html.contains(label), "tick {label} missing");
+        }
+        // An older report without buckets still plots its percentiles.
+        let old = serde_json::json!({"read_us": report["read_us"].clone()});
+        let points = percentile_points(&old, "read", &old["read_us"]);
+        assert_eq!(points.len(), 5);
+        assert!((points[1].0 - 2.0).abs() < 1e-9, "p99 at 2 nines");
     }
 
     #[test]

@@ -405,6 +405,10 @@ pub fn expand_cases(
         point.case = case.map(|c| c.name.clone());
         let name = format!("{origin}: grid point {run} of {total} ({})", point.describe());
         point.config = to_config(table, &name)?;
+        // Each point logs to its own file (fio numbers its jobs' logs alike).
+        if let Some(log) = &point.config.metrics.latency_log {
+            point.config.metrics.latency_log = Some(ftlab_sim::config::tagged_path(log, &run.to_string()));
+        }
         ftlab_sim::validate(&point.config).map_err(|e| point_config_error(&name, e))?;
         if let Some(spec) = case.and_then(|c| c.admit.as_ref()) {
             point.refused = host_admit::refusals(spec, &point.config, &name)?;
@@ -804,6 +808,16 @@ mod tests {
         // Without a run that sets it, no energy columns.
         let (_d, p) = write(&format!("{base}[grid]\nseed = [1, 2]\n"));
         assert!(!load_sweep(&p).unwrap().columns.iter().any(|c| c.starts_with("energy.")));
+    }
+
+    #[test]
+    fn each_point_gets_its_own_latency_log() {
+        let (_d, p) = write(
+            "[base.metrics]\nlatency_log = \"out/lat.log\"\n[base.workload.generator]\nkind = \"uniform\"\nrequests = 500\n[grid]\nseed = [1, 2]\n",
+        );
+        let points = load_sweep(&p).unwrap().points;
+        let logs: Vec<_> = points.iter().map(|p| p.config.metrics.latency_log.clone().unwrap()).collect();
+        assert_eq!(logs, [std::path::PathBuf::from("out/lat.0.log"), std::path::PathBuf::from("out/lat.1.log")]);
     }
 
     #[test]

@@ -60,10 +60,24 @@ def test_report_dataframes(small):
     cdf = report.latency_cdf()
     assert list(cdf.columns) == ["op", "fraction", "latency_us"]
     writes = cdf[cdf.op == "write"]
-    assert list(writes.fraction) == [0.5, 0.99, 0.999, 0.9999, 1.0]
+    # One row per histogram bucket: the whole distribution, not five points.
+    assert len(writes) == len(report.latency.write.bins) > 5
+    assert writes.fraction.is_monotonic_increasing and writes.fraction.iloc[-1] == 1.0
     assert writes.latency_us.is_monotonic_increasing
     assert writes.latency_us.iloc[-1] == report.write_us.max
     assert "read" not in set(cdf.op)  # a write-only workload
+    # The median's bucket holds the summary's p50 (fio's buckets: under 1.6%).
+    at_median = writes[writes.fraction >= 0.5].latency_us.iloc[0]
+    assert report.write_us.p50 <= at_median <= report.write_us.p50 * 1.016
+    pct = report.latency_percentiles()
+    assert list(pct.columns) == ["op", "percentile", "latency_us"]
+    assert list(pct[pct.op == "write"].percentile) == [
+        1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99
+    ]
+    assert pct[pct.op == "write"].latency_us.is_monotonic_increasing
+    # An older report without buckets still gives its percentiles.
+    old = ftlab.Report({k: v for k, v in report.to_dict().items() if k != "latency"})
+    assert list(old.latency_cdf()[lambda d: d.op == "write"].fraction) == [0.5, 0.99, 0.999, 0.9999, 1.0]
 
     ts = report.timeseries()
     assert list(ts.columns) == [

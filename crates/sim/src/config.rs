@@ -606,6 +606,25 @@ pub struct MetricsSpec {
     /// such runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slowdown: Option<bool>,
+    /// Writes every measured request's response time to this file, one line
+    /// a request in fio's latency-log layout (`write_lat_log`): completion
+    /// time in ms since measuring started, response time in ns, direction
+    /// (0 read, 1 write, 2 trim), bytes, byte offset, priority (0). Created
+    /// (or truncated) when the run starts; left out: no log.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_log: Option<std::path::PathBuf>,
+}
+
+/// `path` with `.tag` before its extension (`lat.log` and tag `7`:
+/// `lat.7.log`; `lat`: `lat.7`): the latency log of one of several runs
+/// (`metrics.latency_log` in a sweep or a comparison).
+pub fn tagged_path(path: &std::path::Path, tag: &str) -> std::path::PathBuf {
+    let stem = path.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}.{tag}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.{tag}"),
+    };
+    path.with_file_name(name)
 }
 
 /// The longest bound `metrics.bound_us` takes: an hour, in microseconds.

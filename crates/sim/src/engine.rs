@@ -158,6 +158,8 @@ pub struct Engine {
     pub(crate) interrupted: bool,
     /// The requests the run will dispatch, if known ([`Progress::expected`]).
     pub(crate) expected: Option<u64>,
+    /// The per-request latency log, if `metrics.latency_log` asks for one.
+    pub(crate) latency_log: Option<crate::latency_log::LatencyLog>,
     store: StoreKind,
     /// Version of each logical page's contents ([`versions`]: odd while data
     /// is expected); the token written is `lpn << 32 | version`.
@@ -307,6 +309,7 @@ impl Engine {
             host_pages: logical_pages,
             interrupted: false,
             expected: None,
+            latency_log: None,
             addressable,
             store,
             versions: versions::Versions::new(addressable),
@@ -673,6 +676,9 @@ impl Engine {
         m.requests += 1;
         m.rmw_pages += rmw;
         let response = completion - req.arrival;
+        if let Some(log) = self.latency_log.as_mut() {
+            log.record(completion.saturating_sub(self.measure_start), response, req.op, req.len, req.offset);
+        }
         match req.op {
             Op::Read => {
                 m.read.record(response);

@@ -49,6 +49,17 @@ pub enum SimError {
         #[source]
         source: FtlError,
     },
+    /// The per-request latency log (`metrics.latency_log`) could not be
+    /// created or written.
+    #[error(
+        "metrics.latency_log: cannot write the latency log {path}: {source} (give a writable file path, or leave the \
+         key out for no log)"
+    )]
+    LatencyLog {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
     /// The run was interrupted from outside ([`crate::interrupt`], Ctrl-C)
     /// after `requests` measured requests; the report covers those, and the
     /// final read-back of every page was skipped.

@@ -61,6 +61,7 @@ pub mod host;
 pub mod host_link;
 pub mod image;
 pub mod interrupt;
+mod latency_log;
 pub mod merge;
 pub mod metrics;
 pub mod report;

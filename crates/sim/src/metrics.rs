@@ -73,6 +73,68 @@ impl Latency {
     pub fn count_above(&self, bound_ns: u64) -> u64 {
         self.hist.count_between(bound_ns.saturating_add(1), u64::MAX)
     }
+
+    /// The whole distribution: fio's default percentiles and the non-empty
+    /// buckets with their exact counts.
+    pub fn distribution(&self) -> LatencyDistribution {
+        if self.hist.is_empty() {
+            return LatencyDistribution::default();
+        }
+        let us = |ns: u64| ns as f64 / 1000.0;
+        let percentiles =
+            FIO_PERCENTILES.iter().map(|&p| [p, us(self.hist.value_at_quantile(p / 100.0).min(self.max_ns))]).collect();
+        // HDR's buckets (0.1% wide) merged into fio's (64 a power of two,
+        // under 1.6% wide), so a report stays compact: each keeps the upper
+        // edge of the last HDR bucket in it, the last clamped to the exact max
+        // (no earlier edge can reach it).
+        let fio_bucket = |ns: u64| match ns {
+            0..64 => ns,
+            _ => {
+                let e = 63 - u64::from(ns.leading_zeros());
+                (e << 8) | (ns >> (e - 6))
+            }
+        };
+        let mut bins: Vec<[u64; 2]> = Vec::new();
+        let mut last = None;
+        for v in self.hist.iter_recorded() {
+            let edge = v.value_iterated_to().min(self.max_ns);
+            let key = fio_bucket(edge);
+            match bins.last_mut() {
+                Some(b) if last == Some(key) => *b = [edge, b[1] + v.count_at_value()],
+                _ => bins.push([edge, v.count_at_value()]),
+            }
+            last = Some(key);
+        }
+        LatencyDistribution { percentiles, bins }
+    }
+}
+
+/// fio's default completion-latency percentiles (`percentile_list`), in percent.
+pub const FIO_PERCENTILES: [f64; 17] =
+    [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
+
+/// One operation's whole response-time distribution (JSON only: arrays are
+/// left out of CSV).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LatencyDistribution {
+    /// `[percent, microseconds]` at fio's default percentiles
+    /// ([`FIO_PERCENTILES`]); HDR values (three significant digits), never
+    /// above the exact max.
+    pub percentiles: Vec<[f64; 2]>,
+    /// `[upper edge ns, responses]` for each non-empty bucket, in increasing
+    /// order: fio's buckets (64 a power of two, under 1.6% wide), each edge
+    /// the highest HDR value in it; a bucket holds the responses at or below
+    /// its edge and above the previous bucket's. The counts are exact and add
+    /// up to the operation's `count`; the last edge is the exact max.
+    pub bins: Vec<[u64; 2]>,
+}
+
+/// The response-time distributions of the measured requests, per operation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LatencyDistributions {
+    pub read: LatencyDistribution,
+    pub write: LatencyDistribution,
+    pub trim: LatencyDistribution,
 }
 
 /// Response-time summary, microseconds. Percentiles are HDR-histogram values
@@ -774,6 +836,9 @@ pub struct Report {
     pub read_us: LatencySummary,
     pub write_us: LatencySummary,
     pub trim_us: LatencySummary,
+    /// The whole response-time distribution per operation: fio's percentile
+    /// list and the histogram's buckets (JSON only).
+    pub latency: LatencyDistributions,
     pub erase_count: EraseStats,
     /// RBER of the good blocks at the end of the run (wear model, Eq. 27 of 000).
     pub rber: RberStats,
@@ -969,6 +1034,42 @@ mod tests {
             assert!(p <= s.max, "{name} {p} > max {}", s.max);
         }
         assert_eq!(s.p99, s.max, "a single sample is every percentile");
+    }
+
+    #[test]
+    fn the_distribution_keeps_every_response_and_fios_percentiles() {
+        let mut l = Latency::default();
+        // Ties (500 x 100 us), a spread, and a tail of one.
+        for _ in 0..500 {
+            l.record(100_000);
+        }
+        for i in 1..=499u64 {
+            l.record(200_000 + i * 1000);
+        }
+        l.record(9_876_543);
+        let d = l.distribution();
+        assert_eq!(d.bins.iter().map(|b| b[1]).sum::<u64>(), 1000, "exact counts");
+        assert_eq!(d.bins[0], [100_031, 500], "the ties share one bucket (upper edge 100,031 ns)");
+        assert_eq!(d.bins.last().copied(), Some([9_876_543, 1]), "the last edge is the exact max");
+        assert!(d.bins.windows(2).all(|w| w[0][0] < w[1][0]), "increasing edges");
+        // 499 distinct responses from 201 to 699 us fall in fio's buckets:
+        // log2(699 / 201) x 64, about 115 of them, not 499.
+        assert!((100..=130).contains(&d.bins.len()), "{} buckets", d.bins.len());
+        let spread = &d.bins[1..d.bins.len() - 1];
+        assert!(
+            spread.windows(2).all(|w| (w[1][0] - w[0][0]) as f64 / w[0][0] as f64 <= 1.0 / 64.0 + 1e-3),
+            "no bucket wider than fio's"
+        );
+        let p: Vec<f64> = d.percentiles.iter().map(|x| x[0]).collect();
+        assert_eq!(p, FIO_PERCENTILES.to_vec());
+        let at = |q: f64| d.percentiles.iter().find(|x| x[0] == q).map(|x| x[1]).unwrap_or(f64::NAN);
+        assert!((at(50.0) - 100.031).abs() < 1e-9, "{}", at(50.0));
+        assert!((at(90.0) - 600.0).abs() / 600.0 < 1e-3, "the 900th response, 600 us: {}", at(90.0));
+        assert!((at(99.99) - 9876.543).abs() < 1e-9, "the tail is the one slow response: {}", at(99.99));
+        // Agrees with the summary at the percentiles both carry.
+        assert_eq!(at(50.0), l.summary().p50);
+        assert_eq!(at(99.0), l.summary().p99);
+        assert_eq!(Latency::default().distribution(), LatencyDistribution::default());
     }
 
     #[test]

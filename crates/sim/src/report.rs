@@ -34,6 +34,11 @@ pub(crate) fn report(
         engine.model_bytes(),
         u64::from(geometry.total_pages()),
     );
+    // The latency log is flushed whatever the outcome (an interrupted run's
+    // log keeps the requests it measured); its own error comes after the
+    // run's.
+    let log = engine.latency_log.take().map_or(Ok(()), crate::latency_log::LatencyLog::finish);
+    let outcome = outcome.and(log);
     // An interrupted run stops at once: no read-back of every page.
     let outcome = if engine.interrupted {
         outcome.and(Err(SimError::Interrupted { requests: engine.measured.requests }))
@@ -64,6 +69,11 @@ pub(crate) fn report(
         read_us: m.read.summary(),
         write_us: m.write.summary(),
         trim_us: m.trim.summary(),
+        latency: metrics::LatencyDistributions {
+            read: m.read.distribution(),
+            write: m.write.distribution(),
+            trim: m.trim.distribution(),
+        },
         erase_count,
         rber,
         retired_fraction,

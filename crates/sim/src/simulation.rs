@@ -130,7 +130,14 @@ fn parallel_runs(config: &RunConfig, n: usize) -> usize {
 
 /// One run of `config`; with `[[flow]]`s, of all flows or of flow `only`.
 fn run_one(config: &RunConfig, only: Option<usize>, progress: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
-    let mut sim = Simulation::new(config)?;
+    // A flow's alone run logs nothing: the shared run's log is the run's.
+    let mut sim = if only.is_some() && config.metrics.latency_log.is_some() {
+        let mut alone = config.clone();
+        alone.metrics.latency_log = None;
+        Simulation::new(&alone)?
+    } else {
+        Simulation::new(config)?
+    };
     sim.engine.expected = sim.expected_requests();
     if let Err(e) = sim.precondition(progress) {
         let (report, outcome) = report(config, &sim.prepared, &mut sim.engine, None, Err(e));
@@ -198,6 +205,9 @@ impl Simulation {
         engine.set_host_link(config.device.host_link()?);
         if let Some(b) = p.bound_ns {
             engine.set_bound(b);
+        }
+        if let Some(path) = &config.metrics.latency_log {
+            engine.latency_log = Some(crate::latency_log::LatencyLog::create(path)?);
         }
         if let Some(n) = config.host.logical_pages {
             if n == 0 || n > engine.logical_pages() {

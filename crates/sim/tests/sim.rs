@@ -450,3 +450,53 @@ fn a_run_knows_how_many_requests_it_will_dispatch() {
     let config = ftlab_sim::RunConfig::from_toml(&text, "test").unwrap();
     assert_eq!(ftlab_sim::Simulation::new(&config).unwrap().expected_requests(), Some(3));
 }
+
+#[test]
+fn the_report_carries_whole_distributions_and_the_latency_log_every_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("lat.log");
+    // A filled device under mixed reads and writes: GC makes a tail.
+    let text = format!(
+        "[device]\nblocks_per_plane = 64\n[precondition]\nfill = true\n[metrics]\nlatency_log = \"{}\"\n\
+         [workload]\npreset = \"zipf-mixed\"\nmax_requests = 20000\n",
+        log.display()
+    );
+    let r = run(&config(&text), &mut |_| {}).unwrap();
+    assert_eq!(r.integrity, "ok");
+    for (name, d, s) in [("read", &r.latency.read, &r.read_us), ("write", &r.latency.write, &r.write_us)] {
+        assert!(s.count > 0, "{name}");
+        assert_eq!(d.bins.iter().map(|b| b[1]).sum::<u64>(), s.count, "{name}: every response in a bucket");
+        assert_eq!(d.bins.last().unwrap()[0] as f64 / 1e3, s.max, "{name}: the last edge is the max");
+        assert_eq!(d.percentiles.len(), 17, "{name}: fio's list");
+        assert!(d.percentiles.windows(2).all(|w| w[0][1] <= w[1][1]), "{name}: percentiles never fall");
+        assert!(d.bins.len() > 10, "{name}: a distribution, not a summary: {} buckets", d.bins.len());
+    }
+    assert!(r.latency.trim.bins.is_empty() && r.latency.trim.percentiles.is_empty(), "no trims, no distribution");
+
+    // The log: one fio-layout line per measured request (the fill is not
+    // measured), whose latencies are the report's.
+    let text_log = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<Vec<u64>> = text_log.lines().map(|l| l.split(", ").map(|f| f.parse().unwrap()).collect()).collect();
+    assert_eq!(lines.len() as u64, r.requests);
+    assert!(lines.iter().all(|l| l.len() == 6 && l[2] <= 1 && l[5] == 0), "fio's six columns");
+    let reads: Vec<&Vec<u64>> = lines.iter().filter(|l| l[2] == 0).collect();
+    assert_eq!(reads.len() as u64, r.read_us.count);
+    let read_sum: u64 = reads.iter().map(|l| l[1]).sum();
+    assert!((read_sum as f64 / reads.len() as f64 / 1e3 - r.read_us.mean).abs() < 1e-6, "the exact mean");
+    let max_write = lines.iter().filter(|l| l[2] == 1).map(|l| l[1]).max().unwrap();
+    assert_eq!(max_write as f64 / 1e3, r.write_us.max);
+    assert!(lines.iter().all(|l| l[4] % 512 == 0 && l[3] > 0), "offsets and sizes of the requests");
+    assert!(lines.last().unwrap()[0] as f64 <= r.sim_seconds * 1e3 + 1.0, "times since measuring started");
+
+    // A log that cannot be created is an error naming the key, before the run.
+    let bad = text.replace(&log.display().to_string(), &dir.path().join("missing/lat.log").display().to_string());
+    let e = run(&config(&bad), &mut |_| {}).unwrap_err().to_string();
+    assert!(e.contains("metrics.latency_log") && e.contains("missing/lat.log"), "{e}");
+}
+
+#[test]
+fn a_tagged_path_numbers_one_runs_log() {
+    use ftlab_sim::config::tagged_path;
+    assert_eq!(tagged_path(Path::new("out/lat.log"), "7"), Path::new("out/lat.7.log"));
+    assert_eq!(tagged_path(Path::new("lat"), "dftl"), Path::new("lat.dftl"));
+}

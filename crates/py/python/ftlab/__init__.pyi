@@ -99,6 +99,7 @@ class Report(Record):
     read_us: Record
     write_us: Record
     trim_us: Record
+    latency: Record
     erase_count: Record
     rber: Record
     retired_fraction: float
@@ -135,7 +136,9 @@ class Report(Record):
     def scalars(self) -> Dict[str, Any]:
         """Scalar fields with dotted names: the columns of `ftlab run -f csv`."""
     def latency_cdf(self) -> pandas.DataFrame:
-        """Columns op, fraction, latency_us."""
+        """Columns op, fraction, latency_us: one row per histogram bucket."""
+    def latency_percentiles(self) -> pandas.DataFrame:
+        """Columns op, percentile, latency_us: fio's default percentile list."""
     def timeseries(self) -> pandas.DataFrame:
         """Columns time_s, read_pages, write_pages, flash_programs, gc_programs, erases, waf."""
     def erase_counts(self) -> pandas.DataFrame:

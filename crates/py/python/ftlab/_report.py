@@ -87,7 +87,7 @@ def _flatten(prefix: str, value: Any, out: Dict[str, Any]) -> None:
 class Report(Record):
     """The result of one run (``ftlab.run``): every field of ``ftlab run -f
     json`` as an attribute (``report.waf``, ``report.write_us.p99``), the dict
-    with ``to_dict()``, and DataFrames: ``latency_cdf()``, ``timeseries()``,
+    with ``to_dict()``, and DataFrames: ``latency_cdf()``, ``latency_percentiles()``, ``timeseries()``,
     ``erase_counts()``, ``rber_distribution()``, ``tasks_frame()``. Field meanings:
     crates/cli/FIELDS.md."""
 
@@ -115,20 +115,44 @@ class Report(Record):
         return out
 
     def latency_cdf(self):
-        """Response-time percentiles per operation as a cumulative distribution:
-        a DataFrame with columns ``op`` (read, write, trim), ``fraction`` (of the
-        operation's requests at or below) and ``latency_us``. Operations with no
-        request are left out; the report keeps percentiles p50 to p99.99 and the
-        maximum (fraction 1.0), so these are the CDF's points."""
+        """Each operation's response-time distribution as a cumulative
+        distribution: a DataFrame with columns ``op`` (read, write, trim),
+        ``fraction`` (of the operation's requests at or below) and
+        ``latency_us``, one row per histogram bucket (``latency.<op>.bins``:
+        the bucket's upper edge and the fraction of requests up to it; the last
+        row is the exact max at fraction 1.0). A report without buckets (an
+        older one) gives its percentiles p50 to p99.99 and the max instead.
+        Operations with no request are left out. For a plot that shows the
+        tail, put ``-log10(1 - fraction)`` (nines) on the x axis."""
         pd = _pandas()
         rows = []
         for op in ("read", "write", "trim"):
             summary = self._data.get(f"{op}_us") or {}
             if not summary.get("count"):
                 continue
+            bins = ((self._data.get("latency") or {}).get(op) or {}).get("bins") or []
+            total = sum(n for _, n in bins)
+            if total:
+                seen = 0
+                for ns, n in bins:
+                    seen += n
+                    rows.append((op, seen / total, ns / 1000.0))
+                continue
             for field, fraction in _PERCENTILES:
                 rows.append((op, fraction, summary.get(field)))
         return pd.DataFrame(rows, columns=["op", "fraction", "latency_us"])
+
+    def latency_percentiles(self):
+        """fio's default percentile list per operation: a DataFrame with
+        columns ``op``, ``percentile`` (1 to 99.99) and ``latency_us``, as fio's
+        ``clat_ns.percentile`` (``latency.<op>.percentiles``). Operations with
+        no request are left out."""
+        pd = _pandas()
+        rows = []
+        for op in ("read", "write", "trim"):
+            for pct, us in ((self._data.get("latency") or {}).get(op) or {}).get("percentiles") or []:
+                rows.append((op, pct, us))
+        return pd.DataFrame(rows, columns=["op", "percentile", "latency_us"])
 
     def timeseries(self):
         """Host pages and flash work per interval during measurement: a
