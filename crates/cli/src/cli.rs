@@ -60,6 +60,9 @@ pub enum Command {
     /// A grouped bar chart (SVG) of a CSV's columns: one group per value of --x, one bar
     /// per --y column (or per value of --series).
     Plot(PlotArgs),
+    /// Run a JSON report's configuration again (from its `provenance`) and check that every
+    /// field comes out the same, bit for bit.
+    Rerun(RerunArgs),
     /// Write one self-contained HTML page (inline SVG plots, no network) of a run's JSON
     /// report or of a sweep's CSV or JSON-lines rows.
     Report(ReportArgs),
@@ -98,8 +101,10 @@ skewed-random-write workload. When neither a config file nor --requests (nor
 Output (--format): `table` for people; `json` is the report with stable field
 names (waf, write_us.p99, erase_count.max, integrity, ...); `csv` is a header
 and one row of its scalar fields, nested ones flattened as `read_us.p99`, the
-arrays (tasks, throughput) left out. Every field, its unit and meaning are in
-crates/cli/FIELDS.md.
+arrays (tasks, throughput, latency) left out. Every field, its unit and meaning
+are in crates/cli/FIELDS.md. JSON also says how it was made (`provenance`: the
+effective configuration, ftlab's version and git revision; --stamp adds date,
+host, wall and CPU time): `ftlab rerun REPORT.json` runs it again and checks it.
 
 Exit status: 0 on success, 2 for usage and configuration errors, 1 when a run
 fails (a malformed trace line, a flash or FTL error; the report of what it did
@@ -384,6 +389,24 @@ pub struct OutputArgs {
     pub out: Option<PathBuf>,
     /// No progress bar (it is also hidden when stderr is not a terminal).
     #[arg(long, short = 'q', help_heading = "Output")]
+    pub quiet: bool,
+    /// With -f json: also record when, where and how long the run took
+    /// (provenance.stamp: date, host, wall and CPU seconds), which differ from run to run.
+    #[arg(long, help_heading = "Output")]
+    pub stamp: bool,
+}
+
+/// `ftlab rerun`.
+#[derive(Debug, Args)]
+pub struct RerunArgs {
+    /// A JSON report of `ftlab run -f json` or `ftlab compare -f json`.
+    #[arg(value_name = "REPORT.json")]
+    pub report: std::path::PathBuf,
+    /// Also write the new report(s) as JSON to FILE.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: Option<std::path::PathBuf>,
+    /// No progress bar.
+    #[arg(long, short = 'q')]
     pub quiet: bool,
 }
 

@@ -23,6 +23,8 @@ mod output;
 mod plot;
 mod plot_cmd;
 mod progress;
+mod provenance;
+mod rerun_cmd;
 mod sched_cmd;
 mod serve_cmd;
 mod sweep_cmd;
@@ -94,6 +96,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Schedulability(args) => sched_cmd::run(&args)?,
         Command::Serve(args) => serve_cmd::run(&args)?,
         Command::Report(args) => report_page(&args)?,
+        Command::Rerun(args) => rerun_cmd::run(&args)?,
         Command::Mqsim(args) => mqsim_cmd::run(&args)?,
         Command::Plot(args) => plot_cmd::run(&args)?,
         Command::Presets(args) => Sink::open(None)?.write(&listing::presets(args.group, args.format)?)?,
@@ -157,11 +160,35 @@ pub(crate) fn check_integrity(reports: &[Report]) -> Result<(), CliError> {
     }
 }
 
-fn write_reports(reports: &[Report], out: &OutputArgs, table: impl FnOnce() -> String) -> Result<(), CliError> {
+/// Writes `reports` (`reports[i]` ran `configs[i]` for `command`) in the
+/// output format; JSON carries each one's provenance, stamped from `clock`
+/// with `--stamp`. One report is an object (an array for `mqsim`, one a
+/// scenario).
+pub(crate) fn write_reports(
+    reports: &[Report],
+    configs: &[RunConfig],
+    command: &str,
+    clock: &provenance::Clock,
+    out: &OutputArgs,
+    table: impl FnOnce() -> String,
+) -> Result<(), CliError> {
     let text = match out.format {
         Format::Table => table(),
-        Format::Json if reports.len() == 1 => output::json(&reports[0])?,
-        Format::Json => output::json(reports)?,
+        Format::Json => {
+            let stamp = out.stamp.then(|| clock.stamp());
+            let with: Vec<provenance::WithProvenance> = reports
+                .iter()
+                .zip(configs)
+                .map(|(report, c)| {
+                    Ok(provenance::WithProvenance { report, provenance: provenance::of(command, c, stamp.as_ref())? })
+                })
+                .collect::<Result<_, CliError>>()?;
+            if with.len() == 1 && command != "mqsim" {
+                output::json(&with[0])?
+            } else {
+                output::json(&with)?
+            }
+        }
         Format::Csv => output::csv(reports)?,
     };
     Sink::open(out.out.as_deref())?.write(&text)
@@ -180,13 +207,14 @@ fn run_one(args: &RunArgs) -> Result<(), CliError> {
         return Sink::open(args.output.out.as_deref())?.write(&text);
     }
     ftlab_sim::validate(config).map_err(|e| CliError::sim("", e))?;
+    let clock = provenance::Clock::start();
     let bar = Bar::new(args.output.quiet, expected_requests(config), "requests");
     let result = simulate(config, &bar, "");
     bar.finish();
     let (report, stopped) = result?;
     let reports = [report];
     let warnings = wear_warnings(&reports, std::slice::from_ref(config), args.output.format)?;
-    write_reports(&reports, &args.output, || {
+    write_reports(&reports, std::slice::from_ref(config), "run", &clock, &args.output, || {
         let mut text = output::summary(&reports[0], config, resolved.capped);
         for w in &warnings {
             text.push_str(&format!("warning: {w}\n"));
@@ -247,6 +275,7 @@ fn compare(args: &CompareArgs) -> Result<(), CliError> {
     }
     let space = if args.own_space { None } else { Some(equal_space(&mut configs)?) };
     let per_run = expected_requests(&resolved.config);
+    let clock = provenance::Clock::start();
     let bar = Bar::new(args.output.quiet, per_run.map(|n| n * configs.len() as u64), "requests");
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.jobs.unwrap_or(0))
@@ -257,7 +286,9 @@ fn compare(args: &CompareArgs) -> Result<(), CliError> {
     bar.finish();
     let (reports, stopped): (Vec<Report>, Vec<Option<CliError>>) = runs?.into_iter().unzip();
     let warnings = wear_warnings(&reports, &configs, args.output.format)?;
-    write_reports(&reports, &args.output, || output::comparison(&reports, resolved.capped, space.as_ref(), &warnings))?;
+    write_reports(&reports, &configs, "compare", &clock, &args.output, || {
+        output::comparison(&reports, resolved.capped, space.as_ref(), &warnings)
+    })?;
     stopped.into_iter().flatten().next().map_or_else(|| check_integrity(&reports), Err)
 }
 

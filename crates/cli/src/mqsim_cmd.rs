@@ -5,7 +5,7 @@ use std::path::Path;
 
 use ftlab_lab::mqsim::{import, Options, Scenario};
 
-use crate::cli::{Format, MqsimArgs};
+use crate::cli::MqsimArgs;
 use crate::error::{write_err, CliError};
 use crate::output::{self, Sink};
 use crate::progress::Bar;
@@ -78,28 +78,31 @@ pub fn run(args: &MqsimArgs) -> Result<(), CliError> {
     }
     let mut reports = Vec::new();
     let mut stopped = None;
+    let clock = crate::provenance::Clock::start();
     for s in &scenarios {
         let bar = Bar::new(args.output.quiet, None, "requests");
         let result = crate::simulate(&s.config, &bar, &format!("scenario {}: ", s.index));
         bar.finish();
         let (report, error) = result?;
         if let Some(dir) = &args.out_dir {
-            write_file(&dir.join(format!("scenario-{}.json", s.index)), &output::json(&report)?)?;
+            let with = crate::provenance::WithProvenance {
+                report: &report,
+                provenance: crate::provenance::of("mqsim", &s.config, None)?,
+            };
+            write_file(&dir.join(format!("scenario-{}.json", s.index)), &output::json(&with)?)?;
         }
         stopped = stopped.or(error);
         reports.push(report);
     }
-    let text = match args.output.format {
-        Format::Table => scenarios
+    let configs: Vec<_> = scenarios.iter().map(|s| s.config.clone()).collect();
+    crate::write_reports(&reports, &configs, "mqsim", &clock, &args.output, || {
+        scenarios
             .iter()
             .zip(&reports)
             .map(|(s, r)| format!("scenario {}\n{}", s.index, output::summary(r, &s.config, false)))
             .collect::<Vec<_>>()
-            .join("\n"),
-        Format::Json => output::json(&reports)?,
-        Format::Csv => output::csv(&reports)?,
-    };
-    Sink::open(args.output.out.as_deref())?.write(&text)?;
+            .join("\n")
+    })?;
     stopped.map_or_else(|| crate::check_integrity(&reports), Err)
 }
 

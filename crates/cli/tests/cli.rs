@@ -845,3 +845,65 @@ fn latency_logs_are_one_per_run_and_serve_refuses_one() {
     let e = failure(&["serve", "--latency-log", log_arg, "--listen", "unix:/nonexistent/sock"], 2);
     assert!(e.contains("metrics.latency_log") && e.contains("not by ftlab serve"), "{e}");
 }
+
+#[test]
+fn a_json_report_reruns_itself_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let report = path("r.json");
+    ftlab().args(["run", "--requests", "3000", "--seed", "4", "-f", "json", "-o", &report]).assert().success();
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let prov = &json["provenance"];
+    assert_eq!(prov["command"], "run");
+    assert!(prov["config"].as_str().unwrap().contains("seed = 4"), "{prov}");
+    assert!(prov.get("stamp").is_none(), "no stamp unless asked: the same run gives the same bytes");
+
+    // Rerun from the file alone, written anew: the same bytes.
+    let again = path("again.json");
+    let out = ftlab().args(["rerun", &report, "-o", &again]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("reproduced: 1 report, byte for byte"));
+    assert_eq!(std::fs::read(&report).unwrap(), std::fs::read(&again).unwrap());
+
+    // A changed result is caught and named.
+    let mut tampered = json.clone();
+    tampered["waf"] = serde_json::json!(tampered["waf"].as_f64().unwrap() + 1e-12);
+    let bad = path("tampered.json");
+    std::fs::write(&bad, serde_json::to_string_pretty(&tampered).unwrap()).unwrap();
+    let e = failure(&["rerun", &bad], 1);
+    assert!(e.contains("not reproduced") && e.contains("waf") && !e.contains("erases"), "{e}");
+
+    // --stamp records when, where and how long; the rerun sets it aside.
+    let stamped = path("stamped.json");
+    ftlab().args(["run", "--requests", "3000", "-f", "json", "--stamp", "-o", &stamped]).assert().success();
+    let s: Value = serde_json::from_str(&std::fs::read_to_string(&stamped).unwrap()).unwrap();
+    let stamp = &s["provenance"]["stamp"];
+    assert!(stamp["date"].as_str().unwrap().starts_with("20") && stamp["wall_s"].as_f64().unwrap() > 0.0, "{stamp}");
+    assert!(stamp["cpu_s"].as_f64().is_some() && stamp["host"].is_string() && stamp["cores"].as_u64().unwrap() >= 1);
+    ftlab().args(["rerun", &stamped]).assert().success();
+
+    // A comparison's reports rerun each; a report without provenance is refused.
+    let cmp = path("cmp.json");
+    ftlab()
+        .args(["compare", "--ftl", "pagemap,dftl", "--requests", "2000", "-f", "json", "-o", &cmp])
+        .assert()
+        .success();
+    let out = ftlab().args(["rerun", &cmp]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("reproduced: 2 reports, byte for byte"));
+    let mut bare = json.clone();
+    bare.as_object_mut().unwrap().remove("provenance");
+    std::fs::write(path("bare.json"), bare.to_string()).unwrap();
+    let e = failure(&["rerun", &path("bare.json")], 2);
+    assert!(e.contains("no `provenance`"), "{e}");
+}
+
+#[test]
+fn a_rerun_finds_a_relative_trace_from_another_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixture("msr.csv"), dir.path().join("hm0.csv")).unwrap();
+    let args = ["run", "--set", "workload.trace=hm0.csv", "--set", "workload.trace_format=msr", "-f", "json", "-o"];
+    ftlab().current_dir(dir.path()).args(args).arg("r.json").assert().success();
+    let report = dir.path().join("r.json");
+    let out = ftlab().args(["rerun", report.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}

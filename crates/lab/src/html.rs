@@ -416,6 +416,27 @@ pub fn report_html(report: &Value, title: &str) -> String {
         let y = Axis::fit(cdf.iter().flat_map(|s| s.points.iter().map(|p| p.1)), true, "response time, µs (log)");
         body += &line_plot("latency-cdf", "Response-time distribution by percentile", &cdf, x, y, false);
     }
+    // How the report was made, when it says (`provenance`): enough to run
+    // it again (`ftlab rerun`).
+    if let Some(p) = report.get("provenance").filter(|p| p.is_object()) {
+        body.push_str("<h2>Provenance</h2><table>");
+        for key in ["command", "ftlab", "git_revision"] {
+            let _ = write!(body, "<tr><th>{key}</th><td>{}</td></tr>", p.get(key).map_or_else(String::new, cell));
+        }
+        if let Some(stamp) = p.get("stamp").and_then(Value::as_object) {
+            for (key, v) in stamp {
+                let _ = write!(body, "<tr><th>{}</th><td>{}</td></tr>", esc(key), cell(v));
+            }
+        }
+        body.push_str("</table>\n");
+        if let Some(config) = p.get("config").and_then(Value::as_str) {
+            let _ = writeln!(
+                body,
+                "<details><summary>Configuration (ftlab rerun runs it again)</summary><pre>{}</pre></details>",
+                esc(config)
+            );
+        }
+    }
     let tp = &report["throughput"];
     let step = f(tp, "interval_s").unwrap_or(0.0);
     let col = |k: &str| -> Vec<f64> {
@@ -735,6 +756,16 @@ mod tests {
         for id in ["latency-cdf", "throughput", "waf-over-time", "gc-over-time", "flash-ops", "erase-counts"] {
             assert!(html.contains(&format!("id=\"{id}\"")), "{id} missing");
         }
+        assert!(!html.contains("<h2>Provenance</h2>"), "a report without provenance shows none");
+        let mut with = serde_json::to_value(&report).unwrap();
+        with["provenance"] = serde_json::json!({"command": "run", "ftlab": "0.1.0", "git_revision": null,
+            "config": "seed = 1\n[ftl]\nkind = \"<pagemap>\"\n", "stamp": {"date": "2026-12-06T00:00:00Z", "host": "h"}});
+        let html = report_html(&with, "");
+        assert!(html.contains("<h2>Provenance</h2>") && html.contains("2026-12-06T00:00:00Z"));
+        assert!(
+            html.contains("kind = &quot;&lt;pagemap&gt;&quot;") || html.contains("kind = \"&lt;pagemap&gt;\""),
+            "escaped config"
+        );
         // The only URL is the SVG namespace, a name that is never fetched.
         assert_eq!(html.matches("http://").count(), html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count());
         assert!(!html.contains("https://") && !html.contains("<script") && !html.contains("src="));

@@ -1,0 +1,147 @@
+//! `ftlab rerun REPORT.json`: runs the configuration a JSON report carries in
+//! its `provenance` again and checks that every field comes out the same
+//! (the `provenance.stamp`, when and where, apart).
+
+use serde_json::Value;
+
+use ftlab_sim::RunConfig;
+
+use crate::cli::RerunArgs;
+use crate::error::CliError;
+use crate::output::{self, Sink};
+use crate::progress::Bar;
+use crate::provenance::{self, Provenance};
+
+pub fn run(args: &RerunArgs) -> Result<(), CliError> {
+    let name = args.report.display().to_string();
+    let text =
+        std::fs::read_to_string(&args.report).map_err(|error| CliError::Read { path: args.report.clone(), error })?;
+    let json: Value = serde_json::from_str(&text)
+        .map_err(|e| CliError::Usage(format!("{name}: not a JSON report: {e} (give the JSON of ftlab run -f json)")))?;
+    let old: Vec<Value> = match json {
+        Value::Array(a) => a,
+        v => vec![v],
+    };
+    let mut new = Vec::with_capacity(old.len());
+    let mut differences = Vec::new();
+    for (i, report) in old.iter().enumerate() {
+        let at = if old.len() == 1 { name.clone() } else { format!("{name}: report {}", i + 1) };
+        let prov: Provenance = report
+            .get("provenance")
+            .ok_or_else(|| {
+                CliError::Usage(format!(
+                    "{at}: no `provenance`: the report does not say how it was made (reports of ftlab run, compare \
+                     and mqsim with -f json carry it)"
+                ))
+            })
+            .and_then(|p| {
+                serde_json::from_value(p.clone())
+                    .map_err(|e| CliError::Usage(format!("{at}: `provenance` is malformed: {e}")))
+            })?;
+        let here = provenance::GIT_REVISION;
+        if prov.ftlab != env!("CARGO_PKG_VERSION") || prov.git_revision.as_deref().unwrap_or("") != here {
+            eprintln!(
+                "warning: {at} was made by ftlab {} (revision {}); this is ftlab {} (revision {}): a difference may \
+                 come from the version",
+                prov.ftlab,
+                prov.git_revision.as_deref().unwrap_or("unknown"),
+                env!("CARGO_PKG_VERSION"),
+                if here.is_empty() { "unknown" } else { here }
+            );
+        }
+        // Relative trace paths are relative to the folder the run started in.
+        let here_dir = std::env::current_dir().ok();
+        if let Some(dir) = &prov.cwd {
+            if let Err(e) = std::env::set_current_dir(dir) {
+                eprintln!("warning: {at}: cannot go to the run's folder {dir} ({e}): its relative trace paths are taken from here");
+            }
+        }
+        let mut config = RunConfig::from_toml(&prov.config, &format!("{at}: provenance.config"))
+            .map_err(|e| CliError::sim("", e))?;
+        // The rerun writes no latency log over the original's.
+        config.metrics.latency_log = None;
+        ftlab_sim::validate(&config).map_err(|e| CliError::sim(format!("{at}: "), e))?;
+        let bar = Bar::new(args.quiet, crate::progress::expected_requests(&config), "requests");
+        let result = crate::simulate(&config, &bar, &format!("{at}: "));
+        bar.finish();
+        if let Some(dir) = &here_dir {
+            let _ = std::env::set_current_dir(dir);
+        }
+        let (fresh, _stopped) = result?;
+        // The rerun's report as `ftlab run -f json` writes it, under the
+        // original's provenance (its stamp apart), so the two compare field
+        // by field and, unstamped, byte for byte.
+        let prov = Provenance { stamp: None, ..prov };
+        let again: Value =
+            serde_json::to_value(provenance::WithProvenance { report: &fresh, provenance: prov.clone() })
+                .map_err(|e| CliError::Failed(format!("cannot serialize the report: {e}")))?;
+        let differ = differing_fields(report, &again);
+        if !differ.is_empty() {
+            let fields = differ.join(", ");
+            differences.push(if old.len() == 1 { fields } else { format!("report {}: {fields}", i + 1) });
+        }
+        new.push((fresh, prov));
+    }
+    let new: Vec<provenance::WithProvenance> =
+        new.iter().map(|(report, prov)| provenance::WithProvenance { report, provenance: prov.clone() }).collect();
+    let again = if new.len() == 1 { output::json(&new[0])? } else { output::json(&new)? };
+    if let Some(out) = &args.out {
+        Sink::open(Some(out))?.write(&again)?;
+    }
+    if differences.is_empty() {
+        println!(
+            "{name}: reproduced: {} report{}, {}",
+            new.len(),
+            if new.len() == 1 { "" } else { "s" },
+            if again == text {
+                "byte for byte"
+            } else {
+                "every field equal bit for bit (provenance.stamp, or the file's layout, apart)"
+            }
+        );
+        Ok(())
+    } else {
+        Err(CliError::Failed(format!(
+            "{name}: not reproduced: the rerun differs in {} (the file's values against what this ftlab makes of its \
+             provenance.config)",
+            differences.join("; ")
+        )))
+    }
+}
+
+/// Dotted names of the fields where `old` and `new` differ (the provenance's
+/// stamp apart), at most 10.
+fn differing_fields(old: &Value, new: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    walk("", old, new, &mut out);
+    out.truncate(10);
+    out
+}
+
+fn walk(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
+    if path == "provenance.stamp" {
+        return;
+    }
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for (k, v) in x {
+                let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                match y.get(k) {
+                    Some(w) => walk(&p, v, w, out),
+                    None if p == "provenance.stamp" => {}
+                    None => out.push(p),
+                }
+            }
+            for k in y.keys().filter(|k| !x.contains_key(*k)) {
+                out.push(if path.is_empty() { k.clone() } else { format!("{path}.{k}") });
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (v, w)) in x.iter().zip(y).enumerate() {
+                walk(&format!("{path}[{i}]"), v, w, out);
+            }
+        }
+        _ if a == b => {}
+        _ => out.push(path.to_owned()),
+    }
+}
