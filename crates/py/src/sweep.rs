@@ -93,11 +93,43 @@ fn task_point(text: &str) -> Result<Point, LabError> {
 /// Runs the point `task` (from `SweepPlan.task`) and returns its row, as JSON
 /// text of one value per column of `columns`. A run that fails gives its row
 /// with the message in `error`, as `ftlab sweep` does.
+///
+/// `traces`: `(path in the task, local copy)` pairs for a worker without the
+/// driver's files (the trace shipped with the task): the run reads the local
+/// copy, and the row names the original path, as the driver's own run would.
 #[pyfunction]
-pub(crate) fn run_task(py: Python<'_>, task: &str, columns: Vec<String>) -> PyResult<String> {
-    let point = task_point(task).map_err(|e| errors::lab(py, e))?;
+#[pyo3(signature = (task, columns, traces=None))]
+pub(crate) fn run_task(
+    py: Python<'_>,
+    task: &str,
+    columns: Vec<String>,
+    traces: Option<Vec<(String, String)>>,
+) -> PyResult<String> {
+    let mut point = task_point(task).map_err(|e| errors::lab(py, e))?;
+    let traces = traces.unwrap_or_default();
+    let local = |path: &mut Option<std::path::PathBuf>| {
+        if let Some(p) = path.as_mut() {
+            if let Some((_, copy)) = traces.iter().find(|(original, _)| std::path::Path::new(original) == p.as_path()) {
+                *p = copy.into();
+            }
+        }
+    };
+    local(&mut point.config.workload.trace);
+    for flow in &mut point.config.flows {
+        local(&mut flow.workload.trace);
+    }
     let row = py.allow_threads(|| sweep::row(&point, &sweep::run_point(&point), &columns));
-    let row = row.map_err(|e| errors::lab(py, e))?;
+    let mut row = row.map_err(|e| errors::lab(py, e))?;
+    // The row names the task's paths (the workload, an error's message).
+    for cell in &mut row {
+        if let serde_json::Value::String(s) = cell {
+            for (original, copy) in &traces {
+                if s.contains(copy.as_str()) {
+                    *s = s.replace(copy.as_str(), original);
+                }
+            }
+        }
+    }
     serde_json::to_string(&row).map_err(|e| errors::Error::new_err(format!("cannot serialize a row: {e}")))
 }
 

@@ -157,6 +157,7 @@ def sweep(
     grid: Dict[str, Sequence[Any]],
     executor: Literal["local", "ray"] = "local",
     workers: Optional[int] = None,
+    ship_traces: bool = True,
 ) -> pandas.DataFrame:
     """One row per grid point, with the columns of `ftlab sweep`'s CSV."""
 
