@@ -5,6 +5,7 @@ local threads or as Ray tasks, returned as a DataFrame with the columns of
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any, Dict, List, Optional, Sequence
 
 from . import _ftlab
@@ -85,6 +86,9 @@ def _ray_rows(plan: Any, columns: List[str], workers: Optional[int], ship_traces
     # At most `workers` runs in flight (all of them if None): the rest are
     # submitted as runs finish.
     limit = workers if workers else len(plan)
+    # Progress per point on a terminal.
+    show = sys.stderr.isatty()
+    finished = 0
     pending: Dict[Any, int] = {}
     rows: List[Optional[List[Any]]] = [None] * len(plan)
     next_point = 0
@@ -97,7 +101,14 @@ def _ray_rows(plan: Any, columns: List[str], workers: Optional[int], ship_traces
             next_point += 1
         done, _ = ray.wait(list(pending), num_returns=1)
         for ref in done:
-            rows[pending.pop(ref)] = ray.get(ref)
+            point = pending.pop(ref)
+            rows[point] = ray.get(ref)
+            finished += 1
+            if show:
+                sys.stderr.write(f"\rftlab.sweep: {finished}/{len(plan)} points done (last: run {point})")
+                sys.stderr.flush()
+    if show:
+        sys.stderr.write("\n")
     return [r for r in rows if r is not None]
 
 
