@@ -62,17 +62,22 @@ impl Bar {
         }
     }
 
-    /// A run expects `n` more requests: the bar's length grows by them (when
-    /// it was not given up front), and it shows an ETA.
-    fn learn(&self, n: u64) {
-        if self.sized {
+    /// A run that expected `old` requests now expects `new` (a first
+    /// expectation, or a compressed trace's estimate as it goes): the bar's
+    /// length follows (when it was not given up front), and it shows an ETA.
+    fn learn(&self, old: u64, new: u64) {
+        if self.sized || old == new {
             return;
         }
-        let before = self.learned.fetch_add(n, Ordering::Relaxed);
-        if before == 0 {
+        let now = if new > old {
+            self.learned.fetch_add(new - old, Ordering::Relaxed) + (new - old)
+        } else {
+            self.learned.fetch_sub(old - new, Ordering::Relaxed).saturating_sub(old - new)
+        };
+        if old == 0 {
             self.style(true);
         }
-        self.bar.set_length(before + n);
+        self.bar.set_length(now);
     }
 
     fn reveal(&self) {
@@ -111,13 +116,11 @@ impl Bar {
     pub fn tracker(&self) -> impl FnMut(Progress) + '_ {
         let mut last = 0;
         let mut measuring = None;
-        let mut counted = false;
+        let mut expected = 0;
         move |p: Progress| {
-            if !counted {
-                counted = true;
-                if let Some(n) = p.expected {
-                    self.learn(n);
-                }
+            if let Some(n) = p.expected {
+                self.learn(expected, n);
+                expected = n;
             }
             self.inc(p.requests.saturating_sub(last));
             last = p.requests;

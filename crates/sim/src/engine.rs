@@ -158,6 +158,11 @@ pub struct Engine {
     pub(crate) interrupted: bool,
     /// The requests the run will dispatch, if known ([`Progress::expected`]).
     pub(crate) expected: Option<u64>,
+    /// A trace replay whose length is not known up front (a compressed
+    /// trace): how far through its file it is, the requests dispatched before
+    /// it, and the most it may dispatch; [`Progress::expected`] is estimated
+    /// from it as the replay goes.
+    input: Option<(crate::source::InputShare, u64, Option<u64>)>,
     /// The per-request latency log, if `metrics.latency_log` asks for one.
     pub(crate) latency_log: Option<crate::latency_log::LatencyLog>,
     store: StoreKind,
@@ -310,6 +315,7 @@ impl Engine {
             interrupted: false,
             expected: None,
             latency_log: None,
+            input: None,
             addressable,
             store,
             versions: versions::Versions::new(addressable),
@@ -793,9 +799,24 @@ impl Engine {
                 requests: self.dispatched,
                 sim_ns: t,
                 measuring: self.measuring,
-                expected: self.expected,
+                expected: self.expected.or_else(|| self.estimated()),
             });
         }
+    }
+
+    /// Estimates the run's requests from how far the trace replay is through
+    /// its file (when [`Engine::estimate_from`] was given one).
+    fn estimated(&self) -> Option<u64> {
+        let (share, base, cap) = self.input.as_ref()?;
+        let total = base + share.estimate()?;
+        Some(cap.map_or(total, |c| total.min(c)).max(self.dispatched))
+    }
+
+    /// The run's length is estimated from `share` as the replay starting now
+    /// goes (at most `max_requests` of it).
+    pub(crate) fn estimate_from(&mut self, share: crate::source::InputShare, max_requests: Option<u64>) {
+        let base = self.dispatched;
+        self.input = Some((share, base, max_requests.map(|n| base + n)));
     }
 
     /// Starts measuring at the first GC erase, if asked to.

@@ -357,6 +357,11 @@ impl Simulation {
             p.host.reorder_window,
         )?;
         engine.set_dispatch(p.dispatch);
+        if engine.expected.is_none() {
+            if let Some(share) = requests.input_share() {
+                engine.estimate_from(share, config.workload.max_requests);
+            }
+        }
         engine.set_tasks(requests.task_names());
         engine.start_measuring(config.precondition.start_at_first_gc);
         if let Some(f) = config.workload.stop_at_retired_fraction {

@@ -33,6 +33,26 @@ impl Request {
 }
 
 /// A stream of requests in arrival order.
+/// How far a trace replay is through its file ([`Requests::input_share`]).
+#[derive(Debug, Clone)]
+pub struct InputShare {
+    read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    total: u64,
+    taken: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl InputShare {
+    /// Requests the whole replay will yield, estimated from those it yielded
+    /// so far and the share of the file read for them (read ahead in buffers,
+    /// so low at first, converging as the replay goes); `None` before
+    /// anything is read.
+    pub fn estimate(&self) -> Option<u64> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let (read, taken) = (self.read.load(Relaxed), self.taken.load(Relaxed));
+        (read > 0 && taken > 0).then(|| (taken as f64 * self.total as f64 / read.min(self.total) as f64).round() as u64)
+    }
+}
+
 pub struct Requests {
     inner: Inner,
     /// Requests whose timestamps came too late for the reorder window.
@@ -72,6 +92,12 @@ struct TraceSource {
     reopen: (std::path::PathBuf, ftlab_workload::TraceFormat, ReadOptions),
     pass_offset: u64,
     pass_requests: u64,
+    /// Bytes read from the file over every pass, and the bytes of all passes
+    /// (the file's size times the passes), for [`Requests::input_share`].
+    read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    total_bytes: Option<u64>,
+    /// Requests yielded over every pass.
+    taken: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// The latest arrival a trace may ask for, in ns after its first request: half the
@@ -138,6 +164,7 @@ impl TraceSource {
             return self.end();
         };
         self.pass_requests += 1;
+        self.taken.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let base = *self.base.get_or_insert(t);
         let Some(mut at) = t.saturating_sub(base).checked_add(self.pass_offset) else {
             return Some(Err(self.time_overflow(
@@ -167,7 +194,7 @@ impl TraceSource {
     /// request one mean inter-arrival gap of this pass after this pass's last.
     fn next_pass(&mut self, late: &mut u64) -> Option<Result<Request, SimError>> {
         let (path, format, opts) = &self.reopen;
-        self.reader = match TraceReader::open(path, *format, opts) {
+        self.reader = match TraceReader::open_counted(path, *format, opts, self.read.clone()) {
             Ok(r) => r,
             Err(e) => return Some(Err(SimError::Trace(e))),
         };
@@ -230,8 +257,14 @@ impl Requests {
                     let scan = TraceReader::open(path, *format, &opts).map_err(SimError::Trace)?;
                     mapper.try_scan(scan).map_err(SimError::Trace)?;
                 }
-                let reader = TraceReader::open(path, *format, &opts).map_err(SimError::Trace)?;
+                let read = std::sync::Arc::default();
+                let reader = TraceReader::open_counted(path, *format, &opts, std::sync::Arc::clone(&read))
+                    .map_err(SimError::Trace)?;
+                let total_bytes = reader.input_len().map(|len| len.saturating_mul(u64::from((*repeat).max(1))));
                 Inner::Trace(Box::new(TraceSource {
+                    read,
+                    total_bytes,
+                    taken: std::sync::Arc::default(),
                     reader,
                     mapper,
                     pending: Vec::new(),
@@ -265,6 +298,20 @@ impl Requests {
             }
         };
         Ok(Requests { inner, late: 0 })
+    }
+
+    /// For a trace read from a file: the bytes read from it so far (over
+    /// every pass) and the bytes the whole replay reads, to estimate its length
+    /// while it runs (a compressed trace's lines are not counted up front).
+    pub fn input_share(&self) -> Option<InputShare> {
+        match &self.inner {
+            Inner::Trace(t) => t.total_bytes.filter(|&n| n > 0).map(|total| InputShare {
+                read: t.read.clone(),
+                total,
+                taken: t.taken.clone(),
+            }),
+            _ => None,
+        }
     }
 
     /// Lines skipped as malformed, and the address report, for traces.

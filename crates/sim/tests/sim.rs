@@ -500,3 +500,44 @@ fn a_tagged_path_numbers_one_runs_log() {
     assert_eq!(tagged_path(Path::new("out/lat.log"), "7"), Path::new("out/lat.7.log"));
     assert_eq!(tagged_path(Path::new("lat"), "dftl"), Path::new("lat.dftl"));
 }
+
+#[test]
+fn a_compressed_trace_replay_estimates_its_length_as_it_goes() {
+    use std::io::Write as _;
+    // 60,000 requests at scattered addresses, gzip-compressed: its lines are
+    // not counted up front, so the length is estimated from the share of
+    // the file read.
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.trace.gz");
+    let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(&trace).unwrap(), flate2::Compression::fast());
+    let mut x = 12345u64;
+    for i in 0..60_000u64 {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        // 1 ms apart: the device keeps up, so the file is read as the
+        // replay goes (a device falling behind pulls it all in at once).
+        writeln!(gz, "{} 0 {} 8 {}", i * 1_000_000, (x >> 33) % 100_000 * 8, (x >> 20) & 1).unwrap();
+    }
+    gz.finish().unwrap();
+    let text = format!(
+        "seed = 2\n[device]\nchip = \"small-slc\"\nblocks_per_plane = 64\n[workload]\ntrace = {:?}\n\
+         trace_format = \"mqsim\"\n",
+        trace.display().to_string()
+    );
+    let config = config(&text);
+    assert_eq!(ftlab_sim::Simulation::new(&config).unwrap().expected_requests(), None, "not counted up front");
+    let mut seen = Vec::new();
+    let r = run(&config, &mut |p| seen.push((p.requests, p.expected))).unwrap();
+    assert_eq!(r.requests, 60_000);
+    assert!(seen.len() >= 10, "{}", seen.len());
+    assert!(seen.iter().all(|(_, e)| e.is_some()), "an estimate at every step");
+    let off = |e: Option<u64>| (e.unwrap() as f64 - 60_000.0).abs() / 60_000.0;
+    let (first, half, last) = (seen[0], seen[seen.len() / 2], seen[seen.len() - 1]);
+    assert!(first.1.unwrap() < 60_000, "an estimate, made before the file is read: {first:?}");
+    assert!(off(half.1) < 0.25, "half way: {half:?}");
+    assert!(off(last.1) < 0.05, "near the end: {last:?}");
+    // Capped by max_requests.
+    let capped = format!("{text}max_requests = 20000\n");
+    let mut last = None;
+    run(&self::config(&capped), &mut |p| last = p.expected).unwrap();
+    assert!(last.unwrap() <= 20_000, "{last:?}");
+}

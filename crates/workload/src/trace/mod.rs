@@ -23,6 +23,8 @@ use std::fmt;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 pub use format::{BlkEvent, TraceFormat};
 use parse::{excerpt, parse_line, Line};
@@ -95,11 +97,30 @@ impl fmt::Display for Compression {
     }
 }
 
+/// Counts the bytes read through it into a shared counter.
+struct Counting<R> {
+    inner: R,
+    read: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
 /// A streaming iterator of the requests in a trace, in file order.
 pub struct TraceReader {
     path: PathBuf,
     format: TraceFormat,
     compression: Compression,
+    /// Bytes read from the input so far (compressed bytes for a compressed
+    /// trace), shared with whoever asked ([`TraceReader::open_counted`]).
+    input_read: Arc<AtomicU64>,
+    /// The input file's size, when opened from a file.
+    input_len: Option<u64>,
     input: Box<dyn BufRead + Send>,
     buf: Vec<u8>,
     line_no: u64,
@@ -131,9 +152,39 @@ impl TraceReader {
     /// trace in `format`; a name ending `.gz`, `.bz2` or `.zst` whose content is not
     /// so compressed is [`TraceError::CompressionMismatch`].
     pub fn open(path: impl AsRef<Path>, format: TraceFormat, opts: &ReadOptions) -> Result<Self, TraceError> {
+        Self::open_counted(path, format, opts, Arc::default())
+    }
+
+    /// As [`open`](Self::open), adding the bytes it reads from the file (the
+    /// compressed bytes of a compressed one) to `read`: how far through the
+    /// file ([`TraceReader::input_len`]) the replay is, for an estimate of a
+    /// compressed trace's length while it runs. Readers of several passes
+    /// over one file may share one counter.
+    pub fn open_counted(
+        path: impl AsRef<Path>,
+        format: TraceFormat,
+        opts: &ReadOptions,
+        read: Arc<AtomicU64>,
+    ) -> Result<Self, TraceError> {
         let path = path.as_ref();
         let file = File::open(path).map_err(|source| TraceError::Io { path: path.to_owned(), source })?;
-        Self::from_reader(path, file, format, opts)
+        let len = file.metadata().ok().map(|m| m.len());
+        let mut reader = Self::from_reader(path, Counting { inner: file, read: read.clone() }, format, opts)?;
+        reader.input_read = read;
+        reader.input_len = len;
+        Ok(reader)
+    }
+
+    /// The size of the file the trace is read from (`None` for another
+    /// source).
+    pub fn input_len(&self) -> Option<u64> {
+        self.input_len
+    }
+
+    /// Bytes read from the input so far (compressed bytes for a compressed
+    /// trace; read ahead in buffers of 64 KiB).
+    pub fn input_read(&self) -> u64 {
+        self.input_read.load(Ordering::Relaxed)
     }
 
     /// Reads a trace from any byte source (a pipe, memory); `name` is used in
@@ -169,6 +220,8 @@ impl TraceReader {
             path,
             format,
             compression,
+            input_read: Arc::default(),
+            input_len: None,
             input,
             buf: Vec::with_capacity(256),
             line_no: 0,
