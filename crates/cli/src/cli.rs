@@ -63,6 +63,10 @@ pub enum Command {
     /// Run a JSON report's configuration again (from its `provenance`) and check that every
     /// field comes out the same, bit for bit.
     Rerun(RerunArgs),
+    /// Print the JSON Schema of a JSON report: every field's type, whether it may be null or
+    /// absent, its meaning and its unit (`x-unit`); FIELDS.md's tables and the Python stubs are
+    /// generated from it.
+    Schema(SchemaArgs),
     /// Write one self-contained HTML page (inline SVG plots, no network) of a run's JSON
     /// report or of a sweep's CSV or JSON-lines rows.
     Report(ReportArgs),
@@ -408,6 +412,14 @@ pub struct RerunArgs {
     /// No progress bar.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+}
+
+/// `ftlab schema`.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Write the schema to FILE instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: Option<std::path::PathBuf>,
 }
 
 /// Report formats of `run` and `compare`.

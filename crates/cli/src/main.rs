@@ -97,6 +97,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => serve_cmd::run(&args)?,
         Command::Report(args) => report_page(&args)?,
         Command::Rerun(args) => rerun_cmd::run(&args)?,
+        Command::Schema(args) => {
+            let text = serde_json::to_string_pretty(&provenance::report_schema())
+                .map_err(|e| CliError::Failed(format!("cannot print the schema: {e}")))?;
+            Sink::open(args.out.as_deref())?.write(&(text + "\n"))?;
+        }
         Command::Mqsim(args) => mqsim_cmd::run(&args)?,
         Command::Plot(args) => plot_cmd::run(&args)?,
         Command::Presets(args) => Sink::open(None)?.write(&listing::presets(args.group, args.format)?)?,

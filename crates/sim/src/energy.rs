@@ -8,6 +8,7 @@
 //! per access"), which does not say how cleaning is shared out; ftlab's
 //! reading is in [`EnergyReport`].
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use ftlab_ftl::{Counters, PerPurpose, Purpose};
@@ -109,32 +110,71 @@ impl EnergySpec {
 /// and every erase), since cleaning runs because of writes. So
 /// `host_read_access_nj * host_pages_read + host_write_access_nj *
 /// host_pages_written = total_nj`. Null where the run read (wrote) no page.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, JsonSchema)]
 pub struct EnergyReport {
+    /// Energy of every measured flash operation.
+    #[schemars(extend("x-unit" = "nJ"))]
     pub total_nj: f64,
+    /// By operation kind.
+    #[schemars(extend("x-unit" = "nJ"))]
     pub by_op: EnergyByOp,
+    /// By purpose.
+    #[schemars(extend("x-unit" = "nJ"))]
     pub by_purpose: EnergyByPurpose,
+    /// Energy per host page read (Table VI's read access): the page and OOB
+    /// reads of purpose host (a GFTL read's OOB search included) /
+    /// `host_pages_read`; null without host reads.
+    #[schemars(extend("x-unit" = "nJ"))]
     pub host_read_access_nj: Option<f64>,
+    /// Energy per host page written (Table VI's write access): everything
+    /// else / `host_pages_written`, i.e. its own programs plus an equal share
+    /// of all cleaning work (garbage-collection, map and wear-leveling reads,
+    /// OOB reads and programs, and every erase), since cleaning runs because
+    /// of writes. The paper does not say how it shares cleaning out; this is
+    /// ftlab's reading. `host_read_access_nj x host_pages_read +
+    /// host_write_access_nj x host_pages_written = total_nj`; null without
+    /// host writes.
+    #[schemars(extend("x-unit" = "nJ"))]
     pub host_write_access_nj: Option<f64>,
 }
 
 /// Energy by operation kind, nanojoules (copybacks are in reads and programs).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, JsonSchema)]
 pub struct EnergyByOp {
+    /// Page reads (copybacks included).
+    #[schemars(extend("x-unit" = "nJ"))]
     pub reads_nj: f64,
+    /// OOB reads.
+    #[schemars(extend("x-unit" = "nJ"))]
     pub oob_reads_nj: f64,
+    /// Page programs (copybacks included).
+    #[schemars(extend("x-unit" = "nJ"))]
     pub programs_nj: f64,
+    /// Erases.
+    #[schemars(extend("x-unit" = "nJ"))]
     pub erases_nj: f64,
 }
 
 /// Energy by purpose ([`ftlab_ftl::Purpose`]), nanojoules.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, JsonSchema)]
 pub struct EnergyByPurpose {
+    /// Serving host requests.
+    #[schemars(extend("x-unit" = "nJ"))]
     pub host_nj: f64,
+    /// Garbage collection.
+    #[schemars(extend("x-unit" = "nJ"))]
     pub gc_nj: f64,
+    /// Mapping-table pages.
+    #[schemars(extend("x-unit" = "nJ"))]
     pub map_nj: f64,
+    /// Wear leveling.
+    #[schemars(extend("x-unit" = "nJ"))]
     pub wear_leveling_nj: f64,
+    /// FTL state checkpoints.
+    #[schemars(extend("x-unit" = "nJ"))]
     pub checkpoint_nj: f64,
+    /// Rebuilding after a power cut.
+    #[schemars(extend("x-unit" = "nJ"))]
     pub recovery_nj: f64,
 }
 
@@ -144,24 +184,42 @@ pub struct EnergyByPurpose {
 /// operation from its start on its die to its finish) and `idle_ns`, the rest
 /// of dies x `sim_seconds`; so `busy_ns` summed and `idle_ns` make dies x the
 /// measured time.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, JsonSchema)]
 pub struct DieTimeReport {
+    /// Dies of the device.
+    #[schemars(extend("x-unit" = "dies"))]
     pub dies: u32,
+    /// Die time of the operations of each purpose (as `flash_ops`).
+    #[schemars(with = "PerPurposeSchema", extend("x-unit" = "ns"))]
     pub busy_ns: PerPurpose,
+    /// Dies x the measured time, less the busy time.
+    #[schemars(extend("x-unit" = "ns"))]
     pub idle_ns: u64,
     /// The same split per measured host request (one period when requests
     /// arrive one per period, as in 002's evaluation).
+    #[schemars(extend("x-unit" = "µs"))]
     pub per_request: PeriodSplit,
 }
 
 /// Die time per host request, microseconds: host operations (`service_us`),
 /// garbage collection (`gc_us`), the other purposes (`other_us`: map, wear
 /// leveling, checkpoint, recovery) and idle. Null without requests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, JsonSchema)]
 pub struct PeriodSplit {
+    /// Die time of host operations per measured host request; with one
+    /// request per period (002's evaluation) the four sum to the period,
+    /// Figure 7's bar. Null without requests.
+    #[schemars(extend("x-unit" = "µs"))]
     pub service_us: Option<f64>,
+    /// Die time of garbage collection per request.
+    #[schemars(extend("x-unit" = "µs"))]
     pub gc_us: Option<f64>,
+    /// Die time of the other purposes (map, wear leveling, checkpoint,
+    /// recovery) per request.
+    #[schemars(extend("x-unit" = "µs"))]
     pub other_us: Option<f64>,
+    /// Idle die time per request.
+    #[schemars(extend("x-unit" = "µs"))]
     pub idle_us: Option<f64>,
 }
 
@@ -186,6 +244,26 @@ impl DieTimeReport {
             },
         }
     }
+}
+
+/// A count per purpose of the flash work (the JSON of
+/// [`ftlab_ftl::PerPurpose`]).
+#[derive(JsonSchema)]
+#[schemars(rename = "PerPurpose")]
+#[allow(dead_code)]
+pub(crate) struct PerPurposeSchema {
+    /// Serving host requests.
+    host: u64,
+    /// Garbage collection.
+    gc: u64,
+    /// Mapping-table pages.
+    map: u64,
+    /// Wear leveling.
+    wear_leveling: u64,
+    /// FTL state checkpoints.
+    checkpoint: u64,
+    /// Rebuilding after a power cut.
+    recovery: u64,
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use ftlab_ftl::{Counters, Flash, Purpose};
@@ -115,50 +116,82 @@ pub const FIO_PERCENTILES: [f64; 17] =
 
 /// One operation's whole response-time distribution (JSON only: arrays are
 /// left out of CSV).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
 pub struct LatencyDistribution {
-    /// `[percent, microseconds]` at fio's default percentiles
-    /// ([`FIO_PERCENTILES`]); HDR values (three significant digits), never
-    /// above the exact max.
+    /// fio's default percentile list (1, 5, 10, 20, 30, 40, 50, 60, 70, 80,
+    /// 90, 95, 99, 99.5, 99.9, 99.95, 99.99) as `[percent, µs]` pairs: HDR
+    /// values (three significant digits) as the summary's percentiles, never
+    /// above the exact max; empty when the operation has no request.
+    #[schemars(extend("x-unit" = "[percent, µs] pairs"))]
     pub percentiles: Vec<[f64; 2]>,
-    /// `[upper edge ns, responses]` for each non-empty bucket, in increasing
-    /// order: fio's buckets (64 a power of two, under 1.6% wide), each edge
-    /// the highest HDR value in it; a bucket holds the responses at or below
-    /// its edge and above the previous bucket's. The counts are exact and add
-    /// up to the operation's `count`; the last edge is the exact max.
+    /// Every non-empty bucket, in increasing order, as `[ns, requests]`
+    /// pairs: the bucket's upper edge in **nanoseconds** (the highest HDR
+    /// value in it) and the responses in it (those at or below the edge and
+    /// above the previous bucket's). The buckets are fio's (`json+`: 64 a
+    /// power of two, under 1.6% wide), the HDR histogram's merged into them;
+    /// the counts are exact and add up to `count`; the last edge is the exact
+    /// `max`. A CDF is the running sum of the counts over `count`.
+    #[schemars(extend("x-unit" = "[ns, requests] pairs"))]
     pub bins: Vec<[u64; 2]>,
 }
 
 /// The response-time distributions of the measured requests, per operation.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
 pub struct LatencyDistributions {
+    /// The reads' distribution (`latency.write` and `latency.trim` are the
+    /// writes' and the trims'); both arrays empty when there was none.
     pub read: LatencyDistribution,
+    /// The writes' distribution, as `latency.read`.
     pub write: LatencyDistribution,
+    /// The trims' distribution, as `latency.read`.
     pub trim: LatencyDistribution,
 }
 
 /// Response-time summary, microseconds. Percentiles are HDR-histogram values
 /// (three significant digits), never above `max`; mean and max are exact.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, JsonSchema)]
 pub struct LatencySummary {
+    /// Requests of that type completed.
+    #[schemars(extend("x-unit" = "requests"))]
     pub count: u64,
+    /// Mean response time (exact).
+    #[schemars(extend("x-unit" = "µs"))]
     pub mean: f64,
+    /// Median.
+    #[schemars(extend("x-unit" = "µs"))]
     pub p50: f64,
+    /// 99th percentile.
+    #[schemars(extend("x-unit" = "µs"))]
     pub p99: f64,
+    /// 99.9th percentile.
+    #[schemars(extend("x-unit" = "µs"))]
     pub p999: f64,
+    /// 99.99th percentile.
+    #[schemars(extend("x-unit" = "µs"))]
     pub p9999: f64,
+    /// Worst response (exact).
+    #[schemars(extend("x-unit" = "µs"))]
     pub max: f64,
 }
 
 /// Erase counts over the good blocks.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, JsonSchema)]
 pub struct EraseStats {
+    /// Mean erases per block.
+    #[schemars(extend("x-unit" = "erases"))]
     pub mean: f64,
+    /// Standard deviation.
+    #[schemars(extend("x-unit" = "erases"))]
     pub std: f64,
+    /// Least-erased block.
+    #[schemars(extend("x-unit" = "erases"))]
     pub min: u32,
+    /// Most-erased block.
+    #[schemars(extend("x-unit" = "erases"))]
     pub max: u32,
-    /// GFTL's wear index (002 Section VI): standard deviation of erase counts /
-    /// number of blocks x 100.
+    /// GFTL's wear index (002 Section VI): `std` / number of blocks × 100;
+    /// lower is more even.
+    #[schemars(extend("x-unit" = "—"))]
     pub wear_index: f64,
 }
 
@@ -201,13 +234,19 @@ impl EraseStats {
 
 /// Raw bit error rates of the good blocks by the wear model (Eq. 27 of
 /// 000_ffe2fafb22bcad8e.txt), at the end of the run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, JsonSchema)]
 pub struct RberStats {
+    /// Mean RBER.
+    #[schemars(extend("x-unit" = "—"))]
     pub mean: f64,
-    /// Median (nearest rank).
+    /// Median RBER (nearest rank).
+    #[schemars(extend("x-unit" = "—"))]
     pub p50: f64,
-    /// 99th percentile (nearest rank).
+    /// 99th-percentile RBER (nearest rank).
+    #[schemars(extend("x-unit" = "—"))]
     pub p99: f64,
+    /// Highest RBER.
+    #[schemars(extend("x-unit" = "—"))]
     pub max: f64,
 }
 
@@ -615,18 +654,54 @@ fn us(ns: &[[u64; 3]], k: usize) -> Vec<f64> {
 /// interval, each the value after the last request completed in it (an
 /// interval without one keeps the value before it); left out of the JSON for
 /// schemes without gauges.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
 pub struct ThroughputSeries {
+    /// Width of one interval (adaptive, at most 4096 intervals, unless
+    /// `metrics.interval_ms` fixes it).
+    #[schemars(extend("x-unit" = "s"))]
     pub interval_s: f64,
+    /// Host pages read completed per interval, interval 0 starting when
+    /// measurement starts.
+    #[schemars(extend("x-unit" = "pages per interval"))]
     pub read_pages: Vec<u64>,
+    /// Host pages written completed per interval.
+    #[schemars(extend("x-unit" = "pages per interval"))]
     pub write_pages: Vec<u64>,
+    /// Flash page programs of every purpose, counted in the interval of the
+    /// first request completion after it was issued (work after the last
+    /// completion is in the totals only); `flash_programs / write_pages` is
+    /// the interval's write amplification. Sums to `flash_pages_programmed`
+    /// when nothing runs after the last request.
+    #[schemars(extend("x-unit" = "pages per interval"))]
     pub flash_programs: Vec<u64>,
+    /// Page programs of garbage collection, counted as `flash_programs`;
+    /// sums to `flash_ops.programs.gc`.
+    #[schemars(extend("x-unit" = "pages per interval"))]
     pub gc_programs: Vec<u64>,
+    /// Erases, counted as `flash_programs`; sums to `erases`.
+    #[schemars(extend("x-unit" = "blocks per interval"))]
     pub erases: Vec<u64>,
+    /// Die time (as `die_time`) of host operations, counted as the flash work
+    /// above (in the interval of the first request completion after it).
+    #[schemars(extend("x-unit" = "µs per interval"))]
     pub die_host_us: Vec<f64>,
+    /// Die time of garbage collection, as `die_host_us`.
+    #[schemars(extend("x-unit" = "µs per interval"))]
     pub die_gc_us: Vec<f64>,
+    /// Die time of the other purposes (map, wear leveling, checkpoint,
+    /// recovery), as `die_host_us`. The three sum to `die_time.busy_ns` when
+    /// nothing runs after the last request.
+    #[schemars(extend("x-unit" = "µs per interval"))]
     pub die_other_us: Vec<f64>,
+    /// Dies x the interval, less the three (at least 0; the last interval
+    /// counts whole though the run ends inside it). Exact only where requests
+    /// complete in every interval; over the run, `die_time` is exact.
+    #[schemars(extend("x-unit" = "µs per interval"))]
     pub die_idle_us: Vec<f64>,
+    /// Only for an FTL with gauges (left out otherwise): per gauge name, its
+    /// value after the last request completed in each interval (an interval
+    /// without a completion keeps the value before it); same intervals as the
+    /// other series.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub gauges: BTreeMap<String, Vec<f64>>,
 }
@@ -642,29 +717,53 @@ impl ThroughputSeries {
 }
 
 /// Deadline misses of one periodic task.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
 pub struct TaskReport {
+    /// The task's name.
+    #[schemars(extend("x-unit" = "name"))]
     pub name: String,
+    /// Jobs released.
+    #[schemars(extend("x-unit" = "jobs"))]
     pub jobs: u64,
+    /// Jobs that missed their deadline (release + period).
+    #[schemars(extend("x-unit" = "jobs"))]
     pub deadline_misses: u64,
+    /// The longest response of one of its jobs.
+    #[schemars(extend("x-unit" = "µs"))]
     pub worst_response_us: f64,
-    /// Whether the FTL's admission control let the task run (true without one).
+    /// False: refused by the FTL's admission control, nothing issued (true
+    /// without one).
     pub admitted: bool,
-    /// Why it was refused (the test and by how much).
+    /// The failed test and by how much, or null.
+    #[schemars(extend("x-unit" = "text"))]
     pub refused_by: Option<String>,
 }
 
 /// Flash operations by purpose during measurement.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, JsonSchema)]
 pub struct FlashOps {
+    /// Flash page reads by purpose (a copyback counts as a read and a program).
+    #[schemars(with = "crate::energy::PerPurposeSchema", extend("x-unit" = "pages"))]
     pub reads: ftlab_ftl::PerPurpose,
+    /// Flash page programs by purpose.
+    #[schemars(with = "crate::energy::PerPurposeSchema", extend("x-unit" = "pages"))]
     pub programs: ftlab_ftl::PerPurpose,
+    /// Block erases by purpose.
+    #[schemars(with = "crate::energy::PerPurposeSchema", extend("x-unit" = "blocks"))]
     pub erases: ftlab_ftl::PerPurpose,
+    /// Out-of-band area reads by purpose (e.g. while rebuilding maps).
+    #[schemars(with = "crate::energy::PerPurposeSchema", extend("x-unit" = "pages"))]
     pub oob_reads: ftlab_ftl::PerPurpose,
+    /// In-plane page moves by purpose.
+    #[schemars(with = "crate::energy::PerPurposeSchema", extend("x-unit" = "pages"))]
     pub copybacks: ftlab_ftl::PerPurpose,
-    /// Multi-plane commands (their pages are counted above too).
+    /// Multi-plane commands by purpose (`device.commands.multi_plane`), each
+    /// counted once here and per page or block in its kind.
+    #[schemars(with = "crate::energy::PerPurposeSchema", extend("x-unit" = "commands"))]
     pub multi_plane: ftlab_ftl::PerPurpose,
-    /// Host reads that suspended a program or an erase.
+    /// Host reads that suspended an erase under way
+    /// (`device.commands.erase_suspension`); 0 without it.
+    #[schemars(extend("x-unit" = "count"))]
     pub suspensions: u64,
 }
 
@@ -758,29 +857,38 @@ impl std::fmt::Display for Integrity {
 /// RAM the simulator's structures hold at the end of a run, by part, from
 /// their allocated capacity (not estimates): what a run of this device costs
 /// in memory besides the program itself.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, JsonSchema)]
 pub struct MemoryReport {
     /// The FTL's logical-to-physical page table (0 for schemes that do not
-    /// report theirs apart: it is in `ftl_other_bytes`).
+    /// report theirs apart: then in `memory.ftl_other_bytes`).
+    #[schemars(extend("x-unit" = "bytes"))]
     pub map_bytes: u64,
     /// The FTL's valid-page bitmap (likewise).
+    #[schemars(extend("x-unit" = "bytes"))]
     pub valid_bytes: u64,
     /// The rest of the FTL: allocator, victim picker, caches, logs.
+    #[schemars(extend("x-unit" = "bytes"))]
     pub ftl_other_bytes: u64,
     /// The medium's OOB records (logical page, sequence number, kind and tag
     /// of every physical page).
+    #[schemars(extend("x-unit" = "bytes"))]
     pub oob_bytes: u64,
     /// The medium's page contents (2 bytes a page for tokens of data pages).
+    #[schemars(extend("x-unit" = "bytes"))]
     pub store_bytes: u64,
     /// The medium's per-block state, wear model and timelines.
+    #[schemars(extend("x-unit" = "bytes"))]
     pub blocks_bytes: u64,
-    /// The engine's model: the version of every logical page that the
-    /// integrity check compares reads with, the expiry table and the host
-    /// queue's slots.
+    /// The engine's model: each logical page's version (what the integrity
+    /// check expects), the expiry table, the host queue's slots.
+    #[schemars(extend("x-unit" = "bytes"))]
     pub engine_bytes: u64,
-    /// The sum of the above.
+    /// RAM the simulator's structures hold at the end of the run, from their
+    /// allocated capacity: the sum of the parts.
+    #[schemars(extend("x-unit" = "bytes"))]
     pub total_bytes: u64,
-    /// `total_bytes` / physical pages.
+    /// `memory.total_bytes` / `physical_pages`.
+    #[schemars(extend("x-unit" = "bytes"))]
     pub bytes_per_physical_page: f64,
 }
 
@@ -807,152 +915,280 @@ impl MemoryReport {
     }
 }
 
-/// The result of one run. Field names are stable (JSON and CSV output).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// The result of one run. Field names are stable (JSON and CSV output); each
+/// field's doc comment is its meaning in the report's JSON Schema (`ftlab
+/// schema`), from which FIELDS.md's tables and the Python stubs are generated.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+#[schemars(title = "ftlab report", description = "The report of one ftlab run (`ftlab run -f json`).")]
 pub struct Report {
+    /// FTL scheme (`ftl.kind`).
+    #[schemars(extend("x-unit" = "name"))]
     pub ftl: String,
+    /// Chip preset (`device.chip`).
+    #[schemars(extend("x-unit" = "name"))]
     pub chip: String,
+    /// Generator preset or kind, `N periodic tasks`, or `PATH (format)` for a
+    /// trace (`PATH (format) x N` when `workload.repeat` replays it N times).
+    #[schemars(extend("x-unit" = "text"))]
     pub workload: String,
+    /// Seed of every random draw (default 1).
+    #[schemars(extend("x-unit" = "integer"))]
     pub seed: u64,
-    /// Host requests completed during measurement.
+    /// Host requests completed during measurement (a trace request that
+    /// address compaction splits counts once per piece; see `address`).
+    #[schemars(extend("x-unit" = "requests"))]
     pub requests: u64,
-    /// Host page commands. Pages here and in `rmw_pages`, `logical_pages` are
-    /// the FTL's logical pages: flash pages, or the FTL's smaller mapping unit
-    /// (`ftl.unit_bytes` of `subpage`); the flash counters (programs, reads,
-    /// WAF) count flash pages.
+    /// Pages the host read. Pages here and in `rmw_pages` and `logical_pages`
+    /// are the FTL's logical pages: flash pages, or the FTL's smaller mapping
+    /// unit (`ftl.unit_bytes` of `subpage`); the flash counters (programs,
+    /// reads, WAF) count flash pages.
+    #[schemars(extend("x-unit" = "pages"))]
     pub host_pages_read: u64,
+    /// Pages the host wrote.
+    #[schemars(extend("x-unit" = "pages"))]
     pub host_pages_written: u64,
+    /// Pages the host trimmed (discarded).
+    #[schemars(extend("x-unit" = "pages"))]
     pub host_pages_trimmed: u64,
     /// Partial-page writes served by read-modify-write.
+    #[schemars(extend("x-unit" = "pages"))]
     pub rmw_pages: u64,
+    /// Flash page reads of every purpose (a copyback counts as one read and one
+    /// program).
+    #[schemars(extend("x-unit" = "pages"))]
     pub flash_pages_read: u64,
+    /// Flash page programs of every purpose.
+    #[schemars(extend("x-unit" = "pages"))]
     pub flash_pages_programmed: u64,
-    /// Valid pages copied by garbage collection (and wear leveling).
+    /// Valid pages copied by garbage collection and wear leveling.
+    #[schemars(extend("x-unit" = "pages"))]
     pub gc_page_copies: u64,
+    /// Block erases (recovery erases excluded).
+    #[schemars(extend("x-unit" = "blocks"))]
     pub erases: u64,
-    /// Flash page programs of every purpose / host page programs (null before
-    /// any host write).
+    /// Write amplification factor: `flash_pages_programmed` / host page
+    /// programs; 1.0 is ideal, the excess is GC, mapping and wear-leveling
+    /// traffic; null before any host write.
+    #[schemars(extend("x-unit" = "ratio"))]
     pub waf: Option<f64>,
+    /// The response times of the measured host reads: count, mean,
+    /// percentiles, max (`write_us` and `trim_us` are the writes' and the
+    /// trims').
+    #[schemars(extend("x-unit" = "µs"))]
     pub read_us: LatencySummary,
+    /// Response times of the measured host writes, as `read_us`.
+    #[schemars(extend("x-unit" = "µs"))]
     pub write_us: LatencySummary,
+    /// Response times of the measured host trims, as `read_us`.
+    #[schemars(extend("x-unit" = "µs"))]
     pub trim_us: LatencySummary,
     /// The whole response-time distribution per operation: fio's percentile
     /// list and the histogram's buckets (JSON only).
     pub latency: LatencyDistributions,
+    /// Erase counts of the good blocks at the end of the run (preconditioning
+    /// included).
     pub erase_count: EraseStats,
-    /// RBER of the good blocks at the end of the run (wear model, Eq. 27 of 000).
+    /// Raw bit error rate of every good block at the end of the run, by the
+    /// wear model (000 Section 6.2, Eq. 27: `log10 RBER = x_b + y_b
+    /// log10(erases / device.wear.endurance_cycles)`; 0 for a block never
+    /// erased).
     pub rber: RberStats,
-    /// Fraction of the good blocks whose RBER reached the retirement threshold
-    /// (`device.wear.retirement_rber`).
+    /// Good blocks whose RBER reached the retirement threshold
+    /// `device.wear.retirement_rber` (default 1e-2), over all good blocks; the
+    /// blocks are not taken out of service, this only reports how many would
+    /// be.
+    #[schemars(extend("x-unit" = "fraction"))]
     pub retired_fraction: f64,
-    /// Cumulative distribution of the good blocks' RBER at fixed points
-    /// ([`rber_cdf`]).
+    /// Cumulative distribution of the good blocks' RBER at the end of the run
+    /// (000 Figure 10): 40 pairs `[rber, fraction]`, `rber` at fixed points
+    /// evenly spaced in log10 from 1e-5 to 1e-1 (the same in every run),
+    /// `fraction` the share of good blocks with RBER ≤ `rber` (never-erased
+    /// blocks, RBER 0, count at every point). JSON only.
     pub rber_cdf: Vec<[f64; 2]>,
-    /// The good blocks' erase counts at the end of the run: `[erase count,
-    /// blocks]` for each count some block has ([`erase_histogram`]).
+    /// The good blocks' erase counts at the end of the run: pairs `[erase
+    /// count, blocks]`, one for each count some block has, in increasing
+    /// order. JSON only.
     pub erase_histogram: Vec<[u64; 2]>,
-    /// Whether the measured run ended because `workload.stop_at_retired_fraction`
-    /// of the good blocks were worn out.
+    /// True when the measured run ended because
+    /// `workload.stop_at_retired_fraction` of the good blocks reached the
+    /// retirement RBER (000 Section 6.2 runs until 2%); checked before each
+    /// request is dispatched, so `retired_fraction` is then at least that
+    /// value. False when the workload ended first or the key is not set.
     pub stopped_at_retired_fraction: bool,
-    /// Bytes of the logical pages exported / bytes of the physical pages.
+    /// `logical_pages` / `physical_pages` (1 − effective over-provisioning).
+    #[schemars(extend("x-unit" = "fraction"))]
     pub space_utilization: f64,
+    /// Pages the FTL exports to the host.
+    #[schemars(extend("x-unit" = "pages"))]
     pub logical_pages: u64,
+    /// Pages of the device.
+    #[schemars(extend("x-unit" = "pages"))]
     pub physical_pages: u64,
-    /// The FTL's RAM for mapping and bookkeeping, as it reports it.
+    /// RAM the FTL reports for its mapping and bookkeeping.
+    #[schemars(extend("x-unit" = "bytes"))]
     pub ram_bytes: u64,
-    /// RAM the simulator's structures hold, by part ([`MemoryReport`]).
+    /// The RAM of the simulator's structures by part (JSON; in CSV, the
+    /// `memory.*` columns).
     pub memory: MemoryReport,
-    /// The FTL's promised worst-case service time of one page command, in
-    /// microseconds (null for schemes that promise none).
+    /// The FTL's promised worst-case service time of one page command for this
+    /// chip and configuration; null for schemes that promise none.
+    #[schemars(extend("x-unit" = "µs"))]
     pub ftl_bound_us: Option<f64>,
-    /// The bound page commands were checked against, microseconds: `metrics.bound_us`
-    /// if set, else `ftl_bound_us`; null when there is none.
+    /// The bound page commands were checked against: `metrics.bound_us`
+    /// (`--bound-us`) when set, so any scheme can be held to a real-time
+    /// scheme's promise, else `ftl_bound_us`; null when there is neither.
+    #[schemars(extend("x-unit" = "µs"))]
     pub bound_us: Option<f64>,
     /// Page commands (read-modify-writes apart) whose service time exceeded
-    /// `bound_us`; null when there is no bound. A page command's service time runs
-    /// from the later of its readiness (its request's dispatch, or the end of the
-    /// request's earlier pages) and the end of the last host operation of another
-    /// command on its die, to its completion: waiting behind other host commands
-    /// is queueing, waiting behind garbage-collection, map or wear-leveling work
-    /// is service.
+    /// `bound_us`; null when there is no bound (never 0 by default). A page
+    /// command's **service time** runs from the later of its readiness (its
+    /// request's dispatch — its admission into the device under `per-die-edf`
+    /// — or, under dispatch by request, the completion of the request's
+    /// earlier pages) and the end of the last host operation of another
+    /// command on the die its own host operations use, to its completion.
+    /// Waiting behind other host commands is queueing and not counted; waiting
+    /// behind garbage-collection, map or wear-leveling work on its die is
+    /// service, whenever that work was reserved (e.g. a GC step an earlier
+    /// write left after its acknowledgement), and so is waiting for the
+    /// channel. The same definition holds in both dispatch modes and at every
+    /// queue depth.
+    #[schemars(extend("x-unit" = "page commands"))]
     pub bound_violations: Option<u64>,
-    /// The longest service time of a page command (as for `bound_violations`),
-    /// microseconds.
+    /// The longest service time of a page command, measured as for
+    /// `bound_violations`. On a channel shared by several dies, Lazy-RTGC's
+    /// and WAO-GC's `bound_us` carry the other dies' collection copies that
+    /// cross the channel (without copyback, or with several planes a die:
+    /// `(dies a channel - 1) x 2 x alpha` page transfers) and Telomere's one
+    /// block-summary transfer a die; that holds with one request at a time.
+    /// With several requests in flight the other dies may have several
+    /// collection steps reserved ahead on the channel, the promise does not
+    /// hold, and the violations are reported as such.
+    #[schemars(extend("x-unit" = "µs"))]
     pub max_service_us: f64,
-    /// The bound read-modify-write page commands (a partial-page write: a read,
-    /// then a write) were checked against: twice `bound_us`, microseconds.
+    /// Twice `bound_us`: the bound a read-modify-write page command (a
+    /// partial-page write: a read of the page, then a write of it) is checked
+    /// against, two page commands each within `bound_us`; null when there is
+    /// no bound.
+    #[schemars(extend("x-unit" = "µs"))]
     pub rmw_bound_us: Option<f64>,
-    /// Read-modify-write page commands whose service time exceeded `rmw_bound_us`;
-    /// null when there is no bound.
+    /// Read-modify-write page commands whose service time (as for
+    /// `bound_violations`) exceeded `rmw_bound_us`; null when there is no
+    /// bound.
+    #[schemars(extend("x-unit" = "page commands"))]
     pub rmw_bound_violations: Option<u64>,
-    /// The longest service time of a read-modify-write page command, microseconds.
+    /// The longest service time of a read-modify-write page command (0 when
+    /// there was none).
+    #[schemars(extend("x-unit" = "µs"))]
     pub max_rmw_service_us: f64,
-    /// With `host.dispatch = "per-die-edf"`: the longest time a host read page
-    /// command whose die the FTL names waited, after it became ready, for flash
-    /// work already on its die then, microseconds. Left out of the report
-    /// otherwise.
+    /// Only with `host.dispatch = "per-die-edf"` (absent otherwise, and when
+    /// the FTL never names the die of a read): the longest time a host read
+    /// page command waited, after it became ready, for flash work already
+    /// reserved on its die at that moment — the non-preemptive operation it
+    /// did not choose. When the FTL puts writes on free dies (pagemap does) and
+    /// no garbage collection runs, that is at most one flash operation (with
+    /// its wait for the channel), so at most the erase time; garbage
+    /// collection the FTL reserves on the die counts whole. Waiting for
+    /// commands with earlier deadlines and for the channel is not counted.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-unit" = "µs"))]
     pub max_read_block_us: Option<f64>,
+    /// Jobs of periodic tasks that missed their deadline (release + period),
+    /// summed over tasks.
+    #[schemars(extend("x-unit" = "jobs"))]
     pub deadline_misses: u64,
+    /// Tasks the FTL's admission control refused (they issue nothing); 0
+    /// without admission control.
+    #[schemars(extend("x-unit" = "tasks"))]
     pub tasks_refused: u64,
+    /// Per periodic task, its jobs and deadline misses (JSON only).
     pub tasks: Vec<TaskReport>,
-    /// Simulated time measured, seconds.
+    /// Simulated time measured (not wall-clock time).
+    #[schemars(extend("x-unit" = "s"))]
     pub sim_seconds: f64,
     /// Measured host requests per simulated second (0 for a run of no time).
+    #[schemars(extend("x-unit" = "1/s"))]
     pub iops: f64,
-    /// Measured host read and write bandwidth, 10^6 bytes of requests per
-    /// simulated second.
+    /// Bytes the measured reads asked for, 10^6 a simulated second.
+    #[schemars(extend("x-unit" = "MB/s"))]
     pub read_mb_per_s: f64,
+    /// Bytes the measured writes asked for, 10^6 a simulated second.
+    #[schemars(extend("x-unit" = "MB/s"))]
     pub write_mb_per_s: f64,
+    /// Host pages completed per interval, and the flash work of each interval
+    /// (JSON only).
     pub throughput: ThroughputSeries,
-    /// The energy of the measured flash work, with `[device.energy]`; left
-    /// out otherwise ([`crate::energy::EnergyReport`]).
+    /// The energy of the measured flash work, with `[device.energy]`; left out
+    /// otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub energy: Option<crate::energy::EnergyReport>,
-    /// The dies' measured time by purpose and idle, in total and per host
-    /// request ([`crate::energy::DieTimeReport`]).
+    /// How the dies spent the measured time, in total and per host request.
     pub die_time: crate::energy::DieTimeReport,
-    /// The FTL's gauges at the end of the run ([`ftlab_ftl::Ftl::gauges`]; the
-    /// last values of `throughput.gauges`), by name; left out for schemes
-    /// without gauges.
+    /// Only for an FTL with gauges (left out otherwise): each gauge's value at
+    /// the end of the run (the last values of `throughput.gauges`). In `ftlab
+    /// run -f csv` they are columns `ftl_gauges.NAME`; sweep rows carry
+    /// `ftl_gauges.NAME` only when a `[[plot]]` of the sweep plots it (null for
+    /// a run whose FTL has no such gauge).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub ftl_gauges: BTreeMap<String, f64>,
-    /// The FTL's curves at the end of the run ([`ftlab_ftl::Ftl::curves`]),
-    /// by name (Janus-FTL: `ghost_hit_rates`, the hit rate at 0, 1, 2, ...
-    /// fused blocks its last decision used, which `ftlab janus-model
-    /// --hit-rates` reads back); left out for schemes without.
+    /// Only for an FTL with curves (left out otherwise): each curve at the end
+    /// of the run, an array. Janus-FTL: `ghost_hit_rates`, the ghost buffers'
+    /// estimate of the page-mapping area's hit rate at 0, 1, 2, ... fused
+    /// blocks that its last adaptation decision used (left out before the
+    /// first); `ftlab janus-model --hit-rates REPORT.json` evaluates Eq. 1-5
+    /// on it. Not in CSV output.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub ftl_curves: BTreeMap<String, Vec<f64>>,
+    /// The flash operations by kind and purpose.
     pub flash_ops: FlashOps,
-    /// `"ok"` when every read returned the latest written value, otherwise a
-    /// description of the first mismatch (the text of [`Report::verdict`]).
+    /// `"ok"` when every read, during the run and in a final read-back of
+    /// every logical page, returned the data last written; otherwise a
+    /// description of the first mismatch (the exit status is then 1); `"not
+    /// checked: the run was interrupted"` after Ctrl-C (no final read-back, no
+    /// mismatch during the run).
+    #[schemars(extend("x-unit" = "text"))]
     pub integrity: String,
     /// The same verdict, typed: the first mismatch's page, time and contents.
     #[serde(skip)]
     pub verdict: Integrity,
-    /// Read mismatches found.
+    /// Mismatching reads found.
+    #[schemars(extend("x-unit" = "reads"))]
     pub integrity_errors: u64,
+    /// Page reads the FTL refused because the data's lifetime was over when
+    /// the read ran (a late task read; Telomere), counted rather than failing
+    /// the run.
+    #[schemars(extend("x-unit" = "pages"))]
     pub expired_reads: u64,
-    /// Trace requests whose timestamps were out of order beyond the reorder
-    /// window (issued at the latest time seen instead).
+    /// Trace requests out of time order beyond the reorder window (issued at
+    /// the latest time seen).
+    #[schemars(extend("x-unit" = "requests"))]
     pub late_requests: u64,
-    /// Malformed trace lines skipped (with `skip_bad_lines`).
+    /// Malformed trace lines skipped (`--skip-bad-lines`).
+    #[schemars(extend("x-unit" = "lines"))]
     pub skipped_lines: u64,
-    /// How trace addresses were folded, if a trace was replayed.
+    /// How trace addresses were folded into the device (modulo, compact, ...);
+    /// null without a trace.
+    #[schemars(extend("x-unit" = "text"))]
     pub address: Option<String>,
-    /// Why the run stopped before its end (a flash, FTL or trace error); null
-    /// when it ran to the end. The other fields report what it did until then.
+    /// Null when the run ran to its end; otherwise why it stopped early (a
+    /// flash or FTL error, a malformed trace line, Ctrl-C: "interrupted after
+    /// N measured requests"), and every other field reports what the run did
+    /// until then. The final read-back of every page is skipped, so
+    /// `integrity` covers only the reads the run made. The table shows it on
+    /// an `error` line; the exit status is 1 (130 after Ctrl-C).
+    #[schemars(extend("x-unit" = "text"))]
     pub error: Option<String>,
-    /// `[[flow]]` runs: each flow's response times, alone and shared, and its
-    /// slowdown ([`crate::flows`]); left out of single-workload reports.
+    /// One object a flow, in the order of the `[[flow]]` tables (MQSim's flows
+    /// in file order); left out of single-workload reports.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub flows: Vec<FlowReport>,
-    /// `[[flow]]` runs: the smallest flow slowdown / the largest (1 is fair);
-    /// left out otherwise.
+    /// Smallest flow slowdown / largest (1: every flow slowed alike); null
+    /// unless every flow has a slowdown; left out of single-workload reports.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-unit" = "ratio"))]
     pub fairness: Option<f64>,
-    /// Settings of an imported configuration that ftlab does not model
-    /// (the config's `unsupported`); left out when there are none.
+    /// Settings of an imported configuration (`ftlab mqsim`) that ftlab does
+    /// not model, each naming the MQSim element, its value and what ftlab does
+    /// instead; left out when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unsupported: Vec<String>,
 }
@@ -970,37 +1206,67 @@ impl Report {
 }
 
 /// What one flow did, in a multi-flow run's report.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
 pub struct FlowReport {
+    /// The flow as configured: its name.
+    #[schemars(extend("x-unit" = "name"))]
     pub name: String,
+    /// Its workload, as the report's `workload`.
+    #[schemars(extend("x-unit" = "text"))]
     pub workload: String,
+    /// Its priority class: urgent, high, medium, low.
+    #[schemars(extend("x-unit" = "name"))]
     pub priority: String,
+    /// Its weight among flows of its class.
+    #[schemars(extend("x-unit" = "integer"))]
     pub weight: u32,
+    /// Its queue depth.
+    #[schemars(extend("x-unit" = "requests"))]
     pub queue_depth: u32,
-    /// Its part of the logical space: first page and pages.
+    /// First page of its part of the logical space (the space split equally,
+    /// in order).
+    #[schemars(extend("x-unit" = "pages"))]
     pub first_page: u64,
+    /// Pages of its part of the logical space.
+    #[schemars(extend("x-unit" = "pages"))]
     pub pages: u64,
-    /// Requests completed during measurement.
+    /// Requests it completed during measurement.
+    #[schemars(extend("x-unit" = "requests"))]
     pub requests: u64,
     /// Pages they read or wrote.
+    #[schemars(extend("x-unit" = "pages"))]
     pub host_pages: u64,
-    /// Response times of all its requests, of its reads, of its writes, us.
+    /// Response-time summary of all its requests, sharing the device. Closed
+    /// loop: from when the flow's queue had room for the request.
+    #[schemars(extend("x-unit" = "µs"))]
     pub response_us: LatencySummary,
+    /// The same, of its reads.
+    #[schemars(extend("x-unit" = "µs"))]
     pub read_us: LatencySummary,
+    /// The same, of its writes.
+    #[schemars(extend("x-unit" = "µs"))]
     pub write_us: LatencySummary,
-    /// Its response times when it ran alone on the device (null when the
-    /// alone runs were not made).
+    /// The same flow's summary when it ran alone on a fresh device (same
+    /// preconditioning, part of the space, seed); null with `metrics.slowdown
+    /// = false` (the default of `ftlab mqsim` without `--slowdown`).
+    #[schemars(extend("x-unit" = "µs"))]
     pub alone_response_us: Option<LatencySummary>,
-    /// Mean response time shared / alone (null without the alone run, or when
-    /// either run completed none of its requests).
+    /// `response_us.mean / alone_response_us.mean`: 1 alone, larger when the
+    /// other flows slow it down; null when either run completed none of its
+    /// requests or its alone mean is 0 (reads of pages never written take no
+    /// time).
+    #[schemars(extend("x-unit" = "ratio"))]
     pub slowdown: Option<f64>,
-    /// Of its measured requests: those whose offset or length is not a whole
-    /// number of logical pages (served as the whole pages they touch).
+    /// Its measured requests whose offset or length is not a whole number of
+    /// logical pages (served as the whole pages they touch).
+    #[schemars(extend("x-unit" = "requests"))]
     pub unaligned_requests: u64,
-    /// Pages it wrote in part: each a read-modify-write of the page.
+    /// Pages it wrote in part, each a read-modify-write.
+    #[schemars(extend("x-unit" = "pages"))]
     pub partial_page_writes: u64,
     /// Pages it read that no write had reached (read as zeroes; with
     /// `ftl.unwritten_reads = "flash"` at a flash read's cost).
+    #[schemars(extend("x-unit" = "pages"))]
     pub unwritten_page_reads: u64,
 }
 

@@ -48,8 +48,11 @@ from ._ftlab import (
     bounds,
     presets,
 )
-from ._report import Record, Report
-from ._sweep import sweep
+from . import _fields
+from ._fields import *  # noqa: F401,F403 - the report's nested classes
+from ._record import Record
+from ._report import Report
+from ._sweep import _config, sweep
 
 __version__ = _ftlab.__version__
 
@@ -71,6 +74,7 @@ __all__ = [
     "report_html",
     "run",
     "sweep",
+    *_fields.__all__,
 ]
 
 Progress = Callable[[int, int, bool], Any]
@@ -98,14 +102,6 @@ class _ProgressLine:
         if self.shown:
             sys.stderr.write("\n")
             sys.stderr.flush()
-
-
-def _config(config: Union[Config, str, "os.PathLike[str]"]) -> Config:
-    if isinstance(config, Config):
-        return config
-    if isinstance(config, (str, os.PathLike)):
-        return Config.from_toml(config)
-    raise TypeError(f"expected an ftlab.Config, a config file path or TOML text, got {type(config).__name__}")
 
 
 def run(config: Union[Config, str, "os.PathLike[str]"], progress: Union[bool, Progress] = True) -> Report:

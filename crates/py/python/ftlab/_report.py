@@ -4,9 +4,11 @@ wear figures."""
 
 from __future__ import annotations
 
-import copy
 import json
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
+
+from ._fields import REPORT_FIELDS, REPORT_OPTIONAL
+from ._record import Record
 
 # The percentile fields of a latency summary and the fraction of requests at or
 # below each (``max`` is the whole distribution).
@@ -27,55 +29,6 @@ def _pandas():
     return pandas
 
 
-class Record:
-    """A JSON object of the report: its fields as attributes (``r.read_us.p99``)
-    and as items (``r["read_us"]["p99"]``)."""
-
-    __slots__ = ("_data",)
-
-    def __init__(self, data: Dict[str, Any]):
-        object.__setattr__(self, "_data", data)
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return _wrap(self._data[name])
-        except KeyError:
-            raise AttributeError(
-                f"{type(self).__name__} has no field {name!r}; fields: {', '.join(self._data)}"
-            ) from None
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("a report is read-only; use to_dict() for a copy to change")
-
-    def __getitem__(self, name: str) -> Any:
-        return _wrap(self._data[name])
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._data
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __dir__(self) -> List[str]:
-        return sorted(set(super().__dir__()) | set(self._data))
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Record) and self._data == other._data
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._data!r})"
-
-    def to_dict(self) -> Dict[str, Any]:
-        """A deep copy of the fields, as the JSON output has them."""
-        return copy.deepcopy(self._data)
-
-
-def _wrap(value: Any) -> Any:
-    if isinstance(value, dict):
-        return Record(value)
-    return value
-
-
 def _flatten(prefix: str, value: Any, out: Dict[str, Any]) -> None:
     if isinstance(value, dict):
         for k, v in value.items():
@@ -92,6 +45,8 @@ class Report(Record):
     crates/cli/FIELDS.md."""
 
     __slots__ = ()
+    _fields = REPORT_FIELDS
+    _optional = REPORT_OPTIONAL
 
     @classmethod
     def from_json(cls, text: str) -> "Report":

@@ -5,10 +5,20 @@ local threads or as Ray tasks, returned as a DataFrame with the columns of
 from __future__ import annotations
 
 import json
+import os
 import sys
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 from . import _ftlab
+
+
+def _config(config: Union[_ftlab.Config, str, "os.PathLike[str]"]) -> _ftlab.Config:
+    """A ``Config`` from a ``Config``, a config file's path or TOML text."""
+    if isinstance(config, _ftlab.Config):
+        return config
+    if isinstance(config, (str, os.PathLike)):
+        return _ftlab.Config.from_toml(config)
+    raise TypeError(f"expected an ftlab.Config, a config file path or TOML text, got {type(config).__name__}")
 
 
 def _run_task(task: str, columns: List[str], names: Sequence[str] = (), *blobs: bytes) -> List[Any]:
@@ -142,8 +152,6 @@ def sweep(
     as the local run's do. ``ship_traces=False`` when every node sees the
     same files."""
     import pandas as pd
-
-    from . import _config
 
     plan = _ftlab.plan_sweep(_config(base), dict(grid))
     columns = plan.columns
