@@ -1,7 +1,9 @@
-//! `ftlab.Device`: the simulated SSD ([`ftlab_sim::device::Device`]) taken one
-//! host command at a time with real bytes. Each command is submitted at the
-//! device's clock (or at a later `at`), served with the GIL released, and its
-//! simulated completion time (ns) returned; the clock moves to it.
+//! `ftlab.Device`: the simulated SSD ([`ftlab_sim::device::Device`]) with
+//! real bytes. `read`, `write`, ... submit a command at the device's clock
+//! (or at a later `at`), serve it with the GIL released and return its
+//! simulated completion time (ns); the clock moves to it. `submit_*` put
+//! several commands in flight at once, and `step`, `step_until` and `wait`
+//! collect their completions, as the Rust API does.
 
 use std::sync::{Mutex, MutexGuard};
 
@@ -22,7 +24,10 @@ use crate::value::to_py;
 /// Offsets and lengths are bytes, multiples of the 512-byte sector; a write
 /// smaller than a flash page is merged into the page (a read-modify-write).
 /// Every command returns its simulated completion time in ns (`read` returns
-/// `(data, time)`); failures raise `DeviceError` with `.errno`.
+/// `(data, time)`); failures raise `DeviceError` with `.errno`. To have
+/// several commands in flight, `submit_read`, `submit_write`, ... return a
+/// tag at once, and `step()`, `step_until(t)` and `wait(tag)` return their
+/// `Completion`s.
 #[pyclass(module = "ftlab", name = "Device")]
 #[derive(Debug)]
 pub struct Device {
@@ -37,20 +42,30 @@ impl Device {
     }
 
     /// Submits `cmd` at `at` (default: the clock) and runs the clock to its
-    /// completion.
+    /// completion; completions of commands submitted with `submit_*` stay to
+    /// be collected by `step`.
     fn execute(&self, py: Python<'_>, cmd: Command, at: Option<u64>) -> PyResult<Completion> {
         let done = py.allow_threads(|| {
             let mut dev = self.lock();
             let at = at.map_or_else(|| dev.now(), SimTime);
-            dev.submit(at, cmd)?;
-            // Commands are drained one by one, so the only one in flight is this.
-            Ok(dev.step())
+            let tag = dev.submit(at, cmd)?;
+            Ok(dev.wait(tag))
         });
         match done {
             Ok(Some(c)) => Ok(c),
             Ok(None) => Err(errors::Error::new_err("the device returned no completion for a submitted command")),
             Err(e) => Err(device_error(py, &e)),
         }
+    }
+
+    /// Submits `cmd` at `at` (default: the clock) without waiting; its tag.
+    fn submit(&self, py: Python<'_>, cmd: Command, at: Option<u64>) -> PyResult<u64> {
+        let tag = py.allow_threads(|| {
+            let mut dev = self.lock();
+            let at = at.map_or_else(|| dev.now(), SimTime);
+            dev.submit(at, cmd)
+        });
+        tag.map_err(|e| device_error(py, &e))
     }
 
     /// The completion time of a finished command, or its error raised.
@@ -77,6 +92,64 @@ fn bytes_of(data: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     }
     let b = data.py().get_type::<PyBytes>().call1((data,))?;
     Ok(b.downcast::<PyBytes>()?.as_bytes().to_vec())
+}
+
+/// A command's completion, from `Device.step()`, `step_until()` or `wait()`:
+/// its tag (what `submit_*` returned), the command's name, when it was
+/// submitted and completed (ns), and what it returned: `data` for a read,
+/// `error` (a `DeviceError`) when it failed. `result()` returns the data (None
+/// but for reads) or raises the error.
+#[pyclass(module = "ftlab", name = "Completion", frozen)]
+#[derive(Debug)]
+pub struct PyCompletion {
+    #[pyo3(get)]
+    tag: u64,
+    #[pyo3(get)]
+    command: &'static str,
+    #[pyo3(get)]
+    submitted: u64,
+    #[pyo3(get)]
+    completed: u64,
+    #[pyo3(get)]
+    data: Option<Py<PyBytes>>,
+    #[pyo3(get)]
+    error: Option<PyObject>,
+}
+
+impl PyCompletion {
+    fn of(py: Python<'_>, c: Completion) -> PyCompletion {
+        let (data, error) = match c.result {
+            Ok(reply) => (reply.data.map(|d| PyBytes::new(py, &d).unbind()), None),
+            Err(e) => (None, Some(device_error(py, &e).into_value(py).into_any())),
+        };
+        PyCompletion { tag: c.tag, command: c.command, submitted: c.submitted.0, completed: c.completed.0, data, error }
+    }
+}
+
+#[pymethods]
+impl PyCompletion {
+    /// Its response time, ns.
+    #[getter]
+    fn latency_ns(&self) -> u64 {
+        self.completed.saturating_sub(self.submitted)
+    }
+
+    /// The data a read returned (None for other commands), or the command's
+    /// `DeviceError` raised.
+    fn result(&self, py: Python<'_>) -> PyResult<Option<Py<PyBytes>>> {
+        match &self.error {
+            Some(e) => Err(PyErr::from_value(e.bind(py).clone())),
+            None => Ok(self.data.as_ref().map(|d| d.clone_ref(py))),
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        let outcome = if self.error.is_some() { "error" } else { "ok" };
+        format!(
+            "<ftlab.Completion tag={} {} submitted={} completed={} {}>",
+            self.tag, self.command, self.submitted, self.completed, outcome
+        )
+    }
 }
 
 #[pymethods]
@@ -133,6 +206,95 @@ impl Device {
     fn flush(&self, py: Python<'_>, at: Option<u64>) -> PyResult<u64> {
         let c = self.execute(py, Command::Flush, at)?;
         Ok(Device::completed(py, c)?.0)
+    }
+
+    /// Submits a read of `length` bytes at `offset` at `at` ns (default: the
+    /// clock, which moves to `at`) without waiting for it: its tag. Several
+    /// commands can be in flight; `step()` and `step_until()` deliver their
+    /// completions in time order, `wait(tag)` one of them.
+    #[pyo3(signature = (offset, length, *, at = None))]
+    fn submit_read(&self, py: Python<'_>, offset: u64, length: u64, at: Option<u64>) -> PyResult<u64> {
+        self.submit(py, Command::Read { offset, len: length }, at)
+    }
+
+    /// Submits a write of `data` at `offset` (as `submit_read`): its tag.
+    #[pyo3(signature = (offset, data, *, fua = false, at = None))]
+    fn submit_write(
+        &self,
+        py: Python<'_>,
+        offset: u64,
+        data: &Bound<'_, PyAny>,
+        fua: bool,
+        at: Option<u64>,
+    ) -> PyResult<u64> {
+        let data = bytes_of(data)?;
+        self.submit(py, Command::Write { offset, data, fua }, at)
+    }
+
+    /// Submits a trim (as `submit_read`): its tag.
+    #[pyo3(signature = (offset, length, *, at = None))]
+    fn submit_trim(&self, py: Python<'_>, offset: u64, length: u64, at: Option<u64>) -> PyResult<u64> {
+        self.submit(py, Command::Trim { offset, len: length }, at)
+    }
+
+    /// Submits a write of zeroes (as `submit_read`): its tag.
+    #[pyo3(signature = (offset, length, *, fua = false, at = None))]
+    fn submit_write_zeroes(
+        &self,
+        py: Python<'_>,
+        offset: u64,
+        length: u64,
+        fua: bool,
+        at: Option<u64>,
+    ) -> PyResult<u64> {
+        self.submit(py, Command::WriteZeroes { offset, len: length, fua, may_trim: false }, at)
+    }
+
+    /// Submits a flush (as `submit_read`): its tag. It makes durable the
+    /// writes completed before it.
+    #[pyo3(signature = (*, at = None))]
+    fn submit_flush(&self, py: Python<'_>, at: Option<u64>) -> PyResult<u64> {
+        self.submit(py, Command::Flush, at)
+    }
+
+    /// The next completion in time order (ties: submission order), moving the
+    /// clock to it; None when nothing is in flight.
+    fn step(&self, py: Python<'_>) -> Option<PyCompletion> {
+        let c = py.allow_threads(|| self.lock().step());
+        c.map(|c| PyCompletion::of(py, c))
+    }
+
+    /// Every completion at or before `t` ns, in time order, moving the clock
+    /// to `t` (or keeping it, if later).
+    fn step_until(&self, py: Python<'_>, t: u64) -> Vec<PyCompletion> {
+        let done = py.allow_threads(|| self.lock().step_until(SimTime(t)));
+        done.into_iter().map(|c| PyCompletion::of(py, c)).collect()
+    }
+
+    /// The completion of command `tag`, running the clock to it if later;
+    /// the others stay for `step`. KeyError when `tag` is not in flight (never
+    /// submitted, or already delivered).
+    fn wait(&self, py: Python<'_>, tag: u64) -> PyResult<PyCompletion> {
+        let c = py.allow_threads(|| self.lock().wait(tag));
+        match c {
+            Some(c) => Ok(PyCompletion::of(py, c)),
+            None => Err(pyo3::exceptions::PyKeyError::new_err(format!(
+                "command {tag} is not in flight: it was never submitted, or its completion was already delivered"
+            ))),
+        }
+    }
+
+    /// Commands submitted whose completion was not delivered yet.
+    #[getter]
+    fn in_flight(&self) -> usize {
+        self.lock().in_flight()
+    }
+
+    /// When the next completion `step()` would deliver is due, ns; None when
+    /// nothing is in flight.
+    #[getter]
+    fn next_completion(&self) -> Option<u64> {
+        self.lock().next_completion().map(|t| t.0)
     }
 
     /// Cuts the power at `at` ns (default: the clock): what survives is the

@@ -55,6 +55,7 @@ fn _ftlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_class::<config::Config>()?;
     m.add_class::<device::Device>()?;
+    m.add_class::<device::PyCompletion>()?;
     m.add_class::<sweep::SweepPlan>()?;
     m.add_function(wrap_pyfunction!(run::run_json, m)?)?;
     m.add_function(wrap_pyfunction!(run::report_html, m)?)?;

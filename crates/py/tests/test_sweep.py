@@ -36,6 +36,8 @@ def test_a_bad_point_fails_before_anything_runs(small):
         ftlab.sweep(small, {"seed": 3})
     with pytest.raises(ValueError, match="executor"):
         ftlab.sweep(small, GRID, executor="nosuch")
+    with pytest.raises(ValueError, match="concurrent.futures.Executor"):
+        ftlab.sweep(small, GRID, executor=object())
 
 
 def _ftlab_binary():
@@ -77,6 +79,45 @@ def test_ray_sweep_matches_the_local_one(small):
         ray.shutdown()
     local = ftlab.sweep(small, GRID)
     pd.testing.assert_frame_equal(remote, local)
+
+
+def test_any_concurrent_futures_executor(small, tmp_path):
+    """A ThreadPoolExecutor and a ProcessPoolExecutor (spawned: fresh
+    interpreters) give the local sweep's rows; with ship_traces the trace's
+    bytes travel with each call, so a worker that cannot see the file still
+    runs it, and without them every row fails on the missing file."""
+    import concurrent.futures as cf
+    import multiprocessing
+
+    local = ftlab.sweep(small, GRID)
+    with cf.ThreadPoolExecutor(2) as pool:
+        pd.testing.assert_frame_equal(ftlab.sweep(small, GRID, executor=pool), local)
+    with cf.ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        pd.testing.assert_frame_equal(ftlab.sweep(small, GRID, executor=pool, workers=1), local)
+
+    trace = tmp_path / "t.csv"
+    shutil.copy(ROOT / "crates" / "workload" / "tests" / "fixtures" / "msr.csv", trace)
+    traced = small.replace(**{"workload.trace": str(trace), "workload.trace_format": "msr", "workload.generator": None})
+    grid = {"seed": [1, 2]}
+    expected = ftlab.sweep(traced, grid)
+    assert expected["error"].isna().all()
+    # A process whose workers cannot see the trace: it is renamed away after
+    # the plan reads the points (the rows must still name the original path).
+    with cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+
+        class Hiding:
+            """Submits to the pool with the trace moved away while it runs."""
+
+            def submit(self, fn, *args):
+                if trace.exists():
+                    trace.rename(tmp_path / "hidden.csv")
+                return pool.submit(fn, *args)
+
+        shipped = ftlab.sweep(traced, grid, executor=Hiding(), ship_traces=True)
+        pd.testing.assert_frame_equal(shipped, expected)
+        assert not trace.exists()
+        missing = ftlab.sweep(traced.replace(), grid, executor=pool)
+        assert missing["error"].str.contains("t.csv").all(), missing["error"]
 
 
 def test_ctrl_c_stops_a_local_sweep_with_its_runs_under_way(small):

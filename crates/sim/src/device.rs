@@ -531,10 +531,18 @@ impl Device {
         let at = self.now();
         // Submitting at the clock cannot be refused.
         let tag = self.submit(at, cmd).unwrap_or_default();
-        let done = self.finished.get(&tag).map_or(self.clock, |c| c.completed.0);
-        self.clock = self.clock.max(done);
+        self.wait(tag).unwrap_or_else(|| unreachable!("a submitted command has a completion"))
+    }
+
+    /// Runs the clock to the completion of command `tag` (if later) and
+    /// returns it; completions of other commands, due before it or not, stay
+    /// to be collected by [`Device::step`]. `None` if `tag` is not in flight
+    /// (never submitted, or its completion was delivered).
+    pub fn wait(&mut self, tag: Tag) -> Option<Completion> {
+        let c = self.finished.remove(&tag)?;
+        self.clock = self.clock.max(c.completed.0);
         self.pending.retain(|r| r.0 .1 != tag);
-        self.finished.remove(&tag).unwrap_or_else(|| unreachable!("a submitted command has a completion"))
+        Some(c)
     }
 
     /// The next completion in time order (ties by submission), moving the clock

@@ -178,6 +178,35 @@ fn completions_come_in_time_order_and_never_before_submission() {
     assert_eq!(dev.now(), SimTime(last + 10_000_000));
 }
 
+/// `wait` takes one command's completion out of order, and the others stay
+/// for `step`, in time order, their data intact.
+#[test]
+fn waiting_for_one_command_keeps_the_others() {
+    let mut dev = device("pagemap", "");
+    let ps = dev.page_size();
+    let w: Vec<u64> = (0..3)
+        .map(|i| dev.submit(SimTime::ZERO, Command::write(i * 64 * ps, vec![i as u8 + 1; ps as usize])).unwrap())
+        .collect();
+    let r = dev.submit(SimTime::ZERO, Command::read(0, ps)).unwrap();
+    let last = dev.wait(w[2]).unwrap();
+    assert_eq!(last.tag, w[2]);
+    assert_eq!(dev.now(), last.completed);
+    assert!(dev.wait(w[2]).is_none(), "a delivered completion is not delivered twice");
+    assert_eq!(dev.in_flight(), 3);
+    let mut rest = Vec::new();
+    while let Some(c) = dev.step() {
+        assert!(dev.now() >= last.completed, "the clock never goes back");
+        rest.push(c);
+    }
+    let tags: Vec<u64> = rest.iter().map(|c| c.tag).collect();
+    assert_eq!(tags.len(), 3);
+    assert!(tags.contains(&w[0]) && tags.contains(&w[1]) && tags.contains(&r), "{tags:?}");
+    assert!(rest.windows(2).all(|p| p[0].completed <= p[1].completed));
+    let read = rest.iter().find(|c| c.tag == r).unwrap();
+    assert_eq!(read.result.as_ref().unwrap().data.as_deref(), Some(&vec![1; ps as usize][..]));
+    assert!(dev.wait(12345).is_none());
+}
+
 #[test]
 fn errors_carry_their_kind() {
     let mut dev = device("pagemap", "");

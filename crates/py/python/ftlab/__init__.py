@@ -18,7 +18,9 @@
 - ``run(config) -> Report``: one run (the GIL is released; Ctrl-C stops it);
 - ``sweep(base, grid, executor="local"|"ray") -> pandas.DataFrame``: one row per
   run, the columns of ``ftlab sweep``'s CSV;
-- ``Device(config)``: a simulated SSD taken one command at a time with real bytes;
+- ``Device(config)``: a simulated SSD with real bytes, one command at a time
+  (``read``, ``write``, ...) or several in flight (``submit_*``, then ``step``,
+  ``step_until``, ``wait``: ``Completion``s);
 - ``bounds(chip)``, ``admit(taskset, policy, chip)``: the design-time calculators;
 - ``ConfigError``, ``TraceError``, ``DeviceError``, ``RunError`` (all ``ftlab.Error``,
   with ``.errno``, ``.kind`` and ``.report``); a trace or configuration file that
@@ -35,6 +37,7 @@ from typing import Any, Callable, Optional, Union
 
 from . import _ftlab
 from ._ftlab import (
+    Completion,
     Config,
     ConfigError,
     ConfigFileError,
@@ -57,6 +60,7 @@ from ._sweep import _config, sweep
 __version__ = _ftlab.__version__
 
 __all__ = [
+    "Completion",
     "Config",
     "ConfigError",
     "ConfigFileError",

@@ -1,5 +1,6 @@
 """Type stubs for ftlab (the native part is ftlab._ftlab)."""
 
+import concurrent.futures
 import os
 from typing import Any, Callable, Dict, Iterator, List, Literal, Optional, Sequence, Tuple, Union
 
@@ -7,6 +8,7 @@ import pandas
 from typing_extensions import final
 
 __all__ = [
+    "Completion",
     "Config",
     "ConfigError",
     "ConfigFileError",
@@ -751,15 +753,40 @@ def run(config: Union[Config, _PathOrText], progress: Union[bool, Progress] = Tr
 def sweep(
     base: Union[Config, _PathOrText],
     grid: Dict[str, Sequence[Any]],
-    executor: Literal["local", "ray"] = "local",
+    executor: Union[Literal["local", "ray"], concurrent.futures.Executor] = "local",
     workers: Optional[int] = None,
-    ship_traces: bool = True,
+    ship_traces: Optional[bool] = None,
 ) -> pandas.DataFrame:
     """One row per grid point, with the columns of `ftlab sweep`'s CSV."""
 
 @final
+class Completion:
+    """A command's completion (`Device.step`, `step_until`, `wait`); times in ns."""
+
+    @property
+    def tag(self) -> int: ...
+    @property
+    def command(self) -> Literal["read", "write", "trim", "write-zeroes", "flush"]: ...
+    @property
+    def submitted(self) -> int: ...
+    @property
+    def completed(self) -> int: ...
+    @property
+    def latency_ns(self) -> int: ...
+    @property
+    def data(self) -> Optional[bytes]:
+        """The bytes a read returned; None for other commands and failures."""
+    @property
+    def error(self) -> Optional[DeviceError]:
+        """Why the command failed, or None."""
+    def result(self) -> Optional[bytes]:
+        """`data`, or `error` raised."""
+
+@final
 class Device:
-    """A simulated SSD taken one command at a time with real bytes; times in ns."""
+    """A simulated SSD with real bytes; times in ns. `read`, `write`, ... serve one
+    command and return; `submit_*` put several in flight and return tags, and
+    `step`, `step_until` and `wait` return their completions."""
 
     capacity: int
     page_size: int
@@ -776,6 +803,21 @@ class Device:
     def cut_power(self, at: Optional[int] = None) -> int: ...
     def recover(self) -> int: ...
     def counters(self) -> Dict[str, Any]: ...
+    def submit_read(self, offset: int, length: int, *, at: Optional[int] = None) -> int: ...
+    def submit_write(self, offset: int, data: Union[bytes, bytearray, memoryview], *, fua: bool = False, at: Optional[int] = None) -> int: ...
+    def submit_trim(self, offset: int, length: int, *, at: Optional[int] = None) -> int: ...
+    def submit_write_zeroes(self, offset: int, length: int, *, fua: bool = False, at: Optional[int] = None) -> int: ...
+    def submit_flush(self, *, at: Optional[int] = None) -> int: ...
+    def step(self) -> Optional[Completion]:
+        """The next completion in time order; None when nothing is in flight."""
+    def step_until(self, t: int) -> List[Completion]:
+        """Every completion at or before `t`, in time order; the clock moves to `t`."""
+    def wait(self, tag: int) -> Completion:
+        """Command `tag`'s completion (KeyError when it is not in flight)."""
+    @property
+    def in_flight(self) -> int: ...
+    @property
+    def next_completion(self) -> Optional[int]: ...
 
 def bounds(chip: str, *, with_transfer: bool = False) -> Dict[str, Any]:
     """The papers' bounds for `chip` and, under "as_run", each real-time FTL's as run."""

@@ -6,6 +6,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 from typing_extensions import final
 
 from . import (
+    Completion as Completion,
     Config as Config,
     ConfigError as ConfigError,
     ConfigFileError as ConfigFileError,
@@ -24,6 +25,7 @@ __all__ = [
     "presets",
     "Config",
     "Device",
+    "Completion",
     "SweepPlan",
     "run_json",
     "report_html",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from . import _ftlab
 
@@ -93,41 +93,93 @@ def _ray_rows(plan: Any, columns: List[str], workers: Optional[int], ship_traces
                 names.append(path)
         return names
 
-    # At most `workers` runs in flight (all of them if None): the rest are
-    # submitted as runs finish.
-    limit = workers if workers else len(plan)
-    # Progress per point on a terminal.
+    def submit(point: int) -> Any:
+        text = plan.task(point)
+        names = traces(text)
+        return task.remote(text, columns, names, *[shipped[n] for n in names])
+
+    def wait_any(pending: List[Any]) -> List[Any]:
+        return ray.wait(pending, num_returns=1)[0]
+
+    return _run_points(len(plan), workers, submit, wait_any, ray.get, lambda ref: ray.cancel(ref))
+
+
+def _executor_rows(
+    plan: Any, columns: List[str], executor: Any, workers: Optional[int], ship_traces: bool
+) -> List[List[Any]]:
+    """The rows of the points run on a ``concurrent.futures.Executor``."""
+    import concurrent.futures as cf
+
+    blobs: Dict[str, Optional[bytes]] = {}
+
+    def submit(point: int) -> Any:
+        text = plan.task(point)
+        names: List[str] = []
+        if ship_traces:
+            for path in _traces_of(text):
+                if path not in blobs:
+                    try:
+                        with open(path, "rb") as f:
+                            blobs[path] = f.read()
+                    except OSError:
+                        # The run reports the missing file, as a local one would.
+                        blobs[path] = None
+                if blobs[path] is not None:
+                    names.append(path)
+        return executor.submit(_run_task, text, columns, names, *[blobs[n] for n in names])
+
+    def wait_any(pending: List[Any]) -> List[Any]:
+        return list(cf.wait(pending, return_when=cf.FIRST_COMPLETED).done)
+
+    return _run_points(len(plan), workers, submit, wait_any, lambda f: f.result(), lambda f: f.cancel())
+
+
+def _run_points(
+    points: int,
+    workers: Optional[int],
+    submit: Callable[[int], Any],
+    wait_any: Callable[[List[Any]], List[Any]],
+    get: Callable[[Any], List[Any]],
+    cancel: Callable[[Any], Any],
+) -> List[List[Any]]:
+    """Runs every point through ``submit`` with at most ``workers`` in flight
+    (all of them if None): the rest are submitted as runs finish. Shows
+    progress per point on a terminal; on Ctrl-C, cancels what is in flight and
+    re-raises. The rows in run order."""
+    limit = workers if workers else points
     show = sys.stderr.isatty()
     finished = 0
     pending: Dict[Any, int] = {}
-    rows: List[Optional[List[Any]]] = [None] * len(plan)
+    rows: List[Optional[List[Any]]] = [None] * points
     next_point = 0
-    while next_point < len(plan) or pending:
-        while next_point < len(plan) and len(pending) < limit:
-            text = plan.task(next_point)
-            names = traces(text)
-            ref = task.remote(text, columns, names, *[shipped[n] for n in names])
-            pending[ref] = next_point
-            next_point += 1
-        done, _ = ray.wait(list(pending), num_returns=1)
-        for ref in done:
-            point = pending.pop(ref)
-            rows[point] = ray.get(ref)
-            finished += 1
-            if show:
-                sys.stderr.write(f"\rftlab.sweep: {finished}/{len(plan)} points done (last: run {point})")
-                sys.stderr.flush()
-    if show:
-        sys.stderr.write("\n")
+    try:
+        while next_point < points or pending:
+            while next_point < points and len(pending) < limit:
+                pending[submit(next_point)] = next_point
+                next_point += 1
+            for handle in wait_any(list(pending)):
+                point = pending.pop(handle)
+                rows[point] = get(handle)
+                finished += 1
+                if show:
+                    sys.stderr.write(f"\rftlab.sweep: {finished}/{points} points done (last: run {point})")
+                    sys.stderr.flush()
+    except KeyboardInterrupt:
+        for handle in pending:
+            cancel(handle)
+        raise
+    finally:
+        if show and finished:
+            sys.stderr.write("\n")
     return [r for r in rows if r is not None]
 
 
 def sweep(
     base: Any,
     grid: Dict[str, Sequence[Any]],
-    executor: str = "local",
+    executor: Any = "local",
     workers: Optional[int] = None,
-    ship_traces: bool = True,
+    ship_traces: Optional[bool] = None,
 ):
     """Runs ``base`` (a ``Config``, a config file path or TOML text) at every
     point of ``grid`` and returns a ``pandas.DataFrame``: one row per run, in
@@ -150,7 +202,18 @@ def sweep(
     object store once and travels with the tasks, so workers on other
     machines need no shared file system; their rows name the original paths,
     as the local run's do. ``ship_traces=False`` when every node sees the
-    same files."""
+    same files.
+
+    ``executor`` may also be any ``concurrent.futures.Executor`` (a
+    ``ProcessPoolExecutor``, ``ThreadPoolExecutor``, or one of a cluster
+    library, e.g. ``dask.distributed.Client.get_executor()``, ``loky``,
+    ``mpi4py.futures``): each point is submitted to it as a call of a
+    module-level function with picklable arguments, at most ``workers`` at a
+    time (None: all; the executor's own limit still holds). With
+    ``ship_traces=True`` the traces' bytes go with each call, for executors
+    whose workers do not see this machine's files; by default (None) they
+    are shipped for Ray only. Ctrl-C cancels the points not started (runs
+    under way in another process finish there)."""
     import pandas as pd
 
     plan = _ftlab.plan_sweep(_config(base), dict(grid))
@@ -158,7 +221,11 @@ def sweep(
     if executor == "local":
         rows = json.loads(plan.run_local(workers))
     elif executor == "ray":
-        rows = _ray_rows(plan, columns, workers, ship_traces)
+        rows = _ray_rows(plan, columns, workers, True if ship_traces is None else ship_traces)
+    elif callable(getattr(executor, "submit", None)):
+        rows = _executor_rows(plan, columns, executor, workers, bool(ship_traces))
     else:
-        raise ValueError(f'executor must be "local" or "ray", got {executor!r}')
+        raise ValueError(
+            f'executor must be "local", "ray" or a concurrent.futures.Executor, got {executor!r}'
+        )
     return pd.DataFrame(rows, columns=columns)
