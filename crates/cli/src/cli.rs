@@ -403,10 +403,11 @@ pub struct OutputArgs {
 /// `ftlab rerun`.
 #[derive(Debug, Args)]
 pub struct RerunArgs {
-    /// A JSON report of `ftlab run -f json` or `ftlab compare -f json`.
-    #[arg(value_name = "REPORT.json")]
+    /// A JSON report of `ftlab run -f json`, `compare -f json` or `mqsim -f json`, or the CSV of
+    /// `ftlab run -f csv` or `compare -f csv` (each row carries its `provenance.config`).
+    #[arg(value_name = "REPORT.json|RESULTS.csv")]
     pub report: std::path::PathBuf,
-    /// Also write the new report(s) as JSON to FILE.
+    /// Also write the new report(s) to FILE, in the input's format.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<std::path::PathBuf>,
     /// No progress bar.

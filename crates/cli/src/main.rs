@@ -166,8 +166,8 @@ pub(crate) fn check_integrity(reports: &[Report]) -> Result<(), CliError> {
 }
 
 /// Writes `reports` (`reports[i]` ran `configs[i]` for `command`) in the
-/// output format; JSON carries each one's provenance, stamped from `clock`
-/// with `--stamp`. One report is an object (an array for `mqsim`, one a
+/// output format; JSON and CSV carry each one's provenance, stamped from
+/// `clock` with `--stamp`. One report is an object (an array for `mqsim`, one a
 /// scenario).
 pub(crate) fn write_reports(
     reports: &[Report],
@@ -177,24 +177,25 @@ pub(crate) fn write_reports(
     out: &OutputArgs,
     table: impl FnOnce() -> String,
 ) -> Result<(), CliError> {
+    let provenances = || -> Result<Vec<provenance::Provenance>, CliError> {
+        let stamp = out.stamp.then(|| clock.stamp());
+        configs.iter().map(|c| provenance::of(command, c, stamp.as_ref())).collect()
+    };
     let text = match out.format {
         Format::Table => table(),
         Format::Json => {
-            let stamp = out.stamp.then(|| clock.stamp());
             let with: Vec<provenance::WithProvenance> = reports
                 .iter()
-                .zip(configs)
-                .map(|(report, c)| {
-                    Ok(provenance::WithProvenance { report, provenance: provenance::of(command, c, stamp.as_ref())? })
-                })
-                .collect::<Result<_, CliError>>()?;
+                .zip(provenances()?)
+                .map(|(report, provenance)| provenance::WithProvenance { report, provenance })
+                .collect();
             if with.len() == 1 && command != "mqsim" {
                 output::json(&with[0])?
             } else {
                 output::json(&with)?
             }
         }
-        Format::Csv => output::csv(reports)?,
+        Format::Csv => output::csv(reports, &provenances()?)?,
     };
     Sink::open(out.out.as_deref())?.write(&text)
 }

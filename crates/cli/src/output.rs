@@ -8,7 +8,8 @@ use std::path::Path;
 use ftlab_sim::metrics::LatencySummary;
 use ftlab_sim::{Report, RunConfig};
 
-use ftlab_lab::flatten::report_scalars;
+use ftlab_lab::flatten::{report_scalars, Cell};
+use ftlab_lab::provenance::Provenance;
 
 use crate::error::{write_err, CliError};
 
@@ -70,18 +71,43 @@ pub fn json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, CliError>
 }
 
 /// A CSV header and one row per report, of the scalar fields.
-pub fn csv(reports: &[Report]) -> Result<String, CliError> {
+pub fn csv(reports: &[Report], provenances: &[Provenance]) -> Result<String, CliError> {
+    let rows: Vec<Vec<(String, Cell)>> =
+        reports.iter().zip(provenances).map(|(r, p)| csv_cells(r, p)).collect::<Result<_, _>>()?;
+    // The columns of every row, in the order they first appear: FTLs differ
+    // in their gauges (`ftl_gauges.*`), and a comparison's rows share one
+    // header; a row without a column leaves it empty.
+    // The provenance's columns come last.
+    let mut header: Vec<&str> = Vec::new();
+    for last in [false, true] {
+        for row in &rows {
+            for (name, _) in row {
+                if name.starts_with("provenance.") == last && !header.contains(&name.as_str()) {
+                    header.push(name);
+                }
+            }
+        }
+    }
     let mut w = csv::Writer::from_writer(Vec::new());
     let err = |e: csv::Error| CliError::Failed(format!("cannot write CSV: {e}"));
-    for (i, r) in reports.iter().enumerate() {
-        let cells = report_scalars(r)?;
-        if i == 0 {
-            w.write_record(cells.iter().map(|(n, _)| n.as_str())).map_err(err)?;
-        }
-        w.write_record(cells.iter().map(|(_, c)| c.to_string())).map_err(err)?;
+    w.write_record(&header).map_err(err)?;
+    for row in &rows {
+        let cell = |name: &str| row.iter().find(|(n, _)| n == name).map(|(_, c)| c.to_string()).unwrap_or_default();
+        w.write_record(header.iter().map(|h| cell(h))).map_err(err)?;
     }
     let bytes = w.into_inner().map_err(|e| CliError::Failed(format!("cannot write CSV: {e}")))?;
     String::from_utf8(bytes).map_err(|e| CliError::Failed(format!("cannot write CSV: {e}")))
+}
+
+/// The cells of one report's CSV row: its scalar fields, then its
+/// provenance's (`provenance.config` the whole TOML, so the row reruns:
+/// `ftlab rerun`).
+pub fn csv_cells(report: &Report, provenance: &Provenance) -> Result<Vec<(String, Cell)>, CliError> {
+    let mut cells = report_scalars(report)?;
+    let more = ftlab_lab::flatten::scalars(provenance)
+        .map_err(|e| CliError::Failed(format!("cannot write the provenance: {e}")))?;
+    cells.extend(more.into_iter().map(|(name, cell)| (format!("provenance.{name}"), cell)));
+    Ok(cells)
 }
 
 /// Columns padded to their widest cell; the first column left-aligned, the rest right.
@@ -505,7 +531,17 @@ mod tests {
 
     #[test]
     fn csv_has_flattened_scalars_and_no_arrays() {
-        let text = csv(&[Report::default(), Report::default()]).unwrap();
+        let prov = Provenance {
+            command: "run".into(),
+            ftlab: "0".into(),
+            git_revision: None,
+            config: "[device]\nchip = \"small-slc\"\n".into(),
+            cwd: None,
+            stamp: None,
+        };
+        let mut gauged = Report::default();
+        gauged.ftl_gauges.insert("cmt_hits".into(), 3.0);
+        let text = csv(&[Report::default(), gauged], &[prov.clone(), prov]).unwrap();
         let mut lines = text.lines();
         let header = lines.next().unwrap();
         assert!(header.starts_with("ftl,chip,workload,seed,"), "{header}");
@@ -515,7 +551,15 @@ mod tests {
         let array = |c: &str| c.starts_with("throughput") || c == "tasks" || c.starts_with("tasks.") || c == "rber_cdf";
         assert!(!header.split(',').any(array), "{header}");
         assert!(header.contains(",tasks_refused,"), "{header}");
-        assert_eq!(lines.count(), 2);
+        // One header for rows of FTLs with different gauges: the first row
+        // leaves the second's gauge empty.
+        assert!(header.contains(",ftl_gauges.cmt_hits") && header.ends_with(",provenance.config"), "{header}");
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        let gauge = header.split(',').position(|h| h == "ftl_gauges.cmt_hits").unwrap();
+        assert_eq!((&rows[0][gauge], &rows[1][gauge]), ("", "3.0"));
+        assert_eq!(rows[1].iter().next_back().unwrap(), "[device]\nchip = \"small-slc\"\n");
+        assert_eq!(rows.len(), 2);
     }
 
     #[test]

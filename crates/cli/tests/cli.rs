@@ -111,18 +111,22 @@ fn json_has_the_stable_fields() {
 #[test]
 fn csv_is_a_header_and_one_row_of_scalars() {
     let text = stdout_of(&["run", "--requests", "20000", "--format", "csv"]);
-    let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 2, "{text}");
-    let header: Vec<&str> = lines[0].split(',').collect();
-    let row: Vec<&str> = lines[1].split(',').collect();
+    // The provenance's config cell is a quoted multi-line TOML document, so read it as CSV.
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = reader.headers().unwrap().iter().map(str::to_string).collect();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 1, "{text}");
+    let row = &rows[0];
     assert_eq!(header.len(), row.len());
-    let col = |name: &str| row[header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no {name}"))];
+    let col = |name: &str| &row[header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no {name}"))];
     assert_eq!(col("waf"), "1.0");
     assert_eq!(col("integrity"), "ok");
     assert_eq!(col("requests"), "20000");
     assert!(col("write_us.p99").parse::<f64>().unwrap() > 0.0);
-    assert!(header.contains(&"flash_ops.programs.host"));
-    assert!(!header.iter().any(|c| c.starts_with("throughput") || *c == "tasks" || c.starts_with("tasks.")));
+    assert!(header.iter().any(|h| h == "flash_ops.programs.host"));
+    assert!(!header.iter().any(|c| c.starts_with("throughput") || c == "tasks" || c.starts_with("tasks.")));
+    assert!(col("provenance.config").contains("[ftl]"), "{}", col("provenance.config"));
+    assert_eq!(header.last().map(|h| h.starts_with("provenance.")), Some(true));
 }
 
 #[test]
@@ -895,6 +899,55 @@ fn a_json_report_reruns_itself_byte_for_byte() {
     std::fs::write(path("bare.json"), bare.to_string()).unwrap();
     let e = failure(&["rerun", &path("bare.json")], 2);
     assert!(e.contains("no `provenance`"), "{e}");
+}
+
+/// A CSV row carries its provenance (the whole configuration in
+/// `provenance.config`), so `ftlab rerun` reruns it from the row alone.
+#[test]
+fn a_csv_row_reruns_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let cmp = path("cmp.csv");
+    ftlab()
+        .args(["compare", "--ftl", "pagemap,dftl", "--requests", "2000", "--seed", "5", "-f", "csv", "-o", &cmp])
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&cmp).unwrap();
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = reader.headers().unwrap().iter().map(str::to_owned).collect();
+    for column in ["provenance.command", "provenance.ftlab", "provenance.git_revision", "provenance.config"] {
+        assert!(header.iter().any(|h| h == column), "{column} missing: {header:?}");
+    }
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let config = header.iter().position(|h| h == "provenance.config").unwrap();
+    assert!(rows[1][config].contains("kind = \"dftl\"") && rows[1][config].contains("seed = 5"), "{:?}", &rows[1]);
+    let again = path("again.csv");
+    let out = ftlab().args(["rerun", &cmp, "-o", &again]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("reproduced: 2 rows"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(std::fs::read_to_string(&again).unwrap(), text);
+    // A changed cell is caught and named, with its row.
+    let erases = header.iter().position(|h| h == "erases").unwrap();
+    let mut w = csv::Writer::from_path(path("bad.csv")).unwrap();
+    w.write_record(&header).unwrap();
+    for (i, row) in rows.iter().enumerate() {
+        let mut cells: Vec<String> = row.iter().map(str::to_owned).collect();
+        if i == 1 {
+            cells[erases] = (cells[erases].parse::<u64>().unwrap() + 1).to_string();
+        }
+        w.write_record(&cells).unwrap();
+    }
+    w.flush().unwrap();
+    let e = failure(&["rerun", &path("bad.csv")], 1);
+    assert!(e.contains("row 2: erases") && !e.contains("row 1"), "{e}");
+    // A CSV without the column (a sweep's rows) is refused, saying why.
+    std::fs::write(path("sweep.csv"), "run,seed,waf\n0,1,1.0\n").unwrap();
+    let e = failure(&["rerun", &path("sweep.csv")], 2);
+    assert!(e.contains("no `provenance.config` column"), "{e}");
 }
 
 #[test]

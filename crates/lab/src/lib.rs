@@ -55,6 +55,7 @@ pub mod html;
 pub mod janus;
 pub mod mqsim;
 pub mod overlay;
+pub mod provenance;
 pub mod sweep;
 pub mod sweep_out;
 

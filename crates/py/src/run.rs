@@ -54,15 +54,20 @@ pub(crate) fn run_with_progress(
     Ok(outcome)
 }
 
-/// Runs `config` and returns its report as JSON text (the Python `ftlab.run`
-/// wraps it in a `Report`). `progress`: None, or a callable
+/// Runs `config` and returns its report as JSON text, with its `provenance`
+/// (the Python `ftlab.run` wraps it in a `Report`). `progress`: None, or a callable
 /// `progress(requests, sim_ns, measuring)`.
 #[pyfunction]
 #[pyo3(signature = (config, progress = None))]
 pub(crate) fn run_json(py: Python<'_>, config: &Config, progress: Option<Py<PyAny>>) -> PyResult<String> {
     let run_config = config.run_config(py)?;
     let report = run_with_progress(py, &run_config, progress)?.map_err(|e| errors::sim(py, e))?;
-    serde_json::to_string(&report).map_err(|e| errors::Error::new_err(format!("cannot serialize the report: {e}")))
+    // The report carries its provenance as `ftlab run -f json`'s does, so a
+    // saved `Report.to_json()` reruns with `ftlab rerun`.
+    let provenance = ftlab_lab::provenance::of("run", &run_config, None)
+        .map_err(|e| errors::Error::new_err(format!("cannot print the configuration: {e}")))?;
+    serde_json::to_string(&ftlab_lab::provenance::WithProvenance { report: &report, provenance })
+        .map_err(|e| errors::Error::new_err(format!("cannot serialize the report: {e}")))
 }
 
 /// The self-contained HTML page of a report given as JSON text (inline SVG

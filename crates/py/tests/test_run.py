@@ -179,3 +179,34 @@ def test_an_ftl_of_another_crate_runs_by_name(small):
     report = ftlab.run(small.replace(**{"ftl.kind": "fifo"}), progress=False)
     assert report.ftl == "fifo"
     assert report.integrity == "ok"
+
+
+def test_a_saved_report_carries_its_provenance_and_reruns(small, tmp_path):
+    """ftlab.run's report says how it was made, as `ftlab run -f json`'s does:
+    saved with to_json, `ftlab rerun` runs it again and finds every field equal;
+    a changed result is caught."""
+    import os
+    import shutil
+    import subprocess
+
+    report = ftlab.run(small, progress=False)
+    p = report.provenance
+    assert isinstance(p, ftlab.Provenance)
+    assert p.command == "run" and p.ftlab == ftlab.__version__
+    assert "seed = 7" in p.config and 'kind = "pagemap"' in p.config
+    assert p.stamp is None
+    assert "Provenance" in report.to_html()
+    assert report.scalars()["provenance.config"] == p.config
+    binary = os.environ.get("FTLAB_BIN") or shutil.which("ftlab")
+    if not binary:
+        pytest.skip("no ftlab binary (set FTLAB_BIN) to rerun with")
+    saved = tmp_path / "r.json"
+    saved.write_text(report.to_json())
+    out = subprocess.run([binary, "rerun", "-q", str(saved)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "reproduced: 1 report" in out.stdout, out.stdout
+    d = report.to_dict()
+    d["erases"] += 1
+    saved.write_text(json.dumps(d))
+    out = subprocess.run([binary, "rerun", "-q", str(saved)], capture_output=True, text=True)
+    assert out.returncode == 1 and "erases" in out.stderr, out.stderr

@@ -415,7 +415,7 @@ class Provenance(Record):
     """The `provenance` object of a JSON report."""
 
     command: str
-    """`run`, `compare` or `mqsim`."""
+    """`run`, `compare` or `mqsim` (`run` for Python's `ftlab.run`)."""
     ftlab: str
     """ftlab's version."""
     git_revision: Optional[str]
