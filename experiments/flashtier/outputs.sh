@@ -57,4 +57,13 @@ if [ "${FTLAB_SLOW:-0}" = 1 ]; then
   run paper-75g-flashcache --scale paper --workloads fileserver --read-fill-sync --metadata-on-dirty-transition
   run paper-75g-rotor-wv --scale paper --workloads webserver,varmail --file-pick rotor
   run paper-75g-flashcache-wv --scale paper --workloads webserver,varmail --read-fill-sync --metadata-on-dirty-transition
+else
+  # Without the slow runs, their figures are still redrawn from the committed
+  # flashtier.csv (ftlab flashtier --replot): the drawing is checked, the
+  # numbers only with FTLAB_SLOW=1.
+  for folder in scale16-75g scale16-75g-log scale16-75g-log-flush-log scale16-1g scale16-1g-seed2 scale16-1g-seed3 \
+    scale16-fb-uniform-span scale16-75g-rotor paper-75g paper-16g paper-filebench paper-75g-rotor \
+    paper-75g-flashcache paper-75g-rotor-wv paper-75g-flashcache-wv; do
+    "$FTLAB" flashtier --replot "experiments/flashtier/$folder/flashtier.csv" -o "$out/$folder" >/dev/null
+  done
 fi

@@ -29,59 +29,19 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use plotters::prelude::*;
 
 use ftlab_bounds::janus::victim_utilization as eq5_u;
+use ftlab_lab::figure::{Axis, Figure, Line};
 use ftlab_lab::janus::{phase_reports, victim_point};
 use ftlab_lab::overlay::{load_file, to_config};
 use ftlab_sim::config::RunConfig;
 use ftlab_sim::Report;
 
-/// A line (or, with `points`, markers only) of a chart.
-struct Line {
-    name: String,
-    points: Vec<(f64, f64)>,
-    markers: bool,
-}
-
-/// Draws `lines` into an SVG at `path`, with vertical rules at `rules`.
-fn chart(path: &Path, title: &str, x_label: &str, y_label: &str, lines: &[Line], rules: &[f64]) -> Result<()> {
-    let xs = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
-    let ys = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
-    let (x0, x1) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
-    let y1 = ys.fold(0.0f64, f64::max).max(1e-9) * 1.08;
-    let root = SVGBackend::new(path, (960, 540)).into_drawing_area();
-    let fail = |e: &dyn std::fmt::Display| anyhow::anyhow!("cannot draw {}: {e}", path.display());
-    root.fill(&WHITE).map_err(|e| fail(&e))?;
-    let mut c = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
-        .margin(16)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(x0..x1.max(x0 + 1e-9), 0f64..y1)
-        .map_err(|e| fail(&e))?;
-    c.configure_mesh().x_desc(x_label).y_desc(y_label).draw().map_err(|e| fail(&e))?;
-    for &x in rules {
-        c.draw_series(LineSeries::new([(x, 0.0), (x, y1)], BLACK.mix(0.3))).map_err(|e| fail(&e))?;
-    }
-    for (i, l) in lines.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        let drawn = if l.markers {
-            c.draw_series(l.points.iter().map(|&p| Circle::new(p, 5, color.filled()))).map_err(|e| fail(&e))?
-        } else {
-            c.draw_series(LineSeries::new(l.points.iter().copied(), color.stroke_width(2))).map_err(|e| fail(&e))?
-        };
-        drawn
-            .label(l.name.as_str())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 4), (x + 14, y + 4)], color.filled()));
-    }
-    c.configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(|e| fail(&e))?;
-    root.present().map_err(|e| fail(&e))?;
+/// Draws `lines` at `path` (SVG, PNG or PDF by its extension), with vertical
+/// rules at `rules`.
+fn chart(path: &Path, title: &str, x: Axis, y: Axis, lines: Vec<Line>, rules: &[f64]) -> Result<()> {
+    let id = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    Figure::lines(&id, x, y, lines).title(Some(title.into())).rules(rules.to_vec()).write(path)?;
     Ok(())
 }
 
@@ -144,14 +104,14 @@ fn figure8(path: &Path) -> Result<()> {
     let line = |k: usize, name: &str| Line {
         name: name.into(),
         points: series[k].iter().enumerate().map(|(i, &y)| ((i + 1) as f64 * step, y)).collect(),
-        markers: false,
+        markers_only: false,
     };
     chart(
         &dir.join("figure8.svg"),
         &format!("{} during PostMark-like phases (004 Figure 8)", full.ftl),
-        "simulated time, s (rules: phase ends)",
-        "logical blocks",
-        &[line(0, "fused blocks"), line(1, "target")],
+        Axis::new("Simulated time; rules: phase ends", Some("s")),
+        Axis::new("Logical blocks", Some("blocks")),
+        vec![line(0, "fused blocks"), line(1, "target")],
         &ends[..ends.len() - 1],
     )
 }
@@ -179,14 +139,14 @@ fn figure5(path: &Path, points: &[f64]) -> Result<()> {
     chart(
         &dir.join("figure5.svg"),
         "GC victims' utilization u against PMA utilization u_d (004 Figure 5)",
-        "u_d, PMA utilization",
-        "u, victim utilization",
-        &[
-            Line { name: "Eq. 5".into(), points: model, markers: false },
+        Axis::new("PMA utilization u_d", None),
+        Axis::new("Victim utilization u", None),
+        vec![
+            Line { name: "Eq. 5".into(), points: model, markers_only: false },
             Line {
                 name: "measured (janus-fix, uniform random over the fused blocks)".into(),
                 points: measured,
-                markers: true,
+                markers_only: true,
             },
         ],
         &[],
@@ -215,52 +175,22 @@ fn purpose_seconds(r: &Report, t: &ftlab_nand::Timing, p: ftlab_ftl::Purpose) ->
     ns as f64 / 1e9
 }
 
-/// Stacked bars: one per `(label, [values])`, segments named by `parts`.
-fn stacked(path: &Path, title: &str, y_label: &str, parts: &[&str], bars: &[(String, Vec<f64>)]) -> Result<()> {
-    let y1 = bars.iter().map(|(_, v)| v.iter().sum::<f64>()).fold(0.0f64, f64::max).max(1e-9) * 1.1;
-    let root = SVGBackend::new(path, (960, 540)).into_drawing_area();
-    let fail = |e: &dyn std::fmt::Display| anyhow::anyhow!("cannot draw {}: {e}", path.display());
-    root.fill(&WHITE).map_err(|e| fail(&e))?;
-    let labels: Vec<String> = bars.iter().map(|(l, _)| l.clone()).collect();
-    let mut c = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
-        .margin(16)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(0f64..bars.len() as f64, 0f64..y1)
-        .map_err(|e| fail(&e))?;
-    c.configure_mesh()
-        .disable_x_mesh()
-        .x_labels(bars.len() * 2 + 1)
-        .x_label_formatter(&|x| {
-            let i = x.floor() as usize;
-            if (x - x.floor() - 0.5).abs() < 1e-6 && i < labels.len() {
-                labels[i].clone()
-            } else {
-                String::new()
-            }
-        })
-        .y_desc(y_label)
-        .draw()
-        .map_err(|e| fail(&e))?;
-    for (k, part) in parts.iter().enumerate() {
-        let color = Palette99::pick(k).to_rgba();
-        let rects = bars.iter().enumerate().map(|(i, (_, v))| {
-            let base: f64 = v[..k].iter().sum();
-            Rectangle::new([(i as f64 + 0.2, base), (i as f64 + 0.8, base + v[k])], color.filled())
-        });
-        c.draw_series(rects)
-            .map_err(|e| fail(&e))?
-            .label(*part)
-            .legend(move |(x, y)| Rectangle::new([(x, y - 4), (x + 14, y + 4)], color.filled()));
-    }
-    c.configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(|e| fail(&e))?;
-    root.present().map_err(|e| fail(&e))?;
+/// Stacked bars at `path`: one per `(label, [values])`, segments named by `parts`.
+fn stacked(path: &Path, title: &str, y: Axis, parts: &[&str], bars: &[(String, Vec<f64>)]) -> Result<()> {
+    let id = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let values = bars.iter().map(|(_, v)| v.iter().copied().map(Some).collect()).collect();
+    Figure::bars(
+        &id,
+        Axis::new("FTL", None),
+        y,
+        bars.iter().map(|(l, _)| l.clone()).collect(),
+        parts.iter().map(|p| (*p).to_owned()).collect(),
+        values,
+    )
+    .title(Some(title.into()))
+    .legend(Some("Purpose".into()))
+    .stacked_or_steps(true)
+    .write(path)?;
     Ok(())
 }
 
@@ -317,7 +247,7 @@ fn figure9(path: &Path) -> Result<()> {
     stacked(
         &dir.join("figure9.svg"),
         "Flash time by purpose, maps on flash, 10% over-provisioning (004 Figure 9)",
-        "flash time, s",
+        Axis::new("Flash time", Some("s")),
         &["data time", "GC time", "map time"],
         &bars,
     )

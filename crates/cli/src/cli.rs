@@ -57,7 +57,7 @@ pub enum Command {
     /// are listed.
     #[command(after_long_help = crate::mqsim_cmd::MQSIM_AFTER_HELP)]
     Mqsim(MqsimArgs),
-    /// A grouped bar chart (SVG) of a CSV's columns: one group per value of --x, one bar
+    /// A grouped bar chart (SVG, PNG or PDF) of a CSV's columns: one group per value of --x, one bar
     /// per --y column (or per value of --series).
     Plot(PlotArgs),
     /// Run a JSON report's configuration again (from its `provenance`) and check that every
@@ -508,11 +508,13 @@ pub struct PlotArgs {
     /// Chart title.
     #[arg(long)]
     pub title: Option<String>,
-    /// Y axis label.
+    /// Y axis title (default: the field dictionary's name and unit of the --y
+    /// column); a unit ("us") or a title ending in one ("max write (us)") gives the
+    /// unit the axis scales.
     #[arg(long)]
     pub y_label: Option<String>,
-    /// Output SVG.
-    #[arg(long, short = 'o', value_name = "FILE.svg")]
+    /// Output figure: SVG, PNG (300 dpi) or PDF, by the extension.
+    #[arg(long, short = 'o', value_name = "FILE.svg|png|pdf")]
     pub out: PathBuf,
 }
 
@@ -646,8 +648,9 @@ pub struct SchedArgs {
     /// Write to FILE instead of stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Also draw the limits as grouped bars into this SVG file.
-    #[arg(long, value_name = "FILE.svg")]
+    /// Also draw the limits as grouped bars into this file (SVG, PNG or PDF by the
+    /// extension).
+    #[arg(long, value_name = "FILE.svg|png|pdf")]
     pub plot: Option<PathBuf>,
     /// The grid key on the plot's x axis.
     #[arg(long, value_enum, default_value = "granularity")]
@@ -751,6 +754,11 @@ pub struct FlashtierArgs {
     /// Folder for flashtier.csv, ssc-metadata.csv, waits.csv (each mean flowop response split into disk and flash wait), throughput.svg, latency.svg and erases.svg.
     #[arg(long, short, value_name = "DIR")]
     pub out: std::path::PathBuf,
+    /// Run nothing: redraw throughput.svg, latency.svg and erases.svg into --out from
+    /// FILE, the flashtier.csv of an earlier run (a figure redrawn without the hours a
+    /// paper-scale run takes).
+    #[arg(long, value_name = "FILE")]
+    pub replot: Option<std::path::PathBuf>,
 }
 
 /// `ftlab mqsim`.

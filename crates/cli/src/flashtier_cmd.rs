@@ -189,6 +189,9 @@ fn row(o: &Outcome, base: &Outcome) -> Vec<serde_json::Value> {
 
 /// Runs `ftlab flashtier`.
 pub fn run(args: &FlashtierArgs) -> Result<(), CliError> {
+    if let Some(csv) = &args.replot {
+        return replot(csv, &args.out);
+    }
     let config = config(args)?;
     let workloads: Vec<Personality> = match &args.workloads {
         None => Personality::ALL.to_vec(),
@@ -257,13 +260,35 @@ pub fn run(args: &FlashtierArgs) -> Result<(), CliError> {
     write_csv(&args.out.join("flashtier.csv"), &COLUMNS, &rows)?;
     write_csv(&args.out.join("ssc-metadata.csv"), &SSC_COLUMNS, &ssc_rows)?;
     write_csv(&args.out.join("waits.csv"), &WAIT_COLUMNS, &wait_rows)?;
+    // Drawn from the CSV as written, so a figure redrawn later (--replot) is
+    // the same bytes.
+    replot(&args.out.join("flashtier.csv"), &args.out)?;
+    if broken.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::Failed(format!("integrity check failed: {}", broken.join(", "))))
+    }
+}
+
+/// Draws throughput.svg, latency.svg and erases.svg into `out` from the rows
+/// of flashtier.csv ([`COLUMNS`]).
+fn draw_figures(rows: &[Vec<serde_json::Value>], out: &std::path::Path) -> Result<(), CliError> {
     let columns: Vec<String> = COLUMNS.iter().map(|c| c.to_string()).collect();
     for (file, y, title, label) in [
-        ("throughput.svg", "normalized_ops", "Throughput normalized to No-Cache (003 Section 3.3)", "x No-Cache"),
-        ("latency.svg", "normalized_latency", "Mean I/O flowop latency normalized to No-Cache", "x No-Cache"),
-        ("erases.svg", "erases", "Flash erases", "erases"),
+        (
+            "throughput.svg",
+            "normalized_ops",
+            "Throughput normalized to No-Cache (003 Section 3.3)",
+            "Throughput / No-Cache's",
+        ),
+        ("latency.svg", "normalized_latency", "Mean I/O flowop latency normalized to No-Cache", "Latency / No-Cache's"),
+        ("erases.svg", "erases", "Flash erases", "Erases (blocks)"),
     ] {
         let spec = PlotSpec {
+            x_names: Vec::new(),
+            series_names: Vec::new(),
+            x_label: Some("Workload".into()),
+            legend: Some("Cache".into()),
             file: file.into(),
             title: Some(title.into()),
             x: "workload".into(),
@@ -272,13 +297,41 @@ pub fn run(args: &FlashtierArgs) -> Result<(), CliError> {
             y_label: Some(label.into()),
             stack: Vec::new(),
         };
-        draw(&spec, &columns, &rows, &args.out)?;
+        draw(&spec, &columns, rows, out)?;
     }
-    if broken.is_empty() {
-        Ok(())
-    } else {
-        Err(CliError::Failed(format!("integrity check failed: {}", broken.join(", "))))
+    Ok(())
+}
+
+/// `--replot FILE`: the figures of an earlier run's flashtier.csv, redrawn.
+fn replot(csv_path: &std::path::Path, out: &std::path::Path) -> Result<(), CliError> {
+    let bad = |what: String| CliError::Usage(format!("--replot {}: {what}", csv_path.display()));
+    let mut reader = csv::Reader::from_path(csv_path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+    let header: Vec<String> =
+        reader.headers().map_err(|e| bad(format!("no header line: {e}")))?.iter().map(str::to_owned).collect();
+    if header != COLUMNS {
+        return Err(bad(format!(
+            "not a flashtier.csv of this version: its columns are {}; give the flashtier.csv that ftlab flashtier -o DIR wrote",
+            header.join(",")
+        )));
     }
+    let mut rows = Vec::new();
+    for (line, record) in reader.records().enumerate() {
+        let record = record.map_err(|e| bad(format!("row {}: {e}", line + 2)))?;
+        rows.push(
+            record
+                .iter()
+                .map(|cell| match cell.parse::<f64>() {
+                    Ok(v) => serde_json::Value::from(v),
+                    Err(_) => serde_json::Value::String(cell.to_owned()),
+                })
+                .collect(),
+        );
+    }
+    if rows.is_empty() {
+        return Err(bad("no rows to plot".into()));
+    }
+    std::fs::create_dir_all(out).map_err(|error| CliError::Write { what: out.display().to_string(), error })?;
+    draw_figures(&rows, out)
 }
 
 fn write_csv(path: &std::path::Path, columns: &[&str], rows: &[Vec<serde_json::Value>]) -> Result<(), CliError> {

@@ -1,4 +1,4 @@
-//! `ftlab plot`: a grouped bar chart (SVG) of any CSV's columns, e.g. of an
+//! `ftlab plot`: a grouped bar chart (SVG, PNG or PDF by `-o`'s extension) of any CSV's columns, e.g. of an
 //! experiment that is not a sweep. One group of bars per value of `--x`; the
 //! bars are the `--y` columns (several: one bar each, named by the column) or
 //! the values of `--series`.
@@ -41,7 +41,7 @@ pub fn run(args: &PlotArgs) -> Result<(), CliError> {
                     .map(serde_json::Value::from)
                     .map_err(|_| bad(format!("row {}: column `{yname}` holds `{t}`, not a number", line + 2)))?,
             };
-            let name = series.map_or_else(|| yname.to_owned(), cell);
+            let name = series.map_or_else(|| ftlab_lab::fields::field(yname).label, cell);
             rows.push(vec![serde_json::Value::String(cell(x)), serde_json::Value::String(name), value]);
         }
     }
@@ -51,17 +51,23 @@ pub fn run(args: &PlotArgs) -> Result<(), CliError> {
     let out = &args.out;
     let file = out.file_name().ok_or_else(|| bad(format!("-o {}: not a file name", out.display())))?;
     let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    // The columns keep their names, so the axes take the field dictionary's
+    // titles and units; several --y columns share a "value" axis.
+    let y = if ys.len() == 1 { ys[0].1.to_owned() } else { "value".to_owned() };
     let spec = PlotSpec {
+        x_names: Vec::new(),
+        series_names: Vec::new(),
         file: file.to_string_lossy().into_owned(),
         title: args.title.clone(),
-        x: "x".into(),
+        x_label: None,
+        legend: args.series.as_deref().map(|s| ftlab_lab::fields::field(s).label),
+        x: args.x.clone(),
         series: Some("series".into()),
-        y: "y".into(),
+        y: y.clone(),
         y_label: args.y_label.clone(),
-
         stack: Vec::new(),
     };
-    plot::draw(&spec, &["x".into(), "series".into(), "y".into()], &rows, dir)?;
+    plot::draw(&spec, &[args.x.clone(), "series".into(), y], &rows, dir)?;
     eprintln!("ftlab plot: wrote {}", out.display());
     Ok(())
 }

@@ -261,12 +261,23 @@ fn plot(rows: &[Row], svg: &Path, x: PlotX, title: Option<&str>) -> Result<(), C
     let dir = svg.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let file = svg.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
     let spec = PlotSpec {
+        x_names: Vec::new(),
+        series_names: Vec::new(),
+        x_label: Some(
+            match x {
+                PlotX::Granularity => "Granularity g (blocks)",
+                PlotX::Tasks => "Tasks",
+                PlotX::OverProvisioning => "Over-provisioning",
+            }
+            .into(),
+        ),
+        legend: Some("Policy".into()),
         file,
         title: Some(title.unwrap_or("Largest utilization at which every task set is schedulable").into()),
         x: x.column().into(),
         series: Some("series".into()),
         y: "max_util".into(),
-        y_label: Some("utilization".into()),
+        y_label: Some("Utilization".into()),
 
         stack: Vec::new(),
     };

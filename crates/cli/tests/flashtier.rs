@@ -38,6 +38,30 @@ fn writes_the_csv_and_the_plots() {
             assert_eq!(num(4), 0.0, "No-Cache waits for no flash: {l}");
         }
     }
+    // The figures redraw from the CSV alone, byte for byte (--replot), and a
+    // CSV that is not flashtier.csv is refused by name.
+    let again = dir.path().join("again");
+    Command::cargo_bin("ftlab")
+        .unwrap()
+        .args(["flashtier", "--replot"])
+        .arg(dir.path().join("flashtier.csv"))
+        .arg("-o")
+        .arg(&again)
+        .assert()
+        .success();
+    for f in ["throughput.svg", "latency.svg", "erases.svg"] {
+        let (a, b) = (std::fs::read(dir.path().join(f)).unwrap(), std::fs::read(again.join(f)).unwrap());
+        assert!(a == b && a.starts_with(b"<svg"), "{f} differs when redrawn");
+    }
+    Command::cargo_bin("ftlab")
+        .unwrap()
+        .args(["flashtier", "--replot"])
+        .arg(dir.path().join("waits.csv"))
+        .arg("-o")
+        .arg(&again)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("waits.csv").and(predicate::str::contains("not a flashtier.csv")));
     for svg in ["throughput.svg", "latency.svg", "erases.svg"] {
         assert!(std::fs::read_to_string(dir.path().join(svg)).unwrap().contains("<svg"));
     }

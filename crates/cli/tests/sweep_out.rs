@@ -87,7 +87,7 @@ fn cases_run_with_every_grid_point_and_write_tables_and_line_plots_deterministic
     assert!(series.starts_with("ftl,seed,t_s,throughput.write_pages_per_s\r\npm,1,0.005,"), "{series}");
     assert!(series.lines().count() > 8 && series.contains("\r\nppl,2,"), "{series}");
     let svg = &first[3];
-    assert!(svg.contains("pm") && svg.contains("ppl") && svg.contains("<polyline"), "{svg}");
+    assert!(svg.contains(">pm<") && svg.contains(">ppl<") && svg.matches("class=\"series\"").count() == 4, "{svg}");
     assert!(first[0].contains("run,case,seed,"), "{}", first[0]);
 }
 

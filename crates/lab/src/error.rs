@@ -31,6 +31,9 @@ pub enum LabError {
     /// `file` (with `:line` where known), the element, the problem and the fix.
     #[error("{}: {element}: {problem}", file.display())]
     Mqsim { file: PathBuf, element: String, problem: String },
+    /// A figure could not be drawn or written to `path`.
+    #[error("cannot write the figure {}: {problem}", path.display())]
+    Figure { path: PathBuf, problem: String },
     /// A simulation failed.
     #[error("{0}")]
     Run(SimError),

@@ -9,23 +9,13 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use crate::figure::{nines, Axis, Figure, Line, Scale};
 use crate::LabError;
-
-/// Plot size, px.
-const W: f64 = 640.0;
-const H: f64 = 320.0;
-/// Margins: left, right, top, bottom.
-const ML: f64 = 70.0;
-const MR: f64 = 40.0;
-const MT: f64 = 30.0;
-const MB: f64 = 45.0;
-/// Series colours (colour-blind safe).
-const COLOURS: [&str; 8] = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#f0e442", "#000000"];
 
 const STYLE: &str = "body{font-family:sans-serif;max-width:1000px;margin:1em auto;color:#222}\
 table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}\
 th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}figure{margin:1em 0}\
-figcaption{font-weight:bold}svg text{font-size:12px;font-family:sans-serif}.note{color:#666}";
+figcaption{font-weight:bold}svg.ftlab-figure{width:100%;max-width:600px;height:auto;display:block}.note{color:#666}";
 
 /// `s` with HTML's special characters escaped.
 fn esc(s: &str) -> String {
@@ -54,269 +44,15 @@ fn cell(v: &Value) -> String {
     }
 }
 
-/// One series of a line plot: a name and its points.
-struct Series {
-    name: String,
-    points: Vec<(f64, f64)>,
+/// A figure on the page: its caption and the figure's SVG, drawn by
+/// ftlab's one plotting path ([`crate::figure`]), scaled to the page.
+fn embed(caption: &str, fig: &Figure) -> String {
+    format!("<figure><figcaption>{}</figcaption>{}</figure>\n", esc(caption), fig.svg())
 }
 
-/// An axis: its range, whether it is logarithmic, its label.
-struct Axis {
-    lo: f64,
-    hi: f64,
-    log: bool,
-    label: String,
-    /// A percentile axis: a value `n` is the percentile with `n` nines
-    /// (0: 0%, 1: 90%, 2: 99%, 3: 99.9%), so the tail gets as much room as
-    /// the body ([`nines`]); ticks at whole nines, labelled as percentiles.
-    nines: bool,
-}
-
-/// Where fraction `q` of the requests falls on a percentile axis:
-/// `log10(1 / (1 - q))`, capped at `cap` nines (for `q` = 1).
-fn nines(q: f64, cap: f64) -> f64 {
-    if q >= 1.0 {
-        cap
-    } else {
-        (-(1.0 - q).log10()).min(cap)
-    }
-}
-
-impl Axis {
-    fn fit(values: impl Iterator<Item = f64>, log: bool, label: &str) -> Axis {
-        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-        for v in values.filter(|v| v.is_finite() && (!log || *v > 0.0)) {
-            lo = lo.min(v);
-            hi = hi.max(v);
-        }
-        if !lo.is_finite() {
-            (lo, hi) = (if log { 1.0 } else { 0.0 }, 1.0);
-        }
-        if log {
-            lo = 10f64.powf(lo.log10().floor());
-            hi = 10f64.powf(hi.log10().ceil().max(lo.log10() + 1.0));
-        } else {
-            lo = lo.min(0.0);
-            if hi <= lo {
-                hi = lo + 1.0;
-            }
-            // Round the top up to a whole number of nice steps, so ticks are short.
-            let step = nice_step((hi - lo) / 4.0);
-            lo = (lo / step).floor() * step;
-            hi = (hi / step).ceil() * step;
-        }
-        Axis { lo, hi, log, label: label.to_owned(), nines: false }
-    }
-
-    /// A percentile axis from 0% to `n` nines.
-    fn percentiles(n: u32, label: &str) -> Axis {
-        Axis { lo: 0.0, hi: f64::from(n.max(1)), log: false, label: label.to_owned(), nines: true }
-    }
-
-    /// A tick's label.
-    fn tick_label(&self, t: f64) -> String {
-        if !self.nines {
-            return num(t);
-        }
-        match t.round() as usize {
-            0 => "0%".into(),
-            1 => "90%".into(),
-            2 => "99%".into(),
-            n => format!("99.{}%", "9".repeat(n - 2)),
-        }
-    }
-
-    /// Where `v` falls, 0 to 1.
-    fn frac(&self, v: f64) -> f64 {
-        if self.log {
-            (v.max(self.lo).log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10())
-        } else {
-            (v - self.lo) / (self.hi - self.lo)
-        }
-    }
-
-    fn ticks(&self) -> Vec<f64> {
-        if self.nines {
-            return (0..=self.hi.round() as u32).map(f64::from).collect();
-        }
-        if self.log {
-            let (a, b) = (self.lo.log10().round() as i32, self.hi.log10().round() as i32);
-            (a..=b).map(|e| 10f64.powi(e)).collect()
-        } else {
-            let step = nice_step((self.hi - self.lo) / 4.0);
-            let n = ((self.hi - self.lo) / step).round() as u32;
-            (0..=n).map(|i| self.lo + step * f64::from(i)).collect()
-        }
-    }
-}
-
-/// The smallest of 1, 2, 2.5 or 5 times a power of ten at or above `raw`.
-fn nice_step(raw: f64) -> f64 {
-    if !(raw > 0.0 && raw.is_finite()) {
-        return 1.0;
-    }
-    let p = 10f64.powf(raw.log10().floor());
-    [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * p).find(|s| *s >= raw * (1.0 - 1e-9)).unwrap_or(10.0 * p)
-}
-
-fn px(x: &Axis, v: f64) -> f64 {
-    ML + x.frac(v) * (W - ML - MR)
-}
-
-fn py(y: &Axis, v: f64) -> f64 {
-    H - MB - y.frac(v) * (H - MT - MB)
-}
-
-/// The axes, grid lines and labels of a plot.
-fn frame(svg: &mut String, x: Option<&Axis>, y: &Axis) {
-    let _ = write!(
-        svg,
-        "<rect x=\"{ML}\" y=\"{MT}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#888\"/>",
-        W - ML - MR,
-        H - MT - MB
-    );
-    for t in y.ticks() {
-        let yy = py(y, t);
-        let _ = write!(
-            svg,
-            "<line x1=\"{ML}\" x2=\"{}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\" stroke=\"#eee\"/><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-            W - MR,
-            ML - 4.0,
-            yy + 4.0,
-            y.tick_label(t)
-        );
-    }
-    if let Some(x) = x {
-        for t in x.ticks() {
-            let xx = px(x, t);
-            let _ = write!(
-                svg,
-                "<line x1=\"{xx:.1}\" x2=\"{xx:.1}\" y1=\"{MT}\" y2=\"{}\" stroke=\"#eee\"/><text x=\"{xx:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-                H - MB,
-                H - MB + 15.0,
-                x.tick_label(t)
-            );
-        }
-        let _ = write!(
-            svg,
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-            (ML + W - MR) / 2.0,
-            H - 8.0,
-            esc(&x.label)
-        );
-    }
-    let _ = write!(
-        svg,
-        "<text transform=\"translate(14,{}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
-        (MT + H - MB) / 2.0,
-        esc(&y.label)
-    );
-}
-
-/// The legend of `names`, top left inside the plot.
-fn legend(svg: &mut String, names: &[String]) {
-    for (i, name) in names.iter().enumerate() {
-        let y = MT + 14.0 + 16.0 * i as f64;
-        let c = COLOURS[i % COLOURS.len()];
-        let _ = write!(
-            svg,
-            "<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{c}\"/><text x=\"{}\" y=\"{}\">{}</text>",
-            ML + 8.0,
-            y - 9.0,
-            ML + 22.0,
-            y,
-            esc(name)
-        );
-    }
-}
-
-/// A figure holding a line plot of `series` (steps if `steps`).
-fn line_plot(id: &str, title: &str, series: &[Series], x: Axis, y: Axis, steps: bool) -> String {
-    let mut svg = format!(
-        "<figure><figcaption>{}</figcaption><svg id=\"{id}\" class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" viewBox=\"0 0 {W} {H}\" role=\"img\" aria-label=\"{}\">",
-        esc(title),
-        esc(title)
-    );
-    frame(&mut svg, Some(&x), &y);
-    for (i, s) in series.iter().enumerate() {
-        let mut d = String::new();
-        let mut last: Option<f64> = None;
-        for &(a, b) in &s.points {
-            let (xx, yy) = (px(&x, a), py(&y, b));
-            match last {
-                None => {
-                    let _ = write!(d, "M{xx:.1},{yy:.1}");
-                }
-                Some(prev) if steps => {
-                    let _ = write!(d, " L{xx:.1},{prev:.1} L{xx:.1},{yy:.1}");
-                }
-                Some(_) => {
-                    let _ = write!(d, " L{xx:.1},{yy:.1}");
-                }
-            }
-            last = Some(yy);
-        }
-        let _ = write!(
-            svg,
-            "<path class=\"series\" d=\"{d}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"><title>{}</title></path>",
-            COLOURS[i % COLOURS.len()],
-            esc(&s.name)
-        );
-    }
-    legend(&mut svg, &series.iter().map(|s| s.name.clone()).collect::<Vec<_>>());
-    svg.push_str("</svg></figure>\n");
-    svg
-}
-
-/// A figure holding a grouped bar chart: `groups` on the x axis, one bar per
-/// series in each (`values[group][series]`, None for no bar).
-fn bar_plot(
-    id: &str,
-    title: &str,
-    groups: &[String],
-    series: &[String],
-    values: &[Vec<Option<f64>>],
-    y_label: &str,
-) -> String {
-    let y = Axis::fit(values.iter().flatten().flatten().copied(), false, y_label);
-    let mut svg = format!(
-        "<figure><figcaption>{}</figcaption><svg id=\"{id}\" class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" viewBox=\"0 0 {W} {H}\" role=\"img\" aria-label=\"{}\">",
-        esc(title),
-        esc(title)
-    );
-    frame(&mut svg, None, &y);
-    let slot = (W - ML - MR) / groups.len().max(1) as f64;
-    let bar = slot * 0.8 / series.len().max(1) as f64;
-    for (g, name) in groups.iter().enumerate() {
-        let x0 = ML + slot * g as f64 + slot * 0.1;
-        for (s, v) in values.get(g).into_iter().flatten().enumerate() {
-            let Some(v) = v else { continue };
-            let (top, base) = (py(&y, *v), py(&y, 0.0));
-            let _ = write!(
-                svg,
-                "<rect class=\"bar\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\"><title>{}: {}</title></rect>",
-                x0 + bar * s as f64,
-                top.min(base),
-                bar.max(1.0),
-                (base - top).abs(),
-                COLOURS[s % COLOURS.len()],
-                esc(name),
-                num(*v)
-            );
-        }
-        let _ = write!(
-            svg,
-            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-            x0 + slot * 0.4,
-            H - MB + 15.0,
-            esc(name)
-        );
-    }
-    if series.len() > 1 {
-        legend(&mut svg, series);
-    }
-    svg.push_str("</svg></figure>\n");
-    svg
+/// Lines of `(name, points)`.
+fn lines_of(series: Vec<(String, Vec<(f64, f64)>)>) -> Vec<Line> {
+    series.into_iter().map(|(name, points)| Line { name, points, markers_only: false }).collect()
 }
 
 fn f(v: &Value, path: &str) -> Option<f64> {
@@ -405,16 +141,20 @@ pub fn report_html(report: &Value, title: &str) -> String {
             let _ = write!(body, "<td>{}</td>", l.get(k).map_or_else(String::new, cell));
         }
         body.push_str("</tr>");
-        cdf.push(Series { name: op.to_owned(), points: percentile_points(report, op, l) });
+        cdf.push((op.to_owned(), percentile_points(report, op, l)));
     }
     body.push_str("</table>\n");
     if !cdf.is_empty() {
         // Percentiles along x with as much room for the tail as for the body
         // (as HdrHistogram's and wrk's percentile plots), response times up.
-        let most = cdf.iter().flat_map(|s| s.points.iter().map(|p| p.0)).fold(0.0f64, f64::max);
-        let x = Axis::percentiles(most.ceil() as u32, "percentile of requests");
-        let y = Axis::fit(cdf.iter().flat_map(|s| s.points.iter().map(|p| p.1)), true, "response time, µs (log)");
-        body += &line_plot("latency-cdf", "Response-time distribution by percentile", &cdf, x, y, false);
+        let fig = Figure::lines(
+            "latency-cdf",
+            Axis::new("Percentile of requests", None).scale(Scale::Nines),
+            Axis::new("Response time", Some("µs")).scale(Scale::Log),
+            lines_of(cdf),
+        )
+        .legend(Some("Operation".into()));
+        body += &embed("Response-time distribution by percentile", &fig);
     }
     // How the report was made, when it says (`provenance`): enough to run
     // it again (`ftlab rerun`).
@@ -444,21 +184,18 @@ pub fn report_html(report: &Value, title: &str) -> String {
     };
     let (reads, writes) = (col("read_pages"), col("write_pages"));
     if step > 0.0 && reads.len().max(writes.len()) > 1 {
-        let series: Vec<Series> = [("read pages", &reads), ("write pages", &writes)]
+        let series: Vec<(String, Vec<(f64, f64)>)> = [("read pages", &reads), ("write pages", &writes)]
             .into_iter()
             .filter(|(_, v)| v.iter().any(|x| *x > 0.0))
-            .map(|(name, v)| Series {
-                name: name.into(),
-                points: v.iter().enumerate().map(|(i, y)| (i as f64 * step, *y)).collect(),
-            })
+            .map(|(name, v)| (name.into(), v.iter().enumerate().map(|(i, y)| (i as f64 * step, *y)).collect()))
             .collect();
-        let x = Axis::fit(series.iter().flat_map(|s| s.points.iter().map(|p| p.0)), false, "simulated time, s");
-        let y = Axis::fit(
-            series.iter().flat_map(|s| s.points.iter().map(|p| p.1)),
-            false,
-            &format!("host pages per {} s", num(step)),
+        let fig = Figure::lines(
+            "throughput",
+            Axis::new("Simulated time", Some("s")),
+            Axis::new(format!("Host pages per {} s", num(step)), Some("pages")),
+            lines_of(series),
         );
-        body += &line_plot("throughput", "Host throughput over time", &series, x, y, false);
+        body += &embed("Host throughput over time", &fig);
     }
     let (programs, gc, erases) = (col("flash_programs"), col("gc_programs"), col("erases"));
     if step > 0.0 && writes.len() > 1 && programs.len() == writes.len() {
@@ -471,27 +208,27 @@ pub fn report_html(report: &Value, title: &str) -> String {
             .map(|(i, (w, p))| (i as f64 * step, p / w))
             .collect();
         if points.len() > 1 {
-            let x = Axis::fit(points.iter().map(|p| p.0), false, "simulated time, s");
-            let y = Axis::fit(points.iter().map(|p| p.1), false, "flash programs per host page written");
-            let series = [Series { name: "WAF".into(), points }];
-            body += &line_plot("waf-over-time", "Write amplification over time", &series, x, y, false);
+            let fig = Figure::lines(
+                "waf-over-time",
+                Axis::new("Simulated time", Some("s")),
+                Axis::new("Flash programs per host page", None),
+                lines_of(vec![("WAF".into(), points)]),
+            );
+            body += &embed("Write amplification over time", &fig);
         }
-        let series: Vec<Series> = [("GC page programs", &gc), ("erases", &erases)]
+        let series: Vec<(String, Vec<(f64, f64)>)> = [("GC page programs", &gc), ("erases", &erases)]
             .into_iter()
             .filter(|(_, v)| v.iter().any(|x| *x > 0.0))
-            .map(|(name, v)| Series {
-                name: name.into(),
-                points: v.iter().enumerate().map(|(i, y)| (i as f64 * step, *y)).collect(),
-            })
+            .map(|(name, v)| (name.into(), v.iter().enumerate().map(|(i, y)| (i as f64 * step, *y)).collect()))
             .collect();
         if !series.is_empty() {
-            let x = Axis::fit(series.iter().flat_map(|s| s.points.iter().map(|p| p.0)), false, "simulated time, s");
-            let y = Axis::fit(
-                series.iter().flat_map(|s| s.points.iter().map(|p| p.1)),
-                false,
-                &format!("per {} s", num(step)),
+            let fig = Figure::lines(
+                "gc-over-time",
+                Axis::new("Simulated time", Some("s")),
+                Axis::new(format!("Per {} s", num(step)), None),
+                lines_of(series),
             );
-            body += &line_plot("gc-over-time", "Garbage collection over time", &series, x, y, false);
+            body += &embed("Garbage collection over time", &fig);
         }
     }
     // The FTL's own gauges (Janus-FTL's page-mapping area, for one), a plot
@@ -503,11 +240,15 @@ pub fn report_html(report: &Value, title: &str) -> String {
                 .map(|a| a.iter().enumerate().filter_map(|(i, v)| Some((i as f64 * step, v.as_f64()?))).collect())
                 .unwrap_or_default();
             if points.len() > 1 {
-                let x = Axis::fit(points.iter().map(|p| p.0), false, "simulated time, s");
-                let y = Axis::fit(points.iter().map(|p| p.1), false, name);
-                let series = [Series { name: name.clone(), points }];
                 let id = format!("gauge-{}", name.replace(|c: char| !c.is_ascii_alphanumeric(), "-"));
-                body += &line_plot(&id, &format!("FTL gauge over time: {name}"), &series, x, y, false);
+                let label = crate::fields::field(&format!("ftl_gauges.{name}")).label;
+                let fig = Figure::lines(
+                    &id,
+                    Axis::new("Simulated time", Some("s")),
+                    Axis::new(label, None),
+                    lines_of(vec![(name.clone(), points)]),
+                );
+                body += &embed(&format!("FTL gauge over time: {name}"), &fig);
             }
         }
     }
@@ -523,8 +264,16 @@ pub fn report_html(report: &Value, title: &str) -> String {
         let values: Vec<Vec<Option<f64>>> =
             kinds.iter().map(|k| purposes.iter().map(|p| ops[k].get(p).and_then(Value::as_f64)).collect()).collect();
         if !purposes.is_empty() {
-            body +=
-                &bar_plot("flash-ops", "Flash work by purpose (GC activity)", &kinds, &purposes, &values, "operations");
+            let fig = Figure::bars(
+                "flash-ops",
+                Axis::new("Flash operation", None),
+                Axis::new("Operations", Some("operations")),
+                kinds,
+                purposes,
+                values,
+            )
+            .legend(Some("Purpose".into()));
+            body += &embed("Flash work by purpose (GC activity)", &fig);
         }
     }
     let e = &report["erase_count"];
@@ -541,32 +290,39 @@ pub fn report_html(report: &Value, title: &str) -> String {
     );
     if !histogram.is_empty() {
         let (groups, values) = erase_bins(&histogram);
-        body += &bar_plot("erase-counts", &caption, &groups, &["blocks".into()], &values, "blocks");
+        let fig = Figure::bars(
+            "erase-counts",
+            Axis::new("Erase count", None),
+            Axis::new("Blocks", Some("blocks")),
+            groups,
+            vec!["blocks".into()],
+            values,
+        );
+        body += &embed(&caption, &fig);
     } else if let (Some(lo), Some(mean), Some(hi)) = (f(e, "min"), f(e, "mean"), f(e, "max")) {
         // A report from before the distribution was recorded: its summary.
-        body += &bar_plot(
+        let fig = Figure::bars(
             "erase-counts",
-            &caption,
-            &["min".into(), "mean".into(), "max".into()],
-            &["erases per block".into()],
-            &[vec![Some(lo)], vec![Some(mean)], vec![Some(hi)]],
-            "erases per block",
+            Axis::new("", None),
+            Axis::new("Erases per block", None),
+            vec!["min".into(), "mean".into(), "max".into()],
+            vec!["erases per block".into()],
+            vec![vec![Some(lo)], vec![Some(mean)], vec![Some(hi)]],
         );
+        body += &embed(&caption, &fig);
     }
     if let Some(points) = report.get("rber_cdf").and_then(Value::as_array) {
         let points: Vec<(f64, f64)> =
             points.iter().filter_map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()?))).collect();
         if points.len() > 1 {
-            let x = Axis::fit(points.iter().map(|p| p.0), true, "raw bit error rate (log)");
-            let y = Axis { lo: 0.0, hi: 1.0, log: false, label: "fraction of blocks".into(), nines: false };
-            body += &line_plot(
+            let fig = Figure::lines(
                 "rber-cdf",
-                "RBER of the good blocks (CDF)",
-                &[Series { name: "blocks".into(), points }],
-                x,
-                y,
-                true,
-            );
+                Axis::new("Raw bit error rate", None).scale(Scale::Log),
+                Axis::new("Fraction of blocks", None).range(Some([0.0, 1.0])),
+                lines_of(vec![("blocks".into(), points)]),
+            )
+            .stacked_or_steps(true);
+            body += &embed("RBER of the good blocks (CDF)", &fig);
         }
     }
     page(&title, &body)
@@ -637,14 +393,15 @@ pub fn sweep_html(columns: &[String], rows: &[Vec<Value>], title: &str) -> Strin
         if values.iter().flatten().all(Option::is_none) {
             continue;
         }
-        body += &bar_plot(
+        let fig = Figure::bars(
             &format!("compare-{i}"),
-            &format!("{what} ({name}) per run"),
-            &labels,
-            &[(*name).to_owned()],
-            &values,
-            what,
+            Axis::new("Run", None),
+            crate::fields::axis(name, None),
+            labels.clone(),
+            vec![(*name).to_owned()],
+            values,
         );
+        body += &embed(&format!("{what} ({name}) per run"), &fig);
     }
     let shown: Vec<usize> = [0]
         .into_iter()
@@ -835,19 +592,6 @@ mod tests {
     }
 
     #[test]
-    fn axes_tick_at_nice_steps() {
-        assert_eq!(nice_step(130_000.0), 200_000.0);
-        assert_eq!(nice_step(2.5), 2.5);
-        assert_eq!(nice_step(0.3), 0.5);
-        let a = Axis::fit([0.0, 639_631.359].into_iter(), false, "us");
-        assert_eq!((a.lo, a.hi), (0.0, 800_000.0));
-        assert_eq!(
-            a.ticks().iter().map(|t| num(*t)).collect::<Vec<_>>(),
-            ["0", "200000", "400000", "600000", "800000"]
-        );
-    }
-
-    #[test]
     fn results_files_are_told_apart() {
         let csv = "run,ftl.kind,ftl,waf,error\n0,pagemap,pagemap,1.5,\n1,dftl,dftl,2,\n";
         let html = results_html(csv, "rows.csv", "").unwrap();
@@ -867,6 +611,6 @@ mod tests {
         ];
         let html = sweep_html(&columns, &rows, "");
         assert!(html.contains("id=\"compare-0\""));
-        assert!(html.contains(">dftl<") && html.contains("<title>dftl: 2</title>"));
+        assert!(html.contains(">dftl<") && html.contains("<title>dftl: 2</title>"), "{html}");
     }
 }

@@ -49,6 +49,8 @@
 pub mod bounds;
 pub mod each;
 mod error;
+pub mod fields;
+pub mod figure;
 pub mod flatten;
 pub mod host_admit;
 pub mod html;
@@ -58,5 +60,6 @@ pub mod overlay;
 pub mod provenance;
 pub mod sweep;
 pub mod sweep_out;
+pub mod sweep_plot;
 
 pub use error::LabError;

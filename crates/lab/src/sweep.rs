@@ -90,9 +90,23 @@ pub struct CaseSpec {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlotSpec {
-    /// Output SVG, relative to the sweep file's folder.
+    /// Output figure, relative to the sweep file's folder: `.svg`, `.png` or
+    /// `.pdf` ([`crate::figure`]).
     pub file: String,
     pub title: Option<String>,
+    /// The x axis's title (default: the dictionary's name of `x`,
+    /// [`crate::fields`]).
+    #[serde(default)]
+    pub x_label: Option<String>,
+    /// The legend's title (default: the dictionary's name of `series`).
+    #[serde(default)]
+    pub legend: Option<String>,
+    /// Names for the values of `x` and of `series`, in the grid's order (a
+    /// grid value that is a table, a generator, has no short name of its own).
+    #[serde(default)]
+    pub x_names: Vec<String>,
+    #[serde(default)]
+    pub series_names: Vec<String>,
     /// Grid key (or `case`, in a sweep of named runs) whose values are the
     /// groups on the x axis.
     pub x: String,
@@ -101,6 +115,9 @@ pub struct PlotSpec {
     pub series: Option<String>,
     /// Report field plotted (e.g. `waf`, `write_us.max`).
     pub y: String,
+    /// The y axis's title (default: the dictionary's name and unit of `y`); a
+    /// bare unit (`"us"`) or a title ending in one (`"max write (us)"`) gives
+    /// the unit the axis scales (µs shown as ms or s).
     pub y_label: Option<String>,
     /// Report fields stacked on `y`, bottom up: one bar per group made of
     /// `y` and these, a legend entry each (a time split, e.g. 002 Figure 7's

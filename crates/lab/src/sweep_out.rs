@@ -73,7 +73,8 @@ pub enum Scale {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LineSpec {
-    /// Output SVG, relative to the sweep file's folder (or `--out-dir`).
+    /// Output figure (`.svg`, `.png` or `.pdf`), relative to the sweep file's
+    /// folder (or `--out-dir`).
     pub file: String,
     pub title: Option<String>,
     /// The report array (`throughput`, `rber_cdf`, ...).
@@ -84,8 +85,14 @@ pub struct LineSpec {
     /// A run column whose value names each run's line (default `case` when the
     /// sweep has cases, else `run`).
     pub series: Option<String>,
+    /// Axis titles (default: the dictionary's names and units of `x` and
+    /// `y`, [`crate::fields`]; a title ending in a unit, `"time (s)"`, gives
+    /// the unit the axis scales).
     pub x_label: Option<String>,
     pub y_label: Option<String>,
+    /// The legend's title (default: the dictionary's name of `series`).
+    #[serde(default)]
+    pub legend: Option<String>,
     #[serde(default)]
     pub x_scale: Scale,
     /// Shown range of x (default: the data's).
@@ -386,6 +393,7 @@ mod tests {
             series: None,
             x_label: None,
             y_label: None,
+            legend: None,
             x_scale: Scale::Linear,
             x_range: None,
             steps: false,

@@ -17,6 +17,7 @@ mod bounds;
 mod config;
 mod device;
 mod errors;
+mod figure;
 mod run;
 mod sweep;
 mod value;
@@ -60,6 +61,7 @@ fn _ftlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run::run_json, m)?)?;
     m.add_function(wrap_pyfunction!(run::report_html, m)?)?;
     m.add_function(wrap_pyfunction!(run::results_html, m)?)?;
+    m.add_function(wrap_pyfunction!(figure::figure, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::plan_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::run_task, m)?)?;
     m.add_function(wrap_pyfunction!(bounds::bounds, m)?)?;

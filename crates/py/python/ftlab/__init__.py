@@ -22,6 +22,8 @@
   (``read``, ``write``, ...) or several in flight (``submit_*``, then ``step``,
   ``step_until``, ``wait``: ``Completion``s);
 - ``bounds(chip)``, ``admit(taskset, policy, chip)``: the design-time calculators;
+- ``plot(rows, x=..., y=..., series=...)``: a figure for a paper (SVG, PNG or PDF),
+  drawn as ``ftlab sweep``'s ``[[plot]]`` tables and the HTML report draw theirs;
 - ``ConfigError``, ``TraceError``, ``DeviceError``, ``RunError`` (all ``ftlab.Error``,
   with ``.errno``, ``.kind`` and ``.report``); a trace or configuration file that
   cannot be opened raises ``TraceFileError`` or ``ConfigFileError``, which are
@@ -33,7 +35,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 from . import _ftlab
 from ._ftlab import (
@@ -75,6 +77,7 @@ __all__ = [
     "admit",
     "bounds",
     "presets",
+    "plot",
     "report_html",
     "run",
     "sweep",
@@ -145,3 +148,85 @@ def report_html(results: Any, title: str = "") -> str:
         with open(results, encoding="utf-8") as f:
             return _ftlab.results_html(f.read(), os.fspath(results), title)
     raise TypeError(f"report_html takes a Report, a DataFrame or a results file path, got {type(results).__name__}")
+
+
+def _cell(v: Any) -> Any:
+    """A table cell as JSON: NaN and None as null, numpy scalars as Python's."""
+    if v is None:
+        return None
+    if hasattr(v, "item"):
+        v = v.item()
+    if isinstance(v, float) and v != v:
+        return None
+    if isinstance(v, (bool, int, float, str)):
+        return v
+    return str(v)
+
+
+def plot(
+    rows: Any,
+    *,
+    x: str,
+    y: str,
+    series: Optional[str] = None,
+    kind: str = "bars",
+    stack: Optional[Sequence[str]] = None,
+    file: Optional[Union[str, "os.PathLike[str]"]] = None,
+    title: Optional[str] = None,
+    x_label: Optional[str] = None,
+    y_label: Optional[str] = None,
+    legend: Optional[str] = None,
+    x_scale: str = "linear",
+    x_range: Optional[Tuple[float, float]] = None,
+    steps: bool = False,
+) -> str:
+    """A figure fit for a paper, drawn by ftlab's one plotting path (the same
+    as ``ftlab sweep``'s ``[[plot]]`` tables and the HTML report): 3.5 inches
+    wide, text at least 7 pt, SI-scaled units, titles from the report's field
+    dictionary, a colour-blind-safe palette with hatches, dashes and markers.
+
+    ``rows`` is a ``pandas.DataFrame`` (a sweep's, for one) or a list of
+    dicts. ``kind="bars"``: one group of bars per value of ``x``, one bar per
+    value of ``series`` (the mean where rows share both), or with ``stack``
+    one bar per group of ``y`` and the ``stack`` columns on it.
+    ``kind="lines"``: a line of ``(x, y)`` per value of ``series`` (one line
+    without it), in the rows' order. Returns the SVG; with ``file``, also
+    writes it as SVG, PNG (300 dpi) or PDF by the file's extension.
+    """
+    if hasattr(rows, "to_dict"):
+        records = rows.to_dict(orient="records")
+    else:
+        records = [dict(r) for r in rows]
+    columns: list = []
+    for r in records:
+        for k in r:
+            if k not in columns:
+                columns.append(k)
+    for name, col in [("x", x), ("y", y), ("series", series)] + [("stack", s) for s in (stack or [])]:
+        if col is not None and col not in columns:
+            raise KeyError(f"plot: {name} = {col!r} is not a column; columns: {', '.join(map(str, columns))}")
+    name = os.fspath(file) if file is not None else "figure.svg"
+    spec: dict = {"file": os.path.basename(name), "title": title, "x": x, "y": y, "series": series,
+                  "x_label": x_label, "y_label": y_label, "legend": legend}
+    if kind == "bars":
+        spec["stack"] = list(stack or [])
+        data = {"columns": [str(c) for c in columns],
+                "rows": [[_cell(r.get(c)) for c in columns] for r in records]}
+    elif kind == "lines":
+        if stack:
+            raise ValueError("plot: stack is for kind=\"bars\"")
+        spec.update({"each": "", "x_scale": x_scale, "x_range": list(x_range) if x_range else None, "steps": steps})
+        lines: dict = {}
+        for r in records:
+            xv, yv = _cell(r.get(x)), _cell(r.get(y))
+            if not isinstance(xv, (int, float)) or not isinstance(yv, (int, float)):
+                continue
+            key = str(_cell(r.get(series))) if series is not None else y
+            lines.setdefault(key, []).append([xv, yv])
+        data = {"lines": [[k, v] for k, v in lines.items()]}
+    else:
+        raise ValueError(f"plot: kind = {kind!r}; use \"bars\" or \"lines\"")
+    import json
+
+    return _ftlab.figure(kind, json.dumps(spec), json.dumps(data), name if file is not None else None)
+

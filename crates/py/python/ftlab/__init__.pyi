@@ -22,6 +22,7 @@ __all__ = [
     "TraceFileError",
     "admit",
     "bounds",
+    "plot",
     "presets",
     "report_html",
     "run",
@@ -837,3 +838,22 @@ def admit(
 
 def report_html(results: Union[Report, pandas.DataFrame, _PathOrText], title: str = "") -> str:
     """One self-contained HTML page of a Report, a sweep's DataFrame or a results file."""
+
+def plot(
+    rows: Union[pandas.DataFrame, Sequence[Dict[str, Any]]],
+    *,
+    x: str,
+    y: str,
+    series: Optional[str] = None,
+    kind: Literal["bars", "lines"] = "bars",
+    stack: Optional[Sequence[str]] = None,
+    file: Optional[_PathOrText] = None,
+    title: Optional[str] = None,
+    x_label: Optional[str] = None,
+    y_label: Optional[str] = None,
+    legend: Optional[str] = None,
+    x_scale: Literal["linear", "log"] = "linear",
+    x_range: Optional[Tuple[float, float]] = None,
+    steps: bool = False,
+) -> str:
+    """A figure for a paper (the SVG; with `file`, also written as SVG, PNG or PDF)."""

@@ -30,6 +30,7 @@ __all__ = [
     "run_json",
     "report_html",
     "results_html",
+    "figure",
     "plan_sweep",
     "run_task",
     "bounds",
@@ -54,6 +55,9 @@ def report_html(report_json: str, title: str = "") -> str:
 
 def results_html(text: str, origin: str = "results", title: str = "") -> str:
     """The HTML page of a results file's text; `origin` names it in errors."""
+
+def figure(kind: str, spec_json: str, data_json: str, path: Optional[str] = None) -> str:
+    """Draws a figure from a plot table and its data (JSON); the SVG, also written to `path`."""
 
 @final
 class SweepPlan:
