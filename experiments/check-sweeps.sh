@@ -143,7 +143,10 @@ def rows(path):
 committed, now = rows(sys.argv[1]), rows(sys.argv[2])
 # A column this checkout adds (a new report field) changes no committed
 # result: compare the committed columns, and say which are new.
-ca = next(iter(committed.values()), {}).keys()
+# Where and by which build a row was made (provenance other than its config)
+# is no result: left out of the comparison.
+made_by = ("provenance.ftlab", "provenance.git_revision", "provenance.cwd", "provenance.stamp.")
+ca = [k for k in next(iter(committed.values()), {}).keys() if not k.startswith(made_by)]
 cb = next(iter(now.values()), {}).keys()
 new = [k for k in cb if k not in ca]
 now = {run: {k: v for k, v in r.items() if k in ca} for run, r in now.items()}

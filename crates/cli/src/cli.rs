@@ -404,7 +404,7 @@ pub struct OutputArgs {
 #[derive(Debug, Args)]
 pub struct RerunArgs {
     /// A JSON report of `ftlab run -f json`, `compare -f json` or `mqsim -f json`, or the CSV of
-    /// `ftlab run -f csv` or `compare -f csv` (each row carries its `provenance.config`).
+    /// `ftlab run -f csv`, `compare -f csv` or `sweep` (each row carries its `provenance.config`).
     #[arg(value_name = "REPORT.json|RESULTS.csv")]
     pub report: std::path::PathBuf,
     /// Also write the new report(s) to FILE, in the input's format.

@@ -115,8 +115,10 @@ fn rerun_one(prov: &Provenance, at: &str, quiet: bool) -> Result<Report, CliErro
     Ok(result?.0)
 }
 
-/// `ftlab rerun RESULTS.csv`: each row of `ftlab run -f csv` or `compare -f
-/// csv` run again from its `provenance.config`, every cell compared.
+/// `ftlab rerun RESULTS.csv`: each row of `ftlab run -f csv`, `compare -f
+/// csv` or `sweep` run again from its `provenance.config`, every cell
+/// compared (a sweep row's report cells: its run index and grid values are
+/// not a report's).
 fn rerun_csv(args: &RerunArgs, name: &str, text: &str) -> Result<(), CliError> {
     let bad = |e: csv::Error| CliError::Usage(format!("{name}: not a CSV of ftlab run -f csv: {e}"));
     let mut reader = csv::Reader::from_reader(text.as_bytes());
@@ -124,8 +126,8 @@ fn rerun_csv(args: &RerunArgs, name: &str, text: &str) -> Result<(), CliError> {
     let column = |n: &str| header.iter().position(|h| h == n);
     let Some(config_at) = column("provenance.config") else {
         return Err(CliError::Usage(format!(
-            "{name}: no `provenance.config` column: the rows do not say how they were made (ftlab run -f csv and \
-             compare -f csv carry it; a sweep's rows rerun with ftlab sweep and the sweep file)"
+            "{name}: no `provenance.config` column: the rows do not say how they were made (the CSVs of ftlab run, \
+             compare and sweep carry it; rows written before they did rerun with the command that made them)"
         )));
     };
     fn cell<'r>(header: &[String], row: &'r csv::StringRecord, n: &str) -> Option<&'r str> {
@@ -147,10 +149,14 @@ fn rerun_csv(args: &RerunArgs, name: &str, text: &str) -> Result<(), CliError> {
         };
         let fresh = rerun_one(&prov, &at, args.quiet)?;
         let cells = output::csv_cells(&fresh, &prov)?;
+        // A sweep's row also holds its run index, grid values and `error`,
+        // which a run's report has no field for: its report columns are compared.
+        let sweep = prov.command == "sweep";
         let mut differ: Vec<String> = header
             .iter()
             .enumerate()
             .filter(|(_, h)| !h.starts_with("provenance.stamp."))
+            .filter(|(_, h)| !sweep || cells.iter().any(|(n, _)| n == *h))
             .filter(|(c, h)| {
                 // A column of another row's FTL is empty in this one.
                 let new = cells.iter().find(|(n, _)| n == *h).map(|(_, v)| v.to_string()).unwrap_or_default();

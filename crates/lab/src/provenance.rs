@@ -18,7 +18,8 @@ pub const GIT_REVISION: &str = env!("FTLAB_GIT_REVISION");
 /// The `provenance` object of a JSON report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Provenance {
-    /// `run`, `compare` or `mqsim` (`run` for Python's `ftlab.run`).
+    /// `run`, `compare`, `mqsim` or `sweep` (`run` for Python's `ftlab.run`,
+    /// `sweep` for each row of `ftlab sweep` and Python's `ftlab.sweep`).
     #[schemars(extend("x-unit" = "text"))]
     pub command: String,
     /// ftlab's version.
@@ -130,7 +131,7 @@ fn host_name() -> String {
 }
 
 /// Whether `config` names a trace by a relative path.
-fn relative_trace(config: &RunConfig) -> bool {
+pub fn relative_trace(config: &RunConfig) -> bool {
     std::iter::once(&config.workload.trace)
         .chain(config.flows.iter().map(|f| &f.workload.trace))
         .any(|t| t.as_ref().is_some_and(|p| p.is_relative()))

@@ -251,13 +251,14 @@ pub fn load_sweep(path: &Path) -> Result<Sweep, LabError> {
     let mut columns = header(&points)?;
     // An FTL's gauges are columns only where a plot names them: they depend on
     // the scheme, so a report's fixed fields cannot list them.
-    let error = columns.pop();
+    // They go with the report's fields: before the provenance and `error`.
+    let tail = columns.split_off(columns.len() - 1 - PROVENANCE_COLUMNS.len());
     for plot in &plots {
         if plot.y.starts_with(GAUGE_PREFIX) && !columns.contains(&plot.y) {
             columns.push(plot.y.clone());
         }
     }
-    columns.extend(error);
+    columns.extend(tail);
     // Bars can also be grouped or told apart by the named run.
     if !cases.is_empty() {
         grid.push("case".to_owned());
@@ -452,9 +453,16 @@ pub fn header(points: &[Point]) -> Result<Vec<String>, LabError> {
     let energy = points.iter().any(|p| p.config.device.energy.is_some());
     let fields = Report { energy: energy.then(Default::default), ..Report::default() };
     cols.extend(report_scalars(&fields)?.into_iter().map(|(n, _)| n).filter(|n| !grid.contains(n) && n != "error"));
+    // How each row was made: its own effective configuration (`ftlab rerun
+    // ROWS.csv` runs a row again from it).
+    cols.extend(PROVENANCE_COLUMNS.iter().map(|c| (*c).to_owned()));
     cols.push("error".into());
     Ok(cols)
 }
+
+/// The provenance columns of a sweep's rows, before `error`.
+pub const PROVENANCE_COLUMNS: [&str; 5] =
+    ["provenance.command", "provenance.ftlab", "provenance.git_revision", "provenance.config", "provenance.cwd"];
 
 /// The error of grid point `name` whose run refused its configuration before
 /// time zero: a configuration error keeps its key; a trace's names
@@ -568,6 +576,16 @@ pub fn row(
         }
         Err(e) => error = J::String(e.to_string()),
     }
+    let prov = crate::provenance::of("sweep", &point.config, None).map_err(|e| {
+        LabError::config("provenance", format!("run {}: cannot write its configuration: {e}", point.run))
+    })?;
+    cells.extend([
+        ("provenance.command".into(), J::String(prov.command)),
+        ("provenance.ftlab".into(), J::String(prov.ftlab)),
+        ("provenance.git_revision".into(), prov.git_revision.map_or(J::Null, J::String)),
+        ("provenance.config".into(), J::String(prov.config)),
+        ("provenance.cwd".into(), prov.cwd.map_or(J::Null, J::String)),
+    ]);
     cells.push(("error".into(), error));
     Ok(columns.iter().map(|c| cells.iter().find(|(n, _)| n == c).map_or(J::Null, |(_, v)| v.clone())).collect())
 }
@@ -796,10 +814,15 @@ mod tests {
         );
         let sweep = load_sweep(&p).unwrap();
         let n = sweep.columns.len();
-        assert_eq!(sweep.columns[n - 2..], ["ftl_gauges.cmt_hit_ratio", "error"]);
-        assert_eq!(sweep.columns[..n - 2], header(&sweep.points).unwrap()[..n - 2]);
+        assert_eq!(sweep.columns[n - 7..n - 5], ["ftl_gauges.cmt_hit_ratio", "provenance.command"]);
+        assert_eq!(sweep.columns.last().unwrap(), "error");
+        assert_eq!(sweep.columns[..n - 7], header(&sweep.points).unwrap()[..n - 7]);
         let rows = run_points(&sweep.points, &sweep.columns, 1, |_, _| Ok::<_, LabError>(())).unwrap();
-        let ratio = |run: usize| rows[run].1[n - 2].clone();
+        let ratio = |run: usize| rows[run].1[n - 7].clone();
+        // Each row says how it was made: its own configuration.
+        let config = |run: usize| rows[run].1[n - 3].as_str().unwrap_or_default().to_owned();
+        assert!(config(0).contains("kind = \"dftl\"") && config(1).contains("kind = \"pagemap\""), "{}", config(0));
+        assert_eq!(rows[0].1[n - 6], serde_json::Value::from("sweep"));
         assert!(ratio(0).as_f64().is_some_and(|r| r > 0.0 && r < 1.0), "{:?}", ratio(0));
         assert_eq!(ratio(1), serde_json::Value::Null, "pagemap has no CMT");
         // Without a plot naming it, no gauge column.

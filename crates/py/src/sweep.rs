@@ -66,6 +66,11 @@ fn task_text(base: &Table, point: &Point) -> Result<String, LabError> {
     t.insert("keys".into(), Value::Array(point.values.iter().map(|(k, _)| Value::String(k.clone())).collect()));
     t.insert("values".into(), Value::Array(point.values.iter().map(|(_, v)| v.clone()).collect()));
     t.insert("config".into(), Value::Table(config));
+    // Where the sweep started: a row's `provenance.cwd` (relative trace paths
+    // are relative to it), wherever the point runs.
+    if let Ok(dir) = std::env::current_dir() {
+        t.insert("cwd".into(), Value::String(dir.display().to_string()));
+    }
     toml::to_string(&t).map_err(|e| LabError::config("config", format!("cannot write sweep point {}: {e}", point.run)))
 }
 
@@ -107,6 +112,9 @@ pub(crate) fn run_task(
 ) -> PyResult<String> {
     let mut point = task_point(task).map_err(|e| errors::lab(py, e))?;
     let traces = traces.unwrap_or_default();
+    // Whether the task names a trace by a relative path (before the shipped
+    // copies replace them): then its row's provenance.cwd is the sweep's folder.
+    let relative = ftlab_lab::provenance::relative_trace(&point.config);
     let local = |path: &mut Option<std::path::PathBuf>| {
         if let Some(p) = path.as_mut() {
             if let Some((_, copy)) = traces.iter().find(|(original, _)| std::path::Path::new(original) == p.as_path()) {
@@ -120,6 +128,13 @@ pub(crate) fn run_task(
     }
     let row = py.allow_threads(|| sweep::row(&point, &sweep::run_point(&point), &columns));
     let mut row = row.map_err(|e| errors::lab(py, e))?;
+    // The folder the sweep started in, not the worker's.
+    let driver_cwd = overlay::load_table_text(task, "sweep task")
+        .ok()
+        .and_then(|t| t.get("cwd").and_then(Value::as_str).map(str::to_owned));
+    if let (Some(i), Some(dir)) = (columns.iter().position(|c| c == "provenance.cwd"), driver_cwd) {
+        row[i] = if relative { serde_json::Value::String(dir) } else { serde_json::Value::Null };
+    }
     // The row names the task's paths (the workload, an error's message).
     for cell in &mut row {
         if let serde_json::Value::String(s) = cell {

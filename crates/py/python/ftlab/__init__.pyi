@@ -416,7 +416,8 @@ class Provenance(Record):
     """The `provenance` object of a JSON report."""
 
     command: str
-    """`run`, `compare` or `mqsim` (`run` for Python's `ftlab.run`)."""
+    """`run`, `compare`, `mqsim` or `sweep` (`run` for Python's `ftlab.run`, `sweep`
+    for each row of `ftlab sweep` and Python's `ftlab.sweep`)."""
     ftlab: str
     """ftlab's version."""
     git_revision: Optional[str]
