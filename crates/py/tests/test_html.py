@@ -96,3 +96,25 @@ def test_report_renders_in_headless_chromium_without_network(page, tmp_path):
     hosts = {urllib.parse.urlsplit(u).hostname or "" for u in urls}
     page_requests = sorted(h for h in hosts if not h.endswith(browser_own))
     assert page_requests == [], page_requests
+
+
+def test_the_reports_figures_pass_the_figure_check(page, small, tmp_path):
+    """Each figure of a run's page and of a sweep's page is fit for print (text
+    at least 7 pt, none overlapping or clipped, every series showing), checked
+    in headless Chromium by the check the committed figures pass."""
+    if _chromium() is None:
+        pytest.skip("Chromium is not installed (apt-get install chromium): the figures are not rendered")
+    import pathlib
+    import sys
+
+    checker = pathlib.Path(__file__).resolve().parents[3] / "experiments" / "check_figures.py"
+    if not checker.is_file():
+        pytest.skip("the figure checker is in the repository, not in an installed package")
+    _, run_page = page
+    sweep_page = tmp_path / "sweep.html"
+    sweep_page.write_text(ftlab.report_html(ftlab.sweep(small, {"ftl.kind": ["pagemap", "dftl"]})))
+    out = subprocess.run(
+        [sys.executable, str(checker), str(run_page), str(sweep_page)], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "ok" in out.stdout
