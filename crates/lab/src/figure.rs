@@ -276,7 +276,8 @@ impl Fitted {
         let unit = axis.unit.as_deref();
         match axis.scale {
             Scale::Nines => {
-                let hi = if hi.is_finite() { hi.ceil().max(1.0) } else { 1.0 };
+                // Nine nines is past the last of a billion requests.
+                let hi = if hi.is_finite() { hi.ceil().clamp(1.0, 9.0) } else { 1.0 };
                 let ticks = (0..=hi as u32)
                     .map(|t| {
                         let label = match t {
@@ -1079,6 +1080,68 @@ mod tests {
             for size in svg.split("font-size=\"").skip(1) {
                 let v: f64 = size.split('"').next().unwrap().parse().unwrap();
                 assert!(v >= MIN_PT, "{v}");
+            }
+        }
+    }
+
+    /// Any data (NaN, infinities, negatives, zeros, huge and tiny values, long
+    /// names, many series) gives an SVG that parses, has no non-number in it,
+    /// and no text under 7 pt.
+    mod any_data {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn value() -> impl Strategy<Value = Option<f64>> {
+            prop_oneof![
+                Just(None),
+                Just(Some(f64::NAN)),
+                Just(Some(f64::INFINITY)),
+                Just(Some(0.0)),
+                (-1e12f64..1e12).prop_map(Some),
+                (0.0f64..1e-6).prop_map(Some),
+            ]
+        }
+
+        fn check(svg: &str) {
+            assert!(!svg.contains("NaN") && !svg.contains("inf"), "{svg}");
+            for size in svg.split("font-size=\"").skip(1) {
+                let v: f64 = size.split('"').next().unwrap().parse().unwrap();
+                assert!(v >= MIN_PT, "{v}");
+            }
+            let tree = resvg::usvg::Tree::from_str(svg, &resvg::usvg::Options::default());
+            assert!(tree.is_ok(), "{svg}");
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+            #[test]
+            fn bars(groups in 1usize..12, series in 1usize..11, name in "[a-e /]{0,40}", stacked: bool,
+                    unit in prop::sample::select(vec!["µs", "pages", "ratio", "bytes", "1/s"]),
+                    values in prop::collection::vec(value(), 132)) {
+                let values = (0..groups).map(|g| (0..series).map(|s| values[g * 11 + s]).collect()).collect();
+                let fig = Figure::bars(
+                    "p",
+                    Axis::new(name.clone(), None),
+                    Axis::new("y", Some(unit)),
+                    (0..groups).map(|g| format!("{name}{g}")).collect(),
+                    (0..series).map(|s| format!("{name}-{s}")).collect(),
+                    values,
+                )
+                .title(Some(name.repeat(3)))
+                .legend(Some(name.clone()))
+                .stacked_or_steps(stacked);
+                check(&fig.svg());
+            }
+
+            #[test]
+            fn lines(n in 1usize..9, log in prop::sample::select(vec![Scale::Linear, Scale::Log, Scale::Nines]),
+                     points in prop::collection::vec((value(), value()), 0..40)) {
+                let pts: Vec<(f64, f64)> =
+                    points.iter().map(|(x, y)| (x.unwrap_or(f64::NAN), y.unwrap_or(f64::NAN))).collect();
+                let lines = (0..n).map(|i| Line { name: format!("l{i}"), points: pts.clone(), markers_only: i == 1 }).collect();
+                let fig = Figure::lines("l", Axis::new("x", Some("s")).scale(log), Axis::new("y", Some("µs")).scale(Scale::Log), lines)
+                    .rules(vec![1.0]);
+                check(&fig.svg());
             }
         }
     }
