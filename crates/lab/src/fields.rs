@@ -50,8 +50,16 @@ const NAMES: &[(&str, &str)] = &[
     ("run", "Run"),
     ("seed", "Seed"),
     ("device.chip", "Chip"),
+    ("device.over_provisioning", "Over-provisioning"),
+    ("ftl.over_provisioning", "Over-provisioning"),
+    ("host.queue_depth", "Queue depth"),
+    ("workload.block_bytes", "Request size (bytes)"),
+    ("ftl.cmt_entries", "Cached map entries"),
     ("chip", "Chip"),
 ];
+
+/// The sections of a run's configuration: their keys are grid keys.
+const CONFIG_SECTIONS: [&str; 7] = ["device.", "host.", "ftl.", "workload.", "precondition.", "metrics.", "gc."];
 
 /// Names of the parts of a latency summary and of a purpose split.
 const PARTS: &[(&str, &str)] = &[
@@ -146,9 +154,13 @@ pub fn field(key: &str) -> Field {
             return Field { label: format!("{p}, {name}"), unit };
         }
     }
-    // A key the report does not have (a column of the user's own CSV) keeps
-    // its name: it is the user's.
-    let Some(node) = node else { return Field { label: key.to_owned(), unit } };
+    // A configuration key (a sweep's grid key) made readable; any other key
+    // the report does not have (a column of the user's own CSV) keeps its
+    // name: it is the user's.
+    let Some(node) = node else {
+        let config = CONFIG_SECTIONS.iter().any(|s| key.starts_with(s));
+        return Field { label: if config { humane(key) } else { key.to_owned() }, unit };
+    };
     let label = node.get("description").and_then(Value::as_str).and_then(short).unwrap_or_else(|| humane(key));
     Field { label, unit }
 }
@@ -221,6 +233,8 @@ mod tests {
         assert_eq!(field("integrity_errors").label, "Mismatching reads found");
         assert_eq!(field("ftl_gauges.write_queue_pages").label, "Write queue pages");
         assert_eq!(field("a_iops").label, "a_iops", "a column of the user's own keeps its name");
+        assert_eq!(field("device.pages_per_block").label, "Pages per block");
+        assert_eq!(field("device.over_provisioning").label, "Over-provisioning");
         assert_eq!(field("ftl.kind").label, "FTL");
     }
 

@@ -98,6 +98,30 @@ fn percentile_points(report: &Value, op: &str, summary: &Value) -> Vec<(f64, f64
         .collect()
 }
 
+/// The response-time distribution of a run's report (`report`: the JSON of
+/// `ftlab run -f json`) as a figure: a line per operation, percentiles along x
+/// with as much room for the tail as for the body (as HdrHistogram's and wrk's
+/// percentile plots), response times up on a log axis. None when the run
+/// measured no request.
+pub fn latency_figure(report: &Value) -> Option<Figure> {
+    let cdf: Vec<(String, Vec<(f64, f64)>)> = ["read", "write", "trim"]
+        .into_iter()
+        .filter_map(|op| {
+            let l = &report[format!("{op}_us")];
+            (f(l, "count").unwrap_or(0.0) > 0.0).then(|| (op.to_owned(), percentile_points(report, op, l)))
+        })
+        .collect();
+    (!cdf.is_empty()).then(|| {
+        Figure::lines(
+            "latency-cdf",
+            Axis::new("Percentile of requests", None).scale(Scale::Nines),
+            Axis::new("Response time", Some("µs")).scale(Scale::Log),
+            lines_of(cdf),
+        )
+        .legend(Some("Operation".into()))
+    })
+}
+
 /// The HTML page of one run's report (`report` is the JSON of
 /// `ftlab run -f json`): a summary, the response times per operation with
 /// their CDFs, throughput over time, flash work by purpose (host, GC, map,
@@ -130,7 +154,6 @@ pub fn report_html(report: &Value, title: &str) -> String {
         }
     }
     body.push_str("</table>\n<h2>Response times (µs)</h2><table><tr><th>op</th><th>count</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>max</th></tr>");
-    let mut cdf = Vec::new();
     for op in ["read", "write", "trim"] {
         let l = &report[format!("{op}_us")];
         if f(l, "count").unwrap_or(0.0) == 0.0 {
@@ -141,19 +164,9 @@ pub fn report_html(report: &Value, title: &str) -> String {
             let _ = write!(body, "<td>{}</td>", l.get(k).map_or_else(String::new, cell));
         }
         body.push_str("</tr>");
-        cdf.push((op.to_owned(), percentile_points(report, op, l)));
     }
     body.push_str("</table>\n");
-    if !cdf.is_empty() {
-        // Percentiles along x with as much room for the tail as for the body
-        // (as HdrHistogram's and wrk's percentile plots), response times up.
-        let fig = Figure::lines(
-            "latency-cdf",
-            Axis::new("Percentile of requests", None).scale(Scale::Nines),
-            Axis::new("Response time", Some("µs")).scale(Scale::Log),
-            lines_of(cdf),
-        )
-        .legend(Some("Operation".into()));
+    if let Some(fig) = latency_figure(report) {
         body += &embed("Response-time distribution by percentile", &fig);
     }
     // How the report was made, when it says (`provenance`): enough to run

@@ -58,3 +58,18 @@ pub(crate) fn figure(
     }
     Ok(fig.svg())
 }
+
+/// The response-time distribution of a report (JSON text) as the HTML
+/// report draws it; the SVG, also written to `path` (SVG, PNG or PDF).
+#[pyfunction]
+#[pyo3(signature = (report_json, path = None))]
+pub(crate) fn latency_figure(py: Python<'_>, report_json: &str, path: Option<PathBuf>) -> PyResult<String> {
+    let report: serde_json::Value = serde_json::from_str(report_json)
+        .map_err(|e| errors::config(py, "report", format!("latency_figure: the report is not JSON: {e}")))?;
+    let fig = ftlab_lab::html::latency_figure(&report)
+        .ok_or_else(|| errors::config(py, "report", "latency_figure: the run measured no request".into()))?;
+    if let Some(path) = path {
+        fig.write(&path).map_err(|e| errors::lab(py, e))?;
+    }
+    Ok(fig.svg())
+}

@@ -62,6 +62,7 @@ fn _ftlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run::report_html, m)?)?;
     m.add_function(wrap_pyfunction!(run::results_html, m)?)?;
     m.add_function(wrap_pyfunction!(figure::figure, m)?)?;
+    m.add_function(wrap_pyfunction!(figure::latency_figure, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::plan_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::run_task, m)?)?;
     m.add_function(wrap_pyfunction!(bounds::bounds, m)?)?;

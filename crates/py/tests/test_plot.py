@@ -70,3 +70,12 @@ def test_bad_input_is_named():
         ftlab.plot(rows(), x="workload.preset", y="write_us.max", kind="pie")
     with pytest.raises(ftlab.Error, match=r"\.jpg"):
         ftlab.plot(rows(), x="workload.preset", y="write_us.max", file="x.jpg")
+
+
+def test_a_reports_latency_figure(small, tmp_path):
+    report = ftlab.run(small, progress=False)
+    svg = report.latency_figure(tmp_path / "cdf.pdf")
+    # The same figure as the HTML report's, with the tail's own room.
+    assert 'id="latency-cdf"' in svg and ">99%<" in svg and ">Operation:<" in svg
+    assert svg in report.to_html()
+    assert (tmp_path / "cdf.pdf").read_bytes().startswith(b"%PDF")

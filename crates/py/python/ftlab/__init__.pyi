@@ -735,6 +735,8 @@ class Report(Record):
     def save_html(self, path: str, title: str = "") -> None: ...
     def scalars(self) -> Dict[str, Any]:
         """Scalar fields with dotted names: the columns of `ftlab run -f csv`."""
+    def latency_figure(self, file: Optional[_PathOrText] = None) -> str:
+        """The response-time distribution as a figure (SVG; with `file`, also SVG, PNG or PDF)."""
     def latency_cdf(self) -> pandas.DataFrame:
         """Columns op, fraction, latency_us: one row per histogram bucket."""
     def latency_percentiles(self) -> pandas.DataFrame:

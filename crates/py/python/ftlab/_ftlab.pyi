@@ -31,6 +31,7 @@ __all__ = [
     "report_html",
     "results_html",
     "figure",
+    "latency_figure",
     "plan_sweep",
     "run_task",
     "bounds",
@@ -55,6 +56,9 @@ def report_html(report_json: str, title: str = "") -> str:
 
 def results_html(text: str, origin: str = "results", title: str = "") -> str:
     """The HTML page of a results file's text; `origin` names it in errors."""
+
+def latency_figure(report_json: str, path: Optional[str] = None) -> str:
+    """The response-time distribution of a report (JSON text) as a figure; the SVG, also written to `path`."""
 
 def figure(kind: str, spec_json: str, data_json: str, path: Optional[str] = None) -> str:
     """Draws a figure from a plot table and its data (JSON); the SVG, also written to `path`."""

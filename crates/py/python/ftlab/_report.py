@@ -5,6 +5,7 @@ wear figures."""
 from __future__ import annotations
 
 import json
+import os
 from typing import Any, Dict, Optional, Tuple
 
 from ._fields import REPORT_FIELDS, REPORT_OPTIONAL
@@ -96,6 +97,16 @@ class Report(Record):
             for field, fraction in _PERCENTILES:
                 rows.append((op, fraction, summary.get(field)))
         return pd.DataFrame(rows, columns=["op", "fraction", "latency_us"])
+
+    def latency_figure(self, file: Optional[str] = None) -> str:
+        """The response-time distribution as a figure for a paper, as the HTML
+        report draws it: a line per operation, percentiles on an axis that
+        gives the tail as much room as the body (0%, 90%, 99%, 99.9%, ...),
+        response times on a log axis. Returns the SVG; with ``file``, also
+        writes it as SVG, PNG or PDF by its extension."""
+        from . import _ftlab
+
+        return _ftlab.latency_figure(self.to_json(indent=None), None if file is None else os.fspath(file))
 
     def latency_percentiles(self):
         """fio's default percentile list per operation: a DataFrame with
