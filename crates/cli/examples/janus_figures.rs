@@ -40,7 +40,7 @@ use ftlab_sim::Report;
 /// Draws `lines` at `path` (SVG, PNG or PDF by its extension), with vertical
 /// rules at `rules`.
 fn chart(path: &Path, title: &str, x: Axis, y: Axis, lines: Vec<Line>, rules: &[f64]) -> Result<()> {
-    let id = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let id = ftlab_lab::sweep_plot::id_of(path);
     Figure::lines(&id, x, y, lines).title(Some(title.into())).rules(rules.to_vec()).write(path)?;
     Ok(())
 }
@@ -177,7 +177,7 @@ fn purpose_seconds(r: &Report, t: &ftlab_nand::Timing, p: ftlab_ftl::Purpose) ->
 
 /// Stacked bars at `path`: one per `(label, [values])`, segments named by `parts`.
 fn stacked(path: &Path, title: &str, y: Axis, parts: &[&str], bars: &[(String, Vec<f64>)]) -> Result<()> {
-    let id = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let id = ftlab_lab::sweep_plot::id_of(path);
     let values = bars.iter().map(|(_, v)| v.iter().copied().map(Some).collect()).collect();
     Figure::bars(
         &id,

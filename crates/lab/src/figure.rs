@@ -190,7 +190,12 @@ fn time_unit(unit: &str) -> Option<f64> {
 
 /// Units that are not counts: never given a power of ten.
 fn unscaled(unit: &str) -> bool {
-    matches!(unit, "ratio" | "fraction" | "name" | "text" | "integer" | "" | "%" | "x" | "MB/s" | "°C")
+    unitless(unit) || matches!(unit, "%" | "x" | "MB/s" | "°C")
+}
+
+/// Units an axis title does not name: the values are bare numbers.
+fn unitless(unit: &str) -> bool {
+    matches!(unit, "ratio" | "fraction" | "name" | "text" | "integer" | "")
 }
 
 /// The SI form of `unit` for values up to `top` (absolute).
@@ -209,10 +214,7 @@ fn si(unit: Option<&str>, top: f64) -> Shown {
         return Shown { factor: f, unit: Some(name.to_owned()) };
     }
     if unscaled(unit) {
-        return Shown {
-            factor: 1.0,
-            unit: (!matches!(unit, "ratio" | "fraction" | "name" | "text" | "integer" | "")).then(|| unit.to_owned()),
-        };
+        return Shown { factor: 1.0, unit: (!unitless(unit)).then(|| unit.to_owned()) };
     }
     match [(1e9, "10⁹"), (1e6, "10⁶"), (1e3, "10³")].into_iter().find(|(f, _)| top >= *f * 1.0) {
         Some((f, p)) => Shown { factor: f, unit: Some(format!("{p} {unit}")) },
@@ -362,11 +364,9 @@ impl Fitted {
 
 /// A decade tick's label with its unit scaled (`1 ms`, `10k`).
 fn log_tick(v: f64, unit: Option<&str>) -> String {
-    if let Some(sec) = unit.and_then(time_unit) {
+    if unit.and_then(time_unit).is_some() {
         let shown = si(unit, v);
-        let name = shown.unit.unwrap_or_default();
-        let _ = sec;
-        return format!("{} {name}", fixed(v / shown.factor, 0));
+        return format!("{} {}", fixed(v / shown.factor, 0), shown.unit.unwrap_or_default());
     }
     for (f, p) in [(1e9, "G"), (1e6, "M"), (1e3, "k")] {
         if v >= f {

@@ -17,8 +17,8 @@ use crate::sweep_out::{Line, LineSpec, Scale};
 use crate::LabError;
 
 /// A figure's id: its file's stem.
-fn id_of(file: &str) -> String {
-    Path::new(file).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "figure".into())
+pub fn id_of(file: impl AsRef<Path>) -> String {
+    file.as_ref().file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "figure".into())
 }
 
 /// The figure of `spec` ([`PlotSpec`]) from finished rows (`columns` names
