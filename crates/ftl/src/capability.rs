@@ -105,6 +105,14 @@ pub trait Placement {
     fn write_die(&self, _lpn: Lpn, _hint: &Hint) -> Option<DieId> {
         None
     }
+    /// The plane of its die (0 to planes a die - 1) a write of `lpn` with
+    /// `hint` would be programmed on, when the FTL places it by a static rule
+    /// (the page map's `gc_model = "mqsim"`); `None` (the default) otherwise.
+    /// A layer that queues writes for a die uses it to program pages of
+    /// different planes together.
+    fn write_plane(&self, _lpn: Lpn, _hint: &Hint) -> Option<u32> {
+        None
+    }
 }
 
 /// Most blocks one [`SolidStateCache::exists`] call may ask about.

@@ -27,6 +27,26 @@
 //!    unless it was written again meanwhile (`:453-460`).
 //! 6. **Reads.** A host read of a page in the cache is one DRAM access of the
 //!    page; any other goes to the FTL.
+//! 7. **Write-backs wait for their chip.** A write-back joins a queue of its
+//!    die and is issued when that die falls free, one at a time, so a host
+//!    read arriving meanwhile waits only for the operation under way there:
+//!    MQSim's cache hands write-back transactions to the transaction
+//!    scheduler, which gives an idle chip a waiting read before a write
+//!    (`TSU_Base.h:95-97`). A write taken in while the write-backs hold the
+//!    limit (1.) waits in the cache, first come first served, and its
+//!    write-back joins its die's queue only when a write-back finishes and
+//!    the limit allows. When the host is acknowledged for such a write is
+//!    worked out when it arrives (ftlab settles a command's completion when
+//!    it is issued): the queues run forward as if no read came, each
+//!    write-back taking a page transfer and a program, plus how much later
+//!    than so estimated the last such write got in (reads that came). The
+//!    queues and the flash work follow what does happen, not the estimate.
+//!    This needs an FTL
+//!    that tells the die a page's write goes to ([`crate::Placement::write_die`]:
+//!    the page map's `gc_model = "mqsim"`); over any other, or with
+//!    [`DataCacheParams::queue_writebacks`] off, a write-back is issued at
+//!    once, reserved on its die behind the earlier ones, and a read waits for
+//!    all of them.
 //!
 //! Where it differs from MQSim: a page written again while its write-back is
 //! in flight stays dirty and is written back when evicted or flushed (MQSim
@@ -42,9 +62,9 @@
 //! `WRITE_CACHE` flows.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet, VecDeque};
 
-use ftlab_nand::{Payload, SimTime};
+use ftlab_nand::{DieId, Payload, SimTime};
 
 use crate::layer::{Layer, Layered};
 use crate::{check_lpn, Durability, Extension, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn};
@@ -110,6 +130,9 @@ pub struct DataCacheParams {
     pub writeback_limit_sectors: Option<u64>,
     /// How long a page stays hot after its stream writes it, ns (MQSim: 1 s).
     pub hot_window_ns: u64,
+    /// Write-backs wait in a queue of their die (see the module docs, 7.);
+    /// off: each is issued at once.
+    pub queue_writebacks: bool,
 }
 
 impl DataCacheParams {
@@ -120,6 +143,7 @@ impl DataCacheParams {
             dram: DramTiming::default(),
             writeback_limit_sectors: None,
             hot_window_ns: 1_000_000_000,
+            queue_writebacks: true,
         }
     }
 
@@ -200,6 +224,54 @@ struct Slot {
     sectors: u64,
     /// When its write-back finishes and it leaves the cache.
     leaves_at: Option<SimTime>,
+    /// Which slot of the page this is: a page evicted and written again gets
+    /// a new one, and a write-back queued for the old one is not the new
+    /// one's.
+    generation: u64,
+}
+
+/// Buffers [`DataCache::estimate_admission`] reuses from call to call.
+#[derive(Debug, Default)]
+struct Scratch {
+    free: Vec<SimTime>,
+    queues: Vec<VecDeque<(SimTime, u64, u32)>>,
+    flight: BinaryHeap<Reverse<(SimTime, u64)>>,
+    /// Dies whose queue here is not empty.
+    active: Vec<usize>,
+    /// When each die with a queue here may issue next, by time (an entry is
+    /// stale when the die's time has moved since; it is then skipped).
+    next: BinaryHeap<Reverse<(SimTime, usize)>>,
+    /// The cache's [`DataCache::version`] the state here was built from, the
+    /// waiting writes it has admitted, and where it stopped.
+    version: Option<u64>,
+    /// Waiting writes admitted in the simulation, counted as
+    /// [`DataCache::admitted`] counts them; resumed passes since the last
+    /// full one (a full pass every 32 keeps the estimate near the queues).
+    gated_used: u64,
+    resumes: u32,
+    depth: u64,
+    t: SimTime,
+}
+
+/// A write-back waiting in the cache or in its die's queue.
+#[derive(Debug)]
+struct Queued {
+    lpn: u32,
+    /// Its die, and its plane there.
+    die: usize,
+    plane: u32,
+    /// When it joined its die's queue: it is issued no earlier.
+    at: SimTime,
+    /// Sectors it holds of the back pressure.
+    sectors: u64,
+    /// For a write taken in at the limit: when it was estimated to get in,
+    /// before the lag was added (see [`DataCache::admit`]).
+    estimate: SimTime,
+    /// An evicted page's data and hint (the page left the cache); `None`: a
+    /// cached page, written back with its data at the time of issue if it is
+    /// still dirty then and still the same slot (`generation`).
+    evicted: Option<(Payload, Hint)>,
+    generation: u64,
 }
 
 /// What the cache did ([`DataCache::stats`]).
@@ -215,6 +287,10 @@ pub struct DataCacheStats {
     pub flushed: u64,
     /// Host reads served from DRAM.
     pub read_hits: u64,
+    /// Write-backs that waited in their die's queue for it to fall free.
+    pub queued_writebacks: u64,
+    /// Their total wait there, ns.
+    pub queued_ns: u64,
     /// Host writes that waited for write-backs to finish (back pressure).
     pub held_writes: u64,
     /// Their total wait, ns.
@@ -248,6 +324,43 @@ pub struct DataCache {
     request_bytes: u64,
     /// When every write-back issued so far is durable.
     written_back_until: SimTime,
+    /// Per die, the write-backs waiting for it (with queued write-backs).
+    queues: Vec<VecDeque<Queued>>,
+    /// How many wait there in all.
+    queued: usize,
+    /// The dies whose queue is not empty.
+    nonempty: Vec<usize>,
+    /// No queued write-back is issued and none finishes before this (a
+    /// lower bound: dies only fall free later): [`DataCache::pump`] up to an
+    /// earlier time has nothing to do (a read-back's millions of reads).
+    wake: SimTime,
+    /// Bumped by every change the estimate's simulation does not foresee:
+    /// a write-back queued without waiting, an eviction, a trim, a flush, a
+    /// read through to the FTL (die time); the write-backs it foresaw being
+    /// issued, finishing and admitted do not. Its state is good while this
+    /// stands.
+    version: u64,
+    /// Writes that waited in the cache and were let in, since the start.
+    admitted: u64,
+    scratch: Scratch,
+    /// Write-backs of writes taken in at the limit, waiting in the cache for
+    /// room, first come first served; not counted in `depth` yet.
+    gated: VecDeque<Queued>,
+    /// Queued write-backs are on: the FTL tells a write's die.
+    lazy: bool,
+    /// Pages evicted whose write-back waits in a queue: their newest data
+    /// (reads find it there) and how many such write-backs wait.
+    departing: HashMap<u32, (Payload, u32)>,
+    /// The chip has multi-plane programs, and planes a die.
+    multi_plane: bool,
+    planes: usize,
+    /// A page transfer and a program: a queued write-back's estimated time.
+    writeback_ns: SimTime,
+    /// Dies sharing one busy time (a chip's, with serial dies), for the estimate.
+    dies_per_slot: usize,
+    /// How much later than estimated the last write waiting in the cache
+    /// got in: added to the next estimates.
+    lag: SimTime,
     stats: DataCacheStats,
 }
 
@@ -285,6 +398,10 @@ impl DataCache {
             * u64::from(g.dies_per_way)
             * u64::from(g.planes_per_die);
         let limit = params.writeback_limit_sectors.unwrap_or(planes * (u64::from(g.page_size) / SECTOR_BYTES).max(1));
+        // Queued write-backs need the die of every page's write: a probe of
+        // the FTL's placement (a rule of its own, e.g. a static plane scheme).
+        let lazy = params.queue_writebacks
+            && inner.capabilities().placement.is_some_and(|p| p.write_die(Lpn(0), &Hint::default()).is_some());
         Ok(DataCache {
             inner,
             params,
@@ -302,6 +419,21 @@ impl DataCache {
             dram_free: SimTime::ZERO,
             request_bytes: 0,
             written_back_until: SimTime::ZERO,
+            queues: (0..g.dies()).map(|_| VecDeque::new()).collect(),
+            queued: 0,
+            nonempty: Vec::new(),
+            wake: SimTime::ZERO,
+            version: 0,
+            admitted: 0,
+            scratch: Scratch::default(),
+            gated: VecDeque::new(),
+            lazy,
+            departing: HashMap::new(),
+            multi_plane: io.commands().multi_plane,
+            planes: g.planes_per_die.max(1) as usize,
+            writeback_ns: SimTime(io.timing().transfer(g.page_size + g.oob_size).0 + io.timing().program_ns),
+            dies_per_slot: if io.commands().serial_dies { g.dies_per_way.max(1) as usize } else { 1 },
+            lag: SimTime::ZERO,
             stats: DataCacheStats::default(),
         })
     }
@@ -353,6 +485,354 @@ impl DataCache {
         t
     }
 
+    /// The die a write-back of `lpn` queues on, and its plane there (queued
+    /// write-backs).
+    fn place(&self, lpn: u32, hint: &Hint) -> (usize, u32) {
+        let placement = self.inner.capabilities().placement;
+        let die = placement.and_then(|p| p.write_die(Lpn(lpn), hint));
+        // The plane matters only to multi-plane programs.
+        let plane = if self.multi_plane && self.planes > 1 {
+            placement.and_then(|p| p.write_plane(Lpn(lpn), hint)).unwrap_or(0)
+        } else {
+            0
+        };
+        (die.map_or(0, |d| d.0 as usize).min(self.queues.len().saturating_sub(1)), plane)
+    }
+
+    /// Puts `w` in its die's queue; it holds its sectors from now on.
+    fn enqueue(&mut self, w: Queued) {
+        self.depth += w.sectors;
+        let d = w.die;
+        if self.queues[d].is_empty() {
+            self.nonempty.push(d);
+        }
+        self.wake = self.wake.min(w.at);
+        self.queues[d].push_back(w);
+        self.queued += 1;
+    }
+
+    /// Lets write-backs waiting in the cache join their dies' queues at `t`
+    /// while the write-backs there and in flight hold fewer sectors than the
+    /// limit.
+    fn admit(&mut self, t: SimTime) {
+        while self.depth < self.limit {
+            let Some(mut w) = self.gated.pop_front() else { break };
+            // How late it is against the time its write was acknowledged
+            // for: the reads that came meanwhile.
+            self.lag = t.saturating_sub(w.estimate);
+            self.admitted += 1;
+            w.at = w.at.max(t);
+            self.enqueue(w);
+        }
+    }
+
+    /// Runs the queued write-backs up to `upto`, in time order: each is issued
+    /// the moment its die falls free (and no earlier than it joined the
+    /// queue), and each that finishes lets the ones waiting in the cache in.
+    fn pump(&mut self, io: &mut Io, upto: SimTime) -> Result<(), FtlError> {
+        if upto < self.wake {
+            return Ok(());
+        }
+        loop {
+            let mut issue: Option<(SimTime, usize)> = None;
+            for &d in &self.nonempty {
+                if let Some(w) = self.queues[d].front() {
+                    let t = w.at.max(io.die_free_at(DieId(d as u32)));
+                    if issue.is_none_or(|(n, _)| t < n) {
+                        issue = Some((t, d));
+                    }
+                }
+            }
+            let finish = self.in_flight.peek().map(|r| r.0 .0);
+            match (issue, finish) {
+                (_, Some(f)) if f <= upto && issue.is_none_or(|(t, _)| f <= t) => {
+                    self.retire(f);
+                    self.admit(f);
+                }
+                (Some((t, d)), _) if t <= upto => self.issue(io, t, d)?,
+                _ => {
+                    self.wake = issue.map_or(SimTime(u64::MAX), |i| i.0).min(finish.unwrap_or(SimTime(u64::MAX)));
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Issues the write-back at the head of die `d`'s queue at `t`, with, on
+    /// a chip with multi-plane programs, the first queued for each other plane
+    /// of the die: one program of their pages, as MQSim's scheduler groups a
+    /// chip's waiting write transactions for distinct planes
+    /// (`TSU_Base.cpp`, `issue_command_to_chip`; the FTL programs together
+    /// the pages at one page offset and the rest singly). A write-back whose
+    /// page was written back meanwhile or trimmed is dropped.
+    fn issue(&mut self, io: &mut Io, t: SimTime, d: usize) -> Result<(), FtlError> {
+        let mut picked: Vec<usize> = vec![0];
+        if self.multi_plane && self.planes > 1 {
+            let q = &self.queues[d];
+            let mut planes = 1u64 << (q[0].plane % 64);
+            for (i, w) in q.iter().enumerate().skip(1) {
+                if picked.len() == self.planes || w.at > t {
+                    break;
+                }
+                let bit = 1u64 << (w.plane % 64);
+                if planes & bit == 0 {
+                    planes |= bit;
+                    picked.push(i);
+                }
+            }
+        }
+        // What each picked write-back writes (None: dropped).
+        let mut batch: Vec<(u32, Payload, Hint)> = Vec::with_capacity(picked.len());
+        let mut released = 0;
+        for &i in &picked {
+            let w = &self.queues[d][i];
+            let page = match &w.evicted {
+                Some((data, hint)) => Some((data.clone(), *hint)),
+                None => match self.slots.get(&w.lpn) {
+                    Some(slot) if slot.dirty && slot.generation == w.generation => {
+                        Some((slot.data.clone(), Hint { more: false, bytes: 0, ..slot.hint }))
+                    }
+                    _ => None,
+                },
+            };
+            match page {
+                Some((data, hint)) => batch.push((w.lpn, data, hint)),
+                None => released += w.sectors,
+            }
+        }
+        let last = batch.len().saturating_sub(1);
+        let inner = &mut self.inner;
+        let finish = io.detached(t, |io| {
+            for (k, (lpn, data, hint)) in batch.iter().enumerate() {
+                inner.write(io, Lpn(*lpn), data.clone(), &Hint { more: k < last, ..*hint })?;
+            }
+            Ok::<SimTime, FtlError>(io.completion())
+        })?;
+        // Issued (or dropped): out of the queue, highest index first.
+        for &i in picked.iter().rev() {
+            let Some(w) = self.queues[d].remove(i) else { continue };
+            self.queued -= 1;
+            let written = match &w.evicted {
+                Some(_) => {
+                    if let Some(dep) = self.departing.get_mut(&w.lpn) {
+                        dep.1 -= 1;
+                        if dep.1 == 0 {
+                            self.departing.remove(&w.lpn);
+                        }
+                    }
+                    true
+                }
+                None => match self.slots.get_mut(&w.lpn) {
+                    Some(slot) if slot.dirty && slot.generation == w.generation => {
+                        slot.dirty = false;
+                        slot.leaves_at = Some(finish);
+                        true
+                    }
+                    _ => false,
+                },
+            };
+            if !written {
+                continue;
+            }
+            if w.at < t {
+                self.stats.queued_writebacks += 1;
+                self.stats.queued_ns += t.0 - w.at.0;
+            }
+            // Its sectors were counted when it joined the queue.
+            self.in_flight.push(Reverse((finish, w.lpn, w.sectors)));
+        }
+        self.written_back_until = self.written_back_until.max(finish);
+        if self.queues[d].is_empty() {
+            self.nonempty.retain(|&n| n != d);
+        }
+        if released > 0 {
+            self.depth -= released;
+            self.admit(t);
+        }
+        Ok(())
+    }
+
+    /// Drops every write-back of `lpn` waiting in the cache or in its die's
+    /// queue (the page was trimmed), and lets waiting ones in at `t`.
+    fn cancel(&mut self, lpn: u32, t: SimTime) {
+        self.version += 1;
+        self.departing.remove(&lpn);
+        self.gated.retain(|w| w.lpn != lpn);
+        let mut released = 0;
+        for q in &mut self.queues {
+            q.retain(|w| {
+                if w.lpn == lpn {
+                    released += w.sectors;
+                }
+                w.lpn != lpn
+            });
+        }
+        self.queued = self.queues.iter().map(VecDeque::len).sum();
+        let queues = &self.queues;
+        self.nonempty.retain(|&d| !queues[d].is_empty());
+        if released > 0 {
+            self.depth -= released;
+            self.admit(t);
+        }
+    }
+
+    /// When a write arriving at `now` with write-backs waiting in the cache
+    /// or at the limit is taken in: the queues and the cache run forward as
+    /// [`DataCache::pump`] would, each write-back taking a page transfer and
+    /// a program, as if no read came (see the module docs, 7.).
+    fn estimate_admission(&mut self, io: &Io, now: SimTime) -> SimTime {
+        // The common case: no write waits before this one, and the first
+        // write-back in flight to finish makes room, before any queued one
+        // could finish.
+        if self.gated.is_empty() {
+            if let Some(&Reverse((f, _, sectors))) = self.in_flight.peek() {
+                if self.depth - sectors < self.limit {
+                    let queued_first = self
+                        .nonempty
+                        .iter()
+                        .filter_map(|&d| self.queues[d].front().map(|w| w.at.max(io.die_free_at(DieId(d as u32)))))
+                        .min();
+                    if queued_first.is_none_or(|q| f <= q + self.writeback_ns) {
+                        return now.max(f);
+                    }
+                }
+            }
+        }
+        let mut sim = std::mem::take(&mut self.scratch);
+        let t = self.simulate(io, now, &mut sim);
+        self.scratch = sim;
+        t
+    }
+
+    /// Runs [`DataCache::estimate_admission`]'s simulation, from the state
+    /// the last call left in `sim` if nothing has changed since but writes
+    /// joining the wait in the cache (a burst of writes at the limit costs
+    /// one pass, not one each), else from the cache's state now.
+    fn simulate(&self, io: &Io, now: SimTime, sim: &mut Scratch) -> SimTime {
+        let per = self.dies_per_slot;
+        let end = self.admitted + self.gated.len() as u64;
+        if sim.version == Some(self.version) && sim.resumes < 32 && (self.admitted..=end).contains(&sim.gated_used) {
+            let (mut depth, mut t) = (sim.depth, sim.t.max(now));
+            let mut gated = self.gated.iter().skip((sim.gated_used - self.admitted) as usize);
+            let r = Self::run_sim(self, sim, &mut gated, &mut depth, &mut t, per);
+            sim.gated_used = end;
+            sim.resumes += 1;
+            (sim.depth, sim.t) = (depth, t);
+            return r;
+        }
+        sim.free.clear();
+        sim.free.extend((0..self.queues.len()).step_by(per).map(|d| io.die_free_at(DieId(d as u32))));
+        // Per die, the times its waiting write-backs may start.
+        sim.queues.resize_with(self.queues.len(), VecDeque::new);
+        for &d in &sim.active {
+            sim.queues[d].clear();
+        }
+        sim.active.clear();
+        sim.next.clear();
+        for &d in &self.nonempty {
+            sim.queues[d].extend(self.queues[d].iter().map(|w| (w.at, w.sectors, w.plane)));
+            sim.active.push(d);
+            if let Some(&(at, _, _)) = sim.queues[d].front() {
+                sim.next.push(Reverse((at.max(sim.free[d / per]), d)));
+            }
+        }
+        sim.flight.clear();
+        sim.flight.extend(self.in_flight.iter().map(|r| Reverse((r.0 .0, r.0 .2))));
+        let mut gated = self.gated.iter();
+        let mut depth = self.depth;
+        let mut t = now;
+        let r = Self::run_sim(self, sim, &mut gated, &mut depth, &mut t, per);
+        sim.version = Some(self.version);
+        sim.gated_used = end;
+        sim.resumes = 0;
+        (sim.depth, sim.t) = (depth, t);
+        r
+    }
+
+    /// The simulation's loop: admits the waiting writes of `gated` as room
+    /// frees, and returns the time the next write gets in.
+    fn run_sim<'a>(
+        &self,
+        sim: &mut Scratch,
+        gated: &mut impl Iterator<Item = &'a Queued>,
+        depth: &mut u64,
+        t: &mut SimTime,
+        per: usize,
+    ) -> SimTime {
+        loop {
+            // Admit what the room allows; once every earlier write is in, the
+            // new one is.
+            while *depth < self.limit {
+                match gated.next() {
+                    Some(w) => {
+                        *depth += w.sectors;
+                        let d = w.die;
+                        let at = w.at.max(*t);
+                        if sim.queues[d].is_empty() {
+                            if !sim.active.contains(&d) {
+                                sim.active.push(d);
+                            }
+                            sim.next.push(Reverse((at.max(sim.free[d / per]), d)));
+                        }
+                        sim.queues[d].push_back((at, w.sectors, w.plane));
+                    }
+                    None => return *t,
+                }
+            }
+            // The die that may issue first (stale entries dropped).
+            let mut issue: Option<(SimTime, usize)> = None;
+            while let Some(&Reverse((s, d))) = sim.next.peek() {
+                let now_key = sim.queues[d].front().map(|&(at, _, _)| at.max(sim.free[d / per]));
+                if now_key == Some(s) {
+                    issue = Some((s, d));
+                    break;
+                }
+                sim.next.pop();
+            }
+            let finish = sim.flight.peek().map(|r| r.0 .0);
+            match (issue, finish) {
+                (_, Some(f)) if issue.is_none_or(|(s, _)| f <= s) => {
+                    if let Some(Reverse((f, sectors))) = sim.flight.pop() {
+                        *depth -= sectors;
+                        *t = (*t).max(f);
+                    }
+                }
+                (Some((s, d)), _) => {
+                    // The head, and with multi-plane programs the first of
+                    // each other plane, in one program.
+                    let f = s + self.writeback_ns;
+                    sim.free[d / per] = f;
+                    let q = &mut sim.queues[d];
+                    let mut planes = 0u64;
+                    let mut i = 0;
+                    let mut taken = 0;
+                    while i < q.len() && taken < if self.multi_plane { self.planes } else { 1 } {
+                        let (at, sectors, plane) = q[i];
+                        let bit = 1u64 << (plane % 64);
+                        if (taken == 0 || at <= s) && planes & bit == 0 {
+                            planes |= bit;
+                            taken += 1;
+                            sim.flight.push(Reverse((f, sectors)));
+                            q.remove(i);
+                        } else {
+                            i += 1;
+                        }
+                    }
+                    // The dies sharing the slot have a new time.
+                    let slot = d / per;
+                    for e in slot * per..(slot * per + per).min(sim.queues.len()) {
+                        if let Some(&(at, _, _)) = sim.queues[e].front() {
+                            sim.next.push(Reverse((at.max(sim.free[slot]), e)));
+                        }
+                    }
+                }
+                // Nothing left to wait for.
+                _ => return *t,
+            }
+        }
+    }
+
     /// One DRAM access of `bytes` starting no earlier than `at`: when it ends.
     fn dram(&mut self, at: SimTime, bytes: u64) -> SimTime {
         let end = SimTime(at.0.max(self.dram_free.0) + self.params.dram.access_ns(bytes));
@@ -397,6 +877,25 @@ impl DataCache {
         }
         let out = self.dram(t, slot.sectors * SECTOR_BYTES);
         let hint = Hint { more: false, bytes: 0, ..slot.hint };
+        if self.lazy {
+            self.stats.evictions += 1;
+            self.version += 1;
+            let (die, plane) = self.place(lpn, &hint);
+            let dep = self.departing.entry(lpn).or_insert((slot.data.clone(), 0));
+            dep.0 = slot.data.clone();
+            dep.1 += 1;
+            self.enqueue(Queued {
+                lpn,
+                die,
+                plane,
+                at: out,
+                sectors: slot.sectors,
+                estimate: out,
+                evicted: Some((slot.data, hint)),
+                generation: slot.generation,
+            });
+            return Ok(());
+        }
         let finish = io.independent(|io| {
             io.start_after(out);
             self.inner.write(io, Lpn(lpn), slot.data.clone(), &hint).map(|()| io.last_finish())
@@ -430,23 +929,49 @@ impl Layer for DataCache {
 
     fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
         check_lpn(lpn, self.inner.addressable_pages())?;
-        self.retire(io.now());
-        match self.slots.get(&lpn.0) {
-            Some(slot) => {
-                let data = slot.data.clone();
+        if self.lazy {
+            self.pump(io, io.now())?;
+        } else {
+            self.retire(io.now());
+        }
+        // A page in a slot, or evicted with its write-back still waiting,
+        // is read from DRAM.
+        let cached = match self.slots.get(&lpn.0) {
+            Some(slot) => Some(slot.data.clone()),
+            None if !self.departing.is_empty() => self.departing.get(&lpn.0).map(|d| d.0.clone()),
+            None => None,
+        };
+        match cached {
+            Some(data) => {
                 let end = self.dram(io.now(), self.page_bytes);
                 io.complete_after(end);
                 self.stats.read_hits += 1;
                 Ok(Some(data))
             }
-            None => self.inner.read(io, lpn),
+            None => {
+                // It takes die time the estimate must see.
+                self.version += 1;
+                self.inner.read(io, lpn)
+            }
         }
     }
 
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
         check_lpn(lpn, self.inner.addressable_pages())?;
         let now = io.now();
-        let t = self.accept(now);
+        let mut gate = false;
+        let mut estimate = now;
+        let t = if self.lazy {
+            self.pump(io, now)?;
+            gate = !self.gated.is_empty() || self.depth >= self.limit;
+            let t = now.max(self.accept_floor);
+            estimate = if gate { self.estimate_admission(io, now) } else { t };
+            let t = if gate { t.max(estimate + self.lag) } else { t };
+            self.accept_floor = t;
+            t
+        } else {
+            self.accept(now)
+        };
         if t > now {
             self.stats.held_writes += 1;
             self.stats.held_ns += t.0 - now.0;
@@ -474,13 +999,30 @@ impl Layer for DataCache {
                 if self.slots.len() >= self.params.pages as usize {
                     self.evict(io, t)?;
                 }
-                self.slots.insert(lpn.0, Slot { data, hint: *hint, dirty: true, stamp, sectors, leaves_at: None });
+                let generation = stamp;
+                self.slots.insert(
+                    lpn.0,
+                    Slot { data, hint: *hint, dirty: true, stamp, sectors, leaves_at: None, generation },
+                );
             }
         }
         self.lru.insert(stamp, lpn.0);
         if cold {
             self.hot.entry(stream).or_default().insert(lpn.0);
-            self.write_back(io, lpn.0)?;
+            if self.lazy {
+                let (die, plane) = self.place(lpn.0, hint);
+                let generation = self.slots.get(&lpn.0).map_or(0, |s| s.generation);
+                let w = Queued { lpn: lpn.0, die, plane, at: t, sectors, estimate, evicted: None, generation };
+                if gate {
+                    self.gated.push_back(w);
+                } else {
+                    self.version += 1;
+                    self.enqueue(w);
+                    self.pump(io, now)?;
+                }
+            } else {
+                self.write_back(io, lpn.0)?;
+            }
             self.stats.writebacks += 1;
         } else {
             self.stats.hot_writes += 1;
@@ -504,9 +1046,16 @@ impl Layer for DataCache {
 
     fn trim(&mut self, io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
         check_lpn(lpn, self.inner.addressable_pages())?;
-        self.retire(io.now());
+        if self.lazy {
+            self.pump(io, io.now())?;
+        } else {
+            self.retire(io.now());
+        }
         if let Some(slot) = self.slots.remove(&lpn.0) {
             self.lru.remove(&slot.stamp);
+        }
+        if self.lazy {
+            self.cancel(lpn.0, io.now());
         }
         self.inner.trim(io, lpn)
     }
@@ -514,16 +1063,51 @@ impl Layer for DataCache {
     /// Writes every dirty page back, in logical-page order, and completes once
     /// every write-back issued so far is durable.
     fn flush(&mut self, io: &mut Io) -> Result<(), FtlError> {
-        self.retire(io.now());
+        let end = SimTime(u64::MAX);
+        self.version += 1;
+        if self.lazy {
+            // Every write-back waiting runs, each when its die falls free.
+            self.pump(io, end)?;
+        } else {
+            self.retire(io.now());
+        }
         let mut dirty: Vec<u32> = self.slots.iter().filter(|(_, s)| s.dirty).map(|(&l, _)| l).collect();
         dirty.sort_unstable();
         for lpn in dirty {
-            self.write_back(io, lpn)?;
+            if self.lazy {
+                let Some(slot) = self.slots.get(&lpn) else { continue };
+                let (hint, sectors, generation) = (slot.hint, slot.sectors, slot.generation);
+                let (die, plane) = self.place(lpn, &hint);
+                self.enqueue(Queued {
+                    lpn,
+                    die,
+                    plane,
+                    at: io.now(),
+                    sectors,
+                    estimate: io.now(),
+                    evicted: None,
+                    generation,
+                });
+            } else {
+                self.write_back(io, lpn)?;
+            }
             self.stats.flushed += 1;
+        }
+        if self.lazy {
+            self.pump(io, end)?;
         }
         self.inner.flush(io)?;
         io.complete_after(self.written_back_until);
         Ok(())
+    }
+
+    /// Idle time: the queued write-backs run up to `until`, then the FTL's
+    /// own background work.
+    fn background(&mut self, io: &mut Io, until: SimTime) -> Result<(), FtlError> {
+        if self.lazy {
+            self.pump(io, until)?;
+        }
+        self.inner.background(io, until)
     }
 
     fn durability(&self) -> Durability {
@@ -536,7 +1120,7 @@ impl Layer for DataCache {
     }
 
     fn holds(&self, lpn: Lpn) -> bool {
-        self.slots.contains_key(&lpn.0)
+        self.slots.contains_key(&lpn.0) || self.departing.contains_key(&lpn.0)
     }
 
     fn takes_writes(&self) -> bool {
@@ -551,6 +1135,9 @@ impl Layer for DataCache {
             ("data_cache_evictions", s.evictions as f64),
             ("data_cache_flushed", s.flushed as f64),
             ("data_cache_read_hits", s.read_hits as f64),
+            ("data_cache_waiting_writebacks", (self.gated.len() + self.queued) as f64),
+            ("data_cache_queued_writebacks", s.queued_writebacks as f64),
+            ("data_cache_queued_ms", s.queued_ns as f64 / 1e6),
             ("data_cache_held_writes", s.held_writes as f64),
             ("data_cache_held_ms", s.held_ns as f64 / 1e6),
         ]

@@ -118,6 +118,8 @@ fn stats(ftl: &Cache) -> DataCacheStats {
         read_hits: get("data_cache_read_hits") as u64,
         held_writes: get("data_cache_held_writes") as u64,
         held_ns: (get("data_cache_held_ms") * 1e6).round() as u64,
+        queued_writebacks: get("data_cache_queued_writebacks") as u64,
+        queued_ns: (get("data_cache_queued_ms") * 1e6).round() as u64,
     };
     assert_eq!(from_gauges, ftl.layer().stats(), "the gauges report the stats");
     from_gauges
@@ -199,4 +201,83 @@ fn bad_settings_name_their_key() {
         let e = DataCache::new(inner, p.clone(), &io).unwrap_err().to_string();
         assert!(e.contains(key), "{p:?}: {e}");
     }
+}
+
+/// The cache over the mqsim GC model, which tells each page's die (even pages
+/// on die 0, odd on die 1: channel first), so write-backs wait in die queues.
+fn queued_cache(params: DataCacheParams) -> (Flash, Cache) {
+    use crate::schemes::page::pagemap::GcModel;
+    let mut f = flash(geometry(), 1);
+    let mut io = f.io(SimTime::ZERO);
+    let inner = PageMapConfig { gc_model: GcModel::Mqsim, ..PageMapConfig::default() }.format(&mut io).unwrap();
+    let ftl = Layered(DataCache::new(inner, params, &io).unwrap());
+    (f, ftl)
+}
+
+#[test]
+fn write_backs_wait_for_their_die_and_a_read_passes_them() {
+    let program = TIMING.program_ns;
+    let mut done = Vec::new();
+    for queue_writebacks in [true, false] {
+        let p = DataCacheParams { writeback_limit_sectors: Some(1 << 20), queue_writebacks, ..params(64) };
+        let (mut f, mut ftl) = queued_cache(p);
+        // Page 10 (die 0) is on flash and out of the cache long before.
+        write(&mut f, &mut ftl, 0, 10, 100, 0);
+        let t = 100 * program;
+        // Four cold pages of die 0 at once: four write-backs for one die.
+        for l in [0, 2, 4, 6] {
+            write(&mut f, &mut ftl, t, l, u64::from(l), 0);
+        }
+        // A host read of die 0 shortly after.
+        let (got, at) = read(&mut f, &mut ftl, t + 50_000, 10);
+        assert_eq!(got, Some(Payload::Token(100)));
+        done.push(at - t);
+        if queue_writebacks {
+            // One write-back is under way; three still wait.
+            assert_eq!(ftl.gauges().iter().find(|g| g.0 == "data_cache_waiting_writebacks").unwrap().1, 3.0);
+        }
+        // A flush writes every page back; all five are on flash after it.
+        let mut io = f.io(SimTime(t + 60_000));
+        ftl.flush(&mut io).unwrap();
+        assert!(io.completion().0 >= t + 4 * program, "flush done at {}", io.completion().0);
+        assert_eq!(f.counters().programs.total(), 5);
+        for l in [0, 2, 4, 6] {
+            assert_eq!(read(&mut f, &mut ftl, 1000 * program, l).0, Some(Payload::Token(u64::from(l))));
+        }
+    }
+    // Queued: the read waits for the write-back under way only; issued at
+    // once: for all four.
+    assert!(done[0] < 2 * program, "queued: read done after {} ns", done[0]);
+    assert!(done[1] > 4 * program, "at once: read done after {} ns", done[1]);
+}
+
+#[test]
+fn writes_at_the_limit_wait_in_the_cache_and_their_write_backs_follow_in_order() {
+    // Limit 16 sectors: two 4 KiB write-backs on the dies; six cold writes of
+    // die 0 at once.
+    let (mut f, mut ftl) = queued_cache(params(16));
+    let mut acks = Vec::new();
+    for l in [0, 2, 4, 6, 8, 10] {
+        acks.push(write(&mut f, &mut ftl, 0, l, u64::from(l) + 1, 0));
+    }
+    let s = stats(&ftl);
+    assert_eq!(s.held_writes, 4, "{s:?}");
+    // Each write past the second waits about a program more than the one
+    // before (one die: one write-back at a time).
+    for w in acks.windows(2).skip(1) {
+        assert!(w[1] >= w[0], "{acks:?}");
+    }
+    assert!(acks[5] >= 4 * TIMING.program_ns, "{acks:?}");
+    // Written again while waiting: the newer data is what reaches the flash.
+    write(&mut f, &mut ftl, 10, 8, 99, 0);
+    let mut io = f.io(SimTime(20));
+    ftl.flush(&mut io).unwrap();
+    let flushed = io.completion().0;
+    assert!(flushed >= 6 * TIMING.program_ns, "flush done at {flushed}");
+    assert!(f.counters().programs.total() >= 6);
+    for (l, token) in [(0, 1), (2, 3), (4, 5), (6, 7), (8, 99), (10, 11)] {
+        assert_eq!(read(&mut f, &mut ftl, flushed + 1, l).0, Some(Payload::Token(token)), "page {l}");
+    }
+    // The gauges count the queue.
+    assert!(stats(&ftl).queued_writebacks > 0);
 }

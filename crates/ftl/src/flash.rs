@@ -480,6 +480,31 @@ impl Io<'_> {
         r
     }
 
+    /// Runs `chain` as a command of its own issued at `at`, which may be
+    /// earlier than [`Io::now`]: work a layer queued in the device and that the
+    /// device started the moment its die fell free, found out only when the
+    /// next command arrives (the data cache's write-backs,
+    /// [`crate::data_cache`]). Nothing of it counts toward this command's
+    /// completion, acknowledgement or queueing; `at` should be no earlier than
+    /// the commands issued before this one.
+    pub fn detached<R>(&mut self, at: SimTime, chain: impl FnOnce(&mut Io<'_>) -> R) -> R {
+        let mut io = Io {
+            flash: &mut *self.flash,
+            now: at,
+            ready: at,
+            done: at,
+            host_done: None,
+            acked: None,
+            last_program: at,
+            behind: SimTime::ZERO,
+            host_dies: [u32::MAX; HOST_DIES],
+            channel_queued: SimTime::ZERO,
+            failures: 0,
+            update_read: false,
+        };
+        chain(&mut io)
+    }
+
     /// Reads a page and its OOB. A host read goes through the read buffer if
     /// there is one ([`crate::read_buffer`]).
     #[inline]

@@ -172,4 +172,10 @@ impl<L: Layer> Placement for Layered<L> {
         }
         self.0.inner().capabilities().placement?.write_die(lpn, hint)
     }
+    fn write_plane(&self, lpn: Lpn, hint: &Hint) -> Option<u32> {
+        if self.0.takes_writes() {
+            return None;
+        }
+        self.0.inner().capabilities().placement?.write_plane(lpn, hint)
+    }
 }

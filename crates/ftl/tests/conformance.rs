@@ -115,6 +115,30 @@ conformance!(
     }
 );
 
+// MQSim's write cache over the mqsim GC model, as the MQSim import builds it:
+// write-backs wait in a queue of their die (the model tells each page's die)
+// and are issued when it falls free, a tight limit so writes wait in the cache,
+// on chips whose dies run serially and serve host reads before queued work.
+conformance!(
+    data_cache_queued_over_pagemap_mqsim_gc,
+    ftlab_ftl::data_cache::DataCacheBuilder {
+        inner: Box::new(PageMapConfig { gc_model: GcModel::Mqsim, gc_max_victims_per_plane: 2, ..PageMapConfig::default() }),
+        params: ftlab_ftl::data_cache::DataCacheParams {
+            writeback_limit_sectors: Some(16),
+            hot_window_ns: 50_000_000,
+            ..ftlab_ftl::data_cache::DataCacheParams::new(8)
+        },
+    },
+    conformance::small_geometry(),
+    commands: ftlab_nand::Commands { serial_dies: true, reads_first: true, ..Default::default() }
+);
+conformance!(
+    pagemap_mqsim_gc_reads_first,
+    PageMapConfig { gc_model: GcModel::Mqsim, gc_max_victims_per_plane: 2, ..PageMapConfig::default() },
+    conformance::small_geometry(),
+    commands: ftlab_nand::Commands { reads_first: true, ..Default::default() }
+);
+
 // The solid-state cache through the block interface (write = write-dirty, trim =
 // evict): dirty blocks are never evicted silently, so it is a plain FTL here.
 conformance!(ssc_block_interface, ftlab_ftl::schemes::host::ssc::SscConfig::default());

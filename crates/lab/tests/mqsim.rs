@@ -96,6 +96,10 @@ fn mqsim_default_files_import() {
     let cache = s.config.device.data_cache.as_ref().expect("scenario 1 has the data cache");
     assert_eq!((cache.pages, cache.dram_mt_per_s, cache.dram_burst_bytes), (32_768, 100, 1));
     assert!(s.config.device.commands.serial_dies);
+    // A chip serves host reads before queued writes, and the cache's
+    // write-backs wait in their chips' queues, as MQSim's scheduler has them.
+    assert!(s.config.device.commands.reads_first);
+    assert!(cache.queue_writebacks);
     // Queue_Fetch_Size bounds each flow's requests in the device.
     assert_eq!((s.config.host.fetch_size, s.config.host.fetch_per_flow), (Some(512), Some(true)));
     // Preemptible GC is off in this file: nothing to report.

@@ -37,6 +37,21 @@
 //! `PROGRAM_ERASE` is imported as erase suspension and the program part
 //! reported as not modelled.)
 //!
+//! **Reads first** (`reads_first`): a host read that finds programs or erases
+//! reserved on its die (or chip, with `serial_dies`) that have not started
+//! when it is issued runs before them, after the operation under way and the
+//! reads queued before it, as MQSim's transaction schedulers serve a chip's
+//! read transactions before its writes and erases
+//! (`src/ssd/TSU_OutofOrder.cpp:284-300`, `TSU_Priority_OutOfOrder.cpp:393-406`:
+//! `service_read_transaction` first, then writes, then erases). The die's
+//! later work moves later by the read's time, so the die does the same work in
+//! all; the operations it passed keep the finish they were given when they were
+//! issued (acknowledgements, a cache's write-backs and the power-cut model use
+//! it), so their own delay is not seen: for a write acknowledged at its program
+//! that is optimistic by the reads that passed it; behind a write cache, which
+//! acknowledges from DRAM, it shortens only the back pressure. It does not
+//! combine with cache program or erase suspension (refused).
+//!
 //! Die interleaving (operations of different dies on one channel overlapping,
 //! each die's array time hidden behind the others' transfers) is the default:
 //! the timelines model it ([`crate::timeline`]). `serial_dies` turns it off
@@ -70,6 +85,9 @@ pub struct Commands {
     /// The dies of one chip run one operation at a time (no die interleaving
     /// inside a chip; channels and chips still run side by side).
     pub serial_dies: bool,
+    /// A host read runs before the programs and erases reserved on its die
+    /// that have not started (MQSim's transaction scheduler).
+    pub reads_first: bool,
 }
 
 impl Commands {
@@ -88,6 +106,13 @@ impl Commands {
     /// Checks the suspension time: at most [`Timing::MAX_OPERATION_NS`]; the
     /// error names the key.
     pub fn validate(&self) -> Result<(), String> {
+        if self.reads_first && self.changes_timing() {
+            let other = if self.cache_program { "cache_program" } else { "erase_suspension" };
+            return Err(format!(
+                "commands.reads_first does not combine with commands.{other}: a read that passes queued work and \
+                 one that waits for the die's cache register or suspends its erase are two schedulers; turn one off"
+            ));
+        }
         let ns = self.suspend_erase_ns;
         if ns > Timing::MAX_OPERATION_NS {
             return Err(format!(

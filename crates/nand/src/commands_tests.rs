@@ -18,6 +18,7 @@ const MULTI: Commands = Commands {
     erase_suspension: false,
     suspend_erase_ns: 0,
     serial_dies: false,
+    reads_first: false,
 };
 
 fn page(n: &Nand, block: u32, page: u32, v: u64) -> PlanePage {

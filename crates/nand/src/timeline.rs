@@ -70,6 +70,14 @@ pub struct Timelines {
     /// reserved since: retiring at it again would find nothing to forget
     /// (a read-back's millions of commands all run at one instant).
     retired: Option<SimTime>,
+    /// Whether host reads pass queued programs and erases
+    /// (`Commands::reads_first`): then `queue` is kept.
+    reads_first: bool,
+    /// Per die slot, with reads first: the operations reserved on it that had
+    /// not finished at the last look, `[start, finish)` as the reads that
+    /// passed them moved them, and whether each is a read (reads are not
+    /// passed).
+    queue: Vec<VecDeque<(SimTime, SimTime, bool)>>,
 }
 
 /// The last erase reserved on a die, if nothing was reserved after it.
@@ -132,12 +140,17 @@ impl From<SimTime> for Issue {
 impl Timelines {
     /// RAM of the timelines, in bytes (allocated capacity).
     pub fn ram_bytes(&self) -> u64 {
-        let reserved: usize =
-            self.channel.iter().map(|c| c.capacity() * std::mem::size_of::<(SimTime, SimTime, bool)>()).sum();
+        let reserved: usize = self
+            .channel
+            .iter()
+            .chain(&self.queue)
+            .map(|c| c.capacity() * std::mem::size_of::<(SimTime, SimTime, bool)>())
+            .sum();
         (self.die_busy.capacity() * std::mem::size_of::<SimTime>()
             + self.cache_free.capacity() * std::mem::size_of::<SimTime>()
             + self.long.capacity() * std::mem::size_of::<LongOp>()
-            + self.channel.capacity() * std::mem::size_of::<VecDeque<(SimTime, SimTime, bool)>>()
+            + (self.channel.capacity() + self.queue.capacity())
+                * std::mem::size_of::<VecDeque<(SimTime, SimTime, bool)>>()
             + reserved) as u64
     }
 
@@ -162,6 +175,8 @@ impl Timelines {
             long: Vec::new(),
             suspension: None,
             retired: None,
+            reads_first: false,
+            queue: Vec::new(),
         }
     }
 
@@ -172,6 +187,8 @@ impl Timelines {
         self.serial = commands.serial_dies && self.dies_per_way > 1;
         let slots = if self.serial { self.dies / self.dies_per_way } else { self.dies };
         self.die_busy = vec![self.die_busy.iter().copied().max().unwrap_or_default(); slots];
+        self.reads_first = commands.reads_first && !self.timed;
+        self.queue = if self.reads_first { vec![VecDeque::new(); slots] } else { Vec::new() };
         let dies = self.dies;
         if self.timed {
             self.cache_free = vec![self.die_busy.iter().copied().max().unwrap_or_default(); dies];
@@ -185,6 +202,71 @@ impl Timelines {
     /// The advanced commands in use.
     pub fn commands(&self) -> &Commands {
         &self.commands
+    }
+
+    /// Books `[start, finish)` on die `d`'s slot as its last operation.
+    #[inline]
+    fn busy(&mut self, d: usize, start: SimTime, finish: SimTime, read: bool) {
+        let slot = self.slot(d);
+        self.die_busy[slot] = finish;
+        if self.reads_first {
+            self.book(slot, start, finish, read);
+        }
+    }
+
+    /// Keeps an operation in its slot's queue (reads first).
+    #[cold]
+    #[inline(never)]
+    fn book(&mut self, slot: usize, start: SimTime, finish: SimTime, read: bool) {
+        let q = &mut self.queue[slot];
+        if q.len() == CALENDAR {
+            q.pop_front();
+        }
+        q.push_back((start, finish, read));
+    }
+
+    /// A host read on `die` issued at `at` with reads first: after the
+    /// operation under way at `at` and after the reads queued before it, ahead
+    /// of the programs and erases that have not started; those (in this
+    /// queue) and the die's later work move later by the time it takes.
+    #[cold]
+    #[inline(never)]
+    fn read_first(&mut self, die: DieId, at: Issue, array: SimTime, xfer: SimTime) -> Span {
+        let d = die.0 as usize;
+        let slot = self.slot(d);
+        let c = self.channel(die);
+        let q = &mut self.queue[slot];
+        while q.front().is_some_and(|o| o.1 <= at.at) {
+            q.pop_front();
+        }
+        // After every operation started by `at`, and after the last read.
+        let mut i = q.partition_point(|o| o.0 <= at.at);
+        if let Some(r) = q.iter().rposition(|o| o.2) {
+            i = i.max(r + 1);
+        }
+        let start = if i == 0 { at.at } else { at.at.max(q[i - 1].1) };
+        let (t, queued) = self.transfer(c, start + array, xfer, at.host);
+        let finish = t + xfer;
+        let q = &mut self.queue[slot];
+        if let Some(&(next, _, _)) = q.get(i) {
+            if finish > next {
+                let delta = finish - next;
+                for o in q.iter_mut().skip(i) {
+                    o.0 += delta;
+                    o.1 += delta;
+                }
+                self.die_busy[slot] += delta;
+            }
+        } else {
+            self.die_busy[slot] = self.die_busy[slot].max(finish);
+        }
+        let q = &mut self.queue[slot];
+        if q.len() == CALENDAR {
+            q.pop_front();
+            i = i.saturating_sub(1);
+        }
+        q.insert(i, (start, finish, true));
+        Span { start, finish, queued, die }
     }
 
     /// The suspension the last read made, if it made one (cleared).
@@ -253,8 +335,7 @@ impl Timelines {
         }
         let array = end.max(self.die_busy[self.slot(d)]);
         let finish = array + self.program;
-        let slot = self.slot(d);
-        self.die_busy[slot] = finish;
+        self.busy(d, start, finish, false);
         if self.timed {
             self.cache_free[d] = if self.commands.cache_program { array } else { finish };
             // Programs are not suspended (see [`crate::commands`]).
@@ -290,8 +371,7 @@ impl Timelines {
             queued += q;
             end = t + self.page_transfer;
         }
-        let slot = self.slot(d);
-        self.die_busy[slot] = end;
+        self.busy(d, start, end, true);
         if self.timed {
             self.booked_other(d, end);
         }
@@ -346,18 +426,21 @@ impl Timelines {
         let start = at.at.max(self.die_busy[self.slot(d)]);
         let (t, queued) = self.transfer(c, start + array, xfer, at.host);
         let finish = t + xfer;
-        let slot = self.slot(d);
-        self.die_busy[slot] = finish;
+        self.busy(d, start, finish, true);
         Span { start, finish, queued, die }
     }
 
     /// A page read on `die` issued at `at`.
     #[inline]
     pub fn read(&mut self, die: DieId, at: impl Into<Issue>) -> Span {
+        let at = at.into();
         if self.timed {
-            return self.read_timed(die, at.into(), self.read, self.page_transfer);
+            return self.read_timed(die, at, self.read, self.page_transfer);
         }
-        self.array_then_transfer(die, at.into(), self.read, self.page_transfer)
+        if self.reads_first && at.host {
+            return self.read_first(die, at, self.read, self.page_transfer);
+        }
+        self.array_then_transfer(die, at, self.read, self.page_transfer)
     }
 
     /// A spare-area read on `die` issued at `at`.
@@ -380,8 +463,7 @@ impl Timelines {
         let c = self.channel(die);
         let (start, queued) = self.transfer(c, at.at.max(self.die_busy[self.slot(d)]), self.page_transfer, at.host);
         let finish = start + self.page_transfer + self.program;
-        let slot = self.slot(d);
-        self.die_busy[slot] = finish;
+        self.busy(d, start, finish, false);
         Span { start, finish, queued, die }
     }
 
@@ -391,8 +473,7 @@ impl Timelines {
         let d = die.0 as usize;
         let start = at.into().at.max(self.die_busy[self.slot(d)]);
         let finish = start + self.erase;
-        let slot = self.slot(d);
-        self.die_busy[slot] = finish;
+        self.busy(d, start, finish, false);
         if self.timed {
             self.cache_free[d] = finish;
             self.long[d] = LongOp { kind: LongKind::Erase, start, finish, reads_end: SimTime::ZERO };
@@ -412,8 +493,7 @@ impl Timelines {
         let d = die.0 as usize;
         let start = at.into().at.max(self.die_busy[self.slot(d)]);
         let finish = start + self.read + self.program;
-        let slot = self.slot(d);
-        self.die_busy[slot] = finish;
+        self.busy(d, start, finish, false);
         if self.timed {
             self.booked_other(d, finish);
         }
@@ -491,6 +571,7 @@ impl Timelines {
         self.long.iter_mut().for_each(|l| *l = LongOp::default());
         self.suspension = None;
         self.retired = None;
+        self.queue.iter_mut().for_each(VecDeque::clear);
         for cal in &mut self.channel {
             cal.clear();
             cal.push_back((SimTime::ZERO, t, false));
@@ -534,6 +615,69 @@ mod tests {
         let mut tl = timelines(2);
         tl.set_commands(Commands { serial_dies: serial, ..Commands::default() });
         tl
+    }
+
+    #[test]
+    fn with_reads_first_a_host_read_passes_the_programs_queued_on_its_die() {
+        // Three programs queued on die 0 (transfer 1,000 ns + 200,000 ns each),
+        // a host read issued during the first.
+        let mut fifo = setup();
+        let mut first = setup();
+        first.set_commands(Commands { reads_first: true, ..Commands::default() });
+        for tl in [&mut fifo, &mut first] {
+            for _ in 0..3 {
+                tl.program(DieId(0), SimTime::ZERO);
+            }
+            assert_eq!(tl.die_free_at(DieId(0)), SimTime(603_000));
+        }
+        // In issue order the read waits for all three: 603,000 + 25,000 + 1,000.
+        let r = fifo.read(DieId(0), host(50_000));
+        assert_eq!((r.start, r.finish), (SimTime(603_000), SimTime(629_000)));
+        assert_eq!(fifo.die_free_at(DieId(0)), SimTime(629_000));
+        // Reads first: only the program under way (finishing at 201,000), and
+        // the die's later work moves later by the read's 26,000 ns.
+        let r = first.read(DieId(0), host(50_000));
+        assert_eq!((r.start, r.finish), (SimTime(201_000), SimTime(227_000)));
+        assert_eq!(first.die_free_at(DieId(0)), SimTime(629_000));
+        // A second read queues behind the first (reads keep their order), not
+        // behind the programs.
+        let r2 = first.read(DieId(0), host(60_000));
+        assert_eq!((r2.start, r2.finish), (SimTime(227_000), SimTime(253_000)));
+        assert_eq!(first.die_free_at(DieId(0)), SimTime(655_000));
+        // A read that is not the host's (garbage collection) waits for all.
+        let gc = first.read(DieId(0), SimTime(70_000));
+        assert_eq!(gc.start, SimTime(655_000));
+        // A host read issued once the queued programs have started passes none.
+        let late = first.read(DieId(0), host(700_000));
+        assert_eq!(late.start, SimTime(700_000));
+    }
+
+    #[test]
+    fn reads_first_on_serial_dies_passes_the_chips_queued_work_and_erases() {
+        let mut tl = two_chips(true);
+        tl.set_commands(Commands { serial_dies: true, reads_first: true, ..Commands::default() });
+        tl.program(DieId(0), SimTime::ZERO);
+        tl.erase(DieId(1), SimTime::ZERO);
+        tl.program(DieId(0), SimTime::ZERO);
+        // Die 1's read waits for die 0's program under way (the chip's), then
+        // runs before the erase and the second program.
+        let r = tl.read(DieId(1), host(10_000));
+        assert_eq!((r.start, r.finish), (SimTime(201_000), SimTime(227_000)));
+        assert_eq!(tl.die_free_at(DieId(0)), SimTime(201_000 + 1_500_000 + 201_000 + 26_000));
+        // The other chip is not touched.
+        assert_eq!(tl.die_free_at(DieId(2)), SimTime::ZERO);
+    }
+
+    #[test]
+    fn reads_first_is_refused_with_cache_program_or_suspension() {
+        for c in [
+            Commands { reads_first: true, cache_program: true, ..Commands::default() },
+            Commands { reads_first: true, erase_suspension: true, ..Commands::default() },
+        ] {
+            let e = c.validate().unwrap_err();
+            assert!(e.contains("commands.reads_first does not combine"), "{e}");
+        }
+        assert!(Commands { reads_first: true, serial_dies: true, ..Commands::default() }.validate().is_ok());
     }
 
     #[test]

@@ -152,6 +152,13 @@ pub struct DataCacheSpec {
     /// How long a written page stays hot, ms (default 1,000, MQSim's).
     #[serde(default = "DataCacheSpec::window")]
     pub hot_window_ms: f64,
+    /// Write-backs wait in a queue of their die and are issued when it falls
+    /// free, so host reads pass them, as with MQSim's transaction scheduler
+    /// (default true; it needs an FTL that places each page's writes on a
+    /// fixed die, the page map's `gc_model = "mqsim"`; otherwise, or false,
+    /// each is issued at once and a read waits behind all of them).
+    #[serde(default = "DataCacheSpec::yes")]
+    pub queue_writebacks: bool,
 }
 
 impl DataCacheSpec {
@@ -169,6 +176,9 @@ impl DataCacheSpec {
     }
     fn window() -> f64 {
         1000.0
+    }
+    fn yes() -> bool {
+        true
     }
 
     /// The layer's settings, or the key that is out of range.
@@ -193,6 +203,7 @@ impl DataCacheSpec {
             dram,
             writeback_limit_sectors: self.writeback_limit_sectors,
             hot_window_ns: (ms * 1e6).round() as u64,
+            queue_writebacks: self.queue_writebacks,
         })
     }
 }
@@ -557,7 +568,8 @@ pub enum ReadBufferMode {
 #[serde(rename_all = "kebab-case")]
 pub enum Dispatch {
     /// A dispatched request hands all its pages to the FTL at once; each die
-    /// serves the operations reserved on it in dispatch order.
+    /// serves the operations reserved on it in dispatch order (host reads
+    /// before queued programs and erases with `device.commands.reads_first`).
     #[default]
     Request,
     /// Requests are split into page commands carrying their request's deadline

@@ -135,8 +135,10 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
     let sched =
         d.choice("Transaction_Scheduling_Policy", "OUT_OF_ORDER", &["OUT_OF_ORDER", "PRIORITY_OUT_OF_ORDER", "FLIN"])?;
     out.push(format!(
-        "Transaction_Scheduling_Policy={sched}: each die serves its operations in dispatch order; priority classes \
-         act when requests are fetched from the flows' queues only"
+        "Transaction_Scheduling_Policy={sched}: a chip serves host reads before its queued programs and erases, as \
+         MQSim's schedulers do (device.commands.reads_first; TSU_Base.h:95-97), but its reads in arrival order: \
+         priority classes act when requests are fetched from the flows' queues only, not between the reads queued \
+         on a chip (TSU_Priority_OutOfOrder.cpp:344-480), and GC reads do not pass queued writes"
     ));
     let op: f64 = d.value("Overprovisioning_Ratio", 0.07)?;
     let gc_threshold: f64 = d.value("GC_Exec_Threshold", 0.05)?;
@@ -282,7 +284,15 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
         // addresses one die (TSU_Base.cpp:72-128,
         // TSU_Priority_OutOfOrder.cpp:517-531, TSU_OutofOrder.cpp alike): the
         // dies of a chip never overlap, so ftlab's chip runs them serially.
-        commands: ftlab_nand::Commands { multi_plane: true, serial_dies: true, ..ftlab_nand::Commands::default() },
+        // When a chip falls idle it takes a read transaction if one waits,
+        // else a write, else an erase (TSU_Base.h:95-97): host reads pass the
+        // programs and erases queued on it.
+        commands: ftlab_nand::Commands {
+            multi_plane: true,
+            serial_dies: true,
+            reads_first: true,
+            ..ftlab_nand::Commands::default()
+        },
         wear: WearConfig { endurance_cycles: endurance, ..WearConfig::default() },
         ..DeviceSpec::default()
     };
@@ -312,6 +322,9 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
         dram_trp_ns: trp,
         writeback_limit_sectors: None,
         hot_window_ms: 1000.0,
+        // Its write-backs are transactions in the scheduler's queues of
+        // their chips (Data_Cache_Manager_Flash_Advanced.cpp:337-345).
+        queue_writebacks: true,
     });
     Ok(Ssd {
         device,

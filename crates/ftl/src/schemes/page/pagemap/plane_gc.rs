@@ -867,6 +867,10 @@ impl<P: VictimPicker> crate::Placement for PlaneGcMap<P> {
     fn write_die(&self, lpn: Lpn, _hint: &Hint) -> Option<DieId> {
         Some(DieId(self.route.plane(lpn.0) / self.core.geometry.planes_per_die))
     }
+
+    fn write_plane(&self, lpn: Lpn, _hint: &Hint) -> Option<u32> {
+        Some(self.route.plane(lpn.0) % self.core.geometry.planes_per_die)
+    }
 }
 
 #[cfg(test)]
