@@ -965,6 +965,11 @@ impl Layer for DataCache {
             self.pump(io, now)?;
             gate = !self.gated.is_empty() || self.depth >= self.limit;
             let t = now.max(self.accept_floor);
+            if !gate {
+                // Room now: the back end has caught up, and a lag measured
+                // in an earlier burst says nothing about the next.
+                self.lag = SimTime::ZERO;
+            }
             estimate = if gate { self.estimate_admission(io, now) } else { t };
             let t = if gate { t.max(estimate + self.lag) } else { t };
             self.accept_floor = t;
