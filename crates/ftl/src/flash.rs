@@ -544,6 +544,34 @@ impl Io<'_> {
         Ok(())
     }
 
+    /// A translation read of a cached mapping table that keeps its whole map
+    /// in RAM and models only the time ([`crate::schemes::page::pagemap::plane_gc`]):
+    /// a page read's sense on `die` and a transfer out of `bytes`, counted
+    /// as a map read. `first`: issued as the host read it serves, so that
+    /// with reads first ([`ftlab_nand::Commands::reads_first`]) it passes the
+    /// programs and erases queued there. What follows in this command waits
+    /// for it. Returns when the read ends.
+    pub fn map_read(&mut self, die: DieId, bytes: u32, first: bool) -> Result<SimTime, NandError> {
+        if self.flash.untimed_reads {
+            self.flash.counters.reads.bump(Purpose::Map);
+            return Ok(self.ready);
+        }
+        let span = self.flash.nand.read_time_bytes(die, Issue { at: self.ready, host: first }, bytes)?;
+        self.flash.counters.reads.bump(Purpose::Map);
+        self.after_read(span, Purpose::Map);
+        Ok(span.finish)
+    }
+
+    /// A translation-page program of such a table: a page program's time on
+    /// `die`, counted as a map program, with no page taken (the content is
+    /// the map in RAM). Returns when the program ends.
+    pub fn map_program(&mut self, die: DieId) -> Result<SimTime, NandError> {
+        let span = self.flash.nand.program_time(die, self.issue(Purpose::Map))?;
+        self.flash.counters.programs.bump(Purpose::Map);
+        self.after_program(span, Purpose::Map);
+        Ok(span.finish)
+    }
+
     /// A host read through the read buffer: from DRAM if the page is there,
     /// else from the flash into the buffer; either way the page's bytes are
     /// then copied out of the buffer.
@@ -891,6 +919,13 @@ impl Io<'_> {
     #[inline]
     pub fn update_read(&self) -> bool {
         self.update_read
+    }
+
+    /// Whether page reads take no time ([`Flash::set_untimed_reads`]: the
+    /// run's final read-back of every page, whose timing is not reported).
+    #[inline]
+    pub fn untimed_reads(&self) -> bool {
+        self.flash.untimed_reads
     }
 
     /// Marks the reads issued from now on as a read-modify-write's read, or

@@ -321,6 +321,12 @@ impl PageCore {
         result
     }
 
+    /// The logical pages the last [`PageCore::evacuate`] moved.
+    #[inline]
+    pub fn moved(&self) -> &[u32] {
+        &self.lpns
+    }
+
     /// Erases `victim` (no valid page left) and frees it; a block that went
     /// bad is retired instead ([`Io::reclaim`]). Returns whether it was freed.
     #[inline]

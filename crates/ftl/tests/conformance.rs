@@ -138,6 +138,21 @@ conformance!(
     conformance::small_geometry(),
     commands: ftlab_nand::Commands { reads_first: true, ..Default::default() }
 );
+// With MQSim's cached mapping table modelled (a table of 8 entries, 16 to a
+// translation page): translation reads and write-backs beside the data, on
+// serial dies with reads first, where late reservations leave gaps.
+conformance!(
+    pagemap_mqsim_gc_cached_map,
+    PageMapConfig {
+        gc_model: GcModel::Mqsim,
+        gc_max_victims_per_plane: 2,
+        cmt_entries: 8,
+        cmt_entries_per_page: 16,
+        ..PageMapConfig::default()
+    },
+    conformance::small_geometry(),
+    commands: ftlab_nand::Commands { reads_first: true, serial_dies: true, ..Default::default() }
+);
 
 // The solid-state cache through the block interface (write = write-dirty, trim =
 // evict): dirty blocks are never evicted silently, so it is a plain FTL here.

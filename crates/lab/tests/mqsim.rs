@@ -78,6 +78,9 @@ fn mqsim_default_files_import() {
     for what in [
         "PCIe_Lane_Bandwidth",
         "Ideal_Mapping_Table=false, CMT_Capacity=2097152",
+        // 2 MiB of 9-byte entries (2 x 26 bits of page numbers and 16 sector
+        // bits) on this 2^26-page device: MQSim's 233,016 entries.
+        "--set ftl.cmt_entries=233016",
         "Transaction_Scheduling_Policy=PRIORITY_OUT_OF_ORDER",
         "GC_Block_Selection_Policy=RGA",
         "Dynamic_Wearleveling_Enabled=true",

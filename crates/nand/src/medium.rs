@@ -497,6 +497,29 @@ impl Nand {
         Ok(span)
     }
 
+    /// As [`Nand::read_time`], with a transfer out of `bytes` instead of the
+    /// whole page and its OOB (a translation read of a cached mapping table
+    /// that fetches one sector of its translation page).
+    pub fn read_time_bytes(&mut self, die: DieId, at: impl Into<Issue>, bytes: u32) -> Result<Span, NandError> {
+        let at: Issue = at.into();
+        let die = self.check_time(die, at)?;
+        let span = self.timelines.read_sized(die, at, self.timing.transfer(bytes));
+        if at.host {
+            self.after_read();
+        }
+        Ok(span)
+    }
+
+    /// Spends a page program's time on `die`, issued at `at`, and programs
+    /// nothing: the transfer in and the array time of a page whose content
+    /// is not kept (a translation page of a cached mapping table whose map
+    /// stays whole in RAM). No page is taken and nothing survives it.
+    pub fn program_time(&mut self, die: DieId, at: impl Into<Issue>) -> Result<Span, NandError> {
+        let at: Issue = at.into();
+        let die = self.check_time(die, at)?;
+        Ok(self.timelines.program(die, at))
+    }
+
     /// Reads only the OOB of `ppa`, issued at `at`. An erased page's OOB reads as
     /// `None`.
     pub fn read_oob(&mut self, ppa: Ppa, at: impl Into<Issue>) -> Result<(Option<Oob>, Span), NandError> {

@@ -121,6 +121,22 @@ pub struct PageMapConfig {
     /// below 64.
     #[serde(skip_serializing_if = "Partitions::is_empty")]
     pub partitions: Partitions,
+    /// With `gc_model = "mqsim"`: entries of the matched simulator's cached
+    /// mapping table, whose flash work is modelled (translation reads on a
+    /// miss, translation write-backs of dirty entries; the map itself stays
+    /// whole in RAM: [`plane_gc`]'s cached map). 0 (the default): the whole
+    /// map is in RAM and costs no flash work (MQSim's `Ideal_Mapping_Table`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cmt_entries: u32,
+    /// With `cmt_entries`: mapping entries a translation page holds. 0 (the
+    /// default): the matched simulator's rule, the page size over
+    /// `ceil((log2(physical pages) + sectors per page) / 8)` bytes an entry.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cmt_entries_per_page: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// One part of the logical space's resources ([`PageMapConfig::partitions`]):
@@ -264,6 +280,8 @@ impl Default for PageMapConfig {
             plane_allocation_scheme: PlaneAllocationScheme::CWDP,
             unwritten_reads: UnwrittenReads::Free,
             partitions: Partitions::default(),
+            cmt_entries: 0,
+            cmt_entries_per_page: 0,
         }
     }
 }
@@ -338,6 +356,21 @@ impl PageMapConfig {
                 "ftl.unwritten_reads",
                 "pagemap.unwritten_reads = \"flash\" applies to gc_model = \"mqsim\" only (it reads the die of \
                  the page's fixed plane); set gc_model = \"mqsim\" too, or leave it out",
+            ));
+        }
+        if self.gc_model == GcModel::Ftlab && (self.cmt_entries != 0 || self.cmt_entries_per_page != 0) {
+            return Err(FtlError::config(
+                "ftl.cmt_entries",
+                "pagemap.cmt_entries and cmt_entries_per_page apply to gc_model = \"mqsim\" only (its model of \
+                 MQSim's cached mapping table); set gc_model = \"mqsim\" too, or use ftl.kind = \"dftl\" for a \
+                 page map cached in RAM with its own garbage collection",
+            ));
+        }
+        if self.cmt_entries == 0 && self.cmt_entries_per_page != 0 {
+            return Err(FtlError::config(
+                "ftl.cmt_entries_per_page",
+                "pagemap.cmt_entries_per_page sizes the translation pages of a cached mapping table, and \
+                 cmt_entries is 0 (the whole map in RAM); give cmt_entries too, or leave cmt_entries_per_page out",
             ));
         }
         match self.gc_model {

@@ -191,6 +191,14 @@ impl Cmt {
             return false;
         };
         e.ppa = ppa.0;
+        self.mark_dirty(lpn)
+    }
+    /// Marks `lpn` dirty if it is cached (LRU order kept); returns whether
+    /// it was cached.
+    pub fn mark_dirty(&mut self, lpn: u32) -> bool {
+        let Some(e) = self.map.get_mut(&lpn) else {
+            return false;
+        };
         if !e.dirty {
             e.dirty = true;
             let stamp = e.stamp;
@@ -199,6 +207,11 @@ impl Cmt {
             self.add_dirt(lpn, true);
         }
         true
+    }
+    /// The cached pages in `first..last`, in logical order, with whether each
+    /// is dirty.
+    pub fn iter_range(&self, first: u32, last: u32) -> impl Iterator<Item = (u32, bool)> + '_ {
+        self.map.range(first..last).map(|(&l, e)| (l, e.dirty))
     }
     /// The least recently used entry and whether it is dirty.
     pub fn oldest(&self) -> Option<(u32, bool)> {

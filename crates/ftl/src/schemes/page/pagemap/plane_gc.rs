@@ -72,11 +72,16 @@ use serde::{Deserialize, Serialize};
 
 use ftlab_nand::{BlockId, DieId, Geometry, PageKind, Payload, PlanePage, Ppa, SimTime};
 
+use self::cached_map::CachedMap;
 use super::{GcModel, PageMapConfig, UnwrittenReads};
 use crate::alloc::{Allocation, BlockAllocator, FreeOrder};
 use crate::pagecore::PageCore;
 use crate::victim::{PlanePickers, VictimPicker};
 use crate::{Flash, Ftl, FtlError, Hint, Io, Lpn, Purpose};
+
+#[path = "cached_map.rs"]
+mod cached_map;
+pub use self::cached_map::{mqsim_cmt_entries, mqsim_entries_per_page};
 
 /// The open block for host data, in each plane.
 const HOST: u32 = 0;
@@ -358,6 +363,24 @@ impl Router {
     }
 }
 
+impl Router {
+    /// The plane of translation page `t` of `entries` entries a page: placed
+    /// as logical page `t` of its part of the logical space (the matched
+    /// simulator numbers each flow's translation pages from 0 and places them
+    /// like its user pages).
+    fn translation_plane(&self, t: u32, entries: u32) -> u32 {
+        match self {
+            Router::Whole(r) => r.plane(t),
+            Router::Parts { part_pages, parts } => {
+                let lpn = t.saturating_mul(entries);
+                let i = ((lpn / part_pages.max(&1)) as usize).min(parts.len() - 1);
+                let local = (lpn - i as u32 * part_pages) / entries.max(1);
+                parts[i].plane(local)
+            }
+        }
+    }
+}
+
 /// The partitions' routes, checked against `g` (errors name
 /// `ftl.partitions[i].<unit>`), and the logical pages each part may hold so
 /// that no plane holds more than `per_plane` pages of data: parts sharing a
@@ -427,6 +450,8 @@ pub struct PlaneGcMap<P: VictimPicker> {
     /// With multi-plane programs: the pages of the current request not yet
     /// programmed (none acknowledged).
     staged: Vec<(Lpn, Payload)>,
+    /// The cached mapping table's model (`cmt_entries`), if on.
+    cmt: Option<CachedMap>,
 }
 
 impl<P: VictimPicker> PlaneGcMap<P> {
@@ -468,6 +493,13 @@ impl<P: VictimPicker> PlaneGcMap<P> {
             ));
         }
         let multi_plane = commands.multi_plane && g.planes_per_die > 1;
+        let cmt = (config.cmt_entries > 0).then(|| {
+            let per_page = match config.cmt_entries_per_page {
+                0 => mqsim_entries_per_page(u64::from(g.total_pages()), g.page_size),
+                n => n,
+            };
+            CachedMap::new(config.cmt_entries, per_page, logical_pages, g.page_size)
+        });
         let mut core = PageCore::new(g, logical_pages, 2);
         core.alloc = BlockAllocator::per_plane(&g, 2);
         Ok(PlaneGcMap {
@@ -482,6 +514,7 @@ impl<P: VictimPicker> PlaneGcMap<P> {
             stalls: 0,
             multi_plane,
             staged: Vec::new(),
+            cmt,
         })
     }
 
@@ -521,6 +554,23 @@ impl<P: VictimPicker> PlaneGcMap<P> {
             if self.pool(plane) > keep {
                 self.core.alloc.take_free(DieId(plane));
             }
+        }
+    }
+
+    /// With the cached mapping table on: looks `lpn` up before its read or
+    /// write, and issues what a miss costs ([`CachedMap::translate`]).
+    #[inline]
+    fn translate(&mut self, io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
+        let Some(cmt) = &mut self.cmt else { return Ok(()) };
+        let (route, ppd, entries) = (&self.route, self.core.geometry.planes_per_die, cmt.entries_per_page());
+        cmt.translate(io, lpn.0, |t| DieId(route.translation_plane(t, entries) / ppd))
+    }
+
+    /// With the cached mapping table on: `lpn` was written.
+    #[inline]
+    fn mapped(&mut self, lpn: Lpn) {
+        if let Some(cmt) = &mut self.cmt {
+            cmt.written(lpn.0);
         }
     }
 
@@ -590,6 +640,12 @@ impl<P: VictimPicker> PlaneGcMap<P> {
         self.core.evacuate(io, &mut self.picker, victim, |alloc, picker, _, bad| {
             Self::place(alloc, picker, in_flight, plane, GC, bad, &mut triggers)
         })?;
+        if let Some(cmt) = &mut self.cmt {
+            let (route, ppd, entries) = (&self.route, self.core.geometry.planes_per_die, cmt.entries_per_page());
+            for &lpn in self.core.moved() {
+                cmt.moved(io, lpn, |t| DieId(route.translation_plane(t, entries) / ppd))?;
+            }
+        }
         if io.reclaim(victim, Purpose::Gc)? {
             let done = io.die_free_at(self.core.layout.die_of_block(victim));
             self.in_flight[plane as usize].push_back((victim, done));
@@ -669,12 +725,14 @@ impl<P: VictimPicker> PlaneGcMap<P> {
             self.finish_due(io)?;
             self.wait_for_room(io, plane)
         })?;
+        self.translate(io, lpn)?;
         let old = self.core.table.get(l);
         let mut triggers = 0;
         let in_flight = &mut self.in_flight[plane as usize];
         self.core.write_placed(io, &mut self.picker, lpn, old, data, |alloc, picker, _, bad| {
             Self::place(alloc, picker, in_flight, plane, HOST, bad, &mut triggers)
         })?;
+        self.mapped(lpn);
         Ok((plane, triggers))
     }
 
@@ -752,6 +810,11 @@ impl<P: VictimPicker> PlaneGcMap<P> {
                 io.independent(|io| self.trigger(io, plane, triggers))?;
                 continue;
             }
+            for &k in &group {
+                if let Some((lpn, _)) = rest[k] {
+                    self.translate(io, lpn)?;
+                }
+            }
             let mut pages = Vec::with_capacity(group.len());
             let mut triggers = vec![0u32; group.len()];
             for (n, &k) in group.iter().enumerate() {
@@ -777,6 +840,7 @@ impl<P: VictimPicker> PlaneGcMap<P> {
                 self.core.write_placed(io, &mut self.picker, lpn, old, data, |alloc, picker, _, b| {
                     Self::place(alloc, picker, in_flight, plane, HOST, bad.take().or(b), &mut more)
                 })?;
+                self.mapped(lpn);
                 let n = group.iter().position(|&k| planes[k] == plane).unwrap_or(0);
                 triggers[n] += more;
             }
@@ -815,6 +879,10 @@ impl<P: VictimPicker + 'static> Ftl for PlaneGcMap<P> {
         if !self.staged.is_empty() {
             self.flush_staged(io)?;
         }
+        if self.cmt.is_some() && !io.untimed_reads() {
+            self.core.index(lpn)?;
+            self.translate(io, lpn)?;
+        }
         let data = self.core.read(io, lpn)?;
         if data.is_none() && self.unwritten_reads == UnwrittenReads::Flash && !io.update_read() {
             // The matched simulator maps the page in its plane and reads flash
@@ -843,7 +911,17 @@ impl<P: VictimPicker + 'static> Ftl for PlaneGcMap<P> {
     }
 
     fn ram_bytes(&self) -> u64 {
-        self.core.ram_bytes() + self.picker.ram_bytes()
+        self.core.ram_bytes() + self.picker.ram_bytes() + self.cmt.as_ref().map_or(0, CachedMap::ram_bytes)
+    }
+
+    fn gauges(&self) -> Vec<(&'static str, f64)> {
+        self.cmt.as_ref().map_or_else(Vec::new, CachedMap::gauges)
+    }
+
+    fn reset_counters(&mut self) {
+        if let Some(cmt) = &mut self.cmt {
+            cmt.measurement_starts();
+        }
     }
 
     fn memory(&self) -> crate::FtlMemory {

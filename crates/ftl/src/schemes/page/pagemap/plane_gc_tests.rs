@@ -538,3 +538,163 @@ fn bad_partitions_are_errors_naming_the_key() {
     let e = toml::from_str::<PageMapConfig>("[[partitions]]\nways = [70]\n").unwrap_err();
     assert!(e.to_string().contains("ftl.partitions[0].ways"), "{e}");
 }
+
+/// The mqsim model with a cached mapping table of `entries` entries, 8 to a
+/// translation page.
+fn cached(entries: u32) -> PageMapConfig {
+    PageMapConfig { cmt_entries: entries, cmt_entries_per_page: 8, ..config(GcModel::Mqsim) }
+}
+
+/// The mqsim model with a 4-entry table, pages 0-63 written 10 ms apart;
+/// returns the time after the last.
+fn cached_and_written() -> (Box<dyn Ftl>, Flash, SimTime) {
+    let mut flash = testing::flash(four_planes(), 1);
+    let mut ftl = cached(4).format(&mut flash.io(SimTime::ZERO)).unwrap();
+    let mut now = SimTime::ZERO;
+    for lpn in 0..64 {
+        write(ftl.as_mut(), &mut flash, now, lpn, u64::from(lpn));
+        now += SimTime::from_us(10_000);
+    }
+    (ftl, flash, now)
+}
+
+fn read_latency(ftl: &mut dyn Ftl, flash: &mut Flash, now: SimTime, lpn: u32) -> u64 {
+    let mut io = flash.io(now);
+    ftl.read(&mut io, Lpn(lpn)).unwrap();
+    io.completion().0 - now.0
+}
+
+#[test]
+fn a_miss_of_the_cached_map_reads_the_translation_page_before_the_data() {
+    let (mut ftl, mut flash, mut now) = cached_and_written();
+    let t = *flash.nand().timing();
+    flash.reset_counters();
+    ftl.reset_counters();
+    let page = u64::from(four_planes().page_size + four_planes().oob_size);
+    let one_read = t.read_ns + t.transfer(page as u32).0;
+    // Page 40 was written long ago: its entry left the 4-entry table.
+    let miss = read_latency(ftl.as_mut(), &mut flash, now, 40);
+    now += SimTime::from_us(10_000);
+    let hit = read_latency(ftl.as_mut(), &mut flash, now, 40);
+    assert_eq!(hit, one_read, "a hit reads the data page only");
+    assert_eq!(miss, one_read + t.read_ns + t.transfer(512).0, "a miss reads a sector of the translation page first");
+    assert_eq!(flash.counters().reads.get(crate::Purpose::Map), 1);
+    assert_eq!(ftl.gauges(), vec![("cmt_hits", 1.0), ("cmt_misses", 1.0), ("cmt_hit_ratio", 0.5)]);
+}
+
+/// Issues a read of `lpn` at `now` and returns the map reads and programs it
+/// cost and its latency.
+fn read_costs(ftl: &mut dyn Ftl, flash: &mut Flash, now: SimTime, lpn: u32) -> (u64, u64, u64) {
+    let (r, p) = (flash.counters().reads.get(crate::Purpose::Map), flash.counters().programs.get(crate::Purpose::Map));
+    let latency = read_latency(ftl, flash, now, lpn);
+    (
+        flash.counters().reads.get(crate::Purpose::Map) - r,
+        flash.counters().programs.get(crate::Purpose::Map) - p,
+        latency,
+    )
+}
+
+#[test]
+fn misses_on_a_translation_page_under_way_wait_for_it_and_dirty_entries_are_written_back_by_page() {
+    let (mut ftl, mut flash, mut now) = cached_and_written();
+    let t = *flash.nand().timing();
+    ftl.reset_counters();
+    // Measurement starts with the table clean: its 4 entries (pages 60-63)
+    // leave without a write-back.
+    let (reads, programs, _) = read_costs(ftl.as_mut(), &mut flash, now, 16);
+    assert_eq!((reads, programs), (1, 0), "a miss reads its translation page; a clean entry leaves freely");
+    // A second miss on the same translation page (16-23) issued before the
+    // first read ended waits for it instead of reading again.
+    let (reads, _, latency) = read_costs(ftl.as_mut(), &mut flash, now, 17);
+    assert_eq!(reads, 0, "no second read of translation page 2");
+    let page = four_planes().page_size + four_planes().oob_size;
+    let (map_read, one_read) = (t.read_ns + t.transfer(512).0, t.read_ns + t.transfer(page).0);
+    assert!(latency >= map_read + one_read, "it waited for the translation read: {latency} ns");
+    now += SimTime::from_us(10_000);
+    // Dirty three pages of translation page 4 (32-39), then push them out.
+    for lpn in [32, 33, 34] {
+        write(ftl.as_mut(), &mut flash, now, lpn, 7);
+        now += SimTime::from_us(10_000);
+    }
+    let before = flash.counters().programs.get(crate::Purpose::Map);
+    for lpn in [0, 8] {
+        read_costs(ftl.as_mut(), &mut flash, now, lpn);
+        now += SimTime::from_us(10_000);
+    }
+    // Page 32, the oldest, left dirty: one write-back took 32 and its
+    // translation page's other dirty entries (33, 34) at once.
+    assert_eq!(flash.counters().programs.get(crate::Purpose::Map) - before, 1, "one write-back");
+    for lpn in [40, 48] {
+        read_costs(ftl.as_mut(), &mut flash, now, lpn);
+        now += SimTime::from_us(10_000);
+    }
+    assert_eq!(
+        flash.counters().programs.get(crate::Purpose::Map) - before,
+        1,
+        "33 and 34 were written back with 32: they left clean"
+    );
+    // A miss while a translation page is being written back is served from
+    // RAM: write 56 (dirty), evict it with a miss, then miss on 57 at once.
+    write(ftl.as_mut(), &mut flash, now, 56, 9);
+    now += SimTime::from_us(10_000);
+    for lpn in [1, 9, 17] {
+        read_costs(ftl.as_mut(), &mut flash, now, lpn);
+        now += SimTime::from_us(10_000);
+    }
+    let (reads, programs, _) = read_costs(ftl.as_mut(), &mut flash, now, 25);
+    assert_eq!((reads, programs), (2, 1), "56's write-back: a merge read and a program, and 25's own read");
+    let (reads, _, _) = read_costs(ftl.as_mut(), &mut flash, now, 57);
+    assert_eq!(reads, 0, "translation page 7 is being written back: 57's entry comes from RAM");
+    // Every page still reads back what was written.
+    for lpn in 0..64u32 {
+        let mut io = flash.io(now);
+        let want = match lpn {
+            32..=34 => 7,
+            56 => 9,
+            _ => u64::from(lpn),
+        };
+        assert_eq!(ftl.read(&mut io, Lpn(lpn)).unwrap(), Some(Payload::Token(want)));
+    }
+}
+
+#[test]
+fn garbage_collection_dirties_the_entries_it_moves() {
+    // A small table, many overwrites: collections move pages, whose entries
+    // turn dirty and are written back as they leave.
+    let mut flash = testing::flash(four_planes(), 1);
+    let mut ftl = cached(16).format(&mut flash.io(SimTime::ZERO)).unwrap();
+    let n = ftl.logical_pages();
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let mut now = SimTime::ZERO;
+    for i in 0..u64::from(n) * 3 {
+        let lpn = if i < u64::from(n) { i as u32 } else { rng.gen_range(0..n) };
+        write(ftl.as_mut(), &mut flash, now, lpn, i);
+        now += SimTime::from_us(2_000);
+    }
+    let c = flash.counters();
+    assert!(c.programs.get(crate::Purpose::Gc) > 0, "collections ran");
+    assert!(c.reads.get(crate::Purpose::Map) > 0 && c.programs.get(crate::Purpose::Map) > 0);
+    ftl.check_invariants(&flash).unwrap();
+    // Reads of moved pages are hits or misses like any other: every page
+    // reads back.
+    for lpn in 0..n {
+        let mut io = flash.io(now);
+        assert!(ftl.read(&mut io, Lpn(lpn)).unwrap().is_some());
+    }
+}
+
+#[test]
+fn the_cached_map_is_for_the_mqsim_model_and_needs_entries() {
+    let key = |c: PageMapConfig| match c.validate().unwrap_err() {
+        FtlError::Config(e) => e.key,
+        e => panic!("not a config error: {e}"),
+    };
+    let ftlab = PageMapConfig { cmt_entries: 100, ..PageMapConfig::default() };
+    assert_eq!(key(ftlab), "ftl.cmt_entries");
+    let no_entries = PageMapConfig { cmt_entries_per_page: 8, ..config(GcModel::Mqsim) };
+    assert_eq!(key(no_entries), "ftl.cmt_entries_per_page");
+    // MQSim's sizes on its default device (2^26 pages of 16 sectors): 6-byte
+    // directory entries, 9-byte table entries.
+    assert_eq!(mqsim_entries_per_page(1 << 26, 8192), 8192 / 6);
+    assert_eq!(mqsim_cmt_entries(2 << 20, 1 << 26, 8192), (2 << 20) / 9);
+}
