@@ -889,6 +889,11 @@ impl<P: VictimPicker + 'static> Ftl for PlaneGcMap<P> {
             // (but issues no update read for a page never written:
             // Address_Mapping_Unit_Page_Level.cpp:1151-1166).
             io.read_time(DieId(self.route.plane(lpn.0) / self.core.geometry.planes_per_die), Purpose::Host)?;
+            // It maps the page, so its table entry turns dirty
+            // (online_create_entry_for_reads, Address_Mapping_Unit_Page_Level.cpp:1381-1385).
+            if !io.untimed_reads() {
+                self.mapped(lpn);
+            }
         }
         Ok(data)
     }

@@ -698,3 +698,18 @@ fn the_cached_map_is_for_the_mqsim_model_and_needs_entries() {
     assert_eq!(mqsim_entries_per_page(1 << 26, 8192), 8192 / 6);
     assert_eq!(mqsim_cmt_entries(2 << 20, 1 << 26, 8192), (2 << 20) / 9);
 }
+
+#[test]
+fn a_read_of_a_page_never_written_maps_it_and_its_entry_is_written_back() {
+    // MQSim maps a page never written when it reads flash for it, so its
+    // entry leaves the table dirty; a page read as free costs no flash and
+    // no mapping.
+    for (unwritten_reads, programs) in [(UnwrittenReads::Flash, 1), (UnwrittenReads::Free, 0)] {
+        let mut flash = testing::flash(four_planes(), 1);
+        let config = PageMapConfig { unwritten_reads, ..cached(1) };
+        let mut ftl = config.format(&mut flash.io(SimTime::ZERO)).unwrap();
+        read_costs(ftl.as_mut(), &mut flash, SimTime::ZERO, 100);
+        let (_, p, _) = read_costs(ftl.as_mut(), &mut flash, SimTime::from_us(10_000), 0);
+        assert_eq!(p, programs, "{unwritten_reads:?}");
+    }
+}
