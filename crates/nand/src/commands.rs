@@ -40,7 +40,10 @@
 //! **Reads first** (`reads_first`): a host read that finds programs or erases
 //! reserved on its die (or chip, with `serial_dies`) that have not started
 //! when it is issued runs before them, after the operation under way and the
-//! reads queued before it, as MQSim's transaction schedulers serve a chip's
+//! reads queued before it (or in a gap before such a read, if it fits there
+//! whole: a read whose command first waited elsewhere, for a translation read
+//! say, is reserved late and leaves the die idle until then), as MQSim's
+//! transaction schedulers serve a chip's
 //! read transactions before its writes and erases
 //! (`src/ssd/TSU_OutofOrder.cpp:284-300`, `TSU_Priority_OutOfOrder.cpp:393-406`:
 //! `service_read_transaction` first, then writes, then erases). The die's
