@@ -582,8 +582,11 @@ impl DataCache {
                 }
             }
         }
-        // What each picked write-back writes (None: dropped).
+        // What each picked write-back writes, and whether it writes (a slot
+        // rewritten or trimmed since it was queued drops it); the cache's
+        // slots do not change while the batch is issued.
         let mut batch: Vec<(u32, Payload, Hint)> = Vec::with_capacity(picked.len());
+        let mut live = Vec::with_capacity(picked.len());
         let mut released = 0;
         for &i in &picked {
             let w = &self.queues[d][i];
@@ -596,6 +599,7 @@ impl DataCache {
                     _ => None,
                 },
             };
+            live.push(page.is_some());
             match page {
                 Some((data, hint)) => batch.push((w.lpn, data, hint)),
                 None => released += w.sectors,
@@ -610,30 +614,22 @@ impl DataCache {
             Ok::<SimTime, FtlError>(io.completion())
         })?;
         // Issued (or dropped): out of the queue, highest index first.
-        for &i in picked.iter().rev() {
+        for (&i, &written) in picked.iter().zip(&live).rev() {
             let Some(w) = self.queues[d].remove(i) else { continue };
             self.queued -= 1;
-            let written = match &w.evicted {
-                Some(_) => {
-                    if let Some(dep) = self.departing.get_mut(&w.lpn) {
-                        dep.1 -= 1;
-                        if dep.1 == 0 {
-                            self.departing.remove(&w.lpn);
-                        }
-                    }
-                    true
-                }
-                None => match self.slots.get_mut(&w.lpn) {
-                    Some(slot) if slot.dirty && slot.generation == w.generation => {
-                        slot.dirty = false;
-                        slot.leaves_at = Some(finish);
-                        true
-                    }
-                    _ => false,
-                },
-            };
             if !written {
                 continue;
+            }
+            if w.evicted.is_some() {
+                if let Some(dep) = self.departing.get_mut(&w.lpn) {
+                    dep.1 -= 1;
+                    if dep.1 == 0 {
+                        self.departing.remove(&w.lpn);
+                    }
+                }
+            } else if let Some(slot) = self.slots.get_mut(&w.lpn) {
+                slot.dirty = false;
+                slot.leaves_at = Some(finish);
             }
             if w.at < t {
                 self.stats.queued_writebacks += 1;
@@ -715,7 +711,7 @@ impl DataCache {
         if sim.version == Some(self.version) && sim.resumes < 32 && (self.admitted..=end).contains(&sim.gated_used) {
             let (mut depth, mut t) = (sim.depth, sim.t.max(now));
             let mut gated = self.gated.iter().skip((sim.gated_used - self.admitted) as usize);
-            let r = Self::run_sim(self, sim, &mut gated, &mut depth, &mut t, per);
+            let r = self.run_sim(sim, &mut gated, &mut depth, &mut t);
             sim.gated_used = end;
             sim.resumes += 1;
             (sim.depth, sim.t) = (depth, t);
@@ -742,7 +738,7 @@ impl DataCache {
         let mut gated = self.gated.iter();
         let mut depth = self.depth;
         let mut t = now;
-        let r = Self::run_sim(self, sim, &mut gated, &mut depth, &mut t, per);
+        let r = self.run_sim(sim, &mut gated, &mut depth, &mut t);
         sim.version = Some(self.version);
         sim.gated_used = end;
         sim.resumes = 0;
@@ -758,8 +754,8 @@ impl DataCache {
         gated: &mut impl Iterator<Item = &'a Queued>,
         depth: &mut u64,
         t: &mut SimTime,
-        per: usize,
     ) -> SimTime {
+        let per = self.dies_per_slot;
         loop {
             // Admit what the room allows; once every earlier write is in, the
             // new one is.

@@ -248,15 +248,12 @@ impl Timelines {
         // must hold it whole, or it goes past that operation.
         let mut i = q.partition_point(|o| o.0 <= at.at);
         let last_read = q.iter().rposition(|o| o.2);
-        while let Some(r) = last_read.filter(|&r| r >= i) {
+        while last_read.is_some_and(|r| r >= i) {
             let start = if i == 0 { at.at } else { at.at.max(q[i - 1].1) };
             if start + array + xfer <= q[i].0 {
                 break;
             }
             i += 1;
-            if i > r {
-                break;
-            }
         }
         let start = if i == 0 { at.at } else { at.at.max(q[i - 1].1) };
         let (t, queued) = self.transfer(c, start + array, xfer, at.host);

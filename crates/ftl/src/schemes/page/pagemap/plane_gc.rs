@@ -364,12 +364,12 @@ impl Router {
 }
 
 impl Router {
-    /// The plane of translation page `t` of `entries` entries a page: placed
+    /// The die of translation page `t` of `entries` entries a page: placed
     /// as logical page `t` of its part of the logical space (the matched
     /// simulator numbers each flow's translation pages from 0 and places them
     /// like its user pages).
-    fn translation_plane(&self, t: u32, entries: u32) -> u32 {
-        match self {
+    fn translation_die(&self, t: u32, entries: u32, planes_per_die: u32) -> DieId {
+        let plane = match self {
             Router::Whole(r) => r.plane(t),
             Router::Parts { part_pages, parts } => {
                 let lpn = t.saturating_mul(entries);
@@ -377,7 +377,8 @@ impl Router {
                 let local = (lpn - i as u32 * part_pages) / entries.max(1);
                 parts[i].plane(local)
             }
-        }
+        };
+        DieId(plane / planes_per_die)
     }
 }
 
@@ -563,7 +564,7 @@ impl<P: VictimPicker> PlaneGcMap<P> {
     fn translate(&mut self, io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
         let Some(cmt) = &mut self.cmt else { return Ok(()) };
         let (route, ppd, entries) = (&self.route, self.core.geometry.planes_per_die, cmt.entries_per_page());
-        cmt.translate(io, lpn.0, |t| DieId(route.translation_plane(t, entries) / ppd))
+        cmt.translate(io, lpn.0, |t| route.translation_die(t, entries, ppd))
     }
 
     /// With the cached mapping table on: `lpn` was written.
@@ -643,7 +644,7 @@ impl<P: VictimPicker> PlaneGcMap<P> {
         if let Some(cmt) = &mut self.cmt {
             let (route, ppd, entries) = (&self.route, self.core.geometry.planes_per_die, cmt.entries_per_page());
             for &lpn in self.core.moved() {
-                cmt.moved(io, lpn, |t| DieId(route.translation_plane(t, entries) / ppd))?;
+                cmt.moved(io, lpn, |t| route.translation_die(t, entries, ppd))?;
             }
         }
         if io.reclaim(victim, Purpose::Gc)? {
