@@ -431,7 +431,10 @@ impl DataCache {
             departing: HashMap::new(),
             multi_plane: io.commands().multi_plane,
             planes: g.planes_per_die.max(1) as usize,
-            writeback_ns: SimTime(io.timing().transfer(g.page_size + g.oob_size).0 + io.timing().program_ns),
+            writeback_ns: SimTime(
+                io.timing().transfer(g.page_size + if io.commands().sector_transfers { 0 } else { g.oob_size }).0
+                    + io.timing().program_ns,
+            ),
             dies_per_slot: if io.commands().serial_dies { g.dies_per_way.max(1) as usize } else { 1 },
             lag: SimTime::ZERO,
             stats: DataCacheStats::default(),
@@ -585,7 +588,7 @@ impl DataCache {
         // What each picked write-back writes, and whether it writes (a slot
         // rewritten or trimmed since it was queued drops it); the cache's
         // slots do not change while the batch is issued.
-        let mut batch: Vec<(u32, Payload, Hint)> = Vec::with_capacity(picked.len());
+        let mut batch: Vec<(u32, Payload, Hint, u32)> = Vec::with_capacity(picked.len());
         let mut live = Vec::with_capacity(picked.len());
         let mut released = 0;
         for &i in &picked {
@@ -601,14 +604,15 @@ impl DataCache {
             };
             live.push(page.is_some());
             match page {
-                Some((data, hint)) => batch.push((w.lpn, data, hint)),
+                Some((data, hint)) => batch.push((w.lpn, data, hint, self.moved_bytes(w.sectors))),
                 None => released += w.sectors,
             }
         }
         let last = batch.len().saturating_sub(1);
         let inner = &mut self.inner;
         let finish = io.detached(t, |io| {
-            for (k, (lpn, data, hint)) in batch.iter().enumerate() {
+            for (k, (lpn, data, hint, bytes)) in batch.iter().enumerate() {
+                io.set_host_bytes(*bytes);
                 inner.write(io, Lpn(*lpn), data.clone(), &Hint { more: k < last, ..*hint })?;
             }
             Ok::<SimTime, FtlError>(io.completion())
@@ -836,6 +840,16 @@ impl DataCache {
         end
     }
 
+    /// The bytes a write-back of `sectors` sectors moves to its page
+    /// ([`Io::set_host_bytes`]; 0: the whole page).
+    fn moved_bytes(&self, sectors: u64) -> u32 {
+        if sectors >= self.page_sectors {
+            0
+        } else {
+            (sectors * SECTOR_BYTES) as u32
+        }
+    }
+
     fn stamp(&mut self) -> u64 {
         self.next_stamp += 1;
         self.next_stamp
@@ -846,7 +860,11 @@ impl DataCache {
     fn write_back(&mut self, io: &mut Io, lpn: u32) -> Result<(), FtlError> {
         let Some(slot) = self.slots.get(&lpn) else { return Ok(()) };
         let (data, hint, sectors) = (slot.data.clone(), Hint { more: false, bytes: 0, ..slot.hint }, slot.sectors);
-        self.inner.write(io, Lpn(lpn), data, &hint)?;
+        let own = io.host_bytes();
+        io.set_host_bytes(self.moved_bytes(sectors));
+        let written = self.inner.write(io, Lpn(lpn), data, &hint);
+        io.set_host_bytes(own);
+        written?;
         let finish = io.completion();
         if let Some(slot) = self.slots.get_mut(&lpn) {
             slot.dirty = false;
@@ -892,9 +910,14 @@ impl DataCache {
             });
             return Ok(());
         }
+        let bytes = self.moved_bytes(slot.sectors);
         let finish = io.independent(|io| {
             io.start_after(out);
-            self.inner.write(io, Lpn(lpn), slot.data.clone(), &hint).map(|()| io.last_finish())
+            let own = io.host_bytes();
+            io.set_host_bytes(bytes);
+            let written = self.inner.write(io, Lpn(lpn), slot.data.clone(), &hint).map(|()| io.last_finish());
+            io.set_host_bytes(own);
+            written
         });
         let finish = match finish {
             Ok(f) => f,

@@ -246,6 +246,7 @@ impl Flash {
             channel_queued: SimTime::ZERO,
             failures: 0,
             update_read: false,
+            host_bytes: 0,
         }
     }
     /// The medium.
@@ -334,6 +335,9 @@ pub struct Io<'a> {
     /// The reads now are the first half of a read-modify-write
     /// ([`Io::update_read`]).
     update_read: bool,
+    /// Bytes of the page the host reads or programs now move
+    /// ([`Io::set_host_bytes`]); 0: the whole page.
+    host_bytes: u32,
 }
 
 /// Dies whose earlier host work a command's host operations are measured
@@ -413,7 +417,8 @@ impl Io<'_> {
     /// Where the next operation for `purpose` is issued.
     #[inline]
     fn issue(&self, purpose: Purpose) -> Issue {
-        Issue { at: self.ready, host: purpose == Purpose::Host }
+        let host = purpose == Purpose::Host;
+        Issue { at: self.ready, host, bytes: if host { self.host_bytes } else { 0 } }
     }
     #[inline]
     fn finished(&mut self, span: Span, purpose: Purpose) {
@@ -501,6 +506,7 @@ impl Io<'_> {
             channel_queued: SimTime::ZERO,
             failures: 0,
             update_read: false,
+            host_bytes: 0,
         };
         chain(&mut io)
     }
@@ -556,7 +562,7 @@ impl Io<'_> {
             self.flash.counters.reads.bump(Purpose::Map);
             return Ok(self.ready);
         }
-        let span = self.flash.nand.read_time_bytes(die, Issue { at: self.ready, host: first }, bytes)?;
+        let span = self.flash.nand.read_time_bytes(die, Issue::new(self.ready, first), bytes)?;
         self.flash.counters.reads.bump(Purpose::Map);
         self.after_read(span, Purpose::Map);
         Ok(span.finish)
@@ -646,7 +652,7 @@ impl Io<'_> {
     /// (else it has gone bad: retire it).
     pub fn erase_multi(&mut self, blocks: &[BlockId], purpose: Purpose) -> Result<Vec<bool>, NandError> {
         let at = blocks.iter().fold(self.ready, |t, b| t.max(self.flash.erase_barrier[b.0 as usize]));
-        let (out, span) = self.flash.nand.erase_multi(blocks, Issue { at, host: purpose == Purpose::Host })?;
+        let (out, span) = self.flash.nand.erase_multi(blocks, Issue::new(at, purpose == Purpose::Host))?;
         let c = &mut self.flash.counters;
         c.erases.0[purpose as usize] += blocks.len() as u64;
         c.multi_plane.bump(purpose);
@@ -871,7 +877,7 @@ impl Io<'_> {
     #[inline]
     pub fn erase(&mut self, block: BlockId, purpose: Purpose) -> Result<(), NandError> {
         let at = self.ready.max(self.flash.erase_barrier[block.0 as usize]);
-        let span = match self.flash.nand.erase(block, Issue { at, host: purpose == Purpose::Host }) {
+        let span = match self.flash.nand.erase(block, Issue::new(at, purpose == Purpose::Host)) {
             Ok(span) => span,
             Err(e) => {
                 if matches!(e, NandError::EraseFailed { .. }) {
@@ -933,6 +939,22 @@ impl Io<'_> {
     #[inline]
     pub fn set_update_read(&mut self, on: bool) {
         self.update_read = on;
+    }
+
+    /// Sets how many bytes of its page the host reads and programs issued
+    /// from now on move (0, the default: the whole page): the part of a page
+    /// a request covers, or the part a read-modify-write reads. Only a chip
+    /// with sector transfers times them by it
+    /// ([`ftlab_nand::Commands::sector_transfers`]).
+    #[inline]
+    pub fn set_host_bytes(&mut self, bytes: u32) {
+        self.host_bytes = bytes;
+    }
+
+    /// The bytes of [`Io::set_host_bytes`].
+    #[inline]
+    pub fn host_bytes(&self) -> u32 {
+        self.host_bytes
     }
 
     /// Acknowledges the host at `t` exactly, whatever the command's flash work

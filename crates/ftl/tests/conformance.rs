@@ -130,7 +130,7 @@ conformance!(
         },
     },
     conformance::small_geometry(),
-    commands: ftlab_nand::Commands { serial_dies: true, reads_first: true, ..Default::default() }
+    commands: ftlab_nand::Commands { serial_dies: true, reads_first: true, sector_transfers: true, ..Default::default() }
 );
 conformance!(
     pagemap_mqsim_gc_reads_first,

@@ -102,6 +102,9 @@ fn mqsim_default_files_import() {
     // A chip serves host reads before queued writes, and the cache's
     // write-backs wait in their chips' queues, as MQSim's scheduler has them.
     assert!(s.config.device.commands.reads_first);
+    // Its channel moves the sectors a transaction carries, not whole pages
+    // with their metadata.
+    assert!(s.config.device.commands.sector_transfers);
     assert!(cache.queue_writebacks);
     // Queue_Fetch_Size bounds each flow's requests in the device.
     assert_eq!((s.config.host.fetch_size, s.config.host.fetch_per_flow), (Some(512), Some(true)));

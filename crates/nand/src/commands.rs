@@ -55,6 +55,20 @@
 //! acknowledges from DRAM, it shortens only the back pressure. It does not
 //! combine with cache program or erase suspension (refused).
 //!
+//! **Sector transfers** (`sector_transfers`): a page's transfer over the
+//! channel moves its data without its spare area, and a host read or
+//! program of part of a page moves only the bytes its request covers (a
+//! read-modify-write's read the rest of the page), as MQSim's channel model
+//! does: a transfer takes `Data_and_metadata_size_in_byte` of its
+//! transaction (`src/ssd/NVM_PHY_ONFI_NVDDR2.cpp:102, 236, 634`,
+//! `ONFI_Channel_NVDDR2.h:8-9`), the sectors a request's transaction carries
+//! (`Host_Interface_NVMe.cpp:187-209`), an update read's the sectors it
+//! fetches (`Address_Mapping_Unit_Page_Level.cpp:1172-1176`), and a garbage
+//! collection move's the page's sectors (`GC_and_WL_Unit_Page_Level.cpp:169-176`),
+//! never the page's metadata. The bytes are whole 512-byte sectors in MQSim;
+//! ftlab moves the bytes the request covers. A multi-plane read moves whole
+//! pages.
+//!
 //! Die interleaving (operations of different dies on one channel overlapping,
 //! each die's array time hidden behind the others' transfers) is the default:
 //! the timelines model it ([`crate::timeline`]). `serial_dies` turns it off
@@ -91,6 +105,10 @@ pub struct Commands {
     /// A host read runs before the programs and erases reserved on its die
     /// that have not started (MQSim's transaction scheduler).
     pub reads_first: bool,
+    /// A page's transfer moves its data without its spare area, and a host
+    /// read or program of part of a page moves only the bytes its request
+    /// carries (MQSim's channel model).
+    pub sector_transfers: bool,
 }
 
 impl Commands {

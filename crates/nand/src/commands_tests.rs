@@ -19,6 +19,7 @@ const MULTI: Commands = Commands {
     suspend_erase_ns: 0,
     serial_dies: false,
     reads_first: false,
+    sector_transfers: false,
 };
 
 fn page(n: &Nand, block: u32, page: u32, v: u64) -> PlanePage {
@@ -27,6 +28,7 @@ fn page(n: &Nand, block: u32, page: u32, v: u64) -> PlanePage {
         lpn: v as u32,
         kind: PageKind::Data,
         data: Payload::Token(v),
+        bytes: 0,
     }
 }
 
@@ -107,7 +109,7 @@ fn an_erase_a_read_suspended_is_torn_by_a_cut_before_its_new_finish() {
     n.program(p, 1, PageKind::Data, Payload::Token(1), SimTime::ZERO).unwrap();
     let e = n.erase(BlockId(0), SimTime(300_000)).unwrap();
     // A host read at 400 us suspends the erase: it ends 10 us + the read later.
-    let (_, _, r) = n.read(p, Issue { at: SimTime(400_000), host: true }).unwrap();
+    let (_, _, r) = n.read(p, Issue::new(SimTime(400_000), true)).unwrap();
     assert!(r.finish < e.finish);
     let late = e.finish + (r.finish - SimTime(400_000));
     assert_eq!(n.die_free_at(DieId(0)), late);

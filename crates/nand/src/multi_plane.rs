@@ -28,6 +28,9 @@ pub struct PlanePage {
     pub lpn: u32,
     pub kind: PageKind,
     pub data: Payload,
+    /// Bytes of the page a host request moves ([`crate::Issue::bytes`]); 0:
+    /// the whole page.
+    pub bytes: u32,
 }
 
 impl Nand {
@@ -128,7 +131,8 @@ impl Nand {
         }
         let die = self.check_planes(&blocks, Some(&offsets))?;
         self.check_time(die, at)?;
-        let span = self.timelines.program_multi(die, at, pages.len() as u32);
+        let bytes: Vec<u32> = pages.iter().map(|p| p.bytes).collect();
+        let span = self.timelines.program_multi(die, at, &bytes);
         let mut out = Vec::with_capacity(pages.len());
         for (p, (block, _)) in pages.into_iter().zip(blocks) {
             if self.faults.strikes(Op::Program) {

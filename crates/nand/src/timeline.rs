@@ -52,6 +52,12 @@ pub struct Timelines {
     erase: SimTime,
     page_transfer: SimTime,
     oob_transfer: SimTime,
+    /// Bytes of a page's data and of its spare area, and the chip's timing:
+    /// with sector transfers a host operation's transfer is sized by its
+    /// bytes ([`Issue::bytes`]).
+    page_bytes: u32,
+    oob_bytes: u32,
+    timing: Timing,
     /// The advanced commands in use ([`crate::commands`]).
     commands: Commands,
     /// Whether cache program or suspension is on: then the per-die state
@@ -128,12 +134,24 @@ pub struct Span {
 pub struct Issue {
     pub at: SimTime,
     pub host: bool,
+    /// Bytes of the page the host request moves, for a host read or program
+    /// of part of a page; 0: the whole page. Only sector transfers
+    /// ([`Commands::sector_transfers`]) read it.
+    pub bytes: u32,
+}
+
+impl Issue {
+    /// Issued at `at`, the host's or not, moving the whole page.
+    #[inline]
+    pub fn new(at: SimTime, host: bool) -> Self {
+        Issue { at, host, bytes: 0 }
+    }
 }
 
 impl From<SimTime> for Issue {
     #[inline]
     fn from(at: SimTime) -> Self {
-        Issue { at, host: false }
+        Issue::new(at, false)
     }
 }
 
@@ -169,6 +187,9 @@ impl Timelines {
             erase: SimTime(timing.erase_ns),
             page_transfer: timing.transfer(geometry.page_size + geometry.oob_size),
             oob_transfer: timing.transfer(geometry.oob_size.max(1)),
+            page_bytes: geometry.page_size,
+            oob_bytes: geometry.oob_size,
+            timing: *timing,
             commands: Commands::default(),
             timed: false,
             cache_free: Vec::new(),
@@ -188,6 +209,8 @@ impl Timelines {
         let slots = if self.serial { self.dies / self.dies_per_way } else { self.dies };
         self.die_busy = vec![self.die_busy.iter().copied().max().unwrap_or_default(); slots];
         self.reads_first = commands.reads_first && !self.timed;
+        let spare = if commands.sector_transfers { 0 } else { self.oob_bytes };
+        self.page_transfer = self.timing.transfer(self.page_bytes + spare);
         self.queue = if self.reads_first { vec![VecDeque::new(); slots] } else { Vec::new() };
         let dies = self.dies;
         if self.timed {
@@ -329,7 +352,7 @@ impl Timelines {
     /// first transfer may start while the array programs the die's previous
     /// page.
     #[inline]
-    fn program_pages(&mut self, die: DieId, at: Issue, pages: u32) -> Span {
+    fn program_pages(&mut self, die: DieId, at: Issue, bytes: &[u32]) -> Span {
         let d = die.0 as usize;
         let c = self.channel(die);
         let earliest = if self.timed && self.commands.cache_program {
@@ -337,12 +360,14 @@ impl Timelines {
         } else {
             at.at.max(self.die_busy[self.slot(d)])
         };
-        let (start, mut queued) = self.transfer(c, earliest, self.page_transfer, at.host);
-        let mut end = start + self.page_transfer;
-        for _ in 1..pages {
-            let (t, q) = self.transfer(c, end, self.page_transfer, at.host);
+        let first = self.xfer(at.host, bytes.first().copied().unwrap_or(0));
+        let (start, mut queued) = self.transfer(c, earliest, first, at.host);
+        let mut end = start + first;
+        for &b in bytes.iter().skip(1) {
+            let xfer = self.xfer(at.host, b);
+            let (t, q) = self.transfer(c, end, xfer, at.host);
             queued += q;
-            end = t + self.page_transfer;
+            end = t + xfer;
         }
         let array = end.max(self.die_busy[self.slot(d)]);
         let finish = array + self.program;
@@ -359,13 +384,27 @@ impl Timelines {
     #[cold]
     #[inline(never)]
     fn program_timed(&mut self, die: DieId, at: Issue) -> Span {
-        self.program_pages(die, at, 1)
+        self.program_pages(die, at, &[at.bytes])
     }
 
-    /// A multi-plane program of `pages` pages on `die` issued at `at`.
+    /// A multi-plane program on `die` issued at `at` of one page a plane,
+    /// `bytes` each moves ([`Issue::bytes`]; one page if empty).
     #[inline]
-    pub fn program_multi(&mut self, die: DieId, at: impl Into<Issue>, pages: u32) -> Span {
-        self.program_pages(die, at.into(), pages.max(1))
+    pub fn program_multi(&mut self, die: DieId, at: impl Into<Issue>, bytes: &[u32]) -> Span {
+        let at = at.into();
+        self.program_pages(die, at, if bytes.is_empty() { &[0] } else { bytes })
+    }
+
+    /// The channel time of a page's transfer that moves `bytes` of it (0:
+    /// the whole page): with sector transfers, a host operation's bytes
+    /// alone; otherwise the page with its spare area.
+    #[inline]
+    fn xfer(&self, host: bool, bytes: u32) -> SimTime {
+        if host && bytes != 0 && bytes < self.page_bytes && self.commands.sector_transfers {
+            self.timing.transfer(bytes)
+        } else {
+            self.page_transfer
+        }
     }
 
     /// A multi-plane read of `pages` pages on `die` issued at `at`: one array
@@ -444,7 +483,8 @@ impl Timelines {
     /// A page read on `die` issued at `at`.
     #[inline]
     pub fn read(&mut self, die: DieId, at: impl Into<Issue>) -> Span {
-        self.read_sized(die, at.into(), self.page_transfer)
+        let at = at.into();
+        self.read_sized(die, at, self.xfer(at.host, at.bytes))
     }
 
     /// A page read on `die` issued at `at` whose transfer out takes `xfer`
@@ -479,8 +519,9 @@ impl Timelines {
         }
         let d = die.0 as usize;
         let c = self.channel(die);
-        let (start, queued) = self.transfer(c, at.at.max(self.die_busy[self.slot(d)]), self.page_transfer, at.host);
-        let finish = start + self.page_transfer + self.program;
+        let xfer = self.xfer(at.host, at.bytes);
+        let (start, queued) = self.transfer(c, at.at.max(self.die_busy[self.slot(d)]), xfer, at.host);
+        let finish = start + xfer + self.program;
         self.busy(d, start, finish, false);
         Span { start, finish, queued, die }
     }
@@ -604,24 +645,33 @@ mod tests {
     /// One channel of two ways of `dies_per_way` dies, one plane each, 4 KiB
     /// pages at 4096 MB/s (a 1000 ns transfer).
     fn timelines(dies_per_way: u32) -> Timelines {
-        let g = Geometry {
+        Timelines::new(&Geometry { dies_per_way, ..geometry() }, &timing())
+    }
+
+    /// One channel of two ways of one die, one plane each, 4 KiB pages
+    /// without a spare area.
+    fn geometry() -> Geometry {
+        Geometry {
             channels: 1,
             ways_per_channel: 2,
-            dies_per_way,
+            dies_per_way: 1,
             planes_per_die: 1,
             blocks_per_plane: 4,
             pages_per_block: 4,
             page_size: 4096,
             oob_size: 0,
-        };
-        let t = Timing {
+        }
+    }
+
+    /// 4096 MB/s: a 4 KiB page crosses the channel in 1000 ns.
+    fn timing() -> Timing {
+        Timing {
             read_ns: 25_000,
             read_oob_ns: 10_000,
             program_ns: 200_000,
             erase_ns: 1_500_000,
             channel_mb_per_s: 4096,
-        };
-        Timelines::new(&g, &t)
+        }
     }
 
     fn setup() -> Timelines {
@@ -633,6 +683,34 @@ mod tests {
         let mut tl = timelines(2);
         tl.set_commands(Commands { serial_dies: serial, ..Commands::default() });
         tl
+    }
+
+    #[test]
+    fn sector_transfers_size_a_host_transfer_by_its_bytes_and_drop_the_spare_area() {
+        // 4 KiB pages with a 512-byte spare area, two planes a die, at 4096
+        // MB/s: 1,000 ns for the data, 125 ns for the spare area.
+        let g = Geometry { oob_size: 512, planes_per_die: 2, ..geometry() };
+        let t = timing();
+        let part = |host: bool| Issue { at: SimTime(0), host, bytes: 1024 };
+        // Off: every page transfer moves the page and its spare area, whatever
+        // the bytes asked for.
+        let mut off = Timelines::new(&g, &t);
+        assert_eq!(off.read(DieId(0), part(true)).finish, SimTime(25_000 + 1_125));
+        assert_eq!(off.program(DieId(1), part(true)).finish, SimTime(1_125 + 200_000));
+        // On: a host operation moves its bytes; any other, or a host one of
+        // the whole page (0), the page without its spare area.
+        let mut on = Timelines::new(&g, &t);
+        on.set_commands(Commands { sector_transfers: true, ..Commands::default() });
+        assert_eq!(on.read(DieId(0), part(true)).finish, SimTime(25_000 + 250));
+        assert_eq!(on.program(DieId(1), part(true)).finish, SimTime(250 + 200_000));
+        let mut on = Timelines::new(&g, &t);
+        on.set_commands(Commands { sector_transfers: true, ..Commands::default() });
+        assert_eq!(on.read(DieId(0), part(false)).finish, SimTime(25_000 + 1_000));
+        assert_eq!(on.read(DieId(1), Issue::new(SimTime(0), true)).finish, SimTime(25_000 + 1_000 + 1_000));
+        // A multi-plane program moves each page's own bytes.
+        let mut on = Timelines::new(&g, &t);
+        on.set_commands(Commands { sector_transfers: true, multi_plane: true, ..Commands::default() });
+        assert_eq!(on.program_multi(DieId(0), part(true), &[1024, 0]).finish, SimTime(250 + 1_000 + 200_000));
     }
 
     #[test]
@@ -822,7 +900,7 @@ mod tests {
 
     #[test]
     fn a_transfer_reports_its_wait_behind_host_transfers_only() {
-        let host = |at| Issue { at: SimTime(at), host: true };
+        let host = |at| Issue::new(SimTime(at), true);
         let mut tl = setup();
         // Die 0: a host program (transfer 0-1 us), then garbage collection's
         // program chained after it (transfer 201-202 us).
@@ -880,7 +958,7 @@ mod tests {
     }
 
     fn host(at: u64) -> Issue {
-        Issue { at: SimTime(at), host: true }
+        Issue::new(SimTime(at), true)
     }
 
     #[test]
@@ -957,7 +1035,7 @@ mod tests {
     #[test]
     fn multi_plane_operations_share_one_array_time() {
         let mut tl = setup();
-        let p = tl.program_multi(DieId(0), SimTime(0), 2);
+        let p = tl.program_multi(DieId(0), SimTime(0), &[0, 0]);
         assert_eq!((p.start, p.finish), (SimTime(0), SimTime(2000 + 200_000)));
         let r = tl.read_multi(DieId(0), SimTime(0), 2);
         assert_eq!((r.start, r.finish), (p.finish, p.finish + SimTime(25_000 + 2000)));
@@ -965,7 +1043,7 @@ mod tests {
         assert_eq!(e.finish, r.finish + SimTime(1_500_000));
         // Die 1 on the same channel waits for both of die 0's transfers.
         let mut tl = setup();
-        tl.program_multi(DieId(0), SimTime(0), 2);
+        tl.program_multi(DieId(0), SimTime(0), &[0, 0]);
         assert_eq!(tl.program(DieId(1), SimTime(0)).start, SimTime(2000));
     }
 }

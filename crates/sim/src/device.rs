@@ -235,6 +235,11 @@ pub struct PageCommand<'a> {
     pub held: Option<usize>,
     /// What it does.
     pub op: PageOp<'a>,
+    /// Bytes of the page a read moves to the host, for a request that covers
+    /// part of it; 0: the whole page. A write's are its hint's
+    /// ([`Hint::bytes`]). Only a chip with sector transfers times the flash
+    /// transfers by them ([`ftlab_nand::Commands::sector_transfers`]).
+    pub bytes: u32,
 }
 
 /// What a page command does.
@@ -455,31 +460,39 @@ impl Device {
     /// wear-leveling work is service.
     #[inline(always)]
     pub fn page(&mut self, cmd: PageCommand<'_>) -> Result<PageDone, PageError> {
-        let PageCommand { lpn, at, ready, arrival, held, op } = cmd;
+        let PageCommand { lpn, at, ready, arrival, held, op, bytes: read_bytes } = cmd;
         if at < arrival || at < self.clock {
             return Err(PageError::Early);
         }
         let held_behind = held.map_or(0, |d| self.flash.host_end(DieId(d as u32)).0);
+        let page_size = self.page_size as u32;
         let mut io = self.flash.io(SimTime(at));
         let l = Lpn(lpn as u32);
         let mut read = None;
         let mut trimmed = false;
         match op {
-            PageOp::Read => read = Some(self.ftl.read(&mut io, l)),
+            PageOp::Read => {
+                io.set_host_bytes(read_bytes);
+                read = Some(self.ftl.read(&mut io, l));
+            }
             PageOp::Write { data, hint, rmw } => {
                 if rmw {
                     // Read-modify-write: the untouched part of the page must survive.
                     io.set_update_read(true);
+                    io.set_host_bytes(rest_of_page(page_size, hint.bytes));
                     let old = self.ftl.read(&mut io, l);
                     io.set_update_read(false);
                     read = Some(Ok(old.map_err(PageError::Ftl)?));
                 }
+                io.set_host_bytes(hint.bytes);
                 self.ftl.write(&mut io, l, data, &hint).map_err(PageError::Ftl)?;
             }
             PageOp::Merge { at: from, bytes, hint } => {
                 io.set_update_read(true);
+                io.set_host_bytes(rest_of_page(page_size, bytes.len() as u32));
                 let old = self.ftl.read(&mut io, l);
                 io.set_update_read(false);
+                io.set_host_bytes(bytes.len() as u32);
                 let old = old.map_err(PageError::Ftl)?;
                 let mut page = match &old {
                     Some(Payload::Bytes(b)) => b.to_vec(),
@@ -723,7 +736,8 @@ impl Device {
             Command::Read { .. } => {
                 let mut out = vec![0u8; len as usize];
                 for (lpn, in_page, out_at, n) in pieces(offset, len, ps) {
-                    let c = PageCommand { lpn, at, ready: done, arrival: at, held: None, op: PageOp::Read };
+                    let bytes = if n as u64 == ps { 0 } else { n as u32 };
+                    let c = PageCommand { lpn, at, ready: done, arrival: at, held: None, op: PageOp::Read, bytes };
                     let d = self.page(c).map_err(|e| (at, fail(lpn, e)))?;
                     done = done.max(d.done);
                     match d.read {
@@ -757,7 +771,8 @@ impl Device {
             Command::Trim { .. } => {
                 for (lpn, _, _, n) in pieces(offset, len, ps) {
                     if n as u64 == ps {
-                        let c = PageCommand { lpn, at, ready: done, arrival: at, held: None, op: PageOp::Trim };
+                        let c =
+                            PageCommand { lpn, at, ready: done, arrival: at, held: None, op: PageOp::Trim, bytes: 0 };
                         let d = self.page(c).map_err(|e| (at, fail(lpn, e)))?;
                         done = done.max(d.done);
                     }
@@ -792,7 +807,7 @@ impl Device {
                 self.stats.rmw_pages += 1;
                 PageOp::Merge { at: in_page, bytes, hint }
             };
-            let c = PageCommand { lpn, at, ready: done, arrival: at, held: None, op };
+            let c = PageCommand { lpn, at, ready: done, arrival: at, held: None, op, bytes: 0 };
             let d = self.page(c).map_err(|e| (lpn, e))?;
             done = done.max(d.done);
         }
@@ -824,4 +839,15 @@ fn pieces(offset: u64, len: u64, page_size: u64) -> impl Iterator<Item = (u64, u
         let to = ((lpn + 1) * page_size).min(end);
         (lpn, (from - lpn * page_size) as usize, (from - offset) as usize, (to - from) as usize)
     })
+}
+
+/// The bytes of a page of `page_size` a read-modify-write reads when the
+/// host writes `covered` of them (0: the whole page).
+#[inline]
+fn rest_of_page(page_size: u32, covered: u32) -> u32 {
+    if covered == 0 {
+        0
+    } else {
+        page_size.saturating_sub(covered)
+    }
 }

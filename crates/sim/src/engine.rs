@@ -595,7 +595,8 @@ impl Engine {
             }
             at
         } else {
-            let cmd = PageCommand { lpn, at, ready, arrival: req.arrival, held, op };
+            let bytes = if partial && req.op == Op::Read { self.covered(req, lpn) } else { 0 };
+            let cmd = PageCommand { lpn, at, ready, arrival: req.arrival, held, op, bytes };
             let done = match self.device.page(cmd) {
                 Ok(d) => d,
                 Err(PageError::Early) => return Err(self.early(req, lpn, at, number)),

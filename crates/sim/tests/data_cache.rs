@@ -9,13 +9,19 @@ use ftlab_sim::{run, Report, RunConfig, SimError};
 /// 20 us a page on the channel); one closed-loop flow of 8 writes in flight
 /// to never-written pages, 20 ms.
 fn config(device_extra: &str, flow_extra: &str) -> RunConfig {
+    config_reading(device_extra, flow_extra, 0.0)
+}
+
+/// As [`config`], with `read_fraction` of the requests reads.
+fn config_reading(device_extra: &str, flow_extra: &str, read_fraction: f64) -> RunConfig {
+    let depth = if flow_extra.contains("queue_depth") { "" } else { "queue_depth = 8\n" };
     let text = format!(
         "seed = 5\n[device]\nchip = \"small-slc\"\nchannels = 2\nways = 1\ndies = 2\nplanes = 2\nblocks_per_plane = 64\n\
          pages_per_block = 64\npage_size = 8192\n{device_extra}\n[device.timing]\nread_ns = 25000\nread_oob_ns = 25000\n\
          program_ns = 30000\nerase_ns = 1500000\nchannel_mb_per_s = 400\n[ftl]\nkind = \"pagemap\"\ngc_model = \"mqsim\"\n\
          gc_free_blocks = 24\nunwritten_reads = \"flash\"\n[metrics]\nslowdown = false\n\
-         [[flow]]\nname = \"w\"\nqueue_depth = 8\nstop_ms = 20\n{flow_extra}\n\
-         [flow.workload.generator]\nkind = \"uniform\"\nrequests = 1099511627776\nread_fraction = 0.0\n"
+         [[flow]]\nname = \"w\"\n{depth}stop_ms = 20\n{flow_extra}\n\
+         [flow.workload.generator]\nkind = \"uniform\"\nrequests = 1099511627776\nread_fraction = {read_fraction:?}\n"
     );
     RunConfig::from_toml(&text, "test").unwrap()
 }
@@ -146,4 +152,32 @@ fn bad_cache_settings_name_their_key() {
     assert_eq!(config_error("[device.data_cache]\npages = 0\n", ""), "device.data_cache.pages");
     assert_eq!(config_error(&format!("write_buffer_pages = 8\n{CACHE}"), ""), "device.data_cache");
     assert_eq!(config_error("", "request_bytes = 0"), "flow[0].request_bytes");
+}
+
+#[test]
+fn with_sector_transfers_a_part_of_a_page_crosses_the_channel_alone() {
+    // One read in flight of 4 KiB of a never-written 8 KiB page (read from
+    // flash): the array's 25 us, then the transfer out: 4 KiB at 400 MB/s
+    // with sector transfers (10.24 us), else the page and its spare area.
+    let read = |sector: bool| {
+        let device = format!("[device.commands]\nsector_transfers = {sector}\n");
+        let c = config_reading(&device, "request_bytes = 4096\nqueue_depth = 1", 1.0);
+        let r = run(&c, &mut |_| {}).unwrap();
+        assert_eq!(r.integrity, "ok");
+        r.flows[0].response_us.mean
+    };
+    let (on, off) = (read(true), read(false));
+    assert!((on - 35.24).abs() < 0.1, "{on}");
+    assert!(off > 45.0, "{off}");
+    // Flash-bound writes (one page of write-backs in flight): each
+    // write-back of half a page moves 4 KiB, not the page.
+    let write = |sector: bool| {
+        let device = format!("{CACHE}writeback_limit_sectors = 16\n[device.commands]\nsector_transfers = {sector}\n");
+        let r = run(&config(&device, "request_bytes = 4096"), &mut |_| {}).unwrap();
+        assert_eq!(r.integrity, "ok");
+        assert!(gauge(&r, "data_cache_held_writes") > 0.0);
+        r.flows[0].response_us.mean
+    };
+    let (on, off) = (write(true), write(false));
+    assert!(on < 0.92 * off, "{on} against {off}");
 }

@@ -3,11 +3,19 @@
 
 MQSim's figures are in per-flow.csv beside this script: MQSim 7ec40e3 built
 with patches/all.patch and a log of every request's flow (see README.md), run
-on its root ssdconfig.xml + workload.xml and two fast18 pairs, every request
-completed. This script runs ftlab on the same files (the copies in
-crates/lab/tests/data/mqsim) and prints, per scenario and flow, the requests
+on its root ssdconfig.xml + workload.xml, on the same with
+Ideal_Mapping_Table=true ("root-ideal"), and on two fast18 pairs, every
+request completed. This script runs ftlab on the same files (the copies in
+crates/lab/tests/data/mqsim; root-ideal a copy of the root ssdconfig.xml with
+that one value changed) and prints, per scenario and flow, the requests
 served, the mean and the p99 response time of both, and their ratio; a flow
 whose mean and p99 are both within 15% of MQSim's is marked "ok".
+
+Like is compared with like. The root file keeps MQSim's cached mapping
+table (Ideal_Mapping_Table=false): ftlab runs it with the table's model on,
+with the entry count the import prints (`--set ftl.cmt_entries=N` in its
+not-modelled line). Every other pair keeps the whole map in RAM in both
+(Ideal_Mapping_Table=true; the fast18 files ship with it), ftlab's default.
 
     python3 experiments/mqsim-compare/mqsim/flows.py target/release/ftlab
     python3 experiments/mqsim-compare/mqsim/flows.py target/release/ftlab --files root --set device.data_cache.queue_writebacks=false
@@ -21,6 +29,7 @@ import argparse
 import csv
 import json
 import pathlib
+import re
 import subprocess
 import sys
 import tempfile
@@ -31,6 +40,7 @@ DATA = HERE.parents[2] / "crates" / "lab" / "tests" / "data" / "mqsim"
 # name in per-flow.csv -> (folder under DATA, ssdconfig, workload)
 FILES = {
     "root": (".", "ssdconfig.xml", "workload.xml"),
+    "root-ideal": (".", "ssdconfig.xml", "workload.xml"),
     "fast18/queue-fetch-size=16": (
         "fast18/queue-fetch-size",
         "ssdconfig-queue-fetch-size=16.xml",
@@ -52,11 +62,34 @@ def reference():
     return rows
 
 
+# File pairs whose ssdconfig is the named one with Ideal_Mapping_Table=true.
+IDEAL = {"root-ideal"}
+# File pairs run with MQSim's cached mapping table modelled (the entry count
+# the import advises).
+TABLE = {"root"}
+HINT = re.compile(r"--set (ftl\.cmt_entries=\d+)")
+
+
 def run_ftlab(ftlab, name, sets):
     folder, ssd, workload = FILES[name]
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "reports.json"
-        cmd = [ftlab, "mqsim", "-q", "--ssd", ssd, "--workload", workload, "-f", "json", "-o", str(out)]
+        if name in IDEAL:
+            text = (DATA / folder / ssd).read_text()
+            ideal = text.replace("<Ideal_Mapping_Table>false</Ideal_Mapping_Table>", "<Ideal_Mapping_Table>true</Ideal_Mapping_Table>")
+            if ideal == text:
+                sys.exit(f"error: {ssd} has no Ideal_Mapping_Table=false to turn on")
+            ssd = pathlib.Path(tmp) / ("ideal-" + ssd)
+            ssd.write_text(ideal)
+        cmd = [ftlab, "mqsim", "-q", "--ssd", str(ssd), "--workload", workload, "-f", "json", "-o", str(out)]
+        if name in TABLE:
+            # The table's entry count, as the import prints it.
+            probe = pathlib.Path(tmp) / "probe"
+            subprocess.run(cmd[:-4] + ["--out-dir", str(probe), "--no-run"], cwd=DATA / folder, check=True, stderr=subprocess.DEVNULL)
+            hints = {h for t in probe.glob("scenario-*.toml") for h in HINT.findall(t.read_text())}
+            if len(hints) != 1:
+                sys.exit(f"error: the import of {name} advised {sorted(hints) or 'no'} cached mapping table; expected one")
+            sets = [hints.pop()] + list(sets)
         if sets:
             # Each scenario's config is written, then run again with the overrides.
             cmd += ["--out-dir", tmp]

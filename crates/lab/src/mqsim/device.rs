@@ -307,11 +307,14 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
         // dies of a chip never overlap, so ftlab's chip runs them serially.
         // When a chip falls idle it takes a read transaction if one waits,
         // else a write, else an erase (TSU_Base.h:95-97): host reads pass the
-        // programs and erases queued on it.
+        // programs and erases queued on it. Its channel moves a
+        // transaction's sectors, never a page's metadata
+        // (NVM_PHY_ONFI_NVDDR2.cpp:102, 236, 634): sector transfers.
         commands: ftlab_nand::Commands {
             multi_plane: true,
             serial_dies: true,
             reads_first: true,
+            sector_transfers: true,
             ..ftlab_nand::Commands::default()
         },
         wear: WearConfig { endurance_cycles: endurance, ..WearConfig::default() },

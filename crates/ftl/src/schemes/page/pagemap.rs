@@ -636,7 +636,13 @@ impl<P: VictimPicker> PageMap<P> {
                 if let Some(b) = filled {
                     self.picker.insert(b);
                 }
-                pages.push(ftlab_nand::PlanePage { ppa, lpn: lpn.0, kind: ftlab_nand::PageKind::Data, data });
+                pages.push(ftlab_nand::PlanePage {
+                    ppa,
+                    lpn: lpn.0,
+                    kind: ftlab_nand::PageKind::Data,
+                    data,
+                    bytes: io.host_bytes(),
+                });
             }
             for (lpn, ppa, data) in self.core.program_multi_host(io, &mut self.picker, pages)? {
                 Self::retire(&mut self.core.alloc, &mut self.picker, self.core.layout.block_of(ppa));

@@ -450,7 +450,7 @@ pub struct PlaneGcMap<P: VictimPicker> {
     multi_plane: bool,
     /// With multi-plane programs: the pages of the current request not yet
     /// programmed (none acknowledged).
-    staged: Vec<(Lpn, Payload)>,
+    staged: Vec<(Lpn, Payload, u32)>,
     /// The cached mapping table's model (`cmt_entries`), if on.
     cmt: Option<CachedMap>,
 }
@@ -744,10 +744,11 @@ impl<P: VictimPicker> PlaneGcMap<P> {
     #[inline(never)]
     fn write_staged(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
         self.core.index(lpn)?;
-        if self.staged.iter().any(|(l, _)| *l == lpn) {
+        if self.staged.iter().any(|(l, _, _)| *l == lpn) {
             self.flush_staged(io)?;
         }
-        self.staged.push((lpn, data));
+        // The bytes its request moves go with it (sector transfers).
+        self.staged.push((lpn, data, io.host_bytes()));
         let cap = STAGED_PAGES_PER_PLANE * self.in_flight.len();
         if hint.more && self.staged.len() < cap {
             // Acknowledged with the request's last page.
@@ -784,8 +785,9 @@ impl<P: VictimPicker> PlaneGcMap<P> {
             return Ok(());
         }
         let ppd = self.core.geometry.planes_per_die;
-        let mut rest: Vec<Option<(Lpn, Payload)>> = self.staged.drain(..).map(Some).collect();
-        let planes: Vec<u32> = rest.iter().flatten().map(|(l, _)| self.route.plane(l.0)).collect();
+        let mut rest: Vec<Option<(Lpn, Payload, u32)>> = self.staged.drain(..).map(Some).collect();
+        let planes: Vec<u32> = rest.iter().flatten().map(|(l, _, _)| self.route.plane(l.0)).collect();
+        let own_bytes = io.host_bytes();
         for i in 0..rest.len() {
             if rest[i].is_none() {
                 continue;
@@ -806,20 +808,23 @@ impl<P: VictimPicker> PlaneGcMap<P> {
                 group.retain(|&k| k == i || self.host_offset(planes[k]) == offset);
             }
             if group.len() == 1 {
-                let Some((lpn, data)) = rest[i].take() else { continue };
-                let (plane, triggers) = self.write_one(io, lpn, data)?;
+                let Some((lpn, data, bytes)) = rest[i].take() else { continue };
+                io.set_host_bytes(bytes);
+                let written = self.write_one(io, lpn, data);
+                io.set_host_bytes(own_bytes);
+                let (plane, triggers) = written?;
                 io.independent(|io| self.trigger(io, plane, triggers))?;
                 continue;
             }
             for &k in &group {
-                if let Some((lpn, _)) = rest[k] {
+                if let Some((lpn, _, _)) = rest[k] {
                     self.translate(io, lpn)?;
                 }
             }
             let mut pages = Vec::with_capacity(group.len());
             let mut triggers = vec![0u32; group.len()];
             for (n, &k) in group.iter().enumerate() {
-                let Some((lpn, data)) = rest[k].take() else { continue };
+                let Some((lpn, data, bytes)) = rest[k].take() else { continue };
                 let plane = planes[k];
                 let ppa = Self::place(
                     &mut self.core.alloc,
@@ -830,7 +835,7 @@ impl<P: VictimPicker> PlaneGcMap<P> {
                     None,
                     &mut triggers[n],
                 )?;
-                pages.push(PlanePage { ppa, lpn: lpn.0, kind: PageKind::Data, data });
+                pages.push(PlanePage { ppa, lpn: lpn.0, kind: PageKind::Data, data, bytes });
             }
             for (lpn, ppa, data) in self.core.program_multi_host(io, &mut self.picker, pages)? {
                 let old = self.core.table.get(lpn.0 as usize);
