@@ -113,6 +113,14 @@ pub trait Placement {
     fn write_plane(&self, _lpn: Lpn, _hint: &Hint) -> Option<u32> {
         None
     }
+    /// The page offset in its block a write of `lpn` with `hint` would be
+    /// programmed at if issued now (the next page of its plane's open block;
+    /// 0 when a block is to be opened), when the FTL places it by a static
+    /// rule; `None` (the default) otherwise. A layer that queues writes for
+    /// a die uses it to pair them as MQSim's scheduler does.
+    fn write_offset(&self, _lpn: Lpn, _hint: &Hint) -> Option<u32> {
+        None
+    }
 }
 
 /// Most blocks one [`SolidStateCache::exists`] call may ask about.

@@ -272,6 +272,11 @@ struct Queued {
     /// still dirty then and still the same slot (`generation`).
     evicted: Option<(Payload, Hint)>,
     generation: u64,
+    /// The page offset its page would have in its block were pages placed
+    /// when they join their die's queue, as MQSim places them (pairing at
+    /// any page, [`ftlab_nand::Commands::multi_plane_any_page`]); set by
+    /// [`DataCache::enqueue`].
+    offset: u32,
 }
 
 /// What the cache did ([`DataCache::stats`]).
@@ -354,6 +359,11 @@ pub struct DataCache {
     /// The chip has multi-plane programs, and planes a die.
     multi_plane: bool,
     planes: usize,
+    /// Queued write-backs are paired as MQSim's scheduler pairs them (any
+    /// page, [`ftlab_nand::Commands::multi_plane_any_page`]), and the pages a
+    /// block holds.
+    pair_any: bool,
+    pages_per_block: u32,
     /// A page transfer and a program: a queued write-back's estimated time.
     writeback_ns: SimTime,
     /// Dies sharing one busy time (a chip's, with serial dies), for the estimate.
@@ -431,6 +441,8 @@ impl DataCache {
             departing: HashMap::new(),
             multi_plane: io.commands().multi_plane,
             planes: g.planes_per_die.max(1) as usize,
+            pair_any: lazy && io.commands().multi_plane && io.commands().multi_plane_any_page,
+            pages_per_block: g.pages_per_block.max(1),
             writeback_ns: SimTime(
                 io.timing().transfer(g.page_size + if io.commands().sector_transfers { 0 } else { g.oob_size }).0
                     + io.timing().program_ns,
@@ -502,10 +514,23 @@ impl DataCache {
         (die.map_or(0, |d| d.0 as usize).min(self.queues.len().saturating_sub(1)), plane)
     }
 
-    /// Puts `w` in its die's queue; it holds its sectors from now on.
-    fn enqueue(&mut self, w: Queued) {
+    /// Puts `w` in its die's queue; it holds its sectors from now on. With
+    /// pairing at any page it takes the next page offset of its plane: after
+    /// the last write-back queued for the plane, else the FTL's next page
+    /// there.
+    fn enqueue(&mut self, mut w: Queued) {
         self.depth += w.sectors;
         let d = w.die;
+        if self.pair_any {
+            w.offset = match self.queues[d].iter().rev().find(|q| q.plane == w.plane) {
+                Some(q) => (q.offset + 1) % self.pages_per_block,
+                None => {
+                    let placement = self.inner.capabilities().placement;
+                    let hint = w.evicted.as_ref().map_or_else(Hint::default, |e| e.1);
+                    placement.and_then(|p| p.write_offset(Lpn(w.lpn), &hint)).unwrap_or(0)
+                }
+            };
+        }
         if self.queues[d].is_empty() {
             self.nonempty.push(d);
         }
@@ -571,7 +596,23 @@ impl DataCache {
     /// page was written back meanwhile or trimmed is dropped.
     fn issue(&mut self, io: &mut Io, t: SimTime, d: usize) -> Result<(), FtlError> {
         let mut picked: Vec<usize> = vec![0];
-        if self.multi_plane && self.planes > 1 {
+        if self.pair_any && self.planes > 1 {
+            // MQSim's rule: the head, and for each other plane the first
+            // ready write-back at the head's page offset, from anywhere in
+            // the queue.
+            let q = &self.queues[d];
+            let mut planes = 1u64 << (q[0].plane % 64);
+            for (i, w) in q.iter().enumerate().skip(1) {
+                if picked.len() == self.planes {
+                    break;
+                }
+                let bit = 1u64 << (w.plane % 64);
+                if w.at <= t && planes & bit == 0 && w.offset == q[0].offset {
+                    planes |= bit;
+                    picked.push(i);
+                }
+            }
+        } else if self.multi_plane && self.planes > 1 {
             let q = &self.queues[d];
             let mut planes = 1u64 << (q[0].plane % 64);
             for (i, w) in q.iter().enumerate().skip(1) {
@@ -610,7 +651,9 @@ impl DataCache {
         }
         let last = batch.len().saturating_sub(1);
         let inner = &mut self.inner;
+        let paired = self.pair_any && batch.len() > 1;
         let finish = io.detached(t, |io| {
+            io.set_paired(paired);
             for (k, (lpn, data, hint, bytes)) in batch.iter().enumerate() {
                 io.set_host_bytes(*bytes);
                 inner.write(io, Lpn(*lpn), data.clone(), &Hint { more: k < last, ..*hint })?;
@@ -907,6 +950,7 @@ impl DataCache {
                 estimate: out,
                 evicted: Some((slot.data, hint)),
                 generation: slot.generation,
+                offset: 0,
             });
             return Ok(());
         }
@@ -1036,7 +1080,8 @@ impl Layer for DataCache {
             if self.lazy {
                 let (die, plane) = self.place(lpn.0, hint);
                 let generation = self.slots.get(&lpn.0).map_or(0, |s| s.generation);
-                let w = Queued { lpn: lpn.0, die, plane, at: t, sectors, estimate, evicted: None, generation };
+                let w =
+                    Queued { lpn: lpn.0, die, plane, at: t, sectors, estimate, evicted: None, generation, offset: 0 };
                 if gate {
                     self.gated.push_back(w);
                 } else {
@@ -1111,6 +1156,7 @@ impl Layer for DataCache {
                     estimate: io.now(),
                     evicted: None,
                     generation,
+                    offset: 0,
                 });
             } else {
                 self.write_back(io, lpn)?;

@@ -281,3 +281,60 @@ fn writes_at_the_limit_wait_in_the_cache_and_their_write_backs_follow_in_order()
     // The gauges count the queue.
     assert!(stats(&ftl).queued_writebacks > 0);
 }
+
+#[test]
+fn queued_write_backs_pair_at_the_page_offsets_they_would_have_had_as_mqsim_pairs_them() {
+    use crate::schemes::page::pagemap::GcModel;
+    use ftlab_nand::{BlockId, Commands, Ppa};
+    // One die of two planes: even pages on plane 0, odd on plane 1.
+    let g = Geometry { channels: 1, planes_per_die: 2, ..geometry() };
+    for any_page in [true, false] {
+        let commands = Commands { multi_plane: true, multi_plane_any_page: any_page, ..Commands::default() };
+        let mut f = crate::testing::flash_with(g, 1, commands);
+        let mut io = f.io(SimTime::ZERO);
+        let inner = PageMapConfig { gc_model: GcModel::Mqsim, ..PageMapConfig::default() }.format(&mut io).unwrap();
+        let p = DataCacheParams { writeback_limit_sectors: Some(1 << 20), ..params(64) };
+        let mut ftl = Layered(DataCache::new(inner, p, &io).unwrap());
+        // Page 0 goes to plane 0's first page: plane 0's next is 1, plane 1's 0.
+        write(&mut f, &mut ftl, 0, 0, 100, 0);
+        let t = 100 * TIMING.program_ns;
+        // A read of page 0 holds the die while three cold pages arrive: 2
+        // (plane 0, at page 1), then 1 and 3 (plane 1, at pages 0 and 1).
+        assert_eq!(read(&mut f, &mut ftl, t, 0).0, Some(Payload::Token(100)));
+        for l in [2, 1, 3] {
+            write(&mut f, &mut ftl, t, l, u64::from(l), 0);
+        }
+        let mut io = f.io(SimTime(t + 1));
+        ftl.flush(&mut io).unwrap();
+        // Where each page landed: (plane, page in its block, sequence).
+        let nand = f.nand();
+        let mut at = std::collections::HashMap::new();
+        for b in 0..g.blocks_per_plane * g.planes_per_die {
+            for page in 0..g.pages_per_block {
+                let ppa: Ppa = nand.layout().ppa(BlockId(b), page);
+                if let Ok((Payload::Token(token), oob)) = nand.read_untimed(ppa) {
+                    at.insert(token, (nand.layout().plane_of_block(BlockId(b)), page, oob.seq));
+                }
+            }
+        }
+        let multi = f.counters().multi_plane.get(crate::Purpose::Host);
+        if any_page {
+            // MQSim's rule: the head (2, at page 1) goes with the write-back
+            // of plane 1 at page 1 (3), from anywhere in the queue, at
+            // plane 1's next page (0); 1 follows alone.
+            assert_eq!(multi, 1);
+            assert_eq!((at[&2].0, at[&2].1, at[&3].0, at[&3].1), (0, 1, 1, 0), "{at:?}");
+            assert_eq!((at[&1].0, at[&1].1), (1, 1), "{at:?}");
+            assert!(at[&3].2 < at[&1].2, "{at:?}");
+        } else {
+            // Pairs only at one page offset: 2 and 1 are one page apart,
+            // every page goes alone, in queue order.
+            assert_eq!(multi, 0);
+            assert_eq!((at[&1].0, at[&1].1, at[&3].0, at[&3].1), (1, 0, 1, 1), "{at:?}");
+        }
+        for l in [0u32, 1, 2, 3] {
+            let expect = if l == 0 { 100 } else { u64::from(l) };
+            assert_eq!(read(&mut f, &mut ftl, t * 10, l).0, Some(Payload::Token(expect)), "page {l}");
+        }
+    }
+}

@@ -247,6 +247,7 @@ impl Flash {
             failures: 0,
             update_read: false,
             host_bytes: 0,
+            paired: false,
         }
     }
     /// The medium.
@@ -338,6 +339,8 @@ pub struct Io<'a> {
     /// Bytes of the page the host reads or programs now move
     /// ([`Io::set_host_bytes`]); 0: the whole page.
     host_bytes: u32,
+    /// The writes now were paired by a scheduler ([`Io::set_paired`]).
+    paired: bool,
 }
 
 /// Dies whose earlier host work a command's host operations are measured
@@ -507,6 +510,7 @@ impl Io<'_> {
             failures: 0,
             update_read: false,
             host_bytes: 0,
+            paired: false,
         };
         chain(&mut io)
     }
@@ -955,6 +959,22 @@ impl Io<'_> {
     #[inline]
     pub fn host_bytes(&self) -> u32 {
         self.host_bytes
+    }
+
+    /// Marks the writes issued from now on (one command's pages, the last
+    /// without [`crate::Hint::more`]) as paired by a scheduler for distinct
+    /// planes of one die, or not: an FTL that programs a command's pages on
+    /// distinct planes together does so whatever their page offsets when
+    /// the chip allows it ([`ftlab_nand::Commands::multi_plane_any_page`]).
+    #[inline]
+    pub fn set_paired(&mut self, on: bool) {
+        self.paired = on;
+    }
+
+    /// Whether the writes now were paired by a scheduler ([`Io::set_paired`]).
+    #[inline]
+    pub fn paired(&self) -> bool {
+        self.paired
     }
 
     /// Acknowledges the host at `t` exactly, whatever the command's flash work

@@ -28,6 +28,11 @@ pub(crate) fn one_die(blocks: u32, pages_per_block: u32) -> Geometry {
 
 /// A freshly formatted device of `geometry` with [`TIMING`], no bad blocks.
 pub(crate) fn flash(geometry: Geometry, seed: u64) -> Flash {
+    flash_with(geometry, seed, Default::default())
+}
+
+/// As [`flash`], with the chip's advanced `commands`.
+pub(crate) fn flash_with(geometry: Geometry, seed: u64, commands: ftlab_nand::Commands) -> Flash {
     let config = NandConfig {
         geometry,
         timing: TIMING,
@@ -36,7 +41,7 @@ pub(crate) fn flash(geometry: Geometry, seed: u64) -> Flash {
         store: StoreKind::Token,
         seed,
         faults: Default::default(),
-        commands: Default::default(),
+        commands,
     };
     Flash::new(Nand::new(&config).unwrap())
 }

@@ -132,6 +132,29 @@ conformance!(
     conformance::small_geometry(),
     commands: ftlab_nand::Commands { serial_dies: true, reads_first: true, sector_transfers: true, ..Default::default() }
 );
+// The same with two-plane programs paired as MQSim's scheduler pairs them:
+// queued write-backs at one page offset they would have had, programmed
+// together at their planes' next pages.
+conformance!(
+    data_cache_queued_over_pagemap_mqsim_gc_paired_planes,
+    ftlab_ftl::data_cache::DataCacheBuilder {
+        inner: Box::new(PageMapConfig { gc_model: GcModel::Mqsim, gc_max_victims_per_plane: 2, ..PageMapConfig::default() }),
+        params: ftlab_ftl::data_cache::DataCacheParams {
+            writeback_limit_sectors: Some(64),
+            hot_window_ns: 50_000_000,
+            ..ftlab_ftl::data_cache::DataCacheParams::new(8)
+        },
+    },
+    conformance::small_geometry(),
+    commands: ftlab_nand::Commands {
+        multi_plane: true,
+        multi_plane_any_page: true,
+        serial_dies: true,
+        reads_first: true,
+        sector_transfers: true,
+        ..Default::default()
+    }
+);
 conformance!(
     pagemap_mqsim_gc_reads_first,
     PageMapConfig { gc_model: GcModel::Mqsim, gc_max_victims_per_plane: 2, ..PageMapConfig::default() },

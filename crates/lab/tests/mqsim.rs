@@ -105,6 +105,10 @@ fn mqsim_default_files_import() {
     // Its channel moves the sectors a transaction carries, not whole pages
     // with their metadata.
     assert!(s.config.device.commands.sector_transfers);
+    // It pairs two-plane programs as MQSim's scheduler does, and says that
+    // MQSim programs pages of a block out of order to do so.
+    assert!(s.config.device.commands.multi_plane_any_page);
+    assert!(has(s, "pages of a block out of order"), "{:#?}", s.config.unsupported);
     assert!(cache.queue_writebacks);
     // Queue_Fetch_Size bounds each flow's requests in the device.
     assert_eq!((s.config.host.fetch_size, s.config.host.fetch_per_flow), (Some(512), Some(true)));

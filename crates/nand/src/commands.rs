@@ -60,14 +60,30 @@
 //! program of part of a page moves only the bytes its request covers (a
 //! read-modify-write's read the rest of the page), as MQSim's channel model
 //! does: a transfer takes `Data_and_metadata_size_in_byte` of its
-//! transaction (`src/ssd/NVM_PHY_ONFI_NVDDR2.cpp:102, 236, 634`,
+//! transaction (`src/ssd/NVM_PHY_ONFI_NVDDR2.cpp:101, 230-231, 629-632`,
 //! `ONFI_Channel_NVDDR2.h:8-9`), the sectors a request's transaction carries
-//! (`Host_Interface_NVMe.cpp:187-209`), an update read's the sectors it
+//! (`Host_Interface_NVMe.cpp:187-208`), an update read's the sectors it
 //! fetches (`Address_Mapping_Unit_Page_Level.cpp:1172-1176`), and a garbage
-//! collection move's the page's sectors (`GC_and_WL_Unit_Page_Level.cpp:169-176`),
+//! collection move's the page's sectors (`GC_and_WL_Unit_Page_Level.cpp:167-174`),
 //! never the page's metadata. The bytes are whole 512-byte sectors in MQSim;
 //! ftlab moves the bytes the request covers. A multi-plane read moves whole
 //! pages.
+//!
+//! **Multi-plane at any page** (`multi_plane_any_page`): a multi-plane
+//! operation's pages may be at different page offsets of their blocks.
+//! Chips pair planes at one page offset; this is the one relaxation that
+//! lets ftlab's strict medium, which programs a block's pages in order,
+//! take MQSim's scheduler's pairings. MQSim places a write's page when the
+//! transaction is queued (`Address_Mapping_Unit_Page_Level.cpp`,
+//! `allocate_page_in_plane_for_user_write`) and its scheduler pairs a chip's
+//! queued writes for distinct planes at one page offset from anywhere in the
+//! queue (`TSU_Base.cpp`, `issue_command_to_chip`), so it programs pages of
+//! a block out of order: on the root file's scenario 3 with the map in RAM,
+//! 2,987 of its 5,007 programmed pages, and 192 of its 245 two-plane
+//! programs hold one. ftlab's write cache pairs its queued write-backs by the
+//! same rule (the offset each would have had, counted when it joins its
+//! die's queue), and the page map then programs them together at their
+//! planes' next pages.
 //!
 //! Die interleaving (operations of different dies on one channel overlapping,
 //! each die's array time hidden behind the others' transfers) is the default:
@@ -109,6 +125,11 @@ pub struct Commands {
     /// read or program of part of a page moves only the bytes its request
     /// carries (MQSim's channel model).
     pub sector_transfers: bool,
+    /// A multi-plane operation's pages may be at different page offsets of
+    /// their blocks (each block still programs its pages in order): what a
+    /// strict medium can offer of MQSim's scheduler, which pairs pages it
+    /// placed at one offset but programs out of order in their blocks.
+    pub multi_plane_any_page: bool,
 }
 
 impl Commands {

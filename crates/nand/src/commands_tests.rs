@@ -20,6 +20,7 @@ const MULTI: Commands = Commands {
     serial_dies: false,
     reads_first: false,
     sector_transfers: false,
+    multi_plane_any_page: false,
 };
 
 fn page(n: &Nand, block: u32, page: u32, v: u64) -> PlanePage {
@@ -88,6 +89,13 @@ fn a_multi_plane_command_that_breaks_an_address_rule_is_refused_and_changes_noth
     let e = n.program_multi(vec![page(&n, 0, 0, 1), page(&n, 9, 0, 2)], SimTime::ZERO).unwrap_err();
     assert!(why(e).contains("different offsets of their planes"));
     n.program_multi(vec![page(&n, 1, 0, 1), page(&n, 9, 0, 2)], SimTime::ZERO).unwrap();
+    // Pages at different offsets, when the chip takes them (each block
+    // still in order: a page out of order in its block stays refused).
+    let mut n = nand(Commands { multi_plane_any_page: true, ..MULTI });
+    n.program(n.geometry().ppa(BlockId(8), 0), 7, PageKind::Data, Payload::Token(7), SimTime::ZERO).unwrap();
+    n.program_multi(vec![page(&n, 0, 0, 1), page(&n, 8, 1, 2)], SimTime::ZERO).unwrap();
+    assert_eq!((n.programmed_pages(BlockId(0)), n.programmed_pages(BlockId(8))), (1, 2));
+    assert!(n.program_multi(vec![page(&n, 0, 2, 3), page(&n, 8, 2, 4)], SimTime::ZERO).is_err());
 }
 
 #[test]

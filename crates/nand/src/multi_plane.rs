@@ -94,7 +94,7 @@ impl Nand {
             }
             planes |= 1u64.checked_shl(plane).unwrap_or(0);
             if let Some(pages) = page {
-                if pages[i] != pages[0] {
+                if pages[i] != pages[0] && !self.commands().multi_plane_any_page {
                     return Err(refuse(first_ppa, ppa, "their pages are at different offsets of their blocks"));
                 }
             }

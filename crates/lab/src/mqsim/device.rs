@@ -272,6 +272,18 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
              --out-dir's scenario-N.toml), not by default: see experiments/mqsim-compare/README.md"
         ));
     }
+    if planes > 1 {
+        out.push(
+            "Plane_No_Per_Die > 1: MQSim places a write's page when its transaction is queued and pairs a chip's \
+             queued writes for distinct planes at one page offset from anywhere in the queue, so it programs \
+             pages of a block out of order (Address_Mapping_Unit_Page_Level.cpp, \
+             allocate_page_in_plane_for_user_write; TSU_Base.cpp, issue_command_to_chip); ftlab programs every \
+             block in order, pairs the write cache's queued write-backs by MQSim's rule and programs each pair \
+             at its planes' next pages (device.commands.multi_plane_any_page); without the write cache a \
+             request's own pages are paired only at one page offset"
+                .to_string(),
+        );
+    }
     let chip = match tech.as_str() {
         "SLC" => "small-slc",
         "MLC" => "cosmos-openssd",
@@ -309,12 +321,18 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
         // else a write, else an erase (TSU_Base.h:95-97): host reads pass the
         // programs and erases queued on it. Its channel moves a
         // transaction's sectors, never a page's metadata
-        // (NVM_PHY_ONFI_NVDDR2.cpp:102, 236, 634): sector transfers.
+        // (NVM_PHY_ONFI_NVDDR2.cpp:101, 230-231, 629-632): sector transfers. It
+        // places a write's page when the transaction is queued and pairs
+        // queued writes for distinct planes at one page offset from anywhere
+        // in a chip's queue, programming pages of a block out of order; the
+        // write cache pairs its write-backs by that rule and the chip takes
+        // the pairs at their planes' next pages (multi_plane_any_page).
         commands: ftlab_nand::Commands {
             multi_plane: true,
             serial_dies: true,
             reads_first: true,
             sector_transfers: true,
+            multi_plane_any_page: true,
             ..ftlab_nand::Commands::default()
         },
         wear: WearConfig { endurance_cycles: endurance, ..WearConfig::default() },

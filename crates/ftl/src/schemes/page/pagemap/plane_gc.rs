@@ -804,8 +804,12 @@ impl<P: VictimPicker> PlaneGcMap<P> {
                     self.finish_due(io)?;
                     group.iter().try_for_each(|&k| self.wait_for_room(io, planes[k]))
                 })?;
-                let offset = self.host_offset(planes[i]);
-                group.retain(|&k| k == i || self.host_offset(planes[k]) == offset);
+                // Pages a scheduler paired go together at their planes' next
+                // pages if the chip allows it; others at one page offset.
+                if !(io.paired() && io.commands().multi_plane_any_page) {
+                    let offset = self.host_offset(planes[i]);
+                    group.retain(|&k| k == i || self.host_offset(planes[k]) == offset);
+                }
             }
             if group.len() == 1 {
                 let Some((lpn, data, bytes)) = rest[i].take() else { continue };
@@ -959,6 +963,10 @@ impl<P: VictimPicker> crate::Placement for PlaneGcMap<P> {
 
     fn write_plane(&self, lpn: Lpn, _hint: &Hint) -> Option<u32> {
         Some(self.route.plane(lpn.0) % self.core.geometry.planes_per_die)
+    }
+
+    fn write_offset(&self, lpn: Lpn, _hint: &Hint) -> Option<u32> {
+        Some(self.host_offset(self.route.plane(lpn.0)))
     }
 }
 
