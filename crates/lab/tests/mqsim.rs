@@ -109,6 +109,8 @@ fn mqsim_default_files_import() {
     // MQSim programs pages of a block out of order to do so.
     assert!(s.config.device.commands.multi_plane_any_page);
     assert!(has(s, "pages of a block out of order"), "{:#?}", s.config.unsupported);
+    // Its fetch window shrinks with every request it loses; ftlab's does not.
+    assert!(has(s, "keeps its slot"), "{:#?}", s.config.unsupported);
     assert!(cache.queue_writebacks);
     // Queue_Fetch_Size bounds each flow's requests in the device.
     assert_eq!((s.config.host.fetch_size, s.config.host.fetch_per_flow), (Some(512), Some(true)));

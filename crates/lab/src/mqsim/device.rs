@@ -91,6 +91,12 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
     if io_queue_depth == 0 || fetch_size == 0 {
         return Err(d.error("IO_Queue_Depth", "IO_Queue_Depth and Queue_Fetch_Size must be at least 1"));
     }
+    out.push(format!(
+        "Queue_Fetch_Size={fetch_size}: MQSim frees a request's fetch slot only when the request is serviced \
+         (Host_Interface_NVMe.cpp:44-47, 102), and a request it loses under garbage collection keeps its slot \
+         for good, so its window shrinks through a run that loses requests (its response times then grow); \
+         ftlab serves every request and keeps the window whole"
+    ));
     let caching = d.choice("Caching_Mechanism", "ADVANCED", &["SIMPLE", "ADVANCED"])?;
     let sharing = d.choice("Data_Cache_Sharing_Mode", "SHARED", &["SHARED", "EQUAL_PARTITIONING"])?;
     let cache_bytes: u64 = d.value("Data_Cache_Capacity", 512 << 20)?;
