@@ -19,9 +19,12 @@ their wall time is printed), and the report gives its response times alone
 and its slowdown (shared mean / alone mean).
 
 The device becomes ftlab's page map with the mqsim garbage-collection model
-(ftl.gc_model = \"mqsim\"). Every MQSim setting ftlab does not model (the data
-cache, the cached mapping table, suspension, the transaction scheduler, wear
-leveling, resource partitioning, ...) is printed to stderr and kept in the
+(ftl.gc_model = \"mqsim\"), MQSim's write cache, its cached mapping table
+(Ideal_Mapping_Table=false), its scheduler's order and two-plane pairing, and
+its channel's sector transfers. Every MQSim setting or behaviour ftlab does
+not model, or models otherwise (suspension, priority between the reads
+queued on a chip, wear leveling, the pages it programs out of order in a
+block, the requests it loses, ...), is printed to stderr and kept in the
 report's `unsupported` list; see experiments/mqsim-compare/README.md.
 
 MQSim's default device is 512 GiB and its flows run for 10 s of simulated

@@ -176,6 +176,20 @@ conformance!(
     conformance::small_geometry(),
     commands: ftlab_nand::Commands { reads_first: true, serial_dies: true, ..Default::default() }
 );
+// The same with its translation write-backs programmed.
+conformance!(
+    pagemap_mqsim_gc_cached_map_programmed,
+    PageMapConfig {
+        gc_model: GcModel::Mqsim,
+        gc_max_victims_per_plane: 2,
+        cmt_entries: 8,
+        cmt_entries_per_page: 16,
+        cmt_writes: ftlab_ftl::schemes::page::pagemap::CmtWrites::Programmed,
+        ..PageMapConfig::default()
+    },
+    conformance::small_geometry(),
+    commands: ftlab_nand::Commands { reads_first: true, serial_dies: true, ..Default::default() }
+);
 
 // The solid-state cache through the block interface (write = write-dirty, trim =
 // evict): dirty blocks are never evicted silently, so it is a plain FTL here.

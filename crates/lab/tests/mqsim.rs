@@ -79,8 +79,10 @@ fn mqsim_default_files_import() {
         "PCIe_Lane_Bandwidth",
         "Ideal_Mapping_Table=false, CMT_Capacity=2097152",
         // 2 MiB of 9-byte entries (2 x 26 bits of page numbers and 16 sector
-        // bits) on this 2^26-page device: MQSim's 233,016 entries.
-        "--set ftl.cmt_entries=233016",
+        // bits) on this 2^26-page device: MQSim's 233,016 entries, modelled.
+        "ftl.cmt_entries = 233016",
+        // Its translation writes wait in a queue no scheduler serves.
+        "MappingWriteTRQueue",
         "Transaction_Scheduling_Policy=PRIORITY_OUT_OF_ORDER",
         "GC_Block_Selection_Policy=RGA",
         "Dynamic_Wearleveling_Enabled=true",
@@ -109,6 +111,11 @@ fn mqsim_default_files_import() {
     // MQSim programs pages of a block out of order to do so.
     assert!(s.config.device.commands.multi_plane_any_page);
     assert!(has(s, "pages of a block out of order"), "{:#?}", s.config.unsupported);
+    // The file's cached mapping table is modelled, its write-backs never
+    // programmed, as in MQSim.
+    let ftl = &s.config.ftl.params;
+    assert_eq!(ftl.get("cmt_entries").and_then(|v| v.as_integer()), Some(233_016), "{ftl:?}");
+    assert!(ftl.get("cmt_writes").is_none(), "{ftl:?}");
     // Its fetch window shrinks with every request it loses; ftlab's does not.
     assert!(has(s, "keeps its slot"), "{:#?}", s.config.unsupported);
     assert!(cache.queue_writebacks);

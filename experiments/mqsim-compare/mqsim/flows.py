@@ -11,11 +11,10 @@ that one value changed) and prints, per scenario and flow, the requests
 served, the mean and the p99 response time of both, and their ratio; a flow
 whose mean and p99 are both within 15% of MQSim's is marked "ok".
 
-Like is compared with like. The root file keeps MQSim's cached mapping
-table (Ideal_Mapping_Table=false): ftlab runs it with the table's model on,
-with the entry count the import prints (`--set ftl.cmt_entries=N` in its
-not-modelled line). Every other pair keeps the whole map in RAM in both
-(Ideal_Mapping_Table=true; the fast18 files ship with it), ftlab's default.
+Like is compared with like: the root file keeps MQSim's cached mapping
+table (Ideal_Mapping_Table=false), and the import models it; root-ideal
+and the fast18 files keep the whole map in RAM (Ideal_Mapping_Table=true),
+and so does the import.
 
     python3 experiments/mqsim-compare/mqsim/flows.py target/release/ftlab
     python3 experiments/mqsim-compare/mqsim/flows.py target/release/ftlab --files root --set device.data_cache.queue_writebacks=false
@@ -29,7 +28,6 @@ import argparse
 import csv
 import json
 import pathlib
-import re
 import subprocess
 import sys
 import tempfile
@@ -64,10 +62,6 @@ def reference():
 
 # File pairs whose ssdconfig is the named one with Ideal_Mapping_Table=true.
 IDEAL = {"root-ideal"}
-# File pairs run with MQSim's cached mapping table modelled (the entry count
-# the import advises).
-TABLE = {"root"}
-HINT = re.compile(r"--set (ftl\.cmt_entries=\d+)")
 
 
 def run_ftlab(ftlab, name, sets):
@@ -82,14 +76,6 @@ def run_ftlab(ftlab, name, sets):
             ssd = pathlib.Path(tmp) / ("ideal-" + ssd)
             ssd.write_text(ideal)
         cmd = [ftlab, "mqsim", "-q", "--ssd", str(ssd), "--workload", workload, "-f", "json", "-o", str(out)]
-        if name in TABLE:
-            # The table's entry count, as the import prints it.
-            probe = pathlib.Path(tmp) / "probe"
-            subprocess.run(cmd[:-4] + ["--out-dir", str(probe), "--no-run"], cwd=DATA / folder, check=True, stderr=subprocess.DEVNULL)
-            hints = {h for t in probe.glob("scenario-*.toml") for h in HINT.findall(t.read_text())}
-            if len(hints) != 1:
-                sys.exit(f"error: the import of {name} advised {sorted(hints) or 'no'} cached mapping table; expected one")
-            sets = [hints.pop()] + list(sets)
         if sets:
             # Each scenario's config is written, then run again with the overrides.
             cmd += ["--out-dir", tmp]

@@ -250,6 +250,7 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
     d.unread(&mut out);
     top.unread(&mut out);
 
+    let mut cmt_entries = None;
     if !ideal {
         // Entries by MQSim's sizes (Address_Mapping_Unit_Page_Level.cpp:326-333).
         let physical = u64::from(channels)
@@ -268,14 +269,21 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
                 ),
             ));
         }
-        // The model of the table's flash work is off in the import: on
-        // MQSim's own files it moves response times away from MQSim's
-        // (experiments/mqsim-compare/README.md says why).
+        let entries = entries.min(u64::from(u32::MAX));
+        cmt_entries = Some(entries);
+        let sharing = if cmt_sharing == "SHARED" {
+            String::new()
+        } else {
+            format!("; one table serves every flow (CMT_Sharing_Mode={cmt_sharing} gives each flow its part)")
+        };
         out.push(format!(
-            "Ideal_Mapping_Table=false, CMT_Capacity={cmt}, CMT_Sharing_Mode={cmt_sharing}: the whole page map \
-             is in RAM, as with Ideal_Mapping_Table=true; the cached mapping table's translation reads and \
-             write-backs are modelled with --set ftl.cmt_entries={entries} on the written config (ftlab run \
-             --out-dir's scenario-N.toml), not by default: see experiments/mqsim-compare/README.md"
+            "Ideal_Mapping_Table=false, CMT_Capacity={cmt}: the cached mapping table's flash work is modelled \
+             (ftl.cmt_entries = {entries}, MQSim's entry size), the map itself kept in RAM as MQSim keeps it; its \
+             translation writes are never programmed, as MQSim's transaction schedulers never serve the queue \
+             they wait in (MappingWriteTRQueue, filled at TSU_OutofOrder.cpp:191 and \
+             TSU_Priority_OutOfOrder.cpp:259, served nowhere), so a translation page once written back is served \
+             from RAM from then on (ftl.cmt_writes = \"never\"; \"programmed\" programs them); preconditioning \
+             leaves the table holding the pages it wrote last, clean{sharing}"
         ));
     }
     if planes > 1 {
@@ -358,6 +366,9 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
     // MQSim maps a page never written when it is read and reads flash for it
     // (Address_Mapping_Unit_Page_Level.cpp:590, online_create_entry_for_reads).
     params.insert("unwritten_reads".into(), toml::Value::String("flash".into()));
+    if let Some(entries) = cmt_entries {
+        params.insert("cmt_entries".into(), toml::Value::Integer(entries as i64));
+    }
     let cache = (caching == "ADVANCED").then(|| DataCacheSpec {
         // MQSim's slots: Data_Cache_Capacity / page size
         // (Data_Cache_Manager_Flash_Advanced.cpp:19).

@@ -133,10 +133,39 @@ pub struct PageMapConfig {
     /// `ceil((log2(physical pages) + sectors per page) / 8)` bytes an entry.
     #[serde(skip_serializing_if = "is_zero")]
     pub cmt_entries_per_page: u32,
+    /// With `cmt_entries`: what becomes of a dirty translation page's
+    /// write-back. `"never"` (the default): its merge read runs and its
+    /// program never does, and the translation page counts as being written
+    /// back from then on (misses on it are served from RAM), as in the
+    /// matched simulator, whose transaction schedulers never serve the queue
+    /// its translation writes wait in. `"programmed"`: the program runs after
+    /// the merge read, and the page is served from RAM until it ends.
+    #[serde(skip_serializing_if = "CmtWrites::is_never")]
+    pub cmt_writes: CmtWrites,
 }
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+/// What becomes of a cached mapping table's translation write-backs
+/// ([`PageMapConfig::cmt_writes`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CmtWrites {
+    /// The merge read runs, the program never does (the matched simulator:
+    /// `TSU_OutofOrder.cpp` and `TSU_Priority_OutOfOrder.cpp` queue translation
+    /// writes in `MappingWriteTRQueue` and never serve it).
+    #[default]
+    Never,
+    /// The merge read, then the program.
+    Programmed,
+}
+
+impl CmtWrites {
+    fn is_never(&self) -> bool {
+        *self == CmtWrites::Never
+    }
 }
 
 /// One part of the logical space's resources ([`PageMapConfig::partitions`]):
@@ -282,6 +311,7 @@ impl Default for PageMapConfig {
             partitions: Partitions::default(),
             cmt_entries: 0,
             cmt_entries_per_page: 0,
+            cmt_writes: CmtWrites::Never,
         }
     }
 }
@@ -371,6 +401,13 @@ impl PageMapConfig {
                 "ftl.cmt_entries_per_page",
                 "pagemap.cmt_entries_per_page sizes the translation pages of a cached mapping table, and \
                  cmt_entries is 0 (the whole map in RAM); give cmt_entries too, or leave cmt_entries_per_page out",
+            ));
+        }
+        if self.cmt_entries == 0 && self.cmt_writes != CmtWrites::Never {
+            return Err(FtlError::config(
+                "ftl.cmt_writes",
+                "pagemap.cmt_writes says what becomes of a cached mapping table's translation write-backs, and \
+                 cmt_entries is 0 (the whole map in RAM, no write-backs); give cmt_entries too, or leave cmt_writes out",
             ));
         }
         match self.gc_model {

@@ -25,9 +25,19 @@
 //!   used; a dirty one is written back with every other dirty entry of its
 //!   translation page (lines 1571-1626): a read of the translation page for
 //!   the sectors holding the page's cached clean entries (the merge), then a
-//!   program of the whole page on the same die after it. Neither delays the
-//!   command that caused them. Later misses on that translation page wait for
-//!   the merge read, and are served from RAM while the program runs.
+//!   program of the whole page. Neither delays the command that caused them.
+//!   Later misses on that translation page wait for the merge read, and are
+//!   served from RAM while the page counts as being written back.
+//! - **The program never runs** (`cmt_writes = "never"`, the default): MQSim
+//!   queues translation writes in `MappingWriteTRQueue`
+//!   (`TSU_OutofOrder.cpp:191`, `TSU_Priority_OutOfOrder.cpp:259`), which its
+//!   schedulers never serve (`service_write_transaction` takes the GC and
+//!   user write queues only), so a translation page once written back counts
+//!   as being written back for the rest of the run, and every later miss on
+//!   it is served from RAM: on its root file's scenario 2 (reads only) MQSim
+//!   creates 72,233 translation writes and its chips execute no program.
+//!   `cmt_writes = "programmed"` programs the page on the same die after the
+//!   merge read, and misses read flash again once the program has ended.
 //! - **Garbage collection.** A page moved by garbage collection is marked
 //!   dirty in the table, taken in (making room) if it was not there
 //!   (`Allocate_new_page_for_gc`, lines 757-830).
@@ -87,6 +97,10 @@ pub(super) struct CachedMap {
     departing: HashMap<u32, SimTime>,
     /// Pages taken in before their translation read ended: when it ends.
     waiting: HashMap<u32, SimTime>,
+    /// Translation write-backs are programmed (`cmt_writes = "programmed"`);
+    /// else only their merge reads run, and a page written back counts as
+    /// departing for good.
+    programmed: bool,
     /// Entries of the three maps above at which the past is next forgotten
     /// (twice what was left the last time: amortised constant time).
     purge_at: usize,
@@ -95,7 +109,13 @@ pub(super) struct CachedMap {
 impl CachedMap {
     /// A table of `capacity` entries over `logical_pages` pages, `entries_per_page`
     /// to a translation page of `page_size` bytes.
-    pub(super) fn new(capacity: u32, entries_per_page: u32, logical_pages: u32, page_size: u32) -> Self {
+    pub(super) fn new(
+        capacity: u32,
+        entries_per_page: u32,
+        logical_pages: u32,
+        page_size: u32,
+        programmed: bool,
+    ) -> Self {
         let entries_per_page = entries_per_page.max(1);
         CachedMap {
             cmt: Cmt::new(capacity, entries_per_page, logical_pages.div_ceil(entries_per_page)),
@@ -105,6 +125,7 @@ impl CachedMap {
             arriving: HashMap::new(),
             departing: HashMap::new(),
             waiting: HashMap::new(),
+            programmed,
             purge_at: 256,
         }
     }
@@ -188,9 +209,13 @@ impl CachedMap {
         sectors.dedup();
         self.cmt.clean_tpage(t);
         let bytes = sectors.len() as u32 * SECTOR;
+        let programmed = self.programmed;
         let (read_end, program_end) = io.independent(|io| -> Result<_, FtlError> {
             let read_end = io.map_read(die, bytes, true)?;
-            Ok((read_end, io.map_program(die)?))
+            // Never programmed: departing for good, as the matched
+            // simulator's translation pages are once written back.
+            let program_end = if programmed { io.map_program(die)? } else { SimTime(u64::MAX) };
+            Ok((read_end, program_end))
         })?;
         self.arriving.insert(t, read_end);
         self.departing.insert(t, program_end);

@@ -499,7 +499,8 @@ impl<P: VictimPicker> PlaneGcMap<P> {
                 0 => mqsim_entries_per_page(u64::from(g.total_pages()), g.page_size),
                 n => n,
             };
-            CachedMap::new(config.cmt_entries, per_page, logical_pages, g.page_size)
+            let programmed = config.cmt_writes == super::CmtWrites::Programmed;
+            CachedMap::new(config.cmt_entries, per_page, logical_pages, g.page_size, programmed)
         });
         let mut core = PageCore::new(g, logical_pages, 2);
         core.alloc = BlockAllocator::per_plane(&g, 2);

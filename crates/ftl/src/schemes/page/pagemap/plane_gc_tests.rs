@@ -540,16 +540,27 @@ fn bad_partitions_are_errors_naming_the_key() {
 }
 
 /// The mqsim model with a cached mapping table of `entries` entries, 8 to a
-/// translation page.
+/// translation page, whose write-backs are programmed.
 fn cached(entries: u32) -> PageMapConfig {
-    PageMapConfig { cmt_entries: entries, cmt_entries_per_page: 8, ..config(GcModel::Mqsim) }
+    PageMapConfig {
+        cmt_entries: entries,
+        cmt_entries_per_page: 8,
+        cmt_writes: super::super::CmtWrites::Programmed,
+        ..config(GcModel::Mqsim)
+    }
 }
 
 /// The mqsim model with a 4-entry table, pages 0-63 written 10 ms apart;
 /// returns the time after the last.
 fn cached_and_written() -> (Box<dyn Ftl>, Flash, SimTime) {
+    written(cached(4))
+}
+
+/// `config` on four planes, pages 0-63 written 10 ms apart; returns the time
+/// after the last.
+fn written(config: PageMapConfig) -> (Box<dyn Ftl>, Flash, SimTime) {
     let mut flash = testing::flash(four_planes(), 1);
-    let mut ftl = cached(4).format(&mut flash.io(SimTime::ZERO)).unwrap();
+    let mut ftl = config.format(&mut flash.io(SimTime::ZERO)).unwrap();
     let mut now = SimTime::ZERO;
     for lpn in 0..64 {
         write(ftl.as_mut(), &mut flash, now, lpn, u64::from(lpn));
@@ -712,4 +723,30 @@ fn a_read_of_a_page_never_written_maps_it_and_its_entry_is_written_back() {
         let (_, p, _) = read_costs(ftl.as_mut(), &mut flash, SimTime::from_us(10_000), 0);
         assert_eq!(p, programs, "{unwritten_reads:?}");
     }
+}
+
+#[test]
+fn translation_write_backs_are_never_programmed_by_default_and_their_pages_stay_in_ram() {
+    // The default, as the matched simulator runs: a dirty translation page's
+    // write-back reads its clean entries (the merge) and is never programmed,
+    // so the page counts as being written back for good.
+    let config = PageMapConfig { cmt_entries: 4, cmt_entries_per_page: 8, ..config(GcModel::Mqsim) };
+    let (mut ftl, mut flash, now) = written(config);
+    let map = |f: &Flash| (f.counters().reads.get(crate::Purpose::Map), f.counters().programs.get(crate::Purpose::Map));
+    let (merges, programs) = map(&flash);
+    assert_eq!(programs, 0, "no translation page is programmed");
+    assert!(merges > 0, "the write-backs' merge reads run");
+    // Page 40 left the table long ago, and its translation page (5) was
+    // written back: the miss is served from RAM, with the data read only
+    // (the room it makes may write another translation page back, beside it).
+    let t = *flash.nand().timing();
+    let page = four_planes().page_size + four_planes().oob_size;
+    assert_eq!(read_latency(ftl.as_mut(), &mut flash, now, 40), t.read_ns + t.transfer(page).0);
+    assert_eq!(map(&flash).1, 0);
+    // Programmed write-backs end, and a miss then reads the translation page.
+    let (mut ftl, mut flash, now) = cached_and_written();
+    assert!(map(&flash).1 > 0);
+    let one_read = t.read_ns + t.transfer(page).0;
+    let latency = read_latency(ftl.as_mut(), &mut flash, now, 40);
+    assert!(latency >= one_read + t.read_ns + t.transfer(512).0, "{latency} ns");
 }
