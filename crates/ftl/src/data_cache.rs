@@ -517,8 +517,15 @@ impl DataCache {
     /// Puts `w` in its die's queue; it holds its sectors from now on. With
     /// pairing at any page it takes the next page offset of its plane: after
     /// the last write-back queued for the plane, else the FTL's next page
-    /// there.
-    fn enqueue(&mut self, mut w: Queued) {
+    /// there. The FTL prepares its write when it joins
+    /// ([`Ftl::prepare_write`]: the cached mapping table's translation read),
+    /// and it is issued no earlier than the FTL has it ready, behind the
+    /// write-backs ready before it, as MQSim's write joins its chip's queue
+    /// only once translated.
+    fn enqueue(&mut self, io: &mut Io, mut w: Queued) -> Result<(), FtlError> {
+        let inner = &mut self.inner;
+        let ready = io.detached(w.at, |io| inner.prepare_write(io, Lpn(w.lpn)))?;
+        w.at = w.at.max(ready);
         self.depth += w.sectors;
         let d = w.die;
         if self.pair_any {
@@ -535,14 +542,17 @@ impl DataCache {
             self.nonempty.push(d);
         }
         self.wake = self.wake.min(w.at);
-        self.queues[d].push_back(w);
+        let q = &mut self.queues[d];
+        let place = q.len() - q.iter().rev().take_while(|o| o.at > w.at).count();
+        q.insert(place, w);
         self.queued += 1;
+        Ok(())
     }
 
     /// Lets write-backs waiting in the cache join their dies' queues at `t`
     /// while the write-backs there and in flight hold fewer sectors than the
     /// limit.
-    fn admit(&mut self, t: SimTime) {
+    fn admit(&mut self, io: &mut Io, t: SimTime) -> Result<(), FtlError> {
         while self.depth < self.limit {
             let Some(mut w) = self.gated.pop_front() else { break };
             // How late it is against the time its write was acknowledged
@@ -550,8 +560,9 @@ impl DataCache {
             self.lag = t.saturating_sub(w.estimate);
             self.admitted += 1;
             w.at = w.at.max(t);
-            self.enqueue(w);
+            self.enqueue(io, w)?;
         }
+        Ok(())
     }
 
     /// Runs the queued write-backs up to `upto`, in time order: each is issued
@@ -575,7 +586,7 @@ impl DataCache {
             match (issue, finish) {
                 (_, Some(f)) if f <= upto && issue.is_none_or(|(t, _)| f <= t) => {
                     self.retire(f);
-                    self.admit(f);
+                    self.admit(io, f)?;
                 }
                 (Some((t, d)), _) if t <= upto => self.issue(io, t, d)?,
                 _ => {
@@ -691,14 +702,14 @@ impl DataCache {
         }
         if released > 0 {
             self.depth -= released;
-            self.admit(t);
+            self.admit(io, t)?;
         }
         Ok(())
     }
 
     /// Drops every write-back of `lpn` waiting in the cache or in its die's
     /// queue (the page was trimmed), and lets waiting ones in at `t`.
-    fn cancel(&mut self, lpn: u32, t: SimTime) {
+    fn cancel(&mut self, io: &mut Io, lpn: u32, t: SimTime) -> Result<(), FtlError> {
         self.version += 1;
         self.departing.remove(&lpn);
         self.gated.retain(|w| w.lpn != lpn);
@@ -716,8 +727,9 @@ impl DataCache {
         self.nonempty.retain(|&d| !queues[d].is_empty());
         if released > 0 {
             self.depth -= released;
-            self.admit(t);
+            self.admit(io, t)?;
         }
+        Ok(())
     }
 
     /// When a write arriving at `now` with write-backs waiting in the cache
@@ -941,17 +953,20 @@ impl DataCache {
             let dep = self.departing.entry(lpn).or_insert((slot.data.clone(), 0));
             dep.0 = slot.data.clone();
             dep.1 += 1;
-            self.enqueue(Queued {
-                lpn,
-                die,
-                plane,
-                at: out,
-                sectors: slot.sectors,
-                estimate: out,
-                evicted: Some((slot.data, hint)),
-                generation: slot.generation,
-                offset: 0,
-            });
+            self.enqueue(
+                io,
+                Queued {
+                    lpn,
+                    die,
+                    plane,
+                    at: out,
+                    sectors: slot.sectors,
+                    estimate: out,
+                    evicted: Some((slot.data, hint)),
+                    generation: slot.generation,
+                    offset: 0,
+                },
+            )?;
             return Ok(());
         }
         let bytes = self.moved_bytes(slot.sectors);
@@ -1086,7 +1101,7 @@ impl Layer for DataCache {
                     self.gated.push_back(w);
                 } else {
                     self.version += 1;
-                    self.enqueue(w);
+                    self.enqueue(io, w)?;
                     self.pump(io, now)?;
                 }
             } else {
@@ -1124,7 +1139,7 @@ impl Layer for DataCache {
             self.lru.remove(&slot.stamp);
         }
         if self.lazy {
-            self.cancel(lpn.0, io.now());
+            self.cancel(io, lpn.0, io.now())?;
         }
         self.inner.trim(io, lpn)
     }
@@ -1147,17 +1162,20 @@ impl Layer for DataCache {
                 let Some(slot) = self.slots.get(&lpn) else { continue };
                 let (hint, sectors, generation) = (slot.hint, slot.sectors, slot.generation);
                 let (die, plane) = self.place(lpn, &hint);
-                self.enqueue(Queued {
-                    lpn,
-                    die,
-                    plane,
-                    at: io.now(),
-                    sectors,
-                    estimate: io.now(),
-                    evicted: None,
-                    generation,
-                    offset: 0,
-                });
+                self.enqueue(
+                    io,
+                    Queued {
+                        lpn,
+                        die,
+                        plane,
+                        at: io.now(),
+                        sectors,
+                        estimate: io.now(),
+                        evicted: None,
+                        generation,
+                        offset: 0,
+                    },
+                )?;
             } else {
                 self.write_back(io, lpn)?;
             }

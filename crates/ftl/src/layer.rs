@@ -52,6 +52,10 @@ pub trait Layer: Send + std::fmt::Debug {
     fn background(&mut self, io: &mut Io, until: SimTime) -> Result<(), FtlError> {
         self.inner_mut().background(io, until)
     }
+    /// The work a write needs before its program ([`Ftl::prepare_write`]).
+    fn prepare_write(&mut self, io: &mut Io, lpn: Lpn) -> Result<SimTime, FtlError> {
+        self.inner_mut().prepare_write(io, lpn)
+    }
     /// When acknowledged writes become durable.
     fn durability(&self) -> Durability {
         self.inner().durability()
@@ -124,6 +128,9 @@ impl<L: Layer> Ftl for Layered<L> {
     fn background(&mut self, io: &mut Io, until: SimTime) -> Result<(), FtlError> {
         self.0.background(io, until)
     }
+    fn prepare_write(&mut self, io: &mut Io, lpn: Lpn) -> Result<SimTime, FtlError> {
+        self.0.prepare_write(io, lpn)
+    }
     fn durability(&self) -> Durability {
         self.0.durability()
     }
@@ -177,5 +184,11 @@ impl<L: Layer> Placement for Layered<L> {
             return None;
         }
         self.0.inner().capabilities().placement?.write_plane(lpn, hint)
+    }
+    fn write_offset(&self, lpn: Lpn, hint: &Hint) -> Option<u32> {
+        if self.0.takes_writes() {
+            return None;
+        }
+        self.0.inner().capabilities().placement?.write_offset(lpn, hint)
     }
 }

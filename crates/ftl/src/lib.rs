@@ -402,6 +402,16 @@ pub trait Ftl: Send + std::fmt::Debug {
     fn background(&mut self, _io: &mut Io, _until: SimTime) -> Result<(), FtlError> {
         Ok(())
     }
+    /// Does at `io`'s time the work a write of `lpn` needs before its
+    /// program can be issued, for a layer that queues writes and issues them
+    /// later (the data cache's write-backs): the page map's model of MQSim's
+    /// cached mapping table reads the page's translation there, as MQSim
+    /// translates a write before it joins its chip's queue. Returns when the
+    /// write may be issued; the write itself then does not look the page up
+    /// again. The default does nothing and returns `io`'s time.
+    fn prepare_write(&mut self, io: &mut Io, _lpn: Lpn) -> Result<SimTime, FtlError> {
+        Ok(io.now())
+    }
     /// When acknowledged writes become durable.
     fn durability(&self) -> Durability {
         Durability::OnAck

@@ -8,7 +8,12 @@
 //! - **Lookups.** Every host page read and every page write (a host write,
 //!   or a write-back of the data cache) looks its logical page up. A hit
 //!   costs nothing and makes the entry most recently used; so does the
-//!   write's own lookup of the page's old place (lines 509-580).
+//!   write's own lookup of the page's old place (lines 509-580). A
+//!   write-back of the data cache looks its page up when it joins its die's
+//!   queue ([`crate::Ftl::prepare_write`]), and is issued only once its
+//!   translation is in, as MQSim translates a write before it joins its
+//!   chip's queue (`Translate_lpa_to_ppa_and_dispatch`, lines 509-580, and
+//!   `manage_unsuccessful_translation`); it is not looked up again.
 //! - **A miss** reads the page's translation page, translation page `t =
 //!   lpn / entries_per_page`, which lives on the plane the allocation scheme
 //!   gives logical page `t` (its translation writes are placed like user
@@ -160,6 +165,12 @@ impl CachedMap {
             self.waiting.insert(lpn, end);
         }
         Ok(())
+    }
+
+    /// When `lpn`'s translation is in the table (`now` if it is, or if no
+    /// read for it is under way).
+    pub(super) fn ready_at(&self, lpn: u32, now: SimTime) -> SimTime {
+        self.waiting.get(&lpn).map_or(now, |&end| end.max(now))
     }
 
     /// Marks `lpn` dirty after its write (it was looked up by

@@ -66,7 +66,7 @@
 //! victim in flight always has a victim with an invalid page; the logical space
 //! is that much below the smallest plane's good blocks, times the planes.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
@@ -451,6 +451,9 @@ pub struct PlaneGcMap<P: VictimPicker> {
     /// With multi-plane programs: the pages of the current request not yet
     /// programmed (none acknowledged).
     staged: Vec<(Lpn, Payload, u32)>,
+    /// Pages whose write was prepared ([`Ftl::prepare_write`]): their
+    /// translation was looked up then, and the write does not look again.
+    prepared: HashSet<u32>,
     /// The cached mapping table's model (`cmt_entries`), if on.
     cmt: Option<CachedMap>,
 }
@@ -516,6 +519,7 @@ impl<P: VictimPicker> PlaneGcMap<P> {
             stalls: 0,
             multi_plane,
             staged: Vec::new(),
+            prepared: HashSet::new(),
             cmt,
         })
     }
@@ -566,6 +570,20 @@ impl<P: VictimPicker> PlaneGcMap<P> {
         let Some(cmt) = &mut self.cmt else { return Ok(()) };
         let (route, ppd, entries) = (&self.route, self.core.geometry.planes_per_die, cmt.entries_per_page());
         cmt.translate(io, lpn.0, |t| route.translation_die(t, entries, ppd))
+    }
+
+    /// With the cached mapping table on: looks `lpn` up before its write,
+    /// unless its write was prepared; either way the write waits for its
+    /// translation read.
+    #[inline]
+    fn translate_write(&mut self, io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
+        if self.prepared.is_empty() || !self.prepared.remove(&lpn.0) {
+            return self.translate(io, lpn);
+        }
+        if let Some(cmt) = &self.cmt {
+            io.start_after(cmt.ready_at(lpn.0, io.now()));
+        }
+        Ok(())
     }
 
     /// With the cached mapping table on: `lpn` was written.
@@ -727,7 +745,7 @@ impl<P: VictimPicker> PlaneGcMap<P> {
             self.finish_due(io)?;
             self.wait_for_room(io, plane)
         })?;
-        self.translate(io, lpn)?;
+        self.translate_write(io, lpn)?;
         let old = self.core.table.get(l);
         let mut triggers = 0;
         let in_flight = &mut self.in_flight[plane as usize];
@@ -823,7 +841,7 @@ impl<P: VictimPicker> PlaneGcMap<P> {
             }
             for &k in &group {
                 if let Some((lpn, _, _)) = rest[k] {
-                    self.translate(io, lpn)?;
+                    self.translate_write(io, lpn)?;
                 }
             }
             let mut pages = Vec::with_capacity(group.len());
@@ -915,6 +933,7 @@ impl<P: VictimPicker + 'static> Ftl for PlaneGcMap<P> {
             self.flush_staged(io)?;
         }
         self.core.trim(&mut self.picker, l);
+        self.prepared.remove(&lpn.0);
         Ok(())
     }
 
@@ -932,6 +951,17 @@ impl<P: VictimPicker + 'static> Ftl for PlaneGcMap<P> {
 
     fn gauges(&self) -> Vec<(&'static str, f64)> {
         self.cmt.as_ref().map_or_else(Vec::new, CachedMap::gauges)
+    }
+
+    fn prepare_write(&mut self, io: &mut Io, lpn: Lpn) -> Result<SimTime, FtlError> {
+        let now = io.now();
+        if self.cmt.is_none() || io.untimed_reads() || self.prepared.contains(&lpn.0) {
+            return Ok(now);
+        }
+        self.core.index(lpn)?;
+        io.independent(|io| self.translate(io, lpn))?;
+        self.prepared.insert(lpn.0);
+        Ok(self.cmt.as_ref().map_or(now, |c| c.ready_at(lpn.0, now)))
     }
 
     fn reset_counters(&mut self) {

@@ -750,3 +750,32 @@ fn translation_write_backs_are_never_programmed_by_default_and_their_pages_stay_
     let latency = read_latency(ftl.as_mut(), &mut flash, now, 40);
     assert!(latency >= one_read + t.read_ns + t.transfer(512).0, "{latency} ns");
 }
+
+#[test]
+fn a_prepared_write_reads_its_translation_ahead_and_does_not_look_again() {
+    // The data cache prepares a queued write-back when it joins its die's
+    // queue: a miss reads the translation page then, and the write, issued
+    // later, neither looks the page up again nor starts before that read.
+    let (mut ftl, mut flash, now) = cached_and_written();
+    let map_reads = |f: &Flash| f.counters().reads.get(crate::Purpose::Map);
+    let lookups = |ftl: &dyn Ftl| ftl.gauges().iter().filter(|g| g.0 != "cmt_hit_ratio").map(|g| g.1).sum::<f64>();
+    // Page 63 was written last: in the table, ready at once.
+    let mut io = flash.io(now);
+    assert_eq!(ftl.prepare_write(&mut io, Lpn(63)).unwrap(), now);
+    // Page 40 left the table long ago: its translation read is issued now.
+    let before = (map_reads(&flash), lookups(ftl.as_ref()));
+    let mut io = flash.io(now);
+    let ready = ftl.prepare_write(&mut io, Lpn(40)).unwrap();
+    assert!(ready > now, "the translation read takes time");
+    assert!(map_reads(&flash) > before.0);
+    assert_eq!(lookups(ftl.as_ref()), before.1 + 1.0);
+    let after = (map_reads(&flash), lookups(ftl.as_ref()));
+    // The write: no second lookup, no second translation read, and its
+    // program after the translation read.
+    let mut io = flash.io(now);
+    ftl.write(&mut io, Lpn(40), Payload::Token(4000), &Hint::default()).unwrap();
+    assert!(io.completion() >= ready + SimTime(flash.nand().timing().program_ns));
+    assert_eq!((map_reads(&flash), lookups(ftl.as_ref())), after);
+    let mut io = flash.io(now + SimTime::from_us(100_000));
+    assert_eq!(ftl.read(&mut io, Lpn(40)).unwrap(), Some(Payload::Token(4000)));
+}
