@@ -20,12 +20,14 @@ and its slowdown (shared mean / alone mean).
 
 The device becomes ftlab's page map with the mqsim garbage-collection model
 (ftl.gc_model = \"mqsim\"), MQSim's write cache, its cached mapping table
-(Ideal_Mapping_Table=false), its scheduler's order and two-plane pairing, and
-its channel's sector transfers. Every MQSim setting or behaviour ftlab does
-not model, or models otherwise (suspension, priority between the reads
-queued on a chip, wear leveling, the pages it programs out of order in a
-block, the requests it loses, ...), is printed to stderr and kept in the
-report's `unsupported` list; see experiments/mqsim-compare/README.md.
+(Ideal_Mapping_Table=false), its transaction scheduler (reads wait in their
+chip's queue, by priority class, until the chip and its channel are idle:
+host.dispatch = \"per-die-priority\" or \"per-die-edf\"), its two-plane
+pairing, and its channel's sector transfers. Every MQSim setting or behaviour
+ftlab does not model, or models otherwise (suspension, FLIN, wear leveling,
+the pages it programs out of order in a block, the requests it loses, ...),
+is printed to stderr and kept in the report's `unsupported` list; see
+experiments/mqsim-compare/README.md.
 
 MQSim's default device is 512 GiB and its flows run for 10 s of simulated
 time: --blocks-per-plane and --requests make a quick run. --out-dir DIR writes

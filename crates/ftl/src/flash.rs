@@ -247,6 +247,7 @@ impl Flash {
             failures: 0,
             update_read: false,
             host_bytes: 0,
+            held_since: None,
             paired: false,
         }
     }
@@ -339,6 +340,9 @@ pub struct Io<'a> {
     /// Bytes of the page the host reads or programs now move
     /// ([`Io::set_host_bytes`]); 0: the whole page.
     host_bytes: u32,
+    /// When the die of the host reads now became free for them, if a
+    /// dispatcher held them ([`Io::set_held_since`]).
+    held_since: Option<SimTime>,
     /// The writes now were paired by a scheduler ([`Io::set_paired`]).
     paired: bool,
 }
@@ -421,7 +425,11 @@ impl Io<'_> {
     #[inline]
     fn issue(&self, purpose: Purpose) -> Issue {
         let host = purpose == Purpose::Host;
-        Issue { at: self.ready, host, bytes: if host { self.host_bytes } else { 0 } }
+        if host {
+            Issue { at: self.ready, host, bytes: self.host_bytes, since: self.held_since }
+        } else {
+            Issue::new(self.ready, false)
+        }
     }
     #[inline]
     fn finished(&mut self, span: Span, purpose: Purpose) {
@@ -510,6 +518,7 @@ impl Io<'_> {
             failures: 0,
             update_read: false,
             host_bytes: 0,
+            held_since: None,
             paired: false,
         };
         chain(&mut io)
@@ -953,6 +962,14 @@ impl Io<'_> {
     #[inline]
     pub fn set_host_bytes(&mut self, bytes: u32) {
         self.host_bytes = bytes;
+    }
+
+    /// Marks the host reads issued from now on as held by a dispatcher until
+    /// their die could take them, free for them since `since`
+    /// ([`ftlab_nand::Issue::since`]); `None`, the default: not held.
+    #[inline]
+    pub fn set_held_since(&mut self, since: Option<SimTime>) {
+        self.held_since = since;
     }
 
     /// The bytes of [`Io::set_host_bytes`].

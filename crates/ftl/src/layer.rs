@@ -56,6 +56,10 @@ pub trait Layer: Send + std::fmt::Debug {
     fn prepare_write(&mut self, io: &mut Io, lpn: Lpn) -> Result<SimTime, FtlError> {
         self.inner_mut().prepare_write(io, lpn)
     }
+    /// The work a read needs before its flash read ([`Ftl::prepare_read`]).
+    fn prepare_read(&mut self, io: &mut Io, lpn: Lpn) -> Result<SimTime, FtlError> {
+        self.inner_mut().prepare_read(io, lpn)
+    }
     /// When acknowledged writes become durable.
     fn durability(&self) -> Durability {
         self.inner().durability()
@@ -130,6 +134,13 @@ impl<L: Layer> Ftl for Layered<L> {
     }
     fn prepare_write(&mut self, io: &mut Io, lpn: Lpn) -> Result<SimTime, FtlError> {
         self.0.prepare_write(io, lpn)
+    }
+    /// A page the layer holds is read from RAM: nothing to prepare.
+    fn prepare_read(&mut self, io: &mut Io, lpn: Lpn) -> Result<SimTime, FtlError> {
+        if self.0.holds(lpn) {
+            return Ok(io.now());
+        }
+        self.0.prepare_read(io, lpn)
     }
     fn durability(&self) -> Durability {
         self.0.durability()

@@ -412,6 +412,16 @@ pub trait Ftl: Send + std::fmt::Debug {
     fn prepare_write(&mut self, io: &mut Io, _lpn: Lpn) -> Result<SimTime, FtlError> {
         Ok(io.now())
     }
+    /// Does at `io`'s time the work a read of `lpn` needs before its flash
+    /// read can be issued, for a dispatcher that holds reads until their die
+    /// is free: the page map's model of MQSim's cached mapping table reads
+    /// the page's translation there, as MQSim translates a read before it
+    /// joins its chip's queue. Returns when the read may be issued; the read
+    /// itself then does not look the page up again. The default does nothing
+    /// and returns `io`'s time.
+    fn prepare_read(&mut self, io: &mut Io, _lpn: Lpn) -> Result<SimTime, FtlError> {
+        Ok(io.now())
+    }
     /// When acknowledged writes become durable.
     fn durability(&self) -> Durability {
         Durability::OnAck

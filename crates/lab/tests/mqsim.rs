@@ -264,7 +264,9 @@ fn an_imported_scenario_runs_with_per_flow_slowdowns() {
     assert_eq!(report.flows[1].requests, 300);
     let urgent = report.flows[0].slowdown.unwrap();
     let low = report.flows[1].slowdown.unwrap();
-    assert!(low > 3.0 * urgent, "the low-priority reader waits for the urgent writer: {low} vs {urgent}");
+    // The reader's reads wait at their chip for the writer's program under
+    // way (they pass its queued ones, as MQSim's scheduler lets them).
+    assert!(low > 2.0 * urgent, "the low-priority reader waits for the urgent writer: {low} vs {urgent}");
     assert!(report.unsupported.iter().any(|u| u.contains("Initial_Occupancy_Percentage=50")));
     assert!(!report.unsupported.iter().any(|u| u.contains("Data_Cache")), "no flow caches");
 }

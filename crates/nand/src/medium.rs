@@ -326,6 +326,24 @@ impl Nand {
     pub fn die_free_at(&self, die: DieId) -> SimTime {
         self.timelines.die_free_at(die)
     }
+    /// When the channel of `die` is next idle at or after `now`
+    /// ([`crate::timeline::Timelines::channel_idle_at`]).
+    #[inline]
+    pub fn channel_idle_at(&self, die: DieId, now: SimTime) -> SimTime {
+        self.timelines.channel_idle_at(die, now)
+    }
+    /// The slot of `die`'s busy-until: its own, or its chip's with serial dies
+    /// ([`crate::timeline::Timelines::die_slot`]).
+    #[inline]
+    pub fn die_slot(&self, die: DieId) -> usize {
+        self.timelines.die_slot(die)
+    }
+    /// When a host read on `die` would start without waiting behind another
+    /// read, issued at or after `now` ([`crate::timeline::Timelines::read_free_at`]).
+    #[inline]
+    pub fn read_free_at(&self, die: DieId, now: SimTime) -> SimTime {
+        self.timelines.read_free_at(die, now)
+    }
     /// The die free soonest.
     pub fn soonest_free_die(&self) -> DieId {
         self.timelines.soonest_free_die()

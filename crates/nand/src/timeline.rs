@@ -31,6 +31,11 @@ use crate::timing::Timing;
 /// channel's dies have in flight at once.
 const CALENDAR: usize = 256;
 
+/// A channel transfer of the host's (not garbage collection's or the map's).
+const HOST: u8 = 1;
+/// A channel transfer that moves a read's data out of its die.
+const DATA_OUT: u8 = 2;
+
 /// Busy-until per die, reserved transfers per channel.
 #[derive(Debug, Clone)]
 pub struct Timelines {
@@ -42,9 +47,9 @@ pub struct Timelines {
     dies_per_way: usize,
     /// Whether the dies of a chip share one busy-until (`Commands::serial_dies`).
     serial: bool,
-    /// Per channel, reserved transfers `[start, finish)` and whether each is
-    /// the host's, disjoint, by start (so by finish too).
-    channel: Vec<VecDeque<(SimTime, SimTime, bool)>>,
+    /// Per channel, reserved transfers `[start, finish)` and what each is
+    /// ([`HOST`], [`DATA_OUT`]), disjoint, by start (so by finish too).
+    channel: Vec<VecDeque<(SimTime, SimTime, u8)>>,
     dies_per_channel: Divisor,
     read: SimTime,
     read_oob: SimTime,
@@ -138,13 +143,19 @@ pub struct Issue {
     /// of part of a page; 0: the whole page. Only sector transfers
     /// ([`Commands::sector_transfers`]) read it.
     pub bytes: u32,
+    /// For a host read a dispatcher held until its die could take it: when
+    /// the die became free for it, at or before `at` (it then waited for the
+    /// channel to carry its command). With reads first it passes the
+    /// programs and erases that started since, which could not have started
+    /// on a die the channel kept from taking any command.
+    pub since: Option<SimTime>,
 }
 
 impl Issue {
     /// Issued at `at`, the host's or not, moving the whole page.
     #[inline]
     pub fn new(at: SimTime, host: bool) -> Self {
-        Issue { at, host, bytes: 0 }
+        Issue { at, host, bytes: 0, since: None }
     }
 }
 
@@ -158,12 +169,10 @@ impl From<SimTime> for Issue {
 impl Timelines {
     /// RAM of the timelines, in bytes (allocated capacity).
     pub fn ram_bytes(&self) -> u64 {
-        let reserved: usize = self
-            .channel
-            .iter()
-            .chain(&self.queue)
-            .map(|c| c.capacity() * std::mem::size_of::<(SimTime, SimTime, bool)>())
-            .sum();
+        // A transfer's entry and a queued operation's are the same size.
+        let reserved: usize = self.channel.iter().map(VecDeque::capacity).sum::<usize>()
+            + self.queue.iter().map(VecDeque::capacity).sum::<usize>();
+        let reserved = reserved * std::mem::size_of::<(SimTime, SimTime, bool)>();
         (self.die_busy.capacity() * std::mem::size_of::<SimTime>()
             + self.cache_free.capacity() * std::mem::size_of::<SimTime>()
             + self.long.capacity() * std::mem::size_of::<LongOp>()
@@ -266,10 +275,12 @@ impl Timelines {
         while q.front().is_some_and(|o| o.1 <= at.at) {
             q.pop_front();
         }
-        // After every operation started by `at`; then, while a read is
-        // queued at or after the place, the gap before the next operation
-        // must hold it whole, or it goes past that operation.
-        let mut i = q.partition_point(|o| o.0 <= at.at);
+        // After every operation started before `at` (one due to start at
+        // `at` has not: the read goes first); then, while a read is queued at
+        // or after the place, the gap before the next operation must hold it
+        // whole, or it goes past that operation.
+        let pass = at.since.map_or(at.at, |s| s.min(at.at));
+        let mut i = q.partition_point(|o| o.0 < pass);
         let last_read = q.iter().rposition(|o| o.2);
         while last_read.is_some_and(|r| r >= i) {
             let start = if i == 0 { at.at } else { at.at.max(q[i - 1].1) };
@@ -279,7 +290,7 @@ impl Timelines {
             i += 1;
         }
         let start = if i == 0 { at.at } else { at.at.max(q[i - 1].1) };
-        let (t, queued) = self.transfer(c, start + array, xfer, at.host);
+        let (t, queued) = self.transfer(c, start + array, xfer, at.host, true);
         let finish = t + xfer;
         let q = &mut self.queue[slot];
         if let Some(&(next, _, _)) = q.get(i) {
@@ -332,7 +343,7 @@ impl Timelines {
             let latency = if at.at >= l.reads_end { SimTime(self.commands.suspend_erase_ns) } else { SimTime::ZERO };
             if base + latency < l.finish {
                 let c = self.channel(die);
-                let (t, queued) = self.transfer(c, base + latency + array, xfer, at.host);
+                let (t, queued) = self.transfer(c, base + latency + array, xfer, at.host, true);
                 let finish = t + xfer;
                 let to = l.finish + (finish - base);
                 self.long[d] = LongOp { finish: to, reads_end: finish, ..l };
@@ -361,11 +372,11 @@ impl Timelines {
             at.at.max(self.die_busy[self.slot(d)])
         };
         let first = self.xfer(at.host, bytes.first().copied().unwrap_or(0));
-        let (start, mut queued) = self.transfer(c, earliest, first, at.host);
+        let (start, mut queued) = self.transfer(c, earliest, first, at.host, false);
         let mut end = start + first;
         for &b in bytes.iter().skip(1) {
             let xfer = self.xfer(at.host, b);
-            let (t, q) = self.transfer(c, end, xfer, at.host);
+            let (t, q) = self.transfer(c, end, xfer, at.host, false);
             queued += q;
             end = t + xfer;
         }
@@ -417,7 +428,7 @@ impl Timelines {
         let mut end = start + self.read;
         let mut queued = SimTime::ZERO;
         for _ in 0..pages.max(1) {
-            let (t, q) = self.transfer(c, end, self.page_transfer, at.host);
+            let (t, q) = self.transfer(c, end, self.page_transfer, at.host, true);
             queued += q;
             end = t + self.page_transfer;
         }
@@ -434,18 +445,19 @@ impl Timelines {
     }
 
     /// Reserves a transfer of `len` on channel `c` in the earliest gap at or
-    /// after `earliest`, tagged `host`; returns its start and how long it waited
-    /// behind host transfers.
+    /// after `earliest`, tagged `host` and `out` (a read's data out of the
+    /// die); returns its start and how long it waited behind host transfers.
     #[inline(always)]
-    fn transfer(&mut self, c: usize, earliest: SimTime, len: SimTime, host: bool) -> (SimTime, SimTime) {
+    fn transfer(&mut self, c: usize, earliest: SimTime, len: SimTime, host: bool, out: bool) -> (SimTime, SimTime) {
         self.retired = None;
+        let kind = if host { HOST } else { 0 } | if out { DATA_OUT } else { 0 };
         let cal = &mut self.channel[c];
         if cal.back().is_none_or(|r| r.1 <= earliest) {
             // After everything reserved: the common case.
             if cal.len() == CALENDAR {
                 cal.pop_front();
             }
-            cal.push_back((earliest, earliest + len, host));
+            cal.push_back((earliest, earliest + len, kind));
             return (earliest, SimTime::ZERO);
         }
         let mut t = earliest;
@@ -455,7 +467,7 @@ impl Timelines {
         // to use, are what it queued behind.
         let mut i = cal.partition_point(|r| r.1 <= t);
         while i < cal.len() && cal[i].0 < t + len {
-            if cal[i].2 {
+            if cal[i].2 & HOST != 0 {
                 queued += cal[i].1 - t;
             }
             t = cal[i].1;
@@ -465,7 +477,7 @@ impl Timelines {
             cal.pop_front();
             i = i.saturating_sub(1);
         }
-        cal.insert(i, (t, t + len, host));
+        cal.insert(i, (t, t + len, kind));
         (t, queued)
     }
 
@@ -474,7 +486,7 @@ impl Timelines {
         let d = die.0 as usize;
         let c = self.channel(die);
         let start = at.at.max(self.die_busy[self.slot(d)]);
-        let (t, queued) = self.transfer(c, start + array, xfer, at.host);
+        let (t, queued) = self.transfer(c, start + array, xfer, at.host, true);
         let finish = t + xfer;
         self.busy(d, start, finish, true);
         Span { start, finish, queued, die }
@@ -520,7 +532,7 @@ impl Timelines {
         let d = die.0 as usize;
         let c = self.channel(die);
         let xfer = self.xfer(at.host, at.bytes);
-        let (start, queued) = self.transfer(c, at.at.max(self.die_busy[self.slot(d)]), xfer, at.host);
+        let (start, queued) = self.transfer(c, at.at.max(self.die_busy[self.slot(d)]), xfer, at.host, false);
         let finish = start + xfer + self.program;
         self.busy(d, start, finish, false);
         Span { start, finish, queued, die }
@@ -563,6 +575,53 @@ impl Timelines {
     #[inline]
     pub fn die_free_at(&self, die: DieId) -> SimTime {
         self.die_busy[self.slot(die.0 as usize)]
+    }
+
+    /// When the channel of `die` is next idle at or after `now` for a
+    /// command: after the transfer under way at `now` (started before it) and
+    /// the reads' data transfers reserved from then back to back (dies that
+    /// finished reading wait for the channel and move their data first), or
+    /// `now` itself. A controller sends a command over the channel, so a
+    /// dispatcher that holds commands issues one only then, ahead of a program's
+    /// transfer reserved to start at that instant.
+    pub fn channel_idle_at(&self, die: DieId, now: SimTime) -> SimTime {
+        let cal = &self.channel[self.channel(die)];
+        let mut i = cal.partition_point(|r| r.1 <= now);
+        let mut t = now;
+        while i < cal.len() && cal[i].0 <= t && cal[i].2 & DATA_OUT != 0 {
+            t = cal[i].1;
+            i += 1;
+        }
+        t
+    }
+
+    /// The slot of `die`'s busy-until: its own index, or with serial dies
+    /// (`Commands::serial_dies`) its chip's, shared by the chip's dies. A
+    /// dispatcher that holds commands until their die is free keeps one queue
+    /// per slot.
+    #[inline]
+    pub fn die_slot(&self, die: DieId) -> usize {
+        self.slot(die.0 as usize)
+    }
+
+    /// When a host read issued on `die` at or after `now` would start without
+    /// waiting behind another read: with reads first
+    /// (`Commands::reads_first`), the end of the operation under way at `now`
+    /// and of every read reserved there (a read passes queued programs and
+    /// erases, not reads); otherwise when the die is next free. A dispatcher
+    /// that holds reads until their die can start them asks this.
+    pub fn read_free_at(&self, die: DieId, now: SimTime) -> SimTime {
+        let slot = self.slot(die.0 as usize);
+        if !self.reads_first {
+            return self.die_busy[slot];
+        }
+        let mut t = now;
+        for &(start, finish, read) in &self.queue[slot] {
+            if finish > now && (read || start < now) {
+                t = t.max(finish);
+            }
+        }
+        t
     }
 
     /// The die that is free soonest (lowest index on ties).
@@ -633,7 +692,7 @@ impl Timelines {
         self.queue.iter_mut().for_each(VecDeque::clear);
         for cal in &mut self.channel {
             cal.clear();
-            cal.push_back((SimTime::ZERO, t, false));
+            cal.push_back((SimTime::ZERO, t, 0));
         }
     }
 }
@@ -691,7 +750,7 @@ mod tests {
         // MB/s: 1,000 ns for the data, 125 ns for the spare area.
         let g = Geometry { oob_size: 512, planes_per_die: 2, ..geometry() };
         let t = timing();
-        let part = |host: bool| Issue { at: SimTime(0), host, bytes: 1024 };
+        let part = |host: bool| Issue { at: SimTime(0), host, bytes: 1024, since: None };
         // Off: every page transfer moves the page and its spare area, whatever
         // the bytes asked for.
         let mut off = Timelines::new(&g, &t);
@@ -746,6 +805,50 @@ mod tests {
         // A host read issued once the queued programs have started passes none.
         let late = first.read(DieId(0), host(700_000));
         assert_eq!(late.start, SimTime(700_000));
+    }
+
+    #[test]
+    fn a_held_read_knows_when_its_die_and_channel_can_take_it() {
+        // Three programs queued on die 0 from 0 (201,000 ns each).
+        let mut first = setup();
+        first.set_commands(Commands { reads_first: true, ..Commands::default() });
+        let mut fifo = setup();
+        for tl in [&mut first, &mut fifo] {
+            for _ in 0..3 {
+                tl.program(DieId(0), SimTime::ZERO);
+            }
+        }
+        // In issue order a read waits for the die's last operation; with
+        // reads first, for the one under way only.
+        assert_eq!(fifo.read_free_at(DieId(0), SimTime(50_000)), SimTime(603_000));
+        assert_eq!(first.read_free_at(DieId(0), SimTime(50_000)), SimTime(201_000));
+        assert_eq!(first.read_free_at(DieId(1), SimTime(50_000)), SimTime(50_000), "an idle die");
+        // Issued at the instant the next program would start, the read goes
+        // first; a read reserved there then holds the die for the next one.
+        let r = first.read(DieId(0), host(201_000));
+        assert_eq!((r.start, r.finish), (SimTime(201_000), SimTime(227_000)));
+        assert_eq!(first.read_free_at(DieId(0), SimTime(201_000)), SimTime(227_000));
+        // The channel: the programs' transfers do not hold a command back
+        // (ftlab reserves them ahead of their chip taking them); a read's
+        // data transfer under way does, and so do those waiting behind it.
+        assert_eq!(first.channel_idle_at(DieId(1), SimTime(201_500)), SimTime(201_500));
+        assert_eq!(first.channel_idle_at(DieId(1), SimTime(226_500)), SimTime(227_000));
+        // A read held while the channel was busy, its die free for it since
+        // 227,000, passes the program that started there (at 227,000, 1 us
+        // before the read could be given), which moves later.
+        let mut held = first.clone();
+        let r = held.read(DieId(0), Issue { since: Some(SimTime(227_000)), ..host(228_000) });
+        assert_eq!((r.start, r.finish), (SimTime(228_000), SimTime(254_000)));
+        assert_eq!(held.die_free_at(DieId(0)), SimTime(629_000 + 27_000));
+        let r = first.read(DieId(0), host(228_000));
+        assert_eq!(r.start, SimTime(428_000), "not held: after the program under way");
+        let mut tl = setup();
+        tl.read(DieId(0), SimTime::ZERO);
+        tl.read(DieId(1), SimTime::ZERO);
+        // Both sensed by 25,000; die 1's transfer waits for die 0's.
+        assert_eq!(tl.channel_idle_at(DieId(0), SimTime(25_000)), SimTime(27_000));
+        assert_eq!(tl.channel_idle_at(DieId(0), SimTime(24_999)), SimTime(24_999));
+        assert_eq!(tl.channel_idle_at(DieId(0), SimTime(27_000)), SimTime(27_000));
     }
 
     #[test]
@@ -873,7 +976,7 @@ mod tests {
         let cal = &tl.channel[0];
         assert!(cal.iter().zip(cal.iter().skip(1)).all(|(a, b)| a.1 <= b.0), "{cal:?}");
         tl.retire(SimTime(202_000));
-        assert_eq!(tl.channel[0], [(SimTime(202_000), SimTime(203_000), false)]);
+        assert_eq!(tl.channel[0], [(SimTime(202_000), SimTime(203_000), DATA_OUT)]);
     }
 
     #[test]

@@ -576,8 +576,17 @@ pub enum Dispatch {
     /// (its arrival when it has none, the host queue's key); each die takes,
     /// when it is free, the waiting command with the earliest deadline (ties:
     /// arrival), and a command is handed to the FTL only then (see
-    /// [`crate::engine`]'s per-die dispatch).
+    /// [`crate::engine`]'s per-die dispatch). With `[[flow]]`, whose
+    /// requests have no deadlines, each die takes the read that arrived first.
     PerDieEdf,
+    /// `[[flow]]` runs only: a read waits in its die's queue for its flow's
+    /// priority class until the die can start it, and each die takes its
+    /// urgent reads first, then the other classes by weighted round robin
+    /// (high 4, medium 2, low 1), as MQSim's `PRIORITY_OUT_OF_ORDER`
+    /// transaction scheduler does (`TSU_Priority_OutOfOrder.cpp`,
+    /// `get_next_read_service_queue`); writes and trims go to the FTL when
+    /// fetched.
+    PerDiePriority,
 }
 
 /// Open or closed loop.

@@ -233,6 +233,9 @@ pub struct PageCommand<'a> {
     pub arrival: u64,
     /// The die a dispatcher held it for, if any.
     pub held: Option<usize>,
+    /// For a read held for its die: when the die became free for it, ns,
+    /// at or before `at` ([`ftlab_nand::Issue::since`]).
+    pub since: Option<u64>,
     /// What it does.
     pub op: PageOp<'a>,
     /// Bytes of the page a read moves to the host, for a request that covers
@@ -459,8 +462,16 @@ impl Device {
     /// commands is queueing; waiting behind garbage-collection, map or
     /// wear-leveling work is service.
     #[inline(always)]
+    /// Does at `at` the work a read of `lpn` needs before its flash read
+    /// ([`Ftl::prepare_read`]); returns when the read may be issued, ns.
+    pub fn prepare_read(&mut self, lpn: u64, at: u64) -> Result<u64, FtlError> {
+        let mut io = self.flash.io(SimTime(at));
+        let ready = self.ftl.prepare_read(&mut io, Lpn(lpn as u32))?;
+        Ok(ready.0.max(at))
+    }
+
     pub fn page(&mut self, cmd: PageCommand<'_>) -> Result<PageDone, PageError> {
-        let PageCommand { lpn, at, ready, arrival, held, op, bytes: read_bytes } = cmd;
+        let PageCommand { lpn, at, ready, arrival, held, since, op, bytes: read_bytes } = cmd;
         if at < arrival || at < self.clock {
             return Err(PageError::Early);
         }
@@ -473,6 +484,7 @@ impl Device {
         match op {
             PageOp::Read => {
                 io.set_host_bytes(read_bytes);
+                io.set_held_since(since.map(SimTime));
                 read = Some(self.ftl.read(&mut io, l));
             }
             PageOp::Write { data, hint, rmw } => {
@@ -737,7 +749,16 @@ impl Device {
                 let mut out = vec![0u8; len as usize];
                 for (lpn, in_page, out_at, n) in pieces(offset, len, ps) {
                     let bytes = if n as u64 == ps { 0 } else { n as u32 };
-                    let c = PageCommand { lpn, at, ready: done, arrival: at, held: None, op: PageOp::Read, bytes };
+                    let c = PageCommand {
+                        lpn,
+                        at,
+                        ready: done,
+                        arrival: at,
+                        held: None,
+                        since: None,
+                        op: PageOp::Read,
+                        bytes,
+                    };
                     let d = self.page(c).map_err(|e| (at, fail(lpn, e)))?;
                     done = done.max(d.done);
                     match d.read {
@@ -771,8 +792,16 @@ impl Device {
             Command::Trim { .. } => {
                 for (lpn, _, _, n) in pieces(offset, len, ps) {
                     if n as u64 == ps {
-                        let c =
-                            PageCommand { lpn, at, ready: done, arrival: at, held: None, op: PageOp::Trim, bytes: 0 };
+                        let c = PageCommand {
+                            lpn,
+                            at,
+                            ready: done,
+                            arrival: at,
+                            held: None,
+                            since: None,
+                            op: PageOp::Trim,
+                            bytes: 0,
+                        };
                         let d = self.page(c).map_err(|e| (at, fail(lpn, e)))?;
                         done = done.max(d.done);
                     }
@@ -807,7 +836,7 @@ impl Device {
                 self.stats.rmw_pages += 1;
                 PageOp::Merge { at: in_page, bytes, hint }
             };
-            let c = PageCommand { lpn, at, ready: done, arrival: at, held: None, op, bytes: 0 };
+            let c = PageCommand { lpn, at, ready: done, arrival: at, held: None, since: None, op, bytes: 0 };
             let d = self.page(c).map_err(|e| (lpn, e))?;
             done = done.max(d.done);
         }

@@ -45,6 +45,7 @@ use crate::source::Request;
 const VERIFY_AHEAD: u64 = 16;
 
 mod flows;
+mod flows_per_die;
 mod host_queue;
 mod per_die;
 mod versions;
@@ -225,6 +226,23 @@ struct PageCmd {
     ready: u64,
     /// The die the dispatcher held it for, if any.
     held: Option<usize>,
+    /// For a read held for its die: when the die became free for it, ns.
+    since: Option<u64>,
+}
+
+/// Puts `entry` in a free slot of `items` (one `free` names), else a new
+/// one; returns its index.
+fn take_slot<T>(items: &mut Vec<T>, free: &mut Vec<usize>, entry: T) -> usize {
+    match free.pop() {
+        Some(s) => {
+            items[s] = entry;
+            s
+        }
+        None => {
+            items.push(entry);
+            items.len() - 1
+        }
+    }
 }
 
 /// A request waiting in the host queue, ordered by `(key, seq)`.
@@ -536,7 +554,7 @@ impl Engine {
             // A page command is ready at the request's dispatch, or when the
             // request's earlier pages are done (on one die they are served one
             // after another).
-            let cmd = PageCmd { lpn, partial, at: d, ready: completion, held: None };
+            let cmd = PageCmd { lpn, partial, at: d, ready: completion, held: None, since: None };
             let page_done = self.serve_page(req, cmd, lpn < last, self.dispatched)?;
             rmw += u64::from(partial && req.op == Op::Write);
             completion = completion.max(page_done);
@@ -565,7 +583,7 @@ impl Engine {
     /// garbage-collection, map or wear-leveling work is service.
     #[inline]
     fn serve_page(&mut self, req: &Request, cmd: PageCmd, more: bool, number: u64) -> Result<u64, SimError> {
-        let PageCmd { lpn, partial, at, ready, held } = cmd;
+        let PageCmd { lpn, partial, at, ready, held, since } = cmd;
         let fail = |e: FtlError| SimError::Ftl {
             request: number,
             op: req.op.to_string(),
@@ -596,7 +614,7 @@ impl Engine {
             at
         } else {
             let bytes = if partial && req.op == Op::Read { self.covered(req, lpn) } else { 0 };
-            let cmd = PageCommand { lpn, at, ready, arrival: req.arrival, held, op, bytes };
+            let cmd = PageCommand { lpn, at, ready, arrival: req.arrival, held, since, op, bytes };
             let done = match self.device.page(cmd) {
                 Ok(d) => d,
                 Err(PageError::Early) => return Err(self.early(req, lpn, at, number)),
@@ -731,7 +749,7 @@ impl Engine {
     ) -> Result<(), SimError> {
         match self.dispatch {
             Dispatch::Request => self.drive_requests(requests, offset, edf, progress),
-            Dispatch::PerDieEdf => self.drive_per_die(requests, offset, edf, progress),
+            Dispatch::PerDieEdf | Dispatch::PerDiePriority => self.drive_per_die(requests, offset, edf, progress),
         }
     }
 

@@ -62,7 +62,7 @@ pub(crate) fn prepare(config: &RunConfig) -> Result<Prepared, SimError> {
     let tasks = matches!(source, Source::Tasks { .. });
     let dispatch =
         config.host.dispatch.unwrap_or(if tasks { config::Dispatch::PerDieEdf } else { config::Dispatch::Request });
-    if dispatch == config::Dispatch::PerDieEdf && config.device.host_link()?.is_some() {
+    if dispatch != config::Dispatch::Request && config.device.host_link()?.is_some() {
         let key =
             if config.device.host_mb_per_s.is_some() { "device.host_mb_per_s" } else { "device.command_overhead_us" };
         return Err(SimError::config(
@@ -74,10 +74,12 @@ pub(crate) fn prepare(config: &RunConfig) -> Result<Prepared, SimError> {
             ),
         ));
     }
-    if !flows.is_empty() && dispatch != config::Dispatch::Request {
+    if flows.is_empty() && dispatch == config::Dispatch::PerDiePriority {
         return Err(SimError::config(
             "host.dispatch",
-            "[[flow]] runs dispatch by request: leave host.dispatch out or set it to \"request\"",
+            "\"per-die-priority\" orders the reads of [[flow]]s by their flows' priority classes, and this run \
+             has no [[flow]]: set host.dispatch = \"per-die-edf\" (per die, earliest deadline first) or \
+             \"request\"",
         ));
     }
     Ok(Prepared { nand, builder, source, host, dispatch, bound_ns, flows, fetch })

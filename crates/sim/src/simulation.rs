@@ -314,6 +314,7 @@ impl Simulation {
         }
         let p = &self.prepared;
         let engine = &mut self.engine;
+        engine.set_dispatch(p.dispatch);
         engine.start_measuring(config.precondition.start_at_first_gc);
         if let Some(f) = config.workload.stop_at_retired_fraction {
             engine.stop_at_retired(f);

@@ -253,3 +253,87 @@ fn a_fetch_limit_per_flow_bounds_each_queue() {
     assert_eq!(key, "host.fetch_per_flow");
     assert!(problem.contains("host.fetch_size"), "{problem}");
 }
+
+/// Two read-only flows of equal depth, one urgent and one high, for 50 ms,
+/// reads held at their dies (`host.dispatch`); returns each flow's mean
+/// response, requests served and the report.
+fn urgent_and_high(dispatch: &str) -> ((f64, u64), (f64, u64), ftlab_sim::Report) {
+    let text = format!(
+        "[host]\ndispatch = \"{dispatch}\"\n{}{}",
+        flow("urgent", "queue_depth = 8\nstop_ms = 50\npriority = \"urgent\"", 1 << 40, 1.0),
+        flow("high", "queue_depth = 8\nstop_ms = 50", 1 << 40, 1.0)
+    );
+    let r = run(&config(&text), &mut |_| {}).unwrap();
+    assert_eq!(r.integrity, "ok");
+    let of = |name: &str| {
+        let f = r.flows.iter().find(|f| f.name == name).unwrap();
+        (f.response_us.mean, f.requests)
+    };
+    (of("urgent"), of("high"), r)
+}
+
+/// With `per-die-priority` a die takes an urgent flow's waiting reads before
+/// any other class's, as MQSim's PRIORITY_OUT_OF_ORDER scheduler does: the
+/// urgent flow is served faster and more often. Held first come, first served
+/// (`per-die-edf`), or dispatched by request, the two flows fare alike.
+#[test]
+fn an_urgent_flows_reads_pass_the_reads_waiting_at_their_die() {
+    let ((urgent, urgent_n), (high, high_n), r) = urgent_and_high("per-die-priority");
+    assert!(urgent < 0.8 * high, "urgent {urgent} us against high {high} us");
+    assert!(urgent_n as f64 > 1.2 * high_n as f64, "urgent served {urgent_n}, high {high_n}");
+    assert_eq!(r.flows[0].requests + r.flows[1].requests, r.requests);
+    for dispatch in ["per-die-edf", "request"] {
+        let ((urgent, _), (high, _), _) = urgent_and_high(dispatch);
+        assert!((urgent / high - 1.0).abs() < 0.1, "{dispatch}: urgent {urgent} us against high {high} us");
+    }
+    // Deterministic.
+    assert_eq!(urgent_and_high("per-die-priority").2, r);
+}
+
+/// Reads held at their dies beside writes served at once: every request is
+/// served, every page reads back what was written, and the run repeats bit
+/// for bit; a time-bounded flow whose reads take no time is still an error.
+#[test]
+fn held_reads_beside_writes_keep_every_page_and_repeat() {
+    for dispatch in ["per-die-priority", "per-die-edf"] {
+        let text = format!(
+            "[host]\ndispatch = \"{dispatch}\"\nfetch_size = 6\n{}{}",
+            flow("mixed", "queue_depth = 8\npriority = \"low\"", 3000, 0.5),
+            flow("reader", "queue_depth = 4\npriority = \"medium\"", 2000, 0.9)
+        );
+        let one = run(&config(&text), &mut |_| {}).unwrap();
+        assert_eq!(one.integrity, "ok", "{dispatch}");
+        assert_eq!(one.requests, 5000, "{dispatch}");
+        assert!(one.flows.iter().all(|f| f.response_us.mean > 0.0), "{dispatch}");
+        assert_eq!(run(&config(&text), &mut |_| {}).unwrap(), one, "{dispatch}");
+        let mut stalled = unwritten_reader("free");
+        stalled.host.dispatch = Some(ftlab_sim::config::Dispatch::PerDieEdf);
+        match run(&stalled, &mut |_| {}).unwrap_err() {
+            SimError::Stopped { error, .. } => {
+                assert!(matches!(*error, SimError::Config(ref c) if c.key == "flow[0].stop_ms"))
+            }
+            SimError::Config(c) => assert_eq!(c.key, "flow[0].stop_ms"),
+            e => panic!("{dispatch}: {e}"),
+        }
+        let mut flash_reads = unwritten_reader("flash");
+        flash_reads.host.dispatch = Some(ftlab_sim::config::Dispatch::PerDiePriority);
+        let r = run(&flash_reads, &mut |_| {}).unwrap();
+        assert!(r.flows[0].requests > 100, "unwritten reads held at their die end by the stop time");
+    }
+}
+
+#[test]
+fn per_die_priority_needs_flows() {
+    let c = RunConfig::from_toml(
+        &format!("{DEVICE}[host]\ndispatch = \"per-die-priority\"\n[workload]\npreset = \"uniform-random-write\"\n"),
+        "test",
+    )
+    .unwrap();
+    match run(&c, &mut |_| {}) {
+        Err(SimError::Config(c)) => {
+            assert_eq!(c.key, "host.dispatch");
+            assert!(c.problem.contains("[[flow]]") && c.problem.contains("per-die-edf"), "{}", c.problem);
+        }
+        other => panic!("expected a config error, got {other:?}"),
+    }
+}

@@ -92,7 +92,7 @@ fn keys() -> Vec<(&'static str, Vec<&'static str>)> {
         ("host.mode", vec!["\"open\"", "\"closed\"", "\"half\""]),
         ("host.time_scale", floats.clone()),
         ("host.idle_threshold_us", floats.clone()),
-        ("host.dispatch", vec!["\"request\"", "\"per-die-edf\"", "\"x\""]),
+        ("host.dispatch", vec!["\"request\"", "\"per-die-edf\"", "\"per-die-priority\"", "\"x\""]),
         ("precondition.fill", vec!["true", "false"]),
         ("precondition.random_overwrites", floats.clone()),
         ("metrics.interval_ms", floats.clone()),

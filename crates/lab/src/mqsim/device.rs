@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use ftlab_nand::{Timing, WearConfig};
-use ftlab_sim::config::{DataCacheSpec, DeviceSpec, FtlSpec};
+use ftlab_sim::config::{DataCacheSpec, DeviceSpec, Dispatch, FtlSpec};
 
 use super::xml::Section;
 use super::{Options, SECTOR};
@@ -21,6 +21,8 @@ pub(super) struct Ssd {
     pub precondition: bool,
     pub io_queue_depth: u32,
     pub fetch_size: u32,
+    /// How a fetched read reaches its chip (`Transaction_Scheduling_Policy`).
+    pub dispatch: Dispatch,
     /// The device's DRAM data cache, described for the "not modelled" list.
     pub data_cache: String,
     /// The cache as ftlab models it (`Caching_Mechanism=ADVANCED`), for
@@ -133,11 +135,33 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
     let scheme = d.choice("Plane_Allocation_Scheme", "CWDP", SCHEMES)?;
     let sched =
         d.choice("Transaction_Scheduling_Policy", "OUT_OF_ORDER", &["OUT_OF_ORDER", "PRIORITY_OUT_OF_ORDER", "FLIN"])?;
+    // A fetched read waits in its chip's queue and is issued when the chip
+    // and its channel are idle (TSU_OutofOrder.cpp:210-218 and
+    // TSU_Priority_OutOfOrder.cpp:278-292: a chip is given a command only
+    // while its channel is idle; NVM_PHY_ONFI_NVDDR2.cpp:464-487: an idle
+    // channel moves the data of reads waiting for it first);
+    // PRIORITY_OUT_OF_ORDER serves a chip's queues by class
+    // (TSU_Priority_OutOfOrder.cpp:301-333).
+    let dispatch = if sched == "PRIORITY_OUT_OF_ORDER" { Dispatch::PerDiePriority } else { Dispatch::PerDieEdf };
+    let order = match sched.as_str() {
+        "PRIORITY_OUT_OF_ORDER" => {
+            "its host reads urgent class first, then the other classes by weighted round \
+                                    robin (host.dispatch = \"per-die-priority\")"
+        }
+        "FLIN" => {
+            "its host reads in arrival order (host.dispatch = \"per-die-edf\"): FLIN's fairness control \
+                   between flows is not modelled"
+        }
+        _ => "its host reads in arrival order (host.dispatch = \"per-die-edf\")",
+    };
     out.push(format!(
-        "Transaction_Scheduling_Policy={sched}: a chip serves host reads before its queued programs and erases, as \
-         MQSim's schedulers do (device.commands.reads_first; TSU_Base.h:95-97), but its reads in arrival order: \
-         priority classes act when requests are fetched from the flows' queues only, not between the reads queued \
-         on a chip (TSU_Priority_OutOfOrder.cpp:344-480), and GC reads do not pass queued writes"
+        "Transaction_Scheduling_Policy={sched}: a fetched read waits in its chip's queue until the chip and its \
+         channel are idle (no read's data moving or waiting to), and the chip takes {order}, as MQSim's \
+         transaction schedulers do (TSU_OutofOrder.cpp:210-218, TSU_Priority_OutOfOrder.cpp:278-292 and 301-333, \
+         NVM_PHY_ONFI_NVDDR2.cpp:464-487); host reads pass a chip's queued programs and erases \
+         (device.commands.reads_first; TSU_Base.h:95-97); writes go to the write cache or their chip when \
+         fetched, GC reads do not pass queued writes, and a chip is given one command at a time, with no \
+         multi-plane read of queued reads"
     ));
     let op: f64 = d.value("Overprovisioning_Ratio", 0.07)?;
     let gc_threshold: f64 = d.value("GC_Exec_Threshold", 0.05)?;
@@ -394,6 +418,7 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
         precondition,
         io_queue_depth,
         fetch_size,
+        dispatch,
         data_cache,
         page_size,
         shape: [channels, chips, dies, planes],

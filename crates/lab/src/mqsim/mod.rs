@@ -121,6 +121,7 @@ pub fn import(ssd: &Path, workload: &Path, options: &Options) -> Result<Vec<Scen
                 host: HostSpec {
                     fetch_size: Some(device.fetch_size),
                     fetch_per_flow: Some(true),
+                    dispatch: Some(device.dispatch),
                     ..HostSpec::default()
                 },
                 precondition: PreconditionSpec {

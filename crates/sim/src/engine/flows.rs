@@ -14,6 +14,8 @@
 //!
 //! One flow with an unlimited fetch is the single-source engine's dispatch by
 //! request; single-source runs never come here, so they stay as they were.
+//! With `host.dispatch = "per-die-priority"` or `"per-die-edf"` a fetched
+//! read's pages wait at their dies instead (`flows_per_die.rs`).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -29,7 +31,7 @@ use crate::source::Request;
 /// Requests served at one instant, in a flow bounded by a stop time, after
 /// which the run stops with an error: time does not advance, so the stop time
 /// would never come. Far above what deep queues dispatch at one instant.
-const STALL_LIMIT: u64 = 1 << 20;
+pub(super) const STALL_LIMIT: u64 = 1 << 20;
 
 /// One flow as the engine drives it.
 pub struct FlowInput<'a> {
@@ -76,7 +78,7 @@ pub struct FlowStats {
 }
 
 impl FlowStats {
-    fn record(&mut self, op: Op, pages: u64, response: u64) {
+    pub(super) fn record(&mut self, op: Op, pages: u64, response: u64) {
         self.requests += 1;
         self.pages += pages;
         self.all.record(response);
@@ -112,6 +114,34 @@ pub struct Fetch {
     pub per_flow: bool,
 }
 
+/// Whether a flow `(class, requests served, weight)` has its request fetched
+/// before another's with one ready at the same time: the more urgent class,
+/// then the fewer requests per unit of weight (ties: the other, the lower
+/// index when scanning in flow order).
+pub(super) fn fetch_before(a: (u8, u64, u32), b: (u8, u64, u32)) -> bool {
+    let share_a = u128::from(a.1) * u128::from(b.2);
+    let share_b = u128::from(b.1) * u128::from(a.2);
+    (a.0, share_a) < (b.0, share_b)
+}
+
+/// The error of flow `name` (configuration key `key`) bounded by a stop time
+/// `stop` ns after the start, after `still` requests served at `t` without
+/// time advancing.
+pub(super) fn stall_error(name: &str, key: &str, still: u64, t: u64, stop: u64) -> SimError {
+    SimError::config(
+        format!("{key}.stop_ms"),
+        format!(
+            "flow `{name}`: {still} requests served at {:.3} us without simulated time advancing, so its stop time \
+             ({:.3} ms) is never reached: its requests take no device time (reads of pages never written, or trims, \
+             on a scheme that answers them at once); fill the device first (precondition.fill = true), give the flow \
+             a request count, or make such reads cost a flash read (ftl.unwritten_reads = \"flash\" with gc_model = \
+             \"mqsim\")",
+            t as f64 / 1e3,
+            stop as f64 / 1e6,
+        ),
+    )
+}
+
 impl Engine {
     /// Runs `flows` to the end (arrivals relative to `offset` ns), at most
     /// `fetch.size` requests of all flows (or of each flow, with
@@ -123,6 +153,9 @@ impl Engine {
         fetch: Fetch,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(), SimError> {
+        if self.dispatch != crate::config::Dispatch::Request {
+            return self.drive_flows_per_die(flows, offset, fetch, progress);
+        }
         let mut lanes = Vec::with_capacity(flows.len());
         let mut stats = Vec::with_capacity(flows.len());
         let mut shape = Vec::with_capacity(flows.len());
@@ -191,18 +224,15 @@ impl Engine {
                     continue;
                 }
                 pick = match pick {
-                    None => Some(i),
-                    Some(j) => {
-                        let (_, ri, wi, _) = shape[i];
-                        let (_, rj, wj, _) = shape[j];
-                        let share_i = u128::from(lanes[i].served) * u128::from(wj);
-                        let share_j = u128::from(lanes[j].served) * u128::from(wi);
-                        if (ri, share_i) < (rj, share_j) {
-                            Some(i)
-                        } else {
-                            Some(j)
-                        }
+                    Some(j)
+                        if !fetch_before(
+                            (shape[i].1, lanes[i].served, shape[i].2),
+                            (shape[j].1, lanes[j].served, shape[j].2),
+                        ) =>
+                    {
+                        Some(j)
                     }
+                    _ => Some(i),
                 };
             }
             let Some(i) = pick else { continue };
@@ -226,18 +256,7 @@ impl Engine {
                 if still > STALL_LIMIT {
                     if let Some(stop) = shape[i].3 {
                         let (name, key) = &labels[i];
-                        return Err(SimError::config(
-                            format!("{key}.stop_ms"),
-                            format!(
-                                "flow `{name}`: {still} requests served at {:.3} us without simulated time advancing, so \
-                                 its stop time ({:.3} ms) is never reached: its requests take no device time (reads \
-                                 of pages never written, or trims, on a scheme that answers them at once); fill the \
-                                 device first (precondition.fill = true), give the flow a request count, or make such \
-                                 reads cost a flash read (ftl.unwritten_reads = \"flash\" with gc_model = \"mqsim\")",
-                                t as f64 / 1e3,
-                                stop.saturating_sub(offset) as f64 / 1e6,
-                            ),
-                        ));
+                        return Err(stall_error(name, key, still, t, stop.saturating_sub(offset)));
                     }
                 }
             } else {

@@ -237,16 +237,7 @@ impl Engine {
         let (first, last) = self.pages_of(&req)?;
         let entry =
             Admitted { req, number: self.dispatched, first, last, left: last - first + 1, completion: now, rmw: 0 };
-        let slot = match dev.free_slots.pop() {
-            Some(s) => {
-                dev.admitted[s] = entry;
-                s
-            }
-            None => {
-                dev.admitted.push(entry);
-                dev.admitted.len() - 1
-            }
-        };
+        let slot = super::take_slot(&mut dev.admitted, &mut dev.free_slots, entry);
         let key = queue_key(&req, edf);
         for lpn in first..=last {
             let mut cmd = Cmd { key, seq: dev.seq, slot, lpn, ready: now, die_free_at_ready: None };
@@ -270,7 +261,7 @@ impl Engine {
     }
 
     /// The die the FTL names for a read of `lpn`, if it is one of the `dies`.
-    fn die_of(&self, lpn: u64, dies: usize) -> Option<usize> {
+    pub(super) fn die_of(&self, lpn: u64, dies: usize) -> Option<usize> {
         self.device.ftl.placement()?.die_of(Lpn(lpn as u32)).map(|d| d.0 as usize).filter(|&d| d < dies)
     }
 
@@ -381,7 +372,7 @@ impl Engine {
     fn issue(&mut self, dev: &mut Dies, cmd: Cmd, now: u64, held: Option<usize>) -> Result<(), SimError> {
         let a = dev.admitted[cmd.slot];
         let partial = self.partial(&a.req, cmd.lpn, a.first, a.last);
-        let page = PageCmd { lpn: cmd.lpn, partial, at: now, ready: cmd.ready, held };
+        let page = PageCmd { lpn: cmd.lpn, partial, at: now, ready: cmd.ready, held, since: None };
         // The dies serve a request's pages apart: each is a request of its own
         // to the FTL (no `Hint::more`).
         let done = self.serve_page(&a.req, page, false, a.number)?;

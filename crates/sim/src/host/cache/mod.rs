@@ -400,7 +400,7 @@ impl DirtyList {
 /// Reads logical page `lpn` of `dev` at `at` (a token store): completion and
 /// token (0 for a page never written).
 fn page_read(dev: &mut Device, at: u64, lpn: u64) -> Result<(u64, u64), DeviceError> {
-    let c = PageCommand { lpn, at, ready: at, arrival: at, held: None, op: PageOp::Read, bytes: 0 };
+    let c = PageCommand { lpn, at, ready: at, arrival: at, held: None, since: None, op: PageOp::Read, bytes: 0 };
     let d = dev.page(c).map_err(|e| page_error(dev, "read", at, lpn, e))?;
     match d.read {
         Some(Ok(Some(Payload::Token(t)))) => Ok((d.done, t)),
@@ -412,7 +412,7 @@ fn page_read(dev: &mut Device, at: u64, lpn: u64) -> Result<(u64, u64), DeviceEr
 /// Writes `token` to logical page `lpn` of `dev` at `at`: the completion.
 fn page_write(dev: &mut Device, at: u64, lpn: u64, token: u64) -> Result<u64, DeviceError> {
     let op = PageOp::Write { data: Payload::Token(token), hint: Hint::default(), rmw: false };
-    let c = PageCommand { lpn, at, ready: at, arrival: at, held: None, op, bytes: 0 };
+    let c = PageCommand { lpn, at, ready: at, arrival: at, held: None, since: None, op, bytes: 0 };
     dev.page(c).map(|d| d.done).map_err(|e| page_error(dev, "write", at, lpn, e))
 }
 

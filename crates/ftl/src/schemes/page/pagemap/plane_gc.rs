@@ -451,8 +451,9 @@ pub struct PlaneGcMap<P: VictimPicker> {
     /// With multi-plane programs: the pages of the current request not yet
     /// programmed (none acknowledged).
     staged: Vec<(Lpn, Payload, u32)>,
-    /// Pages whose write was prepared ([`Ftl::prepare_write`]): their
-    /// translation was looked up then, and the write does not look again.
+    /// Pages whose write or read was prepared ([`Ftl::prepare_write`],
+    /// [`Ftl::prepare_read`]): their translation was looked up then, and the
+    /// next command of the page does not look again.
     prepared: HashSet<u32>,
     /// The cached mapping table's model (`cmt_entries`), if on.
     cmt: Option<CachedMap>,
@@ -572,11 +573,12 @@ impl<P: VictimPicker> PlaneGcMap<P> {
         cmt.translate(io, lpn.0, |t| route.translation_die(t, entries, ppd))
     }
 
-    /// With the cached mapping table on: looks `lpn` up before its write,
-    /// unless its write was prepared; either way the write waits for its
+    /// With the cached mapping table on: looks `lpn` up before its write or
+    /// read, unless it was prepared ([`Ftl::prepare_write`],
+    /// [`Ftl::prepare_read`]); either way the command waits for its
     /// translation read.
     #[inline]
-    fn translate_write(&mut self, io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
+    fn translate_prepared(&mut self, io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
         if self.prepared.is_empty() || !self.prepared.remove(&lpn.0) {
             return self.translate(io, lpn);
         }
@@ -745,7 +747,7 @@ impl<P: VictimPicker> PlaneGcMap<P> {
             self.finish_due(io)?;
             self.wait_for_room(io, plane)
         })?;
-        self.translate_write(io, lpn)?;
+        self.translate_prepared(io, lpn)?;
         let old = self.core.table.get(l);
         let mut triggers = 0;
         let in_flight = &mut self.in_flight[plane as usize];
@@ -841,7 +843,7 @@ impl<P: VictimPicker> PlaneGcMap<P> {
             }
             for &k in &group {
                 if let Some((lpn, _, _)) = rest[k] {
-                    self.translate_write(io, lpn)?;
+                    self.translate_prepared(io, lpn)?;
                 }
             }
             let mut pages = Vec::with_capacity(group.len());
@@ -910,7 +912,7 @@ impl<P: VictimPicker + 'static> Ftl for PlaneGcMap<P> {
         }
         if self.cmt.is_some() && !io.untimed_reads() {
             self.core.index(lpn)?;
-            self.translate(io, lpn)?;
+            self.translate_prepared(io, lpn)?;
         }
         let data = self.core.read(io, lpn)?;
         if data.is_none() && self.unwritten_reads == UnwrittenReads::Flash && !io.update_read() {
@@ -953,6 +955,10 @@ impl<P: VictimPicker + 'static> Ftl for PlaneGcMap<P> {
         self.cmt.as_ref().map_or_else(Vec::new, CachedMap::gauges)
     }
 
+    fn prepare_read(&mut self, io: &mut Io, lpn: Lpn) -> Result<SimTime, FtlError> {
+        self.prepare_write(io, lpn)
+    }
+
     fn prepare_write(&mut self, io: &mut Io, lpn: Lpn) -> Result<SimTime, FtlError> {
         let now = io.now();
         if self.cmt.is_none() || io.untimed_reads() || self.prepared.contains(&lpn.0) {
@@ -985,7 +991,14 @@ impl<P: VictimPicker + 'static> Ftl for PlaneGcMap<P> {
 
 impl<P: VictimPicker> crate::Placement for PlaneGcMap<P> {
     fn die_of(&self, lpn: Lpn) -> Option<DieId> {
-        self.core.die_of(lpn)
+        match self.core.die_of(lpn) {
+            // A page never written that costs a flash read is read on the
+            // die of its plane (`read`).
+            None if self.unwritten_reads == UnwrittenReads::Flash && lpn.0 < self.core.logical_pages => {
+                Some(DieId(self.route.plane(lpn.0) / self.core.geometry.planes_per_die))
+            }
+            d => d,
+        }
     }
 
     fn write_die(&self, lpn: Lpn, _hint: &Hint) -> Option<DieId> {

@@ -454,6 +454,16 @@ fn a_read_of_a_page_never_written_costs_a_flash_read_on_its_plane_when_asked() {
     // CWDP over one channel and two ways: page 1 is on plane 2, die 1; die 0 stays idle.
     assert_eq!(route_die(1), 1);
     assert!(busy[1] > now && busy[0] < now, "only the page's die is busy: {busy:?}");
+    // The scheme names that die for the read, so a dispatcher can hold it
+    // there; with such reads free, no die.
+    let named = |unwritten_reads: UnwrittenReads| {
+        let config = PageMapConfig { unwritten_reads, ..config(GcModel::Mqsim) };
+        let mut flash = testing::flash(four_planes(), 1);
+        let ftl = config.format(&mut flash.io(SimTime::ZERO)).unwrap();
+        ftl.placement().unwrap().die_of(Lpn(1))
+    };
+    assert_eq!(named(UnwrittenReads::Flash), Some(DieId(1)));
+    assert_eq!(named(UnwrittenReads::Free), None);
     // The run's final read-back of every page (untimed reads) spends no
     // time on them.
     let config = PageMapConfig { unwritten_reads: UnwrittenReads::Flash, ..config(GcModel::Mqsim) };
@@ -778,4 +788,34 @@ fn a_prepared_write_reads_its_translation_ahead_and_does_not_look_again() {
     assert_eq!((map_reads(&flash), lookups(ftl.as_ref())), after);
     let mut io = flash.io(now + SimTime::from_us(100_000));
     assert_eq!(ftl.read(&mut io, Lpn(40)).unwrap(), Some(Payload::Token(4000)));
+}
+
+#[test]
+fn a_prepared_read_reads_its_translation_ahead_and_does_not_look_again() {
+    // A dispatcher that holds reads at their die prepares a read when it is
+    // fetched: a miss reads the translation page then, and the read, issued
+    // when its die is free, neither looks the page up again nor starts
+    // before that read.
+    let (mut ftl, mut flash, now) = cached_and_written();
+    let map_reads = |f: &Flash| f.counters().reads.get(crate::Purpose::Map);
+    let lookups = |ftl: &dyn Ftl| ftl.gauges().iter().filter(|g| g.0 != "cmt_hit_ratio").map(|g| g.1).sum::<f64>();
+    let mut io = flash.io(now);
+    assert_eq!(ftl.prepare_read(&mut io, Lpn(63)).unwrap(), now, "in the table: ready at once");
+    let before = (map_reads(&flash), lookups(ftl.as_ref()));
+    let mut io = flash.io(now);
+    let ready = ftl.prepare_read(&mut io, Lpn(40)).unwrap();
+    assert!(ready > now, "the translation read takes time");
+    assert!(map_reads(&flash) > before.0);
+    assert_eq!(lookups(ftl.as_ref()), before.1 + 1.0);
+    let after = (map_reads(&flash), lookups(ftl.as_ref()));
+    let read_ns = flash.nand().timing().read_ns;
+    let mut io = flash.io(now);
+    assert!(ftl.read(&mut io, Lpn(40)).unwrap().is_some());
+    let done = io.completion();
+    assert!(done >= ready + SimTime(read_ns));
+    assert_eq!((map_reads(&flash), lookups(ftl.as_ref())), after, "looked up once");
+    // The next read of the page looks it up again (a hit now).
+    let mut io = flash.io(done);
+    assert!(ftl.read(&mut io, Lpn(40)).unwrap().is_some());
+    assert_eq!(lookups(ftl.as_ref()), after.1 + 1.0);
 }
