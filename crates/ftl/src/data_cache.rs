@@ -279,6 +279,15 @@ struct Queued {
     offset: u32,
 }
 
+impl Queued {
+    /// A cached page's write-back of `sectors` sectors to `(die, plane)`,
+    /// joining its die's queue at `at` (estimated then too), its slot's
+    /// `generation`.
+    fn new(lpn: u32, (die, plane): (usize, u32), at: SimTime, sectors: u64, generation: u64) -> Self {
+        Queued { lpn, die, plane, at, sectors, estimate: at, evicted: None, generation, offset: 0 }
+    }
+}
+
 /// What the cache did ([`DataCache::stats`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DataCacheStats {
@@ -956,15 +965,8 @@ impl DataCache {
             self.enqueue(
                 io,
                 Queued {
-                    lpn,
-                    die,
-                    plane,
-                    at: out,
-                    sectors: slot.sectors,
-                    estimate: out,
                     evicted: Some((slot.data, hint)),
-                    generation: slot.generation,
-                    offset: 0,
+                    ..Queued::new(lpn, (die, plane), out, slot.sectors, slot.generation)
                 },
             )?;
             return Ok(());
@@ -1095,8 +1097,7 @@ impl Layer for DataCache {
             if self.lazy {
                 let (die, plane) = self.place(lpn.0, hint);
                 let generation = self.slots.get(&lpn.0).map_or(0, |s| s.generation);
-                let w =
-                    Queued { lpn: lpn.0, die, plane, at: t, sectors, estimate, evicted: None, generation, offset: 0 };
+                let w = Queued { estimate, ..Queued::new(lpn.0, (die, plane), t, sectors, generation) };
                 if gate {
                     self.gated.push_back(w);
                 } else {
@@ -1162,20 +1163,7 @@ impl Layer for DataCache {
                 let Some(slot) = self.slots.get(&lpn) else { continue };
                 let (hint, sectors, generation) = (slot.hint, slot.sectors, slot.generation);
                 let (die, plane) = self.place(lpn, &hint);
-                self.enqueue(
-                    io,
-                    Queued {
-                        lpn,
-                        die,
-                        plane,
-                        at: io.now(),
-                        sectors,
-                        estimate: io.now(),
-                        evicted: None,
-                        generation,
-                        offset: 0,
-                    },
-                )?;
+                self.enqueue(io, Queued::new(lpn, (die, plane), io.now(), sectors, generation))?;
             } else {
                 self.write_back(io, lpn)?;
             }

@@ -338,3 +338,19 @@ fn queued_write_backs_pair_at_the_page_offsets_they_would_have_had_as_mqsim_pair
         }
     }
 }
+
+#[test]
+fn a_write_back_joins_its_dies_queue_by_when_it_may_be_issued() {
+    // The queue is kept by `at` (when each may be issued: joined, or its
+    // translation ready): one that joins with an earlier time goes before
+    // those queued later than it, and equal times keep their order.
+    let (mut f, mut ftl) = cache(params(8));
+    for (lpn, at) in [(1, 100), (2, 300), (3, 200), (4, 300), (5, 50)] {
+        let mut io = f.io(SimTime(at));
+        ftl.0.enqueue(&mut io, Queued::new(lpn, (0, 0), SimTime(at), 8, 0)).unwrap();
+    }
+    let order: Vec<u32> = ftl.0.queues[0].iter().map(|w| w.lpn).collect();
+    assert_eq!(order, [5, 1, 3, 2, 4]);
+    assert_eq!(ftl.0.queued, 5);
+    assert_eq!(ftl.0.depth, 40, "each holds its sectors from when it joins");
+}
