@@ -811,8 +811,15 @@ impl Engine {
     pub(crate) fn dispatched_at(&mut self, t: u64, completion: u64, progress: &mut dyn FnMut(Progress)) {
         self.device.clock = t;
         self.busy_until = self.busy_until.max(completion);
-        self.dispatched += 1;
         self.check_first_gc();
+        self.count_dispatch(t, progress);
+    }
+
+    /// Counts a request dispatched at `t`, with the progress report every
+    /// 4,096 requests.
+    #[inline]
+    fn count_dispatch(&mut self, t: u64, progress: &mut dyn FnMut(Progress)) {
+        self.dispatched += 1;
         if self.dispatched.is_multiple_of(4096) {
             progress(Progress {
                 requests: self.dispatched,

@@ -400,23 +400,15 @@ impl Engine {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(), SimError> {
         let number = self.dispatched;
-        self.dispatched += 1;
-        if self.dispatched.is_multiple_of(4096) {
-            progress(Progress {
-                requests: self.dispatched,
-                sim_ns: now,
-                measuring: self.measuring,
-                expected: self.expected.or_else(|| self.estimated()),
-            });
-        }
+        self.count_dispatch(now, progress);
         st.lanes[i].served += 1;
         st.lanes[i].open += 1;
         st.device_open += usize::from(!st.per_flow);
         let (first, last) = self.pages_of(&req)?;
         if req.op != Op::Read {
-            let before = (self.measured.rmw_pages, self.measured.unwritten_read_pages);
+            let before = self.measured.rmw_pages;
             let completion = self.serve(&req, now)?;
-            let rmw = self.measured.rmw_pages - before.0;
+            let rmw = self.measured.rmw_pages - before;
             self.complete_flow_request(st, i, &req, last - first + 1, rmw, 0, completion);
             return Ok(());
         }
