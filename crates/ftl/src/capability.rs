@@ -115,11 +115,21 @@ pub trait Placement {
     }
     /// The page offset in its block a write of `lpn` with `hint` would be
     /// programmed at if issued now (the next page of its plane's open block;
-    /// 0 when a block is to be opened), when the FTL places it by a static
+    /// 0 when a block is to be opened; moved on by the pages
+    /// [`Placement::pages_taken_by_reads`] counts), when the FTL places it by a static
     /// rule; `None` (the default) otherwise. A layer that queues writes for
     /// a die uses it to pair them as MQSim's scheduler does.
     fn write_offset(&self, _lpn: Lpn, _hint: &Hint) -> Option<u32> {
         None
+    }
+    /// Pages of the plane a write of `lpn` with `hint` goes to that the FTL
+    /// has taken for reads so far, counted wrapping (the page map's
+    /// `unwritten_reads = "flash"`, which maps a page it reads unwritten as
+    /// MQSim does); 0 (the default) for an FTL that takes none. A layer that
+    /// queues writes for a die adds those taken since a queued write was
+    /// placed to the offset of the next one behind it.
+    fn pages_taken_by_reads(&self, _lpn: Lpn, _hint: &Hint) -> u32 {
+        0
     }
 }
 

@@ -22,7 +22,9 @@
 //!    cache's one DRAM channel, which serves accesses in turn; the host is
 //!    acknowledged when that access ends (`:327-335`, `:516-531`). An access
 //!    takes MQSim's time (`Data_Cache_Manager_Base.h:66-76`,
-//!    [`DramTiming::access_ns`]).
+//!    [`DramTiming::access_ns`]). A write held at the limit books its access
+//!    for when it gets in, and an access asked for before then (a read hit)
+//!    fits in before it.
 //! 5. **Leaving.** A page whose write-back has finished leaves the cache,
 //!    unless it was written again meanwhile (`:453-460`).
 //! 6. **Reads.** A host read of a page in the cache is one DRAM access of the
@@ -35,9 +37,12 @@
 //!    (`TSU_Base.h:95-97`). A write taken in while the write-backs hold the
 //!    limit (1.) waits in the cache, first come first served, and its
 //!    write-back joins its die's queue only when a write-back finishes and
-//!    the limit allows. When the host is acknowledged for such a write is
-//!    worked out when it arrives (ftlab settles a command's completion when
-//!    it is issued): the queues run forward as if no read came, each
+//!    the limit allows. A dispatcher that holds writes until the cache has
+//!    room ([`Ftl::write_room_at`]; `[[flow]]`s dispatched per die, as the
+//!    MQSim import sets) hands the cache each page only then, so no write
+//!    waits in the cache. Otherwise when the host is acknowledged for such a
+//!    write is worked out when it arrives (ftlab settles a command's
+//!    completion when it is issued): the queues run forward as if no read came, each
 //!    write-back taking a page transfer and a program, plus how much later
 //!    than so estimated the last such write got in (reads that came). The
 //!    queues and the flash work follow what does happen, not the estimate.
@@ -48,10 +53,11 @@
 //!    once, reserved on its die behind the earlier ones, and a read waits for
 //!    all of them.
 //!
-//! Where it differs from MQSim: a page written again while its write-back is
-//! in flight stays dirty and is written back when evicted or flushed (MQSim
-//! keeps it marked as written back and drops the newer data on eviction); a
-//! flush writes every dirty page back (MQSim has no flush); the cache's unit
+//! Where it differs from MQSim: a flush writes every dirty page back (MQSim
+//! has no flush); a cached page's write-back queued and not yet issued
+//! writes the page's newest data, so a page written again meanwhile is
+//! written once, where MQSim's write-back carries the data it was made with
+//! and the newer data stays dirty; the cache's unit
 //! is the FTL's unit, and a request that covers part of one moves the bytes
 //! [`Hint::bytes`] gives.
 //!
@@ -277,6 +283,9 @@ struct Queued {
     /// any page, [`ftlab_nand::Commands::multi_plane_any_page`]); set by
     /// [`DataCache::enqueue`].
     offset: u32,
+    /// The pages its plane had given reads when it was placed
+    /// ([`crate::Placement::pages_taken_by_reads`]).
+    taken: u32,
 }
 
 impl Queued {
@@ -284,7 +293,7 @@ impl Queued {
     /// joining its die's queue at `at` (estimated then too), its slot's
     /// `generation`.
     fn new(lpn: u32, (die, plane): (usize, u32), at: SimTime, sectors: u64, generation: u64) -> Self {
-        Queued { lpn, die, plane, at, sectors, estimate: at, evicted: None, generation, offset: 0 }
+        Queued { lpn, die, plane, at, sectors, estimate: at, evicted: None, generation, offset: 0, taken: 0 }
     }
 }
 
@@ -332,8 +341,10 @@ pub struct DataCache {
     depth: u64,
     /// No write is taken in before this (the waiting ones go first).
     accept_floor: SimTime,
-    /// When the DRAM channel is next free.
-    dram_free: SimTime,
+    /// The DRAM channel's accesses to come, start to end (ns), none
+    /// overlapping: a write held at the limit has its access booked for when
+    /// it gets in, and an access asked for earlier fits before it.
+    dram_busy: BTreeMap<u64, u64>,
     /// Bytes of the request being taken in, copied with its last page.
     request_bytes: u64,
     /// When every write-back issued so far is durable.
@@ -435,7 +446,7 @@ impl DataCache {
             in_flight: BinaryHeap::new(),
             depth: 0,
             accept_floor: SimTime::ZERO,
-            dram_free: SimTime::ZERO,
+            dram_busy: BTreeMap::new(),
             request_bytes: 0,
             written_back_until: SimTime::ZERO,
             queues: (0..g.dies()).map(|_| VecDeque::new()).collect(),
@@ -538,13 +549,17 @@ impl DataCache {
         self.depth += w.sectors;
         let d = w.die;
         if self.pair_any {
+            // Pages its plane gave reads since the one queued before it was
+            // placed come between them.
+            let placement = self.inner.capabilities().placement;
+            let hint = w.evicted.as_ref().map_or_else(Hint::default, |e| e.1);
+            w.taken = placement.map_or(0, |p| p.pages_taken_by_reads(Lpn(w.lpn), &hint));
             w.offset = match self.queues[d].iter().rev().find(|q| q.plane == w.plane) {
-                Some(q) => (q.offset + 1) % self.pages_per_block,
-                None => {
-                    let placement = self.inner.capabilities().placement;
-                    let hint = w.evicted.as_ref().map_or_else(Hint::default, |e| e.1);
-                    placement.and_then(|p| p.write_offset(Lpn(w.lpn), &hint)).unwrap_or(0)
+                Some(q) => {
+                    let between = w.taken.wrapping_sub(q.taken) % self.pages_per_block;
+                    (q.offset + 1 + between) % self.pages_per_block
                 }
+                None => placement.and_then(|p| p.write_offset(Lpn(w.lpn), &hint)).unwrap_or(0),
             };
         }
         if self.queues[d].is_empty() {
@@ -897,11 +912,36 @@ impl DataCache {
         }
     }
 
-    /// One DRAM access of `bytes` starting no earlier than `at`: when it ends.
-    fn dram(&mut self, at: SimTime, bytes: u64) -> SimTime {
-        let end = SimTime(at.0.max(self.dram_free.0) + self.params.dram.access_ns(bytes));
-        self.dram_free = end;
-        end
+    /// One DRAM access of `bytes` asked for at `now`, starting no earlier than
+    /// `at`: in the first gap of the channel's calendar that holds it (MQSim
+    /// serves its DRAM's accesses in the order they are asked for,
+    /// `Data_Cache_Manager_Flash_Advanced.cpp:516-531`; a write held at the
+    /// back-pressure limit asks for its access only when it gets in, so an
+    /// access asked for meanwhile goes first). Returns when it ends.
+    fn dram(&mut self, now: SimTime, at: SimTime, bytes: u64) -> SimTime {
+        // Accesses over by now are forgotten (every later one starts no
+        // earlier than its own `now`).
+        while let Some(entry) = self.dram_busy.first_entry() {
+            if *entry.get() > now.0 {
+                break;
+            }
+            entry.remove();
+        }
+        let len = self.params.dram.access_ns(bytes);
+        let mut start = at.0;
+        if let Some((_, &end)) = self.dram_busy.range(..=start).next_back() {
+            start = start.max(end);
+        }
+        while let Some((&b, &e)) = self.dram_busy.range(start..).next() {
+            if b >= start + len {
+                break;
+            }
+            start = e;
+        }
+        if len > 0 {
+            self.dram_busy.insert(start, start + len);
+        }
+        SimTime(start + len)
     }
 
     /// The bytes a write-back of `sectors` sectors moves to its page
@@ -953,7 +993,7 @@ impl DataCache {
         if !slot.dirty {
             return Ok(());
         }
-        let out = self.dram(t, slot.sectors * SECTOR_BYTES);
+        let out = self.dram(io.now(), t, slot.sectors * SECTOR_BYTES);
         let hint = Hint { more: false, bytes: 0, ..slot.hint };
         if self.lazy {
             self.stats.evictions += 1;
@@ -1023,7 +1063,7 @@ impl Layer for DataCache {
         };
         match cached {
             Some(data) => {
-                let end = self.dram(io.now(), self.page_bytes);
+                let end = self.dram(io.now(), io.now(), self.page_bytes);
                 io.complete_after(end);
                 self.stats.read_hits += 1;
                 Ok(Some(data))
@@ -1123,7 +1163,7 @@ impl Layer for DataCache {
             io.ack_at(t);
         } else {
             let bytes = std::mem::take(&mut self.request_bytes);
-            let end = self.dram(t, bytes);
+            let end = self.dram(now, t, bytes);
             io.ack_at(end);
         }
         Ok(())
@@ -1184,6 +1224,23 @@ impl Layer for DataCache {
             self.pump(io, until)?;
         }
         self.inner.background(io, until)
+    }
+
+    /// Room for a write: once the write-backs in flight and queued hold fewer
+    /// sectors than the limit and no write waits in the cache before it; else
+    /// ask again when a write-back is next issued or finishes.
+    fn write_room_at(&mut self, io: &mut Io) -> Result<Option<SimTime>, FtlError> {
+        let now = io.now();
+        if !self.lazy {
+            self.retire(now);
+            let next = if self.depth < self.limit { now } else { self.in_flight.peek().map_or(now, |r| r.0 .0) };
+            return Ok(Some(next.max(self.accept_floor)));
+        }
+        self.pump(io, now)?;
+        if self.gated.is_empty() && self.depth < self.limit {
+            return Ok(Some(now.max(self.accept_floor)));
+        }
+        Ok(Some(self.wake.max(now)))
     }
 
     fn durability(&self) -> Durability {

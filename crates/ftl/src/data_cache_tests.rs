@@ -107,6 +107,47 @@ fn writes_wait_while_the_write_backs_in_flight_reach_the_limit() {
     assert_eq!(stats(&ftl).held_writes, 0);
 }
 
+#[test]
+fn a_read_hit_is_not_kept_waiting_by_the_dram_copy_of_a_held_write() {
+    // Page 1 is written twice (the second time hot: it stays in DRAM), page
+    // 2 once: two write-backs fill the limit, and the write of page 3 waits
+    // for the first program (200 us) and books its DRAM copy for then. A
+    // read hit asked for before that is served at once, as MQSim asks for
+    // the held write's copy only when it gets in.
+    let (mut f, mut ftl) = cache(params(8));
+    write(&mut f, &mut ftl, 0, 1, 10, 0);
+    write(&mut f, &mut ftl, 0, 1, 11, 0);
+    write(&mut f, &mut ftl, 0, 2, 20, 0);
+    let third = write(&mut f, &mut ftl, 0, 3, 30, 0);
+    assert!(third >= TIMING.program_ns + 20_506, "third acknowledged at {third}");
+    assert_eq!(stats(&ftl).held_writes, 1);
+    // The DRAM copies so far end at 3 x 20,506 ns.
+    let (got, done) = read(&mut f, &mut ftl, 70_000, 1);
+    assert_eq!((got, done), (Some(Payload::Token(11)), 70_000 + 20_506));
+    // One asked for while the held copy runs waits for it to end.
+    let (got, done) = read(&mut f, &mut ftl, third - 10_000, 1);
+    assert_eq!((got, done), (Some(Payload::Token(11)), third + 20_506));
+    assert_eq!(stats(&ftl).read_hits, 2);
+}
+
+#[test]
+fn the_cache_says_when_it_has_room_for_a_write() {
+    let (mut f, mut ftl) = cache(params(8));
+    let room = |f: &mut Flash, ftl: &mut Cache, at: u64| ftl.write_room_at(&mut f.io(SimTime(at))).unwrap();
+    assert_eq!(room(&mut f, &mut ftl, 0), Some(SimTime(0)));
+    write(&mut f, &mut ftl, 0, 1, 10, 0);
+    assert_eq!(room(&mut f, &mut ftl, 0), Some(SimTime(0)), "one write-back in flight of two allowed");
+    write(&mut f, &mut ftl, 0, 2, 20, 0);
+    // Full: room when the first write-back finishes, after its program.
+    let Some(SimTime(t)) = room(&mut f, &mut ftl, 0) else { panic!("the cache holds writes back") };
+    assert!(t >= TIMING.program_ns, "room at {t}");
+    assert_eq!(room(&mut f, &mut ftl, t - 1), Some(SimTime(t)));
+    assert_eq!(room(&mut f, &mut ftl, t), Some(SimTime(t)));
+    // Taken then, a write is not held in the cache.
+    write(&mut f, &mut ftl, t, 3, 30, 0);
+    assert_eq!(stats(&ftl).held_writes, 0);
+}
+
 fn stats(ftl: &Cache) -> DataCacheStats {
     let g = ftl.gauges();
     let get = |name: &str| g.iter().find(|(n, _)| *n == name).map(|&(_, v)| v).unwrap();

@@ -60,6 +60,15 @@ pub trait Layer: Send + std::fmt::Debug {
     fn prepare_read(&mut self, io: &mut Io, lpn: Lpn) -> Result<SimTime, FtlError> {
         self.inner_mut().prepare_read(io, lpn)
     }
+    /// When the layered device next takes a write without holding it back
+    /// ([`Ftl::write_room_at`]): the inner FTL's, unless the layer takes
+    /// writes itself (then never held back, unless the layer says otherwise).
+    fn write_room_at(&mut self, io: &mut Io) -> Result<Option<SimTime>, FtlError> {
+        if self.takes_writes() {
+            return Ok(None);
+        }
+        self.inner_mut().write_room_at(io)
+    }
     /// When acknowledged writes become durable.
     fn durability(&self) -> Durability {
         self.inner().durability()
@@ -142,6 +151,9 @@ impl<L: Layer> Ftl for Layered<L> {
         }
         self.0.prepare_read(io, lpn)
     }
+    fn write_room_at(&mut self, io: &mut Io) -> Result<Option<SimTime>, FtlError> {
+        self.0.write_room_at(io)
+    }
     fn durability(&self) -> Durability {
         self.0.durability()
     }
@@ -201,5 +213,11 @@ impl<L: Layer> Placement for Layered<L> {
             return None;
         }
         self.0.inner().capabilities().placement?.write_offset(lpn, hint)
+    }
+    fn pages_taken_by_reads(&self, lpn: Lpn, hint: &Hint) -> u32 {
+        if self.0.takes_writes() {
+            return 0;
+        }
+        self.0.inner().capabilities().placement.map_or(0, |p| p.pages_taken_by_reads(lpn, hint))
     }
 }

@@ -422,6 +422,17 @@ pub trait Ftl: Send + std::fmt::Debug {
     fn prepare_read(&mut self, io: &mut Io, _lpn: Lpn) -> Result<SimTime, FtlError> {
         Ok(io.now())
     }
+    /// When the FTL next takes a host write without holding it back, for a
+    /// dispatcher that holds writes until then, as MQSim's write cache holds
+    /// a write while the write-backs in flight fill its back-pressure limit
+    /// (the data cache, [`data_cache`]). `None` (the default): the FTL never
+    /// holds writes back, take them at any time; `Some(t)` at or before
+    /// `io`'s time: one is taken now; after it: ask again then (the limit may
+    /// still be full). It may issue, at `io`'s time, work that was due by
+    /// then (queued write-backs).
+    fn write_room_at(&mut self, _io: &mut Io) -> Result<Option<SimTime>, FtlError> {
+        Ok(None)
+    }
     /// When acknowledged writes become durable.
     fn durability(&self) -> Durability {
         Durability::OnAck

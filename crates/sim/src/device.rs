@@ -470,6 +470,13 @@ impl Device {
         Ok(ready.0.max(at))
     }
 
+    /// When the FTL next takes a host write without holding it back
+    /// ([`ftlab_ftl::Ftl::write_room_at`]), asked at `at`; `None`: at any time.
+    pub fn write_room(&mut self, at: u64) -> Result<Option<u64>, FtlError> {
+        let mut io = self.flash.io(SimTime(at));
+        Ok(self.ftl.write_room_at(&mut io)?.map(|t| t.0.max(at)))
+    }
+
     pub fn page(&mut self, cmd: PageCommand<'_>) -> Result<PageDone, PageError> {
         let PageCommand { lpn, at, ready, arrival, held, since, op, bytes: read_bytes } = cmd;
         if at < arrival || at < self.clock {

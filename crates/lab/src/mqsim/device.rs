@@ -159,9 +159,11 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
          channel are idle (no read's data moving or waiting to), and the chip takes {order}, as MQSim's \
          transaction schedulers do (TSU_OutofOrder.cpp:210-218, TSU_Priority_OutOfOrder.cpp:278-292 and 301-333, \
          NVM_PHY_ONFI_NVDDR2.cpp:464-487); host reads pass a chip's queued programs and erases \
-         (device.commands.reads_first; TSU_Base.h:95-97); writes go to the write cache or their chip when \
-         fetched, GC reads do not pass queued writes, and a chip is given one command at a time, with no \
-         multi-plane read of queued reads"
+         (device.commands.reads_first; TSU_Base.h:95-97); a fetched write waits, first come first served, \
+         while the write cache's write-backs fill its back-pressure limit and goes in page by page as it has room \
+         (Data_Cache_Manager_Flash_Advanced.cpp:271-283, 466-479), then to the cache or its chip; GC reads do \
+         not pass queued writes, and a chip is given one command at a time, with no multi-plane read of queued \
+         reads"
     ));
     let op: f64 = d.value("Overprovisioning_Ratio", 0.07)?;
     let gc_threshold: f64 = d.value("GC_Exec_Threshold", 0.05)?;

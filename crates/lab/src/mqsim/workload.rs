@@ -265,8 +265,9 @@ fn synthetic(sec: &mut Section, ssd: &Ssd, name: &str, out: &mut Vec<String>) ->
             "{} / Read_Percentage={read} with Enabled_Preconditioning=false: MQSim maps a page never written when \
              it is read, taking a flash page for it (Address_Mapping_Unit_Page_Level.cpp:590, \
              online_create_entry_for_reads); ftlab charges such a read a flash read on the die of the page's plane \
-             (ftl.unwritten_reads = \"flash\") but takes no page for it, so garbage collection does not see those \
-             pages; give --precondition-fill (precondition.fill = true) to read written data",
+             (ftl.unwritten_reads = \"flash\") and counts the page taken only where it moves the page offsets \
+             writes are paired at (the medium programs a block's pages in order), so garbage collection does not \
+             see those pages; give --precondition-fill (precondition.fill = true) to read written data",
             sec.path
         ));
     }

@@ -25,6 +25,14 @@
 //! reads of other classes queued on a die, as on MQSim's chips. A read request
 //! completes when its last page does and holds its flow's queue slot and its
 //! fetch slot until then.
+//!
+//! Writes wait too where the FTL holds them back ([`ftlab_ftl::Ftl::write_room_at`]:
+//! MQSim's write cache while its write-backs fill the back-pressure limit,
+//! `Data_Cache_Manager_Flash_Advanced.cpp:271-283, 466-479`): fetched writes
+//! (and trims behind them) queue first come, first served, and their pages go
+//! to the FTL one by one, each once the FTL has room for it, so a write is
+//! acknowledged when it is really taken in rather than when it was estimated
+//! to be on arrival.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -133,6 +141,9 @@ struct Admitted {
     completion: u64,
     /// Its pages no write had reached.
     unwritten: u64,
+    /// A held write's next page to issue, and its pages written in part.
+    next: u64,
+    rmw: u64,
 }
 
 /// A flow's queue and what it holds in the device.
@@ -184,6 +195,11 @@ struct State<'s> {
     fetch: usize,
     shared: usize,
     fifo: bool,
+    /// Writes and trims waiting for the FTL to take them, first come first
+    /// served (their indices in `admitted`), and when the FTL next has room
+    /// if the first waits (`u64::MAX`: none waits).
+    writes: VecDeque<usize>,
+    write_wake: u64,
 }
 
 impl State<'_> {
@@ -302,6 +318,8 @@ impl Engine {
             fetch: fetch.size as usize,
             shared: if fetch.per_flow { usize::MAX } else { fetch.size as usize },
             fifo: self.dispatch == Dispatch::PerDieEdf,
+            writes: VecDeque::new(),
+            write_wake: u64::MAX,
         };
         for f in flows.iter_mut() {
             let queue = HostQueue::new(f.requests, offset, false, f.closed)?;
@@ -342,6 +360,7 @@ impl Engine {
                 }
                 self.fetch_flow_request(&mut st, i, req, now, progress)?;
             }
+            self.issue_writes(&mut st, now)?;
             self.issue_waiting(&mut st, now)?;
             self.check_first_gc();
 
@@ -353,29 +372,36 @@ impl Engine {
             if let Some(p) = st.pending.peek() {
                 next = next.min(p.0 .0);
             }
+            next = next.min(st.write_wake);
             for q in &st.dies {
                 if let Some(d) = q.front_die() {
                     next = next.min(self.can_take(q, d, now).0);
                 }
             }
             if next == u64::MAX {
-                if st.waiting > 0 {
+                if st.waiting > 0 || !st.writes.is_empty() {
                     return Err(SimError::Invariant(format!(
-                        "per-die flow dispatch stopped at {:.3} us with {} reads waiting",
+                        "per-die flow dispatch stopped at {:.3} us with {} reads and {} writes waiting",
                         now as f64 / 1e3,
-                        st.waiting
+                        st.waiting,
+                        st.writes.len()
                     )));
                 }
                 break;
             }
             if next <= now {
                 return Err(SimError::Invariant(format!(
-                    "per-die flow dispatch made no progress at {:.3} us with {} reads waiting",
+                    "per-die flow dispatch made no progress at {:.3} us with {} reads and {} writes waiting",
                     now as f64 / 1e3,
-                    st.waiting
+                    st.waiting,
+                    st.writes.len()
                 )));
             }
-            if st.waiting == 0 && st.device_open == 0 && !st.lanes.iter().any(|l| !l.done && l.queue.has_next()) {
+            if st.waiting == 0
+                && st.writes.is_empty()
+                && st.device_open == 0
+                && !st.lanes.iter().any(|l| !l.done && l.queue.has_next())
+            {
                 // The device has nothing to do until the next arrival.
                 self.offer_idle(next)?;
             }
@@ -405,6 +431,31 @@ impl Engine {
         st.lanes[i].open += 1;
         st.device_open += usize::from(!st.per_flow);
         let (first, last) = self.pages_of(&req)?;
+        let entry = Admitted {
+            req,
+            lane: i,
+            number,
+            first,
+            last,
+            left: last - first + 1,
+            completion: now,
+            unwritten: 0,
+            next: first,
+            rmw: 0,
+        };
+        // A write to an FTL that may hold writes back goes page by page, each
+        // when the FTL has room; a trim behind a waiting write waits too, so
+        // the two keep their order.
+        let held = match req.op {
+            Op::Read => false,
+            Op::Trim => !st.writes.is_empty(),
+            Op::Write => !st.writes.is_empty() || self.write_room(now, &req, number, first)?.is_some(),
+        };
+        if held {
+            let slot = super::take_slot(&mut st.admitted, &mut st.free, entry);
+            st.writes.push_back(slot);
+            return self.issue_writes(st, now);
+        }
         if req.op != Op::Read {
             let before = self.measured.rmw_pages;
             let completion = self.serve(&req, now)?;
@@ -413,8 +464,6 @@ impl Engine {
             return Ok(());
         }
         self.device.flash.request_start();
-        let entry =
-            Admitted { req, lane: i, number, first, last, left: last - first + 1, completion: now, unwritten: 0 };
         let slot = super::take_slot(&mut st.admitted, &mut st.free, entry);
         let class = if st.fifo { 0 } else { st.shape[i].1 };
         for lpn in first..=last {
@@ -440,6 +489,58 @@ impl Engine {
                     }
                 }
                 None => self.issue_flow_page(st, slot, lpn, now, now, None)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// When the FTL next takes a write without holding it back, asked at
+    /// `now` for request `req` (number `number`, first page `lpn`); `None`:
+    /// at any time.
+    fn write_room(&mut self, now: u64, req: &Request, number: u64, lpn: u64) -> Result<Option<u64>, SimError> {
+        self.device.write_room(now).map_err(|e| SimError::Ftl {
+            request: number,
+            op: req.op.to_string(),
+            lpn,
+            at_us: now as f64 / 1e3,
+            source: e,
+        })
+    }
+
+    /// Issues, at `now`, the pages of the waiting writes (and trims) in
+    /// order, each a write page once the FTL has room for it; notes when to
+    /// try again if the first must wait.
+    fn issue_writes(&mut self, st: &mut State<'_>, now: u64) -> Result<(), SimError> {
+        st.write_wake = u64::MAX;
+        while let Some(&slot) = st.writes.front() {
+            let a = st.admitted[slot];
+            let lpn = a.next;
+            if a.req.op == Op::Write {
+                if let Some(t) = self.write_room(now, &a.req, a.number, lpn)? {
+                    if t > now {
+                        st.write_wake = t;
+                        return Ok(());
+                    }
+                }
+            }
+            if lpn == a.first {
+                self.device.flash.request_start();
+            }
+            let partial = self.partial(&a.req, lpn, a.first, a.last);
+            let page = PageCmd { lpn, partial, at: now, ready: now, held: None, since: None };
+            let done = self.serve_page(&a.req, page, lpn < a.last, a.number)?;
+            let e = &mut st.admitted[slot];
+            e.completion = e.completion.max(done);
+            e.rmw += u64::from(partial && a.req.op == Op::Write);
+            e.next += 1;
+            e.left -= 1;
+            if e.left == 0 {
+                let e = *e;
+                st.writes.pop_front();
+                st.free.push(slot);
+                let pages = e.last - e.first + 1;
+                self.record_request(&e.req, pages, e.rmw, e.completion);
+                self.complete_flow_request(st, e.lane, &e.req, pages, e.rmw, 0, e.completion);
             }
         }
         Ok(())
@@ -550,6 +651,7 @@ impl Engine {
         if req.op == Op::Read {
             self.record_request(req, pages, 0, completion);
         }
+        // (A write or trim served whole, or held, was recorded already.)
         self.busy_until = self.busy_until.max(completion);
         let lane = &mut st.lanes[i];
         lane.open -= 1;

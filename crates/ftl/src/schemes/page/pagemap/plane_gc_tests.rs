@@ -373,6 +373,52 @@ fn pages_at_different_offsets_are_programmed_singly() {
 }
 
 #[test]
+fn a_read_of_a_page_never_written_takes_a_page_its_planes_writes_are_paired_past() {
+    // PCWD: lpn % 2 is the plane, (lpn / 2) % 2 the die; lpns 0 and 1 are
+    // die 0's planes 0 and 1, lpns 8 and 9 too.
+    let config = PageMapConfig { unwritten_reads: UnwrittenReads::Flash, ..mqsim_scheme("PCWD") };
+    let mut flash = multi_plane_flash(four_planes(), true, false);
+    let mut ftl = config.format(&mut flash.io(SimTime::ZERO)).unwrap();
+    let offset = |ftl: &dyn Ftl, lpn: u32| ftl.placement().unwrap().write_offset(Lpn(lpn), &Hint::default());
+    let taken = |ftl: &dyn Ftl, lpn: u32| ftl.placement().unwrap().pages_taken_by_reads(Lpn(lpn), &Hint::default());
+    assert_eq!((offset(&*ftl, 0), offset(&*ftl, 1)), (Some(0), Some(0)));
+    // Reading lpn 8 (plane 0), never written, maps it to plane 0's next page,
+    // as the matched simulator does: plane 0's writes now pair a page on.
+    let now = SimTime::from_us(10);
+    assert_eq!(ftl.read(&mut flash.io(now), Lpn(8)).unwrap(), None);
+    assert_eq!((offset(&*ftl, 0), offset(&*ftl, 1)), (Some(1), Some(0)));
+    assert_eq!((taken(&*ftl, 0), taken(&*ftl, 1)), (1, 0));
+    // Once mapped, it takes no other page.
+    assert_eq!(ftl.read(&mut flash.io(now), Lpn(8)).unwrap(), None);
+    assert_eq!(taken(&*ftl, 0), 1);
+    // So a request of lpns 0 and 1, at one offset on the medium, is not
+    // paired: by the simulator's count they are a page apart.
+    let now = request(&mut *ftl, &mut flash, now, &[0, 1], 1);
+    let c = *flash.counters();
+    assert_eq!((c.multi_plane.get(Purpose::Host), c.programs.get(Purpose::Host)), (0, 2));
+    // A trimmed page is mapped afresh by its next read.
+    let mut io = flash.io(now);
+    ftl.trim(&mut io, Lpn(8)).unwrap();
+    assert_eq!(ftl.read(&mut io, Lpn(8)).unwrap(), None);
+    assert_eq!(taken(&*ftl, 0), 2);
+    // Plane 1 catches up by a read of its own: pairs again.
+    assert_eq!(ftl.read(&mut flash.io(now), Lpn(9)).unwrap(), None);
+    assert_eq!(ftl.read(&mut flash.io(now), Lpn(13)).unwrap(), None);
+    let now = request(&mut *ftl, &mut flash, now, &[4, 5], 2);
+    let c = *flash.counters();
+    assert_eq!((c.multi_plane.get(Purpose::Host), c.programs.get(Purpose::Host)), (1, 4));
+    for (l, t) in [(0, 1), (1, 2), (4, 6), (5, 7)] {
+        assert_eq!(ftl.read(&mut flash.io(now), Lpn(l)).unwrap(), Some(Payload::Token(t)));
+    }
+    // With such reads free, no page is taken.
+    let config = PageMapConfig { unwritten_reads: UnwrittenReads::Free, ..mqsim_scheme("PCWD") };
+    let mut flash = multi_plane_flash(four_planes(), true, false);
+    let mut ftl = config.format(&mut flash.io(SimTime::ZERO)).unwrap();
+    ftl.read(&mut flash.io(SimTime::ZERO), Lpn(8)).unwrap();
+    assert_eq!((offset(&*ftl, 0), taken(&*ftl, 0)), (Some(0), 0));
+}
+
+#[test]
 fn multi_page_requests_read_back_through_garbage_collection() {
     let mut flash = multi_plane_flash(four_planes(), true, false);
     let mut ftl = mqsim_scheme("PCWD").format(&mut flash.io(SimTime::ZERO)).unwrap();
