@@ -160,8 +160,8 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
          transaction schedulers do (TSU_OutofOrder.cpp:210-218, TSU_Priority_OutOfOrder.cpp:278-292 and 301-333, \
          NVM_PHY_ONFI_NVDDR2.cpp:464-487); host reads pass a chip's queued programs and erases \
          (device.commands.reads_first; TSU_Base.h:95-97); a fetched write waits, first come first served, \
-         while the write cache's write-backs fill its back-pressure limit and goes in page by page as it has room \
-         (Data_Cache_Manager_Flash_Advanced.cpp:271-283, 466-479), then to the cache or its chip; GC reads do \
+         while a write cache's write-backs fill its back-pressure limit and goes in page by page as it has room \
+         (MQSim's advanced cache manager, write_to_destage_buffer), then to the cache or its chip; GC reads do \
          not pass queued writes, and a chip is given one command at a time, with no multi-plane read of queued \
          reads"
     ));

@@ -262,7 +262,10 @@ pub enum UnwrittenReads {
     /// No time: the page reads as zeroes without a flash read.
     #[default]
     Free,
-    /// A page read's time on the die of the page's plane.
+    /// A page read's time on the die of the page's plane; the page counts as
+    /// mapped there, as MQSim maps it, taking its plane's next page: where
+    /// writes are paired by page offset, the plane's offsets move on by one
+    /// (the medium's blocks are still programmed in order).
     Flash,
 }
 
