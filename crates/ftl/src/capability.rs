@@ -128,7 +128,7 @@ pub trait Placement {
     /// MQSim does); 0 (the default) for an FTL that takes none. A layer that
     /// queues writes for a die adds those taken since a queued write was
     /// placed to the offset of the next one behind it.
-    fn pages_taken_by_reads(&self, _lpn: Lpn, _hint: &Hint) -> u32 {
+    fn pages_taken_by_reads(&self, _lpn: Lpn, _hint: &Hint) -> u64 {
         0
     }
 }

@@ -24,7 +24,10 @@
 //!    takes MQSim's time (`Data_Cache_Manager_Base.h:66-76`,
 //!    [`DramTiming::access_ns`]). A write held at the limit books its access
 //!    for when it gets in, and an access asked for before then (a read hit)
-//!    fits in before it.
+//!    fits in before it if the gap holds it, else goes after it (MQSim would
+//!    serve it first; the held write's acknowledgement is settled already).
+//!    Where the dispatcher holds writes ([`Ftl::write_room_at`]) nothing is
+//!    booked ahead.
 //! 5. **Leaving.** A page whose write-back has finished leaves the cache,
 //!    unless it was written again meanwhile (`:453-460`).
 //! 6. **Reads.** A host read of a page in the cache is one DRAM access of the
@@ -285,7 +288,7 @@ struct Queued {
     offset: u32,
     /// The pages its plane had given reads when it was placed
     /// ([`crate::Placement::pages_taken_by_reads`]).
-    taken: u32,
+    taken: u64,
 }
 
 impl Queued {
@@ -556,7 +559,7 @@ impl DataCache {
             w.taken = placement.map_or(0, |p| p.pages_taken_by_reads(Lpn(w.lpn), &hint));
             w.offset = match self.queues[d].iter().rev().find(|q| q.plane == w.plane) {
                 Some(q) => {
-                    let between = w.taken.wrapping_sub(q.taken) % self.pages_per_block;
+                    let between = (w.taken.wrapping_sub(q.taken) % u64::from(self.pages_per_block)) as u32;
                     (q.offset + 1 + between) % self.pages_per_block
                 }
                 None => placement.and_then(|p| p.write_offset(Lpn(w.lpn), &hint)).unwrap_or(0),

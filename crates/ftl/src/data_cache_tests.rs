@@ -381,6 +381,70 @@ fn queued_write_backs_pair_at_the_page_offsets_they_would_have_had_as_mqsim_pair
 }
 
 #[test]
+fn with_queued_write_backs_the_cache_has_room_when_one_finishes() {
+    // Limit 16 sectors: two 4 KiB write-backs; pages 0 and 2 both on die 0,
+    // the second waits in the die's queue.
+    let (mut f, mut ftl) = queued_cache(params(8));
+    let room = |f: &mut Flash, ftl: &mut Cache, at: u64| ftl.write_room_at(&mut f.io(SimTime(at))).unwrap();
+    assert_eq!(room(&mut f, &mut ftl, 0), Some(SimTime(0)));
+    write(&mut f, &mut ftl, 0, 0, 10, 0);
+    write(&mut f, &mut ftl, 0, 2, 20, 0);
+    let Some(SimTime(t)) = room(&mut f, &mut ftl, 0) else { panic!("the cache holds writes back") };
+    assert!(t >= TIMING.program_ns, "room at {t}");
+    assert_eq!(room(&mut f, &mut ftl, t - 1), Some(SimTime(t)));
+    // Then the first is done and the second is issued: one in flight.
+    assert_eq!(room(&mut f, &mut ftl, t), Some(SimTime(t)));
+    write(&mut f, &mut ftl, t, 4, 40, 0);
+    assert_eq!(stats(&ftl).held_writes, 0);
+    // Full again: room when the next finishes.
+    let Some(SimTime(u)) = room(&mut f, &mut ftl, t) else { panic!("the cache holds writes back") };
+    assert!(u > t, "room at {u}");
+}
+
+#[test]
+fn a_read_of_a_page_never_written_moves_the_offset_of_the_write_backs_queued_behind_it() {
+    use crate::schemes::page::pagemap::{GcModel, UnwrittenReads};
+    use ftlab_nand::Commands;
+    // One die of two planes: even pages on plane 0, odd on plane 1.
+    let g = Geometry { channels: 1, planes_per_die: 2, ..geometry() };
+    let offsets = |read_between: bool| {
+        let commands = Commands { multi_plane: true, multi_plane_any_page: true, ..Commands::default() };
+        let mut f = crate::testing::flash_with(g, 1, commands);
+        let mut io = f.io(SimTime::ZERO);
+        let config = PageMapConfig {
+            gc_model: GcModel::Mqsim,
+            unwritten_reads: UnwrittenReads::Flash,
+            ..PageMapConfig::default()
+        };
+        let inner = config.format(&mut io).unwrap();
+        let p = DataCacheParams { writeback_limit_sectors: Some(1 << 20), ..params(64) };
+        let mut ftl = Layered(DataCache::new(inner, p, &io).unwrap());
+        // Page 0 at plane 0's first page; long after, a read of it holds the
+        // die while cold pages 2 and 6 (plane 0) queue, with or without a
+        // read of page 4 (plane 0, never written) between them.
+        write(&mut f, &mut ftl, 0, 0, 100, 0);
+        let t = 100 * TIMING.program_ns;
+        assert_eq!(read(&mut f, &mut ftl, t, 0).0, Some(Payload::Token(100)));
+        write(&mut f, &mut ftl, t, 2, 2, 0);
+        if read_between {
+            assert_eq!(read(&mut f, &mut ftl, t, 4).0, None);
+        }
+        write(&mut f, &mut ftl, t, 6, 6, 0);
+        let q: Vec<(u32, u32)> = ftl.0.queues[0].iter().map(|w| (w.lpn, w.offset)).collect();
+        let mut io = f.io(SimTime(t + 1));
+        ftl.flush(&mut io).unwrap();
+        for l in [2u32, 6] {
+            assert_eq!(read(&mut f, &mut ftl, t * 10, l).0, Some(Payload::Token(u64::from(l))));
+        }
+        q
+    };
+    // Page 2 at plane 0's next page (1); page 6 after it, and after the page
+    // the read took when there was one.
+    assert_eq!(offsets(false), [(2, 1), (6, 2)]);
+    assert_eq!(offsets(true), [(2, 1), (6, 3)]);
+}
+
+#[test]
 fn a_write_back_joins_its_dies_queue_by_when_it_may_be_issued() {
     // The queue is kept by `at` (when each may be issued: joined, or its
     // translation ready): one that joins with an earlier time goes before

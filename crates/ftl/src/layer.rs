@@ -214,7 +214,7 @@ impl<L: Layer> Placement for Layered<L> {
         }
         self.0.inner().capabilities().placement?.write_offset(lpn, hint)
     }
-    fn pages_taken_by_reads(&self, lpn: Lpn, hint: &Hint) -> u32 {
+    fn pages_taken_by_reads(&self, lpn: Lpn, hint: &Hint) -> u64 {
         if self.0.takes_writes() {
             return 0;
         }

@@ -448,20 +448,6 @@ impl Device {
         self.pending.peek().map(|Reverse((t, _))| SimTime(*t))
     }
 
-    /// Carries out page command `cmd` now, through the FTL; the primitive every
-    /// host command and every replay driver is made of. Fails with
-    /// [`PageError::Early`] if it would start before its arrival or before the
-    /// clock.
-    ///
-    /// Its service time runs from the later of its readiness and the end of the
-    /// last host operation (of another command) on the dies its own host
-    /// operations use, or on the die it was held for (a command may end up doing
-    /// nothing on the die it waited for, e.g. a read of data that expired
-    /// meanwhile), to its completion, less the time its host transfers waited on
-    /// the channel behind other host transfers: waiting behind other host
-    /// commands is queueing; waiting behind garbage-collection, map or
-    /// wear-leveling work is service.
-    #[inline(always)]
     /// Does at `at` the work a read of `lpn` needs before its flash read
     /// ([`Ftl::prepare_read`]); returns when the read may be issued, ns.
     pub fn prepare_read(&mut self, lpn: u64, at: u64) -> Result<u64, FtlError> {
@@ -477,6 +463,20 @@ impl Device {
         Ok(self.ftl.write_room_at(&mut io)?.map(|t| t.0.max(at)))
     }
 
+    /// Carries out page command `cmd` now, through the FTL; the primitive every
+    /// host command and every replay driver is made of. Fails with
+    /// [`PageError::Early`] if it would start before its arrival or before the
+    /// clock.
+    ///
+    /// Its service time runs from the later of its readiness and the end of the
+    /// last host operation (of another command) on the dies its own host
+    /// operations use, or on the die it was held for (a command may end up doing
+    /// nothing on the die it waited for, e.g. a read of data that expired
+    /// meanwhile), to its completion, less the time its host transfers waited on
+    /// the channel behind other host transfers: waiting behind other host
+    /// commands is queueing; waiting behind garbage-collection, map or
+    /// wear-leveling work is service.
+    #[inline(always)]
     pub fn page(&mut self, cmd: PageCommand<'_>) -> Result<PageDone, PageError> {
         let PageCommand { lpn, at, ready, arrival, held, since, op, bytes: read_bytes } = cmd;
         if at < arrival || at < self.clock {

@@ -200,7 +200,14 @@ fn flows_dispatched_per_die_hold_writes_until_the_cache_has_room() {
     // until the cache has room, and none waits in the cache.
     assert!(gauge(&by_request, "data_cache_held_writes") > 0.0);
     assert_eq!(gauge(&per_die, "data_cache_held_writes"), 0.0);
-    // They still wait, for a program at least (30 us) behind the limit.
-    assert!(per_die.flows[0].write_us.mean > 30.0, "{:?}", per_die.flows[0].write_us);
+    // They still wait, for a program at least (30 us) behind the limit, and
+    // about as long as the cache's own estimate made them (the same device
+    // and load; not twice as long).
+    let (w, e) = (&per_die.flows[0].write_us, &by_request.flows[0].write_us);
+    assert!(w.mean > 30.0, "{w:?}");
+    assert!(w.mean < 2.0 * e.mean && e.mean < 2.0 * w.mean, "held {w:?}, estimated {e:?}");
+    // Each write is counted once, in the run and in its flow.
+    assert_eq!(per_die.write_us.count, w.count);
+    assert_eq!(per_die.requests, per_die.flows[0].requests);
     assert_eq!(per_die, run(&held, &mut |_| {}).unwrap(), "deterministic");
 }

@@ -4,7 +4,8 @@
 //! Requests are fetched from the flows' queues as in dispatch by request
 //! (`flows.rs`: queue depths, fetch limits, strict priority then weighted
 //! sharing between flows). A fetched write or trim is then served whole at
-//! once, as there. A fetched read is split into page commands: a page whose
+//! once, as there, unless the FTL may hold writes back (below). A fetched
+//! read is split into page commands: a page whose
 //! die the FTL names ([`ftlab_ftl::Placement::die_of`]) waits in that die's
 //! queue, for its flow's priority class, until the die can start a host read
 //! ([`ftlab_nand::Nand::read_free_at`]: free, or with reads first only busy
@@ -26,11 +27,12 @@
 //! completes when its last page does and holds its flow's queue slot and its
 //! fetch slot until then.
 //!
-//! Writes wait too where the FTL holds them back ([`ftlab_ftl::Ftl::write_room_at`]:
+//! Writes wait too where the FTL may hold them back ([`ftlab_ftl::Ftl::write_room_at`]:
 //! MQSim's write cache while its write-backs fill the back-pressure limit,
-//! `Data_Cache_Manager_Flash_Advanced.cpp:271-283, 466-479`): fetched writes
-//! (and trims behind them) queue first come, first served, and their pages go
-//! to the FTL one by one, each once the FTL has room for it, so a write is
+//! `Data_Cache_Manager_Flash_Advanced.cpp:271-283, 466-479`): every fetched
+//! write to such an FTL (and a trim behind a waiting write) queues first come,
+//! first served, and its pages go to the FTL one by one, each once the FTL
+//! has room for it (at once if it has), so a write is
 //! acknowledged when it is really taken in rather than when it was estimated
 //! to be on arrival.
 
@@ -128,7 +130,8 @@ impl DieQueue {
     }
 }
 
-/// A fetched read whose pages are not all issued yet.
+/// A fetched read, or a write or trim waiting for the FTL, whose pages are
+/// not all issued yet.
 #[derive(Debug, Clone, Copy)]
 struct Admitted {
     req: Request,
@@ -415,7 +418,8 @@ impl Engine {
         Ok(())
     }
 
-    /// Fetches `req` of flow `i` at `now`: a write or trim is served whole, a
+    /// Fetches `req` of flow `i` at `now`: a write or trim is served whole,
+    /// or, to an FTL that may hold writes back, joins the waiting writes; a
     /// read's pages wait at their dies or are issued at once.
     fn fetch_flow_request(
         &mut self,

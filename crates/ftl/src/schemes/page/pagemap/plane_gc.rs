@@ -446,8 +446,9 @@ pub struct PlaneGcMap<P: VictimPicker> {
     /// With `unwritten_reads = "flash"`: per plane, the pages the matched
     /// simulator would have taken from its open block for reads (wrapping),
     /// and the pages so mapped (a bit a logical page); see
-    /// [`PlaneGcMap::take_for_read`].
-    read_taken: Vec<u32>,
+    /// [`PlaneGcMap::take_for_read`]. A timing model only: recovery after a
+    /// power cut starts both afresh.
+    read_taken: Vec<u64>,
     read_mapped: Vec<u64>,
     /// Host writes that waited for an erase.
     stalls: u64,
@@ -809,8 +810,9 @@ impl<P: VictimPicker> PlaneGcMap<P> {
     /// reads ([`PlaneGcMap::take_for_read`]). Pairing by offset compares it.
     #[inline]
     fn pairing_offset(&self, plane: u32) -> u32 {
-        let taken = self.read_taken[plane as usize] % self.core.geometry.pages_per_block;
-        (self.host_offset(plane) + taken) % self.core.geometry.pages_per_block
+        let ppb = self.core.geometry.pages_per_block;
+        let taken = (self.read_taken[plane as usize] % u64::from(ppb)) as u32;
+        (self.host_offset(plane) + taken) % ppb
     }
 
     /// A read of `lpn`, never written, maps the page as the matched simulator
@@ -1061,7 +1063,7 @@ impl<P: VictimPicker> crate::Placement for PlaneGcMap<P> {
         Some(self.pairing_offset(self.route.plane(lpn.0)))
     }
 
-    fn pages_taken_by_reads(&self, lpn: Lpn, _hint: &Hint) -> u32 {
+    fn pages_taken_by_reads(&self, lpn: Lpn, _hint: &Hint) -> u64 {
         self.read_taken[self.route.plane(lpn.0) as usize]
     }
 }
