@@ -133,7 +133,6 @@ fn a_read_hit_is_not_kept_waiting_by_the_dram_copy_of_a_held_write() {
 #[test]
 fn the_cache_says_when_it_has_room_for_a_write() {
     let (mut f, mut ftl) = cache(params(8));
-    let room = |f: &mut Flash, ftl: &mut Cache, at: u64| ftl.write_room_at(&mut f.io(SimTime(at))).unwrap();
     assert_eq!(room(&mut f, &mut ftl, 0), Some(SimTime(0)));
     write(&mut f, &mut ftl, 0, 1, 10, 0);
     assert_eq!(room(&mut f, &mut ftl, 0), Some(SimTime(0)), "one write-back in flight of two allowed");
@@ -146,6 +145,11 @@ fn the_cache_says_when_it_has_room_for_a_write() {
     // Taken then, a write is not held in the cache.
     write(&mut f, &mut ftl, t, 3, 30, 0);
     assert_eq!(stats(&ftl).held_writes, 0);
+}
+
+/// When the cache says, at `at`, it next takes a write.
+fn room(f: &mut Flash, ftl: &mut Cache, at: u64) -> Option<SimTime> {
+    ftl.write_room_at(&mut f.io(SimTime(at))).unwrap()
 }
 
 fn stats(ftl: &Cache) -> DataCacheStats {
@@ -385,7 +389,6 @@ fn with_queued_write_backs_the_cache_has_room_when_one_finishes() {
     // Limit 16 sectors: two 4 KiB write-backs; pages 0 and 2 both on die 0,
     // the second waits in the die's queue.
     let (mut f, mut ftl) = queued_cache(params(8));
-    let room = |f: &mut Flash, ftl: &mut Cache, at: u64| ftl.write_room_at(&mut f.io(SimTime(at))).unwrap();
     assert_eq!(room(&mut f, &mut ftl, 0), Some(SimTime(0)));
     write(&mut f, &mut ftl, 0, 0, 10, 0);
     write(&mut f, &mut ftl, 0, 2, 20, 0);
