@@ -98,6 +98,16 @@ pub trait Placement {
     /// The die a read of `lpn` would touch now (e.g. from a mapping table in
     /// RAM); `None` when the page is not on the flash or the FTL cannot tell.
     fn die_of(&self, lpn: Lpn) -> Option<DieId>;
+    /// The plane of its die and the page offset in its block a read of
+    /// `lpn` would read now, when the FTL can tell from RAM (a page map's
+    /// table; for a page never written that the page map's
+    /// `unwritten_reads = "flash"` maps when its read is prepared, the offset
+    /// it took); `None` (the default) otherwise. A dispatcher that queues
+    /// reads at their dies uses it to take the reads of other planes at the
+    /// same page offset with the one it issues, as one multi-plane read.
+    fn read_slot(&self, _lpn: Lpn) -> Option<(u32, u32)> {
+        None
+    }
     /// The die a write of `lpn` with `hint` would be programmed on if issued now,
     /// when the FTL places it by a rule of its own rather than on whichever die
     /// is free (e.g. a task's stripe); `None` (the default) when it takes a free

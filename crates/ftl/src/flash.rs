@@ -177,6 +177,13 @@ pub struct Flash {
     read_buffer: Option<ReadBuffer>,
     /// Page reads take no time ([`Flash::set_untimed_reads`]).
     untimed_reads: bool,
+    /// The last timed host read, a multi-plane read once others joined it:
+    /// its pages on the medium, how many pages it reads (with those of pages
+    /// never written, [`Io::read_time`]) and its span; what a read marked to
+    /// join ([`Io::set_joins_read`]) joins.
+    read_group: Vec<Ppa>,
+    read_members: u32,
+    read_lead: Option<Span>,
 }
 
 impl Flash {
@@ -193,6 +200,9 @@ impl Flash {
             unretired: None,
             read_buffer: None,
             untimed_reads: false,
+            read_group: Vec::new(),
+            read_members: 0,
+            read_lead: None,
         }
     }
     /// Puts `buffer` between the flash and host reads ([`crate::read_buffer`]).
@@ -249,6 +259,7 @@ impl Flash {
             host_bytes: 0,
             held_since: None,
             paired: false,
+            joins: false,
         }
     }
     /// The medium.
@@ -345,6 +356,8 @@ pub struct Io<'a> {
     held_since: Option<SimTime>,
     /// The writes now were paired by a scheduler ([`Io::set_paired`]).
     paired: bool,
+    /// The host reads now join the last one ([`Io::set_joins_read`]).
+    joins: bool,
 }
 
 /// Dies whose earlier host work a command's host operations are measured
@@ -520,6 +533,7 @@ impl Io<'_> {
             host_bytes: 0,
             held_since: None,
             paired: false,
+            joins: false,
         };
         chain(&mut io)
     }
@@ -540,12 +554,67 @@ impl Io<'_> {
             self.flash.counters.reads.bump(purpose);
             return Ok(read);
         }
+        if purpose == Purpose::Host && self.joins {
+            if let Some(read) = self.read_joined(ppa)? {
+                return Ok(read);
+            }
+        }
         let suspensions = self.flash.nand.suspensions();
         let (data, oob, span) = self.flash.nand.read(ppa, self.issue(purpose))?;
         self.flash.counters.reads.bump(purpose);
         self.flash.counters.suspensions += self.flash.nand.suspensions() - suspensions;
+        if purpose == Purpose::Host {
+            self.lead_read(Some(ppa), span);
+        }
         self.after_read(span, purpose);
         Ok((data, oob))
+    }
+
+    /// Notes a host read (of `ppa`, or of a page never written) as the read
+    /// later ones may join.
+    #[inline]
+    fn lead_read(&mut self, ppa: Option<Ppa>, span: Span) {
+        self.flash.read_group.clear();
+        self.flash.read_group.extend(ppa);
+        self.flash.read_members = 1;
+        self.flash.read_lead = Some(span);
+    }
+
+    /// The multi-plane read a host read may join now: its span, if this
+    /// command's reads join ([`Io::set_joins_read`]) and it has room for
+    /// another plane.
+    #[inline]
+    fn joinable(&self) -> Option<Span> {
+        let planes = self.flash.nand.geometry().planes_per_die;
+        self.flash.read_lead.filter(|_| self.joins && self.flash.read_members < planes)
+    }
+
+    /// Notes a read that joined the last one, adding `span`.
+    fn joined(&mut self, ppa: Option<Ppa>, span: Span) {
+        if self.flash.read_members == 1 {
+            self.flash.counters.multi_plane.bump(Purpose::Host);
+        }
+        self.flash.read_group.extend(ppa);
+        self.flash.read_members += 1;
+        if let Some(lead) = &mut self.flash.read_lead {
+            lead.finish = span.finish;
+        }
+        self.flash.counters.reads.bump(Purpose::Host);
+        self.after_read(span, Purpose::Host);
+    }
+
+    /// A host read of `ppa` as one more plane of the last host read's
+    /// multi-plane read, if the medium takes it as one
+    /// ([`ftlab_nand::Nand::read_join`]); `None`, with nothing done, if not.
+    #[cold]
+    fn read_joined(&mut self, ppa: Ppa) -> Result<Option<(Payload, Oob)>, NandError> {
+        let Some(lead) = self.joinable() else { return Ok(None) };
+        let issue = self.issue(Purpose::Host);
+        let Some((data, oob, span)) = self.flash.nand.read_join(&self.flash.read_group, lead, ppa, issue)? else {
+            return Ok(None);
+        };
+        self.joined(Some(ppa), span);
+        Ok(Some((data, oob)))
     }
 
     /// Spends a page read's time on `die` for a read of a page no write reached,
@@ -557,8 +626,19 @@ impl Io<'_> {
             self.flash.counters.reads.bump(purpose);
             return Ok(());
         }
+        if purpose == Purpose::Host {
+            if let Some(lead) = self.joinable() {
+                if let Some(span) = self.flash.nand.read_time_join(die, lead, self.issue(purpose))? {
+                    self.joined(None, span);
+                    return Ok(());
+                }
+            }
+        }
         let span = self.flash.nand.read_time(die, self.issue(purpose))?;
         self.flash.counters.reads.bump(purpose);
+        if purpose == Purpose::Host {
+            self.lead_read(None, span);
+        }
         self.after_read(span, purpose);
         Ok(())
     }
@@ -986,6 +1066,18 @@ impl Io<'_> {
     #[inline]
     pub fn set_paired(&mut self, on: bool) {
         self.paired = on;
+    }
+
+    /// Marks the host reads issued from now on as further planes of the last
+    /// host read (a dispatcher found them queued for its die, in other planes
+    /// at its page offset, as MQSim's transaction scheduler groups them): each
+    /// joins that read as one multi-plane read where the medium takes it as
+    /// one ([`ftlab_nand::Nand::read_join`]: same die, another plane, the
+    /// same page offset, nothing else on the die since), and is an ordinary
+    /// read otherwise. Off by default.
+    #[inline]
+    pub fn set_joins_read(&mut self, on: bool) {
+        self.joins = on;
     }
 
     /// Whether the writes now were paired by a scheduler ([`Io::set_paired`]).

@@ -196,6 +196,12 @@ impl<L: Layer> Placement for Layered<L> {
         }
         self.0.inner().capabilities().placement?.die_of(lpn)
     }
+    fn read_slot(&self, lpn: Lpn) -> Option<(u32, u32)> {
+        if self.0.holds(lpn) {
+            return None;
+        }
+        self.0.inner().capabilities().placement?.read_slot(lpn)
+    }
     fn write_die(&self, lpn: Lpn, hint: &Hint) -> Option<DieId> {
         if self.0.takes_writes() {
             return None;

@@ -388,4 +388,12 @@ impl PageCore {
     pub fn die_of(&self, lpn: Lpn) -> Option<ftlab_nand::DieId> {
         self.table.die_of(lpn, &self.layout)
     }
+
+    /// The plane of its die and the page offset in its block of `lpn`, if
+    /// mapped ([`crate::Placement::read_slot`]).
+    #[inline]
+    pub fn read_slot(&self, lpn: Lpn) -> Option<(u32, u32)> {
+        let ppa = self.table.lookup(lpn.0 as usize)?;
+        Some((self.layout.plane_of_block(self.layout.block_of(ppa)), self.layout.page_in_block(ppa)))
+    }
 }

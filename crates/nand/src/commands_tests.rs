@@ -56,6 +56,45 @@ fn a_multi_plane_program_takes_one_array_time_and_both_pages_read_back() {
 }
 
 #[test]
+fn a_read_joins_the_last_read_as_another_plane_only_where_a_multi_plane_read_could_take_it() {
+    let mut n = nand(MULTI);
+    let g = *n.geometry();
+    // Pages 0 and 1 of block 0 (plane 0), of block 9 (plane 1), of block 16 (die 1).
+    for (b, p) in [(0, 0), (0, 1), (9, 0), (9, 1), (16, 0)] {
+        n.program(
+            g.ppa(BlockId(b), p),
+            b * 10 + p,
+            PageKind::Data,
+            Payload::Token(u64::from(b * 10 + p)),
+            SimTime::ZERO,
+        )
+        .unwrap();
+    }
+    let at = SimTime::from_ms(10);
+    let (_, _, lead) = n.read(g.ppa(BlockId(0), 0), at).unwrap();
+    let group = [g.ppa(BlockId(0), 0)];
+    // Same plane, another offset, another die: not joined, nothing reserved.
+    for ppa in [g.ppa(BlockId(0), 1), g.ppa(BlockId(9), 1), g.ppa(BlockId(16), 0)] {
+        assert!(n.read_join(&group, lead, ppa, at).unwrap().is_none(), "{ppa:?}");
+        assert_eq!(n.die_free_at(DieId(0)), lead.finish);
+    }
+    // Plane 1 at the same offset: one more transfer, no second array time,
+    // and its data back.
+    let (data, oob, j) = n.read_join(&group, lead, g.ppa(BlockId(9), 0), at).unwrap().unwrap();
+    assert_eq!((data, oob.lpn), (Payload::Token(90), 90));
+    assert_eq!((j.start, j.finish), (lead.finish, lead.finish + TIMING.transfer(4096 + 128)));
+    // An unwritten page is the error a read gives; without multi-plane
+    // commands nothing joins.
+    assert!(n.read_join(&group, lead, g.ppa(BlockId(9), 5), at).is_err());
+    let mut off = nand(Commands::default());
+    off.program(g.ppa(BlockId(0), 0), 1, PageKind::Data, Payload::Token(1), SimTime::ZERO).unwrap();
+    off.program(g.ppa(BlockId(9), 0), 2, PageKind::Data, Payload::Token(2), SimTime::ZERO).unwrap();
+    let (_, _, lead) = off.read(g.ppa(BlockId(0), 0), at).unwrap();
+    assert!(off.read_join(&group, lead, g.ppa(BlockId(9), 0), at).unwrap().is_none());
+    assert!(off.read_time_join(DieId(0), lead, at).unwrap().is_none());
+}
+
+#[test]
 fn a_multi_plane_command_that_breaks_an_address_rule_is_refused_and_changes_nothing() {
     let mut n = nand(Commands::default());
     assert_eq!(

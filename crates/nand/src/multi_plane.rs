@@ -180,6 +180,57 @@ impl Nand {
         Ok((out, span))
     }
 
+    /// Reads `ppa` as one more plane of the multi-plane read whose span is
+    /// `lead` and whose pages read so far are `group` (those of them on the
+    /// medium; a read of a page never written takes a plane too, known only
+    /// to the caller), issued at `at`: the page's data and OOB, and the time
+    /// it adds ([`Timelines::read_join`](crate::timeline::Timelines::read_join)).
+    /// `Ok(None)`, with nothing read or reserved, when the pages together
+    /// would not make a multi-plane read (multi-plane commands off, the same
+    /// plane twice, another die, different page offsets without
+    /// [`Commands::multi_plane_any_page`]) or the die did something else
+    /// since; a page that cannot be read at all is the error a read gives.
+    #[allow(clippy::type_complexity)]
+    pub fn read_join(
+        &mut self,
+        group: &[Ppa],
+        lead: Span,
+        ppa: Ppa,
+        at: impl Into<Issue>,
+    ) -> Result<Option<(Payload, Oob, Span)>, NandError> {
+        let at: Issue = at.into();
+        let block = self.check_readable(ppa)?;
+        let die = self.layout.die_of_block(block);
+        self.check_time(die, at)?;
+        if !self.commands().multi_plane || lead.die != die {
+            return Ok(None);
+        }
+        let mut blocks = Vec::with_capacity(group.len() + 1);
+        let mut offsets = Vec::with_capacity(group.len() + 1);
+        for &p in group.iter().chain([&ppa]) {
+            blocks.push((self.layout.block_of(p), p));
+            offsets.push(self.layout.page_in_block(p));
+        }
+        if self.check_planes(&blocks, Some(&offsets)).is_err() {
+            return Ok(None);
+        }
+        let Some(span) = self.timelines.read_join(die, lead, at) else { return Ok(None) };
+        let oob = self.oob_at(ppa, block);
+        Ok(Some((self.store.read(ppa.0, oob.lpn), oob, span)))
+    }
+
+    /// [`Nand::read_time`] as one more plane of the multi-plane read whose
+    /// span is `lead` (see [`Nand::read_join`]): the time it adds, or `None`
+    /// with nothing reserved.
+    pub fn read_time_join(&mut self, die: DieId, lead: Span, at: impl Into<Issue>) -> Result<Option<Span>, NandError> {
+        let at: Issue = at.into();
+        let die = self.check_time(die, at)?;
+        if !self.commands().multi_plane {
+            return Ok(None);
+        }
+        Ok(self.timelines.read_join(die, lead, at))
+    }
+
     /// Erases one block in each of several planes of one die in one
     /// operation, issued at `at`. Returns, per block in order, whether its
     /// erase succeeded (an injected failure strikes each block on its own), and

@@ -439,6 +439,54 @@ impl Timelines {
         Span { start, finish: end, queued, die }
     }
 
+    /// A page read on `die` issued at `at` that joins `lead`, the read (or
+    /// multi-plane read) reserved last on the die, as one more plane of one
+    /// multi-plane read: it shares the lead's array time and moves its data
+    /// out after the lead's. Returns the time it adds (from the lead's finish
+    /// to its own), or `None`, reserving nothing, when it cannot join: issued
+    /// after the lead started, something else reserved on the die's slot
+    /// since the lead, or cache program or suspension on.
+    pub fn read_join(&mut self, die: DieId, lead: Span, at: Issue) -> Option<Span> {
+        if self.timed || at.at > lead.start || lead.die != die {
+            return None;
+        }
+        let d = die.0 as usize;
+        let slot = self.slot(d);
+        // With reads first the lead may sit before programs and erases
+        // queued on the die; it must be in that queue, else only last.
+        let place = if self.reads_first {
+            Some(self.queue[slot].iter().rposition(|o| *o == (lead.start, lead.finish, true))?)
+        } else if self.die_busy[slot] == lead.finish {
+            None
+        } else {
+            return None;
+        };
+        let c = self.channel(die);
+        let xfer = self.xfer(at.host, at.bytes);
+        let (t, queued) = self.transfer(c, lead.finish, xfer, at.host, true);
+        let finish = t + xfer;
+        match place {
+            Some(i) => {
+                let q = &mut self.queue[slot];
+                q[i].1 = finish;
+                if let Some(&(next, _, _)) = q.get(i + 1) {
+                    if finish > next {
+                        let delta = finish - next;
+                        for o in q.iter_mut().skip(i + 1) {
+                            o.0 += delta;
+                            o.1 += delta;
+                        }
+                        self.die_busy[slot] += delta;
+                    }
+                } else {
+                    self.die_busy[slot] = self.die_busy[slot].max(finish);
+                }
+            }
+            None => self.die_busy[slot] = finish,
+        }
+        Some(Span { start: lead.finish, finish, queued, die })
+    }
+
     #[inline]
     fn channel(&self, die: DieId) -> usize {
         self.dies_per_channel.div(die.0) as usize
@@ -1148,5 +1196,54 @@ mod tests {
         let mut tl = setup();
         tl.program_multi(DieId(0), SimTime(0), &[0, 0]);
         assert_eq!(tl.program(DieId(1), SimTime(0)).start, SimTime(2000));
+    }
+
+    #[test]
+    fn a_read_that_joins_the_last_read_shares_its_array_time() {
+        // Read 25,000 ns, transfer 1,000 ns: a joined read adds its transfer
+        // only, as a two-plane read does.
+        let mut tl = setup();
+        let lead = tl.read(DieId(0), host(0));
+        assert_eq!((lead.start, lead.finish), (SimTime(0), SimTime(26_000)));
+        let j = tl.read_join(DieId(0), lead, host(0)).unwrap();
+        assert_eq!((j.start, j.finish), (SimTime(26_000), SimTime(27_000)));
+        assert_eq!(tl.die_free_at(DieId(0)), SimTime(27_000));
+        let mut multi = setup();
+        assert_eq!(multi.read_multi(DieId(0), host(0), 2).finish, j.finish);
+        // Not after something else on the die, not issued after the lead
+        // started, not on another die.
+        let mut tl = setup();
+        let lead = tl.read(DieId(0), host(0));
+        tl.program(DieId(0), SimTime(0));
+        assert_eq!(tl.read_join(DieId(0), lead, host(0)), None);
+        let mut tl = setup();
+        let lead = tl.read(DieId(0), host(0));
+        assert_eq!(tl.read_join(DieId(0), lead, host(1)), None);
+        assert_eq!(tl.read_join(DieId(1), lead, host(0)), None);
+        assert_eq!(tl.die_free_at(DieId(0)), lead.finish);
+    }
+
+    #[test]
+    fn with_reads_first_a_joined_read_moves_the_programs_it_passed_by_its_transfer() {
+        let mut tl = setup();
+        tl.set_commands(Commands { reads_first: true, ..Commands::default() });
+        for _ in 0..2 {
+            tl.program(DieId(0), SimTime::ZERO);
+        }
+        assert_eq!(tl.die_free_at(DieId(0)), SimTime(402_000));
+        // The read passes the second program; the join adds 1,000 ns to it
+        // and to the program behind it.
+        let lead = tl.read(DieId(0), host(50_000));
+        assert_eq!((lead.start, lead.finish), (SimTime(201_000), SimTime(227_000)));
+        assert_eq!(tl.die_free_at(DieId(0)), SimTime(428_000));
+        let j = tl.read_join(DieId(0), lead, host(50_000)).unwrap();
+        assert_eq!((j.start, j.finish), (SimTime(227_000), SimTime(228_000)));
+        assert_eq!(tl.die_free_at(DieId(0)), SimTime(429_000));
+        // A second join extends the grown read.
+        let grown = Span { finish: j.finish, ..lead };
+        assert_eq!(tl.read_join(DieId(0), grown, host(50_000)).map(|s| s.finish), Some(SimTime(229_000)));
+        assert_eq!(tl.die_free_at(DieId(0)), SimTime(430_000));
+        // The read as first reserved is gone from the queue: it joins no more.
+        assert_eq!(tl.read_join(DieId(0), lead, host(50_000)), None);
     }
 }

@@ -532,6 +532,14 @@ pub struct HostSpec {
     /// layer merges them (default: no merging; [`crate::merge`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merge_bytes: Option<u32>,
+    /// `[[flow]]`s dispatched per die only (`per-die-priority` or
+    /// `per-die-edf`), on a chip with `device.commands.multi_plane`: a die
+    /// that takes a waiting read takes with it, as one multi-plane read, the
+    /// reads waiting in the same class for its other planes at the same page
+    /// offset, as MQSim's transaction scheduler does (`TSU_Base.cpp`,
+    /// `issue_command_to_chip`). Default false; the MQSim import sets it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multi_plane_reads: Option<bool>,
 }
 
 impl Default for HostSpec {
@@ -547,6 +555,7 @@ impl Default for HostSpec {
             fetch_per_flow: None,
             logical_pages: None,
             merge_bytes: None,
+            multi_plane_reads: None,
         }
     }
 }

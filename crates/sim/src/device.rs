@@ -250,6 +250,10 @@ pub struct PageCommand<'a> {
 pub enum PageOp<'a> {
     /// Reads the page.
     Read,
+    /// Reads the page as one more plane of the host read issued just before
+    /// it, as one multi-plane read where the medium takes it as one
+    /// ([`ftlab_ftl::Io::set_joins_read`]); else as [`PageOp::Read`].
+    ReadJoined,
     /// Writes `data`; with `rmw` the page is read first (a read-modify-write
     /// whose read is returned).
     Write { data: Payload, hint: Hint, rmw: bool },
@@ -489,9 +493,10 @@ impl Device {
         let mut read = None;
         let mut trimmed = false;
         match op {
-            PageOp::Read => {
+            PageOp::Read | PageOp::ReadJoined => {
                 io.set_host_bytes(read_bytes);
                 io.set_held_since(since.map(SimTime));
+                io.set_joins_read(matches!(op, PageOp::ReadJoined));
                 read = Some(self.ftl.read(&mut io, l));
             }
             PageOp::Write { data, hint, rmw } => {

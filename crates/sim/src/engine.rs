@@ -191,6 +191,9 @@ pub struct Engine {
     pub stopped_at_retired_fraction: bool,
     /// How measured requests reach the flash ([`Engine::drive`]).
     dispatch: Dispatch,
+    /// `host.multi_plane_reads`: per-die flow dispatch issues the reads
+    /// waiting for a die's other planes at a read's page offset with it.
+    multi_plane_reads: bool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -228,6 +231,9 @@ struct PageCmd {
     held: Option<usize>,
     /// For a read held for its die: when the die became free for it, ns.
     since: Option<u64>,
+    /// A read issued as one more plane of the read issued just before it
+    /// (`host.multi_plane_reads`).
+    joins: bool,
 }
 
 /// Puts `entry` in a free slot of `items` (one `free` names), else a new
@@ -351,6 +357,7 @@ impl Engine {
             retirement: None,
             stopped_at_retired_fraction: false,
             dispatch: Dispatch::Request,
+            multi_plane_reads: false,
         }
     }
 
@@ -378,6 +385,14 @@ impl Engine {
     /// [`Dispatch::Request`]).
     pub fn set_dispatch(&mut self, dispatch: Dispatch) {
         self.dispatch = dispatch;
+    }
+
+    /// With per-die dispatch of `[[flow]]`s: a die that takes a waiting read
+    /// takes with it the reads waiting in the same class for its other
+    /// planes at the same page offset, as one multi-plane read (default off;
+    /// `host.multi_plane_reads`).
+    pub fn set_multi_plane_reads(&mut self, on: bool) {
+        self.multi_plane_reads = on;
     }
 
     /// Holds every page command to `bound_ns` instead of the FTL's own bound.
@@ -554,7 +569,7 @@ impl Engine {
             // A page command is ready at the request's dispatch, or when the
             // request's earlier pages are done (on one die they are served one
             // after another).
-            let cmd = PageCmd { lpn, partial, at: d, ready: completion, held: None, since: None };
+            let cmd = PageCmd { lpn, partial, at: d, ready: completion, held: None, since: None, joins: false };
             let page_done = self.serve_page(req, cmd, lpn < last, self.dispatched)?;
             rmw += u64::from(partial && req.op == Op::Write);
             completion = completion.max(page_done);
@@ -583,7 +598,7 @@ impl Engine {
     /// garbage-collection, map or wear-leveling work is service.
     #[inline]
     fn serve_page(&mut self, req: &Request, cmd: PageCmd, more: bool, number: u64) -> Result<u64, SimError> {
-        let PageCmd { lpn, partial, at, ready, held, since } = cmd;
+        let PageCmd { lpn, partial, at, ready, held, since, joins } = cmd;
         let fail = |e: FtlError| SimError::Ftl {
             request: number,
             op: req.op.to_string(),
@@ -594,6 +609,7 @@ impl Engine {
         let rmw = partial && req.op == Op::Write;
         let mut version = 0;
         let op = match req.op {
+            Op::Read if joins => PageOp::ReadJoined,
             Op::Read => PageOp::Read,
             Op::Write => {
                 version = self.versions.next_write(lpn);

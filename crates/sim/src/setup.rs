@@ -23,6 +23,8 @@ pub(crate) struct Prepared {
     /// `[[flow]]`s (empty: `source` is the workload) and `host.fetch_size`.
     pub(crate) flows: Vec<flows::Flow>,
     pub(crate) fetch: crate::engine::Fetch,
+    /// `host.multi_plane_reads`.
+    pub(crate) multi_plane_reads: bool,
 }
 
 /// `config` checked as a whole, each part by its own check and the parts
@@ -82,7 +84,23 @@ pub(crate) fn prepare(config: &RunConfig) -> Result<Prepared, SimError> {
              \"request\"",
         ));
     }
-    Ok(Prepared { nand, builder, source, host, dispatch, bound_ns, flows, fetch })
+    let multi_plane_reads = config.host.multi_plane_reads.unwrap_or(false);
+    if multi_plane_reads && (flows.is_empty() || dispatch == config::Dispatch::Request) {
+        return Err(SimError::config(
+            "host.multi_plane_reads",
+            "host.multi_plane_reads groups the reads of [[flow]]s that wait at their dies, and this run has \
+             no [[flow]] or dispatches by request: give it [[flow]]s with host.dispatch = \"per-die-priority\" \
+             or \"per-die-edf\", or leave host.multi_plane_reads out",
+        ));
+    }
+    if multi_plane_reads && !nand.commands.multi_plane {
+        return Err(SimError::config(
+            "host.multi_plane_reads",
+            "host.multi_plane_reads issues multi-plane reads, which the chip takes only with \
+             device.commands.multi_plane = true: set that, or leave host.multi_plane_reads out",
+        ));
+    }
+    Ok(Prepared { nand, builder, source, host, dispatch, bound_ns, flows, fetch, multi_plane_reads })
 }
 
 /// The FTL `config`'s `[ftl]` table (and `device.over_provisioning`) names,

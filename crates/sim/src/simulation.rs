@@ -315,6 +315,7 @@ impl Simulation {
         let p = &self.prepared;
         let engine = &mut self.engine;
         engine.set_dispatch(p.dispatch);
+        engine.set_multi_plane_reads(p.multi_plane_reads);
         engine.start_measuring(config.precondition.start_at_first_gc);
         if let Some(f) = config.workload.stop_at_retired_fraction {
             engine.stop_at_retired(f);
@@ -358,6 +359,7 @@ impl Simulation {
             p.host.reorder_window,
         )?;
         engine.set_dispatch(p.dispatch);
+        engine.set_multi_plane_reads(p.multi_plane_reads);
         if engine.expected.is_none() {
             if let Some(share) = requests.input_share() {
                 engine.estimate_from(share, config.workload.max_requests);

@@ -337,3 +337,63 @@ fn per_die_priority_needs_flows() {
         other => panic!("expected a config error, got {other:?}"),
     }
 }
+
+/// Deep-queued reads of a two-plane device, held at their dies.
+fn plane_pair_reader(multi_plane_reads: bool, unwritten: bool) -> RunConfig {
+    let ftl = if unwritten {
+        "gc_model = \"mqsim\"\ngc_free_blocks = 8\nunwritten_reads = \"flash\"\n"
+    } else {
+        "over_provisioning = 0.1\n[precondition]\nfill = true\n"
+    };
+    let text = format!(
+        "seed = 3\n[device]\nchip = \"small-slc\"\nplanes = 2\nblocks_per_plane = 32\n\
+         [device.commands]\nmulti_plane = true\nserial_dies = true\nreads_first = true\n\
+         [host]\ndispatch = \"per-die-edf\"\nmulti_plane_reads = {multi_plane_reads}\n\
+         [ftl]\nkind = \"pagemap\"\n{ftl}\
+         [[flow]]\nname = \"reader\"\nqueue_depth = 64\n\
+         [flow.workload.generator]\nkind = \"uniform\"\nrequests = 20000\nread_fraction = 1.0\n"
+    );
+    RunConfig::from_toml(&text, "test").unwrap()
+}
+
+/// With `host.multi_plane_reads` a die that takes a waiting read takes the
+/// reads waiting for its other plane at the same page offset with it, as one
+/// multi-plane read (one array time for both), so a deep queue of reads is
+/// served sooner; without it, no read is multi-plane. Both for pages on the
+/// flash and for pages never written that the page map reads flash for.
+#[test]
+fn reads_waiting_for_two_planes_at_one_offset_go_as_one_multi_plane_read() {
+    for unwritten in [false, true] {
+        let one = run(&plane_pair_reader(true, unwritten), &mut |_| {}).unwrap();
+        let off = run(&plane_pair_reader(false, unwritten), &mut |_| {}).unwrap();
+        let host = ftlab_ftl::Purpose::Host;
+        let pairs = one.flash_ops.multi_plane.get(host);
+        assert_eq!(off.flash_ops.multi_plane.get(host), 0, "unwritten {unwritten}");
+        assert!(pairs > 200, "unwritten {unwritten}: {pairs} multi-plane reads");
+        // Every page is still read once, and reads back what was written.
+        assert_eq!(one.flash_ops.reads.get(host), off.flash_ops.reads.get(host), "unwritten {unwritten}");
+        assert_eq!((one.requests, one.integrity.as_str()), (20000, "ok"));
+        let (m1, m0) = (one.flows[0].response_us.mean, off.flows[0].response_us.mean);
+        assert!(m1 < m0, "unwritten {unwritten}: {m1} us with multi-plane reads, {m0} us without");
+        assert!(one.sim_seconds < off.sim_seconds, "unwritten {unwritten}");
+        assert_eq!(run(&plane_pair_reader(true, unwritten), &mut |_| {}).unwrap(), one);
+    }
+}
+
+#[test]
+fn multi_plane_reads_need_flows_held_at_their_dies_and_a_chip_that_has_them() {
+    let key_of = |c: RunConfig| match run(&c, &mut |_| {}) {
+        Err(SimError::Config(c)) => (c.key, c.problem),
+        other => panic!("expected a config error, got {other:?}"),
+    };
+    let mut by_request = plane_pair_reader(true, false);
+    by_request.host.dispatch = Some(ftlab_sim::config::Dispatch::Request);
+    let (key, problem) = key_of(by_request);
+    assert_eq!(key, "host.multi_plane_reads");
+    assert!(problem.contains("per-die-edf"), "{problem}");
+    let mut no_commands = plane_pair_reader(true, false);
+    no_commands.device.commands.multi_plane = false;
+    let (key, problem) = key_of(no_commands);
+    assert_eq!(key, "host.multi_plane_reads");
+    assert!(problem.contains("device.commands.multi_plane"), "{problem}");
+}

@@ -122,6 +122,10 @@ pub fn import(ssd: &Path, workload: &Path, options: &Options) -> Result<Vec<Scen
                     fetch_size: Some(device.fetch_size),
                     fetch_per_flow: Some(true),
                     dispatch: Some(device.dispatch),
+                    // Its scheduler sends a chip the reads waiting for other
+                    // planes of a die at one page offset with the read it
+                    // takes (TSU_Base.cpp:85-140).
+                    multi_plane_reads: (device.device.planes.unwrap_or(1) > 1).then_some(true),
                     ..HostSpec::default()
                 },
                 precondition: PreconditionSpec {

@@ -39,6 +39,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+use ftlab_ftl::Lpn;
 use ftlab_nand::{DieId, SimTime};
 use ftlab_workload::Op;
 
@@ -66,7 +67,14 @@ struct Page {
     class: usize,
     /// When its request was fetched, ns.
     ready: u64,
+    /// With `host.multi_plane_reads`: the plane of its die and the page
+    /// offset the FTL said it was at when it joined its die's queue
+    /// ([`ftlab_ftl::Placement::read_slot`]; `NOWHERE` if it did not say).
+    place: (u32, u32),
 }
+
+/// [`Page::place`] when not known.
+const NOWHERE: (u32, u32) = (u32::MAX, u32::MAX);
 
 /// The waiting reads of one die, or with serial dies of one chip (the dies
 /// that share a busy-until), a queue per class, and where its round robin is.
@@ -203,6 +211,9 @@ struct State<'s> {
     /// if the first waits (`u64::MAX`: none waits).
     writes: VecDeque<usize>,
     write_wake: u64,
+    /// The reads a die takes with the one it takes (`host.multi_plane_reads`),
+    /// kept to reuse its room.
+    group: Vec<Page>,
 }
 
 impl State<'_> {
@@ -323,6 +334,7 @@ impl Engine {
             fifo: self.dispatch == Dispatch::PerDieEdf,
             writes: VecDeque::new(),
             write_wake: u64::MAX,
+            group: Vec::new(),
         };
         for f in flows.iter_mut() {
             let queue = HostQueue::new(f.requests, offset, false, f.closed)?;
@@ -482,17 +494,17 @@ impl Engine {
                         at_us: now as f64 / 1e3,
                         source: e,
                     })?;
-                    let page = Page { slot, lpn, die: d, class, ready: now };
+                    let page = Page { slot, lpn, die: d, class, ready: now, place: NOWHERE };
                     st.waiting += 1;
                     if at > now {
                         st.pending.push(Reverse((at, st.seq, page)));
                         st.seq += 1;
                     } else {
                         let q = self.device.flash.nand().die_slot(DieId(d as u32));
-                        st.dies[q].push(page);
+                        st.dies[q].push(self.placed(page));
                     }
                 }
-                None => self.issue_flow_page(st, slot, lpn, now, now, None)?,
+                None => self.issue_flow_page(st, slot, lpn, now, now, None, false)?,
             }
         }
         Ok(())
@@ -531,7 +543,7 @@ impl Engine {
                 self.device.flash.request_start();
             }
             let partial = self.partial(&a.req, lpn, a.first, a.last);
-            let page = PageCmd { lpn, partial, at: now, ready: now, held: None, since: None };
+            let page = PageCmd { lpn, partial, at: now, ready: now, held: None, since: None, joins: false };
             let done = self.serve_page(&a.req, page, lpn < a.last, a.number)?;
             let e = &mut st.admitted[slot];
             e.completion = e.completion.max(done);
@@ -556,7 +568,7 @@ impl Engine {
         while st.pending.peek().is_some_and(|p| p.0 .0 <= now) {
             let Some(Reverse((_, _, page))) = st.pending.pop() else { break };
             let q = self.device.flash.nand().die_slot(DieId(page.die as u32));
-            st.dies[q].push(page);
+            st.dies[q].push(self.placed(page));
         }
         loop {
             let mut issued = false;
@@ -577,16 +589,71 @@ impl Engine {
                 match self.die_of(page.lpn, st.dies.len()) {
                     Some(e) if e != page.die => {
                         let to = self.device.flash.nand().die_slot(DieId(e as u32));
-                        st.dies[to].push(Page { die: e, ..page });
+                        st.dies[to].push(self.placed(Page { die: e, ..page }));
                         st.waiting += 1;
                     }
-                    held => self.issue_flow_page(st, page.slot, page.lpn, now, page.ready, held.zip(Some(since)))?,
+                    held => {
+                        let held = held.zip(Some(since));
+                        let mut group = std::mem::take(&mut st.group);
+                        if self.multi_plane_reads && held.is_some() {
+                            self.companions(&mut st.dies[q], &page, &mut group);
+                            st.waiting -= group.len();
+                        }
+                        self.issue_flow_page(st, page.slot, page.lpn, now, page.ready, held, false)?;
+                        for p in group.drain(..) {
+                            self.issue_flow_page(st, p.slot, p.lpn, now, p.ready, held, true)?;
+                        }
+                        st.group = group;
+                    }
                 }
             }
             if !issued {
                 return Ok(());
             }
         }
+    }
+
+    /// With `host.multi_plane_reads`: into `group`, the reads waiting in
+    /// `lead`'s class of queue `queue` on its die, in other planes at its
+    /// page offset, at most one a plane, the first in queue order of each
+    /// (taken from the queue): what MQSim's scheduler sends to a chip with
+    /// the read it takes, as one multi-plane read (`TSU_Base.cpp:85-140`,
+    /// `issue_command_to_chip`, which takes them from the queue the read came
+    /// from). Nothing when the FTL cannot say where the reads are.
+    fn companions(&self, queue: &mut DieQueue, lead: &Page, group: &mut Vec<Page>) {
+        let Some(placement) = self.device.ftl.placement() else { return };
+        let planes = self.device.flash.nand().geometry().planes_per_die;
+        let Some((plane, offset)) = placement.read_slot(Lpn(lead.lpn as u32)) else { return };
+        let mut taken = 1u64 << plane.min(63);
+        let class = &mut queue.classes[lead.class];
+        let mut i = 0;
+        while i < class.len() && group.len() + 1 < planes as usize {
+            let p = class[i];
+            let bit = 1u64 << p.place.0.min(63);
+            // Where it was when queued, then (only for a match) where it is
+            // now: the FTL may have moved it since.
+            let fits = p.die == lead.die
+                && p.place.1 == offset
+                && taken & bit == 0
+                && placement.read_slot(Lpn(p.lpn as u32)) == Some(p.place)
+                && self.die_of(p.lpn, usize::MAX) == Some(p.die);
+            if fits {
+                taken |= bit;
+                group.extend(class.remove(i));
+                queue.waiting -= 1;
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// `page` with where the FTL says it is now, when reads are grouped.
+    fn placed(&self, page: Page) -> Page {
+        if !self.multi_plane_reads {
+            return page;
+        }
+        let place = self.device.ftl.placement().and_then(|p| p.read_slot(Lpn(page.lpn as u32)));
+        Page { place: place.unwrap_or(NOWHERE), ..page }
     }
 
     /// When queue `q` (die `d` and the dies that share its busy-until) can
@@ -608,8 +675,10 @@ impl Engine {
     }
 
     /// Hands page `lpn` of admitted read `slot` to the FTL at `now`, held for
-    /// a die free for it since a time if `held`; completes the request after
-    /// its last page.
+    /// a die free for it since a time if `held`, and as one more plane of the
+    /// read issued just before it if `joins`; completes the request after its
+    /// last page.
+    #[allow(clippy::too_many_arguments)]
     fn issue_flow_page(
         &mut self,
         st: &mut State<'_>,
@@ -618,12 +687,13 @@ impl Engine {
         now: u64,
         ready: u64,
         held: Option<(usize, u64)>,
+        joins: bool,
     ) -> Result<(), SimError> {
         let a = st.admitted[slot];
         let partial = self.partial(&a.req, lpn, a.first, a.last);
         let unwritten = u64::from(self.versions.get(lpn) == 0);
         self.measured.unwritten_read_pages += unwritten;
-        let page = PageCmd { lpn, partial, at: now, ready, held: held.map(|h| h.0), since: held.map(|h| h.1) };
+        let page = PageCmd { lpn, partial, at: now, ready, held: held.map(|h| h.0), since: held.map(|h| h.1), joins };
         // Each page is a request of its own to the FTL (no `Hint::more`).
         let done = self.serve_page(&a.req, page, false, a.number)?;
         let a = &mut st.admitted[slot];
@@ -682,7 +752,7 @@ mod tests {
     use super::*;
 
     fn page(class: usize, n: u64) -> Page {
-        Page { slot: 0, lpn: n, die: 0, class, ready: 0 }
+        Page { slot: 0, lpn: n, die: 0, class, ready: 0, place: NOWHERE }
     }
 
     #[test]

@@ -372,7 +372,7 @@ impl Engine {
     fn issue(&mut self, dev: &mut Dies, cmd: Cmd, now: u64, held: Option<usize>) -> Result<(), SimError> {
         let a = dev.admitted[cmd.slot];
         let partial = self.partial(&a.req, cmd.lpn, a.first, a.last);
-        let page = PageCmd { lpn: cmd.lpn, partial, at: now, ready: cmd.ready, held, since: None };
+        let page = PageCmd { lpn: cmd.lpn, partial, at: now, ready: cmd.ready, held, since: None, joins: false };
         // The dies serve a request's pages apart: each is a request of its own
         // to the FTL (no `Hint::more`).
         let done = self.serve_page(&a.req, page, false, a.number)?;

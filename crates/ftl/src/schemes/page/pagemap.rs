@@ -900,6 +900,9 @@ impl<P: VictimPicker> crate::Placement for PageMap<P> {
     fn die_of(&self, lpn: Lpn) -> Option<ftlab_nand::DieId> {
         self.core.die_of(lpn)
     }
+    fn read_slot(&self, lpn: Lpn) -> Option<(u32, u32)> {
+        self.core.read_slot(lpn)
+    }
 }
 
 /// The registry's entries for this module's schemes ([`crate::registry`]).

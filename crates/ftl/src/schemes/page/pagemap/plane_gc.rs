@@ -68,8 +68,11 @@
 
 use std::collections::{HashSet, VecDeque};
 
+use rustc_hash::FxHashMap;
+
 use serde::{Deserialize, Serialize};
 
+use ftlab_nand::geometry::Divisor;
 use ftlab_nand::{BlockId, DieId, Geometry, PageKind, Payload, PlanePage, Ppa, SimTime};
 
 use self::cached_map::CachedMap;
@@ -248,7 +251,7 @@ struct PlaneOfPage {
     /// Per unit (channel, way, die, plane): the stride, the count, and the
     /// unit's weight in the plane number (`die * planes_per_die + plane`,
     /// dies numbered channel by channel, then way, then die of the way).
-    units: [(u32, u32, u32); 4],
+    units: [(Divisor, Divisor, u32); 4],
 }
 
 impl PlaneOfPage {
@@ -266,11 +269,12 @@ impl PlaneOfPage {
             b'D' => 2,
             _ => 3,
         };
-        let mut units = [(1, 1, 0); 4];
+        let one = Divisor::new(1);
+        let mut units = [(one, one, 0); 4];
         let mut stride = 1u32;
         for &letter in &scheme.0 {
             let u = unit(letter);
-            units[u] = (stride, counts[u], weights[u]);
+            units[u] = (Divisor::new(stride), Divisor::new(counts[u].max(1)), weights[u]);
             stride = stride.saturating_mul(counts[u]);
         }
         PlaneOfPage { units }
@@ -279,7 +283,7 @@ impl PlaneOfPage {
     /// The plane of `lpn`, numbered die by die (`die * planes_per_die + plane`).
     #[inline]
     fn plane(&self, lpn: u32) -> u32 {
-        self.units.iter().map(|&(stride, count, weight)| (lpn / stride) % count * weight).sum()
+        self.units.iter().map(|&(stride, count, weight)| count.rem(stride.div(lpn)) * weight).sum()
     }
 }
 
@@ -288,8 +292,9 @@ impl PlaneOfPage {
 /// runs over the partition's ids of that unit.
 #[derive(Debug, Clone)]
 struct PartRoute {
-    /// Per unit: the stride, and the unit's weight in the plane number.
-    units: [(u32, u32); 4],
+    /// Per unit: the stride, the unit's weight in the plane number, and how
+    /// many ids the partition may use.
+    units: [(Divisor, u32, Divisor); 4],
     /// Per unit: the ids the partition may use.
     ids: [Vec<u32>; 4],
 }
@@ -302,7 +307,8 @@ impl PartRoute {
             g.planes_per_die,
             1,
         ];
-        let mut units = [(1, 0); 4];
+        let one = Divisor::new(1);
+        let mut units = [(one, 0, one); 4];
         let mut stride = 1u32;
         for &letter in &scheme.0 {
             let u = match letter {
@@ -311,8 +317,9 @@ impl PartRoute {
                 b'D' => 2,
                 _ => 3,
             };
-            units[u] = (stride, weights[u]);
-            stride = stride.saturating_mul(ids[u].len() as u32);
+            let n = ids[u].len() as u32;
+            units[u] = (Divisor::new(stride), weights[u], Divisor::new(n.max(1)));
+            stride = stride.saturating_mul(n);
         }
         PartRoute { units, ids }
     }
@@ -322,7 +329,7 @@ impl PartRoute {
         self.units
             .iter()
             .zip(&self.ids)
-            .map(|(&(stride, weight), ids)| ids[((lpn / stride) % ids.len() as u32) as usize] * weight)
+            .map(|(&(stride, weight, n), ids)| ids[n.rem(stride.div(lpn)) as usize] * weight)
             .sum()
     }
 
@@ -347,7 +354,7 @@ impl PartRoute {
 #[derive(Debug, Clone)]
 enum Router {
     Whole(PlaneOfPage),
-    Parts { part_pages: u32, parts: Vec<PartRoute> },
+    Parts { part_pages: Divisor, parts: Vec<PartRoute> },
 }
 
 impl Router {
@@ -356,7 +363,7 @@ impl Router {
         match self {
             Router::Whole(r) => r.plane(lpn),
             Router::Parts { part_pages, parts } => {
-                let i = ((lpn / part_pages.max(&1)) as usize).min(parts.len() - 1);
+                let i = (part_pages.div(lpn) as usize).min(parts.len() - 1);
                 parts[i].plane(lpn)
             }
         }
@@ -373,8 +380,8 @@ impl Router {
             Router::Whole(r) => r.plane(t),
             Router::Parts { part_pages, parts } => {
                 let lpn = t.saturating_mul(entries);
-                let i = ((lpn / part_pages.max(&1)) as usize).min(parts.len() - 1);
-                let local = (lpn - i as u32 * part_pages) / entries.max(1);
+                let i = (part_pages.div(lpn) as usize).min(parts.len() - 1);
+                let local = (lpn - i as u32 * part_pages.get()) / entries.max(1);
                 parts[i].plane(local)
             }
         };
@@ -450,6 +457,11 @@ pub struct PlaneGcMap<P: VictimPicker> {
     /// power cut starts both afresh.
     read_taken: Vec<u64>,
     read_mapped: Vec<u64>,
+    /// The page offset taken for each page so mapped: where its reads go
+    /// until it is written or trimmed, and where a dispatcher that groups
+    /// queued reads finds them ([`crate::Placement::read_slot`]). It grows
+    /// with the pages read unwritten (8 bytes and the table's overhead each).
+    read_offsets: FxHashMap<u32, u32>,
     /// Host writes that waited for an erase.
     stalls: u64,
     /// Whether the chip has multi-plane programs: a request's pages wait in
@@ -493,7 +505,7 @@ impl<P: VictimPicker> PlaneGcMap<P> {
                 ));
             }
             logical_pages = (part_pages * n) as u32;
-            Router::Parts { part_pages: part_pages as u32, parts }
+            Router::Parts { part_pages: Divisor::new((part_pages as u32).max(1)), parts }
         };
         let commands = io.commands();
         if commands.multi_plane && commands.multi_plane_same_block {
@@ -530,6 +542,7 @@ impl<P: VictimPicker> PlaneGcMap<P> {
             } else {
                 Vec::new()
             },
+            read_offsets: FxHashMap::default(),
             stalls: 0,
             multi_plane,
             staged: Vec::new(),
@@ -818,20 +831,27 @@ impl<P: VictimPicker> PlaneGcMap<P> {
     /// A read of `lpn`, never written, maps the page as the matched simulator
     /// does: it takes the next page of the plane's open block for it, unwritten
     /// (`online_create_entry_for_reads`, Address_Mapping_Unit_Page_Level.cpp:
-    /// 1225-1386), once until the page is trimmed. The strict medium programs
-    /// a block's pages in order, so no page is skipped there; the page taken
+    /// 1225-1386), once until the page is trimmed, when its read is
+    /// translated: when it is prepared ([`Ftl::prepare_read`], before it waits
+    /// for its die), else when it is served. The strict medium programs a
+    /// block's pages in order, so no page is skipped there; the page taken
     /// moves on the offsets writes are paired by ([`PlaneGcMap::pairing_offset`],
-    /// [`crate::Placement::write_offset`]). In that simulator the root file's
-    /// scenario 3 pairs 301 of 5,007 written pages with it and 481 without,
-    /// and its mean write takes 7,495 us against 5,100 us.
+    /// [`crate::Placement::write_offset`]), and its offset, the plane's
+    /// pairing offset then, is where its reads go ([`PlaneGcMap::read_offsets`]).
+    /// In that simulator the root file's scenario 3 pairs 301 of 5,007
+    /// written pages with it and 481 without, and its mean write takes
+    /// 7,495 us against 5,100 us.
     fn take_for_read(&mut self, lpn: Lpn) {
         let (word, bit) = (lpn.0 as usize / 64, 1u64 << (lpn.0 % 64));
         let Some(w) = self.read_mapped.get_mut(word) else { return };
-        if *w & bit == 0 {
-            *w |= bit;
-            let plane = self.route.plane(lpn.0) as usize;
-            self.read_taken[plane] = self.read_taken[plane].wrapping_add(1);
+        if *w & bit != 0 {
+            return;
         }
+        *w |= bit;
+        let plane = self.route.plane(lpn.0);
+        let offset = self.pairing_offset(plane);
+        self.read_offsets.insert(lpn.0, offset);
+        self.read_taken[plane as usize] = self.read_taken[plane as usize].wrapping_add(1);
     }
 
     /// Programs the pages waiting in RAM, in request order: each page not yet
@@ -983,6 +1003,7 @@ impl<P: VictimPicker + 'static> Ftl for PlaneGcMap<P> {
         }
         self.core.trim(&mut self.picker, l);
         self.prepared.remove(&lpn.0);
+        self.read_offsets.remove(&lpn.0);
         if let Some(w) = self.read_mapped.get_mut(lpn.0 as usize / 64) {
             *w &= !(1u64 << (lpn.0 % 64));
         }
@@ -1006,6 +1027,13 @@ impl<P: VictimPicker + 'static> Ftl for PlaneGcMap<P> {
     }
 
     fn prepare_read(&mut self, io: &mut Io, lpn: Lpn) -> Result<SimTime, FtlError> {
+        // The matched simulator maps a page never written when it translates
+        // the read, before the read waits for its chip
+        // (Address_Mapping_Unit_Page_Level.cpp:590); the read then goes to
+        // the page offset taken.
+        if !io.untimed_reads() && !self.read_mapped.is_empty() && self.core.read_slot(lpn).is_none() {
+            self.take_for_read(lpn);
+        }
         self.prepare_write(io, lpn)
     }
 
@@ -1049,6 +1077,13 @@ impl<P: VictimPicker> crate::Placement for PlaneGcMap<P> {
             }
             d => d,
         }
+    }
+
+    fn read_slot(&self, lpn: Lpn) -> Option<(u32, u32)> {
+        self.core.read_slot(lpn).or_else(|| {
+            let offset = *self.read_offsets.get(&lpn.0)?;
+            Some((self.route.plane(lpn.0) % self.core.geometry.planes_per_die, offset))
+        })
     }
 
     fn write_die(&self, lpn: Lpn, _hint: &Hint) -> Option<DieId> {

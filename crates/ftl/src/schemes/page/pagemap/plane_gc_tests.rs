@@ -419,6 +419,41 @@ fn a_read_of_a_page_never_written_takes_a_page_its_planes_writes_are_paired_past
 }
 
 #[test]
+fn a_page_never_written_is_read_at_the_offset_its_prepared_read_took() {
+    // PCWD: lpns 8 and 9 are die 0's planes 0 and 1.
+    let config = PageMapConfig { unwritten_reads: UnwrittenReads::Flash, ..mqsim_scheme("PCWD") };
+    let mut flash = multi_plane_flash(four_planes(), true, false);
+    let mut ftl = config.format(&mut flash.io(SimTime::ZERO)).unwrap();
+    let slot = |ftl: &dyn Ftl, lpn: u32| ftl.placement().unwrap().read_slot(Lpn(lpn));
+    let offset = |ftl: &dyn Ftl, lpn: u32| ftl.placement().unwrap().write_offset(Lpn(lpn), &Hint::default());
+    let now = SimTime::from_us(10);
+    assert_eq!(slot(&*ftl, 8), None, "not mapped before its read is prepared");
+    // Preparing the read takes the page, as the matched simulator maps it
+    // when it translates the read; the read then takes no other.
+    ftl.prepare_read(&mut flash.io(now), Lpn(8)).unwrap();
+    assert_eq!((slot(&*ftl, 8), offset(&*ftl, 8)), (Some((0, 0)), Some(1)));
+    assert_eq!(ftl.read(&mut flash.io(now), Lpn(8)).unwrap(), None);
+    assert_eq!((slot(&*ftl, 8), offset(&*ftl, 8)), (Some((0, 0)), Some(1)));
+    // A read served without being prepared takes its page then; the next
+    // page of plane 0 goes to lpn 12.
+    ftl.read(&mut flash.io(now), Lpn(9)).unwrap();
+    ftl.read(&mut flash.io(now), Lpn(12)).unwrap();
+    assert_eq!((slot(&*ftl, 9), slot(&*ftl, 12)), (Some((1, 0)), Some((0, 1))));
+    // Written, a page is where its program put it; trimmed, nowhere.
+    let now = request(&mut *ftl, &mut flash, now, &[8], 1);
+    assert_eq!(slot(&*ftl, 8), Some((0, 0)));
+    ftl.trim(&mut flash.io(now), Lpn(9)).unwrap();
+    assert_eq!(slot(&*ftl, 9), None);
+    // With such reads free, nothing is mapped.
+    let config = PageMapConfig { unwritten_reads: UnwrittenReads::Free, ..mqsim_scheme("PCWD") };
+    let mut flash = multi_plane_flash(four_planes(), true, false);
+    let mut ftl = config.format(&mut flash.io(SimTime::ZERO)).unwrap();
+    ftl.prepare_read(&mut flash.io(SimTime::ZERO), Lpn(8)).unwrap();
+    ftl.read(&mut flash.io(SimTime::ZERO), Lpn(8)).unwrap();
+    assert_eq!(slot(&*ftl, 8), None);
+}
+
+#[test]
 fn multi_page_requests_read_back_through_garbage_collection() {
     let mut flash = multi_plane_flash(four_planes(), true, false);
     let mut ftl = mqsim_scheme("PCWD").format(&mut flash.io(SimTime::ZERO)).unwrap();
