@@ -397,3 +397,25 @@ fn multi_plane_reads_need_flows_held_at_their_dies_and_a_chip_that_has_them() {
     assert_eq!(key, "host.multi_plane_reads");
     assert!(problem.contains("device.commands.multi_plane"), "{problem}");
 }
+
+/// Grouped reads beside writes that keep garbage collection moving pages
+/// under the queued reads, two classes of flows, deep queues: every request
+/// is served, every page reads back, some reads go two planes at once, and
+/// the run repeats bit for bit.
+#[test]
+fn grouped_reads_beside_writes_and_garbage_collection_keep_every_page_and_repeat() {
+    let text = "seed = 5\n[device]\nchip = \"small-slc\"\nplanes = 2\nblocks_per_plane = 32\n\
+         [device.commands]\nmulti_plane = true\nserial_dies = true\nreads_first = true\n\
+         [host]\ndispatch = \"per-die-priority\"\nmulti_plane_reads = true\nfetch_size = 48\n\
+         [ftl]\nkind = \"pagemap\"\ngc_model = \"mqsim\"\ngc_free_blocks = 8\nunwritten_reads = \"flash\"\n\
+         [precondition]\nfill = true\n"
+        .to_string()
+        + &flow("mixed", "queue_depth = 16\npriority = \"low\"", 6000, 0.4)
+        + &flow("reader", "queue_depth = 32\npriority = \"high\"", 6000, 1.0);
+    let c = RunConfig::from_toml(&text, "test").unwrap();
+    let one = run(&c, &mut |_| {}).unwrap();
+    assert_eq!((one.requests, one.integrity.as_str()), (12000, "ok"));
+    assert!(one.erases > 0, "no garbage collection ran");
+    assert!(one.flash_ops.multi_plane.get(ftlab_ftl::Purpose::Host) > 50, "{:?}", one.flash_ops.multi_plane);
+    assert_eq!(run(&c, &mut |_| {}).unwrap(), one);
+}

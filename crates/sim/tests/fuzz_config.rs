@@ -93,6 +93,7 @@ fn keys() -> Vec<(&'static str, Vec<&'static str>)> {
         ("host.time_scale", floats.clone()),
         ("host.idle_threshold_us", floats.clone()),
         ("host.dispatch", vec!["\"request\"", "\"per-die-edf\"", "\"per-die-priority\"", "\"x\""]),
+        ("host.multi_plane_reads", vec!["true", "false", "1"]),
         ("precondition.fill", vec!["true", "false"]),
         ("precondition.random_overwrites", floats.clone()),
         ("metrics.interval_ms", floats.clone()),
