@@ -200,6 +200,9 @@ fn serve_with_image(dir: &std::path::Path, image: &std::path::Path) -> (std::pro
         "[device]\nchip = \"small-slc\"\nblocks_per_plane = 16\nwrite_buffer_pages = 8\n[ftl]\nkind = \"pagemap\"\n",
     )
     .unwrap();
+    // A server before this one may have left its socket behind: the socket
+    // to wait for is this server's.
+    let _ = std::fs::remove_file(&socket);
     let child = ftlab()
         .arg("serve")
         .arg(&config)

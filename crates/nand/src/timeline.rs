@@ -453,9 +453,16 @@ impl Timelines {
         let d = die.0 as usize;
         let slot = self.slot(d);
         // With reads first the lead may sit before programs and erases
-        // queued on the die; it must be in that queue, else only last.
+        // queued on the die (they move later, as the lead moved them); it
+        // must be in that queue with no read after it, which the join would
+        // move after it was reserved. Else it must be the die's last work.
         let place = if self.reads_first {
-            Some(self.queue[slot].iter().rposition(|o| *o == (lead.start, lead.finish, true))?)
+            let q = &self.queue[slot];
+            let i = q.iter().rposition(|o| *o == (lead.start, lead.finish, true))?;
+            if q.iter().skip(i + 1).any(|o| o.2) {
+                return None;
+            }
+            Some(i)
         } else if self.die_busy[slot] == lead.finish {
             None
         } else {
@@ -1245,5 +1252,19 @@ mod tests {
         assert_eq!(tl.die_free_at(DieId(0)), SimTime(430_000));
         // The read as first reserved is gone from the queue: it joins no more.
         assert_eq!(tl.read_join(DieId(0), lead, host(50_000)), None);
+        // Nor does a read with a read reserved after it (a garbage-collection
+        // read behind it, or a read it took a gap before): that read's time
+        // was given when it was reserved.
+        let mut tl = setup();
+        tl.set_commands(Commands { reads_first: true, ..Commands::default() });
+        let lead = tl.read(DieId(0), host(0));
+        tl.read(DieId(0), SimTime(0));
+        assert_eq!(tl.read_join(DieId(0), lead, host(0)), None);
+        let mut tl = setup();
+        tl.set_commands(Commands { reads_first: true, ..Commands::default() });
+        let late = tl.read(DieId(0), host(26_500));
+        let lead = tl.read(DieId(0), host(0));
+        assert!(lead.finish <= late.start, "the lead took the gap before the late read");
+        assert_eq!(tl.read_join(DieId(0), lead, host(0)), None);
     }
 }

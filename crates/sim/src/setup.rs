@@ -100,6 +100,14 @@ pub(crate) fn prepare(config: &RunConfig) -> Result<Prepared, SimError> {
              device.commands.multi_plane = true: set that, or leave host.multi_plane_reads out",
         ));
     }
+    if multi_plane_reads && config.device.read_buffer_pages.is_some_and(|p| p > 0) {
+        return Err(SimError::config(
+            "host.multi_plane_reads",
+            "host.multi_plane_reads joins host reads of the flash into multi-plane reads, and with \
+             device.read_buffer_pages every host read goes through the read buffer, one page at a time: \
+             leave one of the two out",
+        ));
+    }
     Ok(Prepared { nand, builder, source, host, dispatch, bound_ns, flows, fetch, multi_plane_reads })
 }
 

@@ -346,7 +346,7 @@ fn plane_pair_reader(multi_plane_reads: bool, unwritten: bool) -> RunConfig {
         "over_provisioning = 0.1\n[precondition]\nfill = true\n"
     };
     let text = format!(
-        "seed = 3\n[device]\nchip = \"small-slc\"\nplanes = 2\nblocks_per_plane = 32\n\
+        "seed = 3\n[device]\nchip = \"small-slc\"\ndies = 2\nplanes = 2\nblocks_per_plane = 32\n\
          [device.commands]\nmulti_plane = true\nserial_dies = true\nreads_first = true\n\
          [host]\ndispatch = \"per-die-edf\"\nmulti_plane_reads = {multi_plane_reads}\n\
          [ftl]\nkind = \"pagemap\"\n{ftl}\
@@ -396,6 +396,11 @@ fn multi_plane_reads_need_flows_held_at_their_dies_and_a_chip_that_has_them() {
     let (key, problem) = key_of(no_commands);
     assert_eq!(key, "host.multi_plane_reads");
     assert!(problem.contains("device.commands.multi_plane"), "{problem}");
+    let mut buffered = plane_pair_reader(true, false);
+    buffered.device.read_buffer_pages = Some(4);
+    let (key, problem) = key_of(buffered);
+    assert_eq!(key, "host.multi_plane_reads");
+    assert!(problem.contains("device.read_buffer_pages"), "{problem}");
 }
 
 /// Grouped reads beside writes that keep garbage collection moving pages

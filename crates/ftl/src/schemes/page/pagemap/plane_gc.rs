@@ -460,7 +460,9 @@ pub struct PlaneGcMap<P: VictimPicker> {
     /// The page offset taken for each page so mapped: where its reads go
     /// until it is written or trimmed, and where a dispatcher that groups
     /// queued reads finds them ([`crate::Placement::read_slot`]). It grows
-    /// with the pages read unwritten (8 bytes and the table's overhead each).
+    /// with the pages read unwritten (8 bytes and the table's overhead each),
+    /// a model of the matched simulator's mapping not counted in
+    /// [`Ftl::ram_bytes`] (the map's entries are).
     read_offsets: FxHashMap<u32, u32>,
     /// Host writes that waited for an erase.
     stalls: u64,
