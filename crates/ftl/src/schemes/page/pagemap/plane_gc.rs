@@ -127,6 +127,10 @@ pub(super) fn validate(config: &PageMapConfig) -> Result<(), FtlError> {
     Ok(())
 }
 
+/// In [`PlaneGcMap`]'s offsets of pages read unwritten: the page was taken
+/// and its first read has not been served yet.
+const FRESH: u32 = 1 << 31;
+
 /// Free blocks below which a plane collects: the configured device-wide
 /// reserve spread over the planes (rounded down, at least 1), and at least the
 /// victims a plane may have in flight.
@@ -463,6 +467,8 @@ pub struct PlaneGcMap<P: VictimPicker> {
     /// with the pages read unwritten (8 bytes and the table's overhead each),
     /// a model of the matched simulator's mapping not counted in
     /// [`Ftl::ram_bytes`] (the map's entries are).
+    /// An offset's [`FRESH`] bit: the page's first read is still to come,
+    /// which dirties its entry in the cached mapping table.
     read_offsets: FxHashMap<u32, u32>,
     /// Host writes that waited for an erase.
     stalls: u64,
@@ -852,7 +858,7 @@ impl<P: VictimPicker> PlaneGcMap<P> {
         *w |= bit;
         let plane = self.route.plane(lpn.0);
         let offset = self.pairing_offset(plane);
-        self.read_offsets.insert(lpn.0, offset);
+        self.read_offsets.insert(lpn.0, offset | FRESH);
         self.read_taken[plane as usize] = self.read_taken[plane as usize].wrapping_add(1);
     }
 
@@ -989,10 +995,14 @@ impl<P: VictimPicker + 'static> Ftl for PlaneGcMap<P> {
             // Address_Mapping_Unit_Page_Level.cpp:1151-1166).
             io.read_time(DieId(self.route.plane(lpn.0) / self.core.geometry.planes_per_die), Purpose::Host)?;
             // It maps the page, so its table entry turns dirty
-            // (online_create_entry_for_reads, Address_Mapping_Unit_Page_Level.cpp:1381-1385).
+            // (online_create_entry_for_reads, Address_Mapping_Unit_Page_Level.cpp:1381-1385),
+            // once: a later read finds the page mapped and dirties nothing.
             if !io.untimed_reads() {
-                self.mapped(lpn);
                 self.take_for_read(lpn);
+                if let Some(offset) = self.read_offsets.get_mut(&lpn.0).filter(|o| **o & FRESH != 0) {
+                    *offset &= !FRESH;
+                    self.mapped(lpn);
+                }
             }
         }
         Ok(data)
@@ -1083,7 +1093,7 @@ impl<P: VictimPicker> crate::Placement for PlaneGcMap<P> {
 
     fn read_slot(&self, lpn: Lpn) -> Option<(u32, u32)> {
         self.core.read_slot(lpn).or_else(|| {
-            let offset = *self.read_offsets.get(&lpn.0)?;
+            let offset = *self.read_offsets.get(&lpn.0)? & !FRESH;
             Some((self.route.plane(lpn.0) % self.core.geometry.planes_per_die, offset))
         })
     }

@@ -814,6 +814,20 @@ fn a_read_of_a_page_never_written_maps_it_and_its_entry_is_written_back() {
         let (_, p, _) = read_costs(ftl.as_mut(), &mut flash, SimTime::from_us(10_000), 0);
         assert_eq!(p, programs, "{unwritten_reads:?}");
     }
+    // Only its first read maps it: read again after its entry was written
+    // back, the page's entry comes back clean and is dropped without a
+    // write-back (MQSim calls online_create_entry_for_reads only for a page
+    // with no mapping).
+    let mut flash = testing::flash(four_planes(), 1);
+    let mut ftl = PageMapConfig { unwritten_reads: UnwrittenReads::Flash, ..cached(1) }
+        .format(&mut flash.io(SimTime::ZERO))
+        .unwrap();
+    read_costs(ftl.as_mut(), &mut flash, SimTime::ZERO, 100);
+    let (_, p, _) = read_costs(ftl.as_mut(), &mut flash, SimTime::from_us(10_000), 0);
+    assert_eq!(p, 1, "the first read's entry is written back");
+    read_costs(ftl.as_mut(), &mut flash, SimTime::from_us(20_000), 100);
+    let (_, p, _) = read_costs(ftl.as_mut(), &mut flash, SimTime::from_us(30_000), 8);
+    assert_eq!(p, 0, "a second read of the page dirtied its entry");
 }
 
 #[test]
