@@ -292,6 +292,21 @@ impl Timelines {
         let start = if i == 0 { at.at } else { at.at.max(q[i - 1].1) };
         let (t, queued) = self.transfer(c, start + array, xfer, at.host, true);
         let finish = t + xfer;
+        self.move_later(slot, i, finish);
+        let q = &mut self.queue[slot];
+        if q.len() == CALENDAR {
+            q.pop_front();
+            i = i.saturating_sub(1);
+        }
+        q.insert(i, (start, finish, true));
+        Span { start, finish, queued, die }
+    }
+
+    /// With reads first: the operations of `slot`'s queue from the `i`-th on,
+    /// and the die's later work, move later so that they start no earlier
+    /// than `finish`; with none from there, the die is busy until `finish` at
+    /// least.
+    fn move_later(&mut self, slot: usize, i: usize, finish: SimTime) {
         let q = &mut self.queue[slot];
         if let Some(&(next, _, _)) = q.get(i) {
             if finish > next {
@@ -305,13 +320,6 @@ impl Timelines {
         } else {
             self.die_busy[slot] = self.die_busy[slot].max(finish);
         }
-        let q = &mut self.queue[slot];
-        if q.len() == CALENDAR {
-            q.pop_front();
-            i = i.saturating_sub(1);
-        }
-        q.insert(i, (start, finish, true));
-        Span { start, finish, queued, die }
     }
 
     /// The suspension the last read made, if it made one (cleared).
@@ -474,20 +482,8 @@ impl Timelines {
         let finish = t + xfer;
         match place {
             Some(i) => {
-                let q = &mut self.queue[slot];
-                q[i].1 = finish;
-                if let Some(&(next, _, _)) = q.get(i + 1) {
-                    if finish > next {
-                        let delta = finish - next;
-                        for o in q.iter_mut().skip(i + 1) {
-                            o.0 += delta;
-                            o.1 += delta;
-                        }
-                        self.die_busy[slot] += delta;
-                    }
-                } else {
-                    self.die_busy[slot] = self.die_busy[slot].max(finish);
-                }
+                self.queue[slot][i].1 = finish;
+                self.move_later(slot, i + 1, finish);
             }
             None => self.die_busy[slot] = finish,
         }
