@@ -116,6 +116,16 @@ fn mqsim_default_files_import() {
     let ftl = &s.config.ftl.params;
     assert_eq!(ftl.get("cmt_entries").and_then(|v| v.as_integer()), Some(233_016), "{ftl:?}");
     assert!(ftl.get("cmt_writes").is_none(), "{ftl:?}");
+    // MQSim gives each flow a table of the whole capacity (its SHARED table
+    // is created once a flow): two flows, two tables of 233,016.
+    assert_eq!(ftl.get("cmt_domains").and_then(|v| v.as_integer()), Some(2), "{ftl:?}");
+    assert!(
+        has(s, "each of the 2 flows has its own cached mapping table of 233016 entries"),
+        "{:#?}",
+        s.config.unsupported
+    );
+    // Scenario 3's one flow has the one table.
+    assert!(scenarios[2].config.ftl.params.get("cmt_domains").is_none());
     // Its fetch window shrinks with every request it loses; ftlab's does not.
     assert!(has(s, "keeps its slot"), "{:#?}", s.config.unsupported);
     assert!(cache.queue_writebacks);
@@ -231,6 +241,29 @@ fn synthetic(priority: &str, read: u32, qd: u32, requests: u32) -> String {
          <Stop_Time>0</Stop_Time><Total_Requests_To_Generate>{requests}</Total_Requests_To_Generate>\
          </IO_Flow_Parameter_Set_Synthetic>"
     )
+}
+
+#[test]
+fn equal_partitioning_gives_each_flow_its_part_of_the_cached_mapping_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let flows =
+        format!("{}{}{}", synthetic("HIGH", 100, 4, 10), synthetic("HIGH", 100, 4, 10), synthetic("LOW", 0, 1, 10));
+    let entries = |sharing: &str| {
+        let extra = format!(
+            "<Ideal_Mapping_Table>false</Ideal_Mapping_Table><CMT_Capacity>65536</CMT_Capacity>\
+             <CMT_Sharing_Mode>{sharing}</CMT_Sharing_Mode>"
+        );
+        let (ssd, workload) = small(dir.path(), &extra, &flows);
+        let s = import(&ssd, &workload, &Options::default()).unwrap().remove(0);
+        ftlab_sim::validate(&s.config).unwrap();
+        let p = &s.config.ftl.params;
+        (p["cmt_entries"].as_integer().unwrap(), p["cmt_domains"].as_integer().unwrap())
+    };
+    let (shared, domains) = entries("SHARED");
+    assert_eq!(domains, 3);
+    // 2 x 13 bits of page numbers (2^13 pages) and 8 sector bits: 5 bytes.
+    assert_eq!(shared, 65_536 / 5);
+    assert_eq!(entries("EQUAL_PARTITIONING"), (shared / 3, 3));
 }
 
 #[test]

@@ -30,6 +30,9 @@ pub(super) struct Ssd {
     pub cache: Option<DataCacheSpec>,
     /// `Data_Cache_Sharing_Mode`.
     pub cache_sharing: String,
+    /// `CMT_Sharing_Mode`, when the cached mapping table is modelled
+    /// (`Ideal_Mapping_Table=false`).
+    pub cmt_sharing: Option<String>,
     pub page_size: u32,
     /// Channels, chips a channel, dies a chip, planes a die.
     pub shape: [u32; 4],
@@ -296,11 +299,6 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
         }
         let entries = entries.min(u64::from(u32::MAX));
         cmt_entries = Some(entries);
-        let sharing = if cmt_sharing == "SHARED" {
-            String::new()
-        } else {
-            format!("; one table serves every flow (CMT_Sharing_Mode={cmt_sharing} gives each flow its part)")
-        };
         out.push(format!(
             "Ideal_Mapping_Table=false, CMT_Capacity={cmt}: the cached mapping table's flash work is modelled \
              (ftl.cmt_entries = {entries}, MQSim's entry size), the map itself kept in RAM as MQSim keeps it; its \
@@ -308,7 +306,7 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
              they wait in (MappingWriteTRQueue, filled at TSU_OutofOrder.cpp:191 and \
              TSU_Priority_OutOfOrder.cpp:259, served nowhere), so a translation page once written back is served \
              from RAM from then on (ftl.cmt_writes = \"never\"; \"programmed\" programs them); preconditioning \
-             leaves the table holding the pages it wrote last, clean{sharing}"
+             leaves the table holding the pages it wrote last, clean"
         ));
     }
     if planes > 1 {
@@ -419,6 +417,7 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
         device,
         cache,
         cache_sharing: sharing,
+        cmt_sharing: (!ideal).then_some(cmt_sharing),
         ftl: FtlSpec { kind: "pagemap".into(), params },
         seed,
         precondition,

@@ -90,6 +90,35 @@ fn with_partitions(ftl: &FtlSpec, partitions: &[Partition]) -> FtlSpec {
     ftl
 }
 
+/// One cached mapping table a flow (`ftl.cmt_domains`), as MQSim gives each
+/// flow's address mapping domain its own: with `CMT_Sharing_Mode=SHARED` the
+/// table is created inside the loop over the flows, so each gets one of the
+/// whole `CMT_Capacity` (`Address_Mapping_Unit_Page_Level.cpp:322-338`, the
+/// `new Cached_Mapping_Table` at 338 runs once a flow; the domain keeps it at
+/// 212-214); with `EQUAL_PARTITIONING` each gets its part (340-341, 208-210).
+fn cmt_domains(ftl: &mut FtlSpec, sharing: &str, flows: usize, out: &mut Vec<String>) {
+    let Some(entries) = ftl.params.get("cmt_entries").and_then(toml::Value::as_integer) else { return };
+    if flows < 2 {
+        return;
+    }
+    let each = if sharing == "SHARED" { entries } else { entries / flows as i64 };
+    ftl.params.insert("cmt_entries".into(), toml::Value::Integer(each.max(1)));
+    ftl.params.insert("cmt_domains".into(), toml::Value::Integer(flows as i64));
+    let why = if sharing == "SHARED" {
+        "MQSim creates the SHARED table once a flow, inside its loop over the flows \
+         (Address_Mapping_Unit_Page_Level.cpp:322-338), so each flow has a table of the whole CMT_Capacity, not a \
+         share of one"
+    } else {
+        "EQUAL_PARTITIONING gives each flow its part of CMT_Capacity (Address_Mapping_Unit_Page_Level.cpp:340-341)"
+    };
+    out.push(format!(
+        "CMT_Sharing_Mode={sharing}: each of the {flows} flows has its own cached mapping table of {} entries and its \
+         own translation pages (ftl.cmt_domains = {flows}, ftl.cmt_entries = {}): {why}",
+        each.max(1),
+        each.max(1)
+    ));
+}
+
 /// Reads MQSim's `ssd` configuration and `workload` definitions: one run a
 /// scenario. A file that cannot be read, is not MQSim's, or has a value MQSim
 /// would reject is [`LabError::Mqsim`], naming the file, the line and the
@@ -104,6 +133,10 @@ pub fn import(ssd: &Path, workload: &Path, options: &Options) -> Result<Vec<Scen
         .map(|(i, (flows, flow_notes, uses_cache, partitions))| {
             let mut unsupported = device.unsupported.clone();
             unsupported.extend(flow_notes);
+            let mut ftl = with_partitions(&device.ftl, &partitions);
+            if let Some(sharing) = &device.cmt_sharing {
+                cmt_domains(&mut ftl, sharing, flows.len(), &mut unsupported);
+            }
             if options.precondition_fill && !device.precondition {
                 unsupported.push(
                     "Enabled_Preconditioning=false overridden: the logical space is filled first (--precondition-fill)"
@@ -115,7 +148,7 @@ pub fn import(ssd: &Path, workload: &Path, options: &Options) -> Result<Vec<Scen
                     data_cache: if uses_cache { device.cache.clone() } else { None },
                     ..device.device.clone()
                 },
-                ftl: with_partitions(&device.ftl, &partitions),
+                ftl,
                 // Queue_Fetch_Size bounds each submission queue's requests in
                 // the device (Host_Interface_NVMe.cpp:44-47).
                 host: HostSpec {

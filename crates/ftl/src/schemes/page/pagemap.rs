@@ -142,10 +142,24 @@ pub struct PageMapConfig {
     /// the merge read, and the page is served from RAM until it ends.
     #[serde(skip_serializing_if = "CmtWrites::is_never")]
     pub cmt_writes: CmtWrites,
+    /// With `cmt_entries`: tables of the cached mapping table model. The
+    /// logical space is cut into this many equal parts in order (the last
+    /// takes what is left), as `[[flow]]` runs cut it among their flows; each
+    /// part has its own table of `cmt_entries` entries and its own
+    /// translation pages, numbered from 0 and placed like its logical pages
+    /// from 0 (the matched simulator's address mapping domains, one a flow,
+    /// each with its own table). 1 (the default): one table for the whole
+    /// space.
+    #[serde(skip_serializing_if = "is_one")]
+    pub cmt_domains: u32,
 }
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// What becomes of a cached mapping table's translation write-backs
@@ -315,6 +329,7 @@ impl Default for PageMapConfig {
             cmt_entries: 0,
             cmt_entries_per_page: 0,
             cmt_writes: CmtWrites::Never,
+            cmt_domains: 1,
         }
     }
 }
@@ -404,6 +419,20 @@ impl PageMapConfig {
                 "ftl.cmt_entries_per_page",
                 "pagemap.cmt_entries_per_page sizes the translation pages of a cached mapping table, and \
                  cmt_entries is 0 (the whole map in RAM); give cmt_entries too, or leave cmt_entries_per_page out",
+            ));
+        }
+        if self.cmt_domains == 0 {
+            return Err(FtlError::config(
+                "ftl.cmt_domains",
+                "pagemap.cmt_domains = 0: a cached mapping table needs at least one table; give 1 (one table for \
+                 the whole logical space, the default) or the number of flows that each have their own",
+            ));
+        }
+        if self.cmt_entries == 0 && self.cmt_domains != 1 {
+            return Err(FtlError::config(
+                "ftl.cmt_domains",
+                "pagemap.cmt_domains cuts a cached mapping table into one table a part of the logical space, and \
+                 cmt_entries is 0 (the whole map in RAM); give cmt_entries too, or leave cmt_domains out",
             ));
         }
         if self.cmt_entries == 0 && self.cmt_writes != CmtWrites::Never {

@@ -47,10 +47,18 @@
 //!   dirty in the table, taken in (making room) if it was not there
 //!   (`Allocate_new_page_for_gc`, lines 757-830).
 //!
+//! - **Domains** (`ftl.cmt_domains`). MQSim gives each flow an address
+//!   mapping domain with its own table and its own translation pages,
+//!   numbered from 0 (lines 205-220, 322-338); with `CMT_Sharing_Mode =
+//!   SHARED` each flow's table has the whole capacity, as the shared table is
+//!   created inside the loop over the flows (line 338). With `cmt_domains =
+//!   n` the logical space is cut into n parts as `[[flow]]` runs cut it, each
+//!   with its own table of `cmt_entries` entries, and its translation pages
+//!   placed like its logical pages from 0.
+//!
 //! What is not as MQSim: translation programs take the time of a program
 //! but no page (MQSim writes them to a translation block of the plane and
-//! collects those blocks too); the table is shared by every flow (MQSim's
-//! `CMT_Sharing_Mode = EQUAL_PARTITIONING` gives each flow its own part);
+//! collects those blocks too);
 //! preconditioning leaves the table holding the last pages it wrote, clean
 //! (MQSim brings in the pages its workload statistics pick, clean); a slot
 //! waiting for its translation read counts as taken in as soon as the read is
@@ -61,7 +69,7 @@ use std::collections::HashMap;
 
 use ftlab_nand::{DieId, SimTime};
 
-use crate::schemes::page::dftl::Cmt;
+use crate::schemes::page::dftl::{Cmt, CmtCounters};
 use crate::{FtlError, Io};
 
 /// Bytes of a sector: a translation read moves one (MQSim's
@@ -88,19 +96,29 @@ pub fn mqsim_cmt_entries(cmt_bytes: u64, physical_pages: u64, page_size: u32) ->
     cmt_bytes / bytes
 }
 
-/// The table and the translation reads and programs under way.
+/// The tables and the translation reads and programs under way.
 #[derive(Debug)]
 pub(super) struct CachedMap {
-    cmt: Cmt,
+    /// One table a domain (`ftl.cmt_domains`), over the domain's own page
+    /// numbers (its first page is 0).
+    tables: Vec<Cmt>,
+    /// Logical pages of a domain (the last takes what is left).
+    domain_pages: u32,
+    /// Translation pages a domain's keys are apart in the maps below (those
+    /// of the largest, the last).
+    tpages_per_domain: u32,
+    /// Entries of each table.
     capacity: u32,
     entries_per_page: u32,
     /// Bytes of one entry in a translation page (which sector holds it).
     entry_bytes: u32,
-    /// Translation pages being read: when the read ends.
+    /// Translation pages being read (keyed by [`CachedMap::key`]): when the
+    /// read ends.
     arriving: HashMap<u32, SimTime>,
     /// Translation pages being written back: when the program ends.
     departing: HashMap<u32, SimTime>,
-    /// Pages taken in before their translation read ended: when it ends.
+    /// Pages (the device's page numbers) taken in before their translation
+    /// read ended: when it ends.
     waiting: HashMap<u32, SimTime>,
     /// Translation write-backs are programmed (`cmt_writes = "programmed"`);
     /// else only their merge reads run, and a page written back counts as
@@ -112,18 +130,32 @@ pub(super) struct CachedMap {
 }
 
 impl CachedMap {
-    /// A table of `capacity` entries over `logical_pages` pages, `entries_per_page`
-    /// to a translation page of `page_size` bytes.
+    /// `domains` tables of `capacity` entries each over `logical_pages` pages
+    /// cut into that many parts, `entries_per_page` to a translation page of
+    /// `page_size` bytes.
     pub(super) fn new(
         capacity: u32,
         entries_per_page: u32,
         logical_pages: u32,
+        domains: u32,
         page_size: u32,
         programmed: bool,
     ) -> Self {
         let entries_per_page = entries_per_page.max(1);
+        let domains = domains.clamp(1, logical_pages.max(1));
+        let domain_pages = (logical_pages / domains).max(1);
+        let last = logical_pages.saturating_sub((domains - 1) * domain_pages).max(1);
+        let tpages_per_domain = last.div_ceil(entries_per_page);
+        let tables = (0..domains)
+            .map(|d| {
+                let pages = if d + 1 == domains { last } else { domain_pages };
+                Cmt::new(capacity, entries_per_page, pages.div_ceil(entries_per_page))
+            })
+            .collect();
         CachedMap {
-            cmt: Cmt::new(capacity, entries_per_page, logical_pages.div_ceil(entries_per_page)),
+            tables,
+            domain_pages,
+            tpages_per_domain,
             capacity,
             entries_per_page,
             entry_bytes: (page_size / entries_per_page).max(1),
@@ -140,28 +172,54 @@ impl CachedMap {
         self.entries_per_page
     }
 
+    /// `lpn`'s domain and its page number in it.
+    #[inline]
+    fn locate(&self, lpn: u32) -> (usize, u32) {
+        let d = ((lpn / self.domain_pages) as usize).min(self.tables.len() - 1);
+        (d, lpn - d as u32 * self.domain_pages)
+    }
+
+    /// The maps' key of translation page `t` of domain `d`.
+    #[inline]
+    fn key(&self, d: usize, t: u32) -> u32 {
+        d as u32 * self.tpages_per_domain + t
+    }
+
+    /// The die of translation page `t` of domain `d`.
+    fn die(&self, d: usize, t: u32, die_of: &impl Fn(u32, u32) -> DieId) -> DieId {
+        die_of(d as u32 * self.domain_pages + t * self.entries_per_page, t)
+    }
+
     /// Looks `lpn` up before a read or a write of it, and does the flash work
     /// a miss takes (see the module documentation); what `io` issues next
     /// waits for the translation read. `die_of` gives the die of a
-    /// translation page.
-    pub(super) fn translate(&mut self, io: &mut Io, lpn: u32, die_of: impl Fn(u32) -> DieId) -> Result<(), FtlError> {
+    /// translation page from the device's page number of its first entry and
+    /// its number in its domain.
+    pub(super) fn translate(
+        &mut self,
+        io: &mut Io,
+        lpn: u32,
+        die_of: impl Fn(u32, u32) -> DieId,
+    ) -> Result<(), FtlError> {
         let now = io.now();
         self.forget_past(now);
-        if self.cmt.lookup(lpn).is_some() {
+        let (d, local) = self.locate(lpn);
+        if self.tables[d].lookup(local).is_some() {
             if let Some(&end) = self.waiting.get(&lpn) {
                 io.start_after(end);
             }
             return Ok(());
         }
-        self.make_room(io, &die_of)?;
-        let t = lpn / self.entries_per_page;
-        self.cmt.insert_clean(lpn, None);
-        if let Some(&end) = self.arriving.get(&t).filter(|&&end| end > now) {
+        self.make_room(io, d, &die_of)?;
+        let t = local / self.entries_per_page;
+        let key = self.key(d, t);
+        self.tables[d].insert_clean(local, None);
+        if let Some(&end) = self.arriving.get(&key).filter(|&&end| end > now) {
             self.waiting.insert(lpn, end);
             io.start_after(end);
-        } else if self.departing.get(&t).is_none_or(|&end| end <= now) {
-            let end = io.map_read(die_of(t), SECTOR, true)?;
-            self.arriving.insert(t, end);
+        } else if self.departing.get(&key).is_none_or(|&end| end <= now) {
+            let end = io.map_read(self.die(d, t, &die_of), SECTOR, true)?;
+            self.arriving.insert(key, end);
             self.waiting.insert(lpn, end);
         }
         Ok(())
@@ -176,49 +234,52 @@ impl CachedMap {
     /// Marks `lpn` dirty after its write (it was looked up by
     /// [`CachedMap::translate`]), keeping its place in the LRU order.
     pub(super) fn written(&mut self, lpn: u32) {
-        if !self.cmt.mark_dirty(lpn) {
-            self.cmt.set_dirty(lpn, None);
+        let (d, local) = self.locate(lpn);
+        if !self.tables[d].mark_dirty(local) {
+            self.tables[d].set_dirty(local, None);
         }
     }
 
     /// After garbage collection moved `lpn`: dirty in the table, taken in if
     /// it was not there.
-    pub(super) fn moved(&mut self, io: &mut Io, lpn: u32, die_of: impl Fn(u32) -> DieId) -> Result<(), FtlError> {
-        if self.cmt.peek(lpn).is_none() {
+    pub(super) fn moved(&mut self, io: &mut Io, lpn: u32, die_of: impl Fn(u32, u32) -> DieId) -> Result<(), FtlError> {
+        let (d, local) = self.locate(lpn);
+        if self.tables[d].peek(local).is_none() {
             self.forget_past(io.now());
-            self.make_room(io, &die_of)?;
+            self.make_room(io, d, &die_of)?;
         }
         self.written(lpn);
         Ok(())
     }
 
-    /// Drops the least recently used entry while the table is full; a dirty
-    /// one is written back with its translation page's other dirty entries.
-    fn make_room(&mut self, io: &mut Io, die_of: &impl Fn(u32) -> DieId) -> Result<(), FtlError> {
-        while self.cmt.len() >= self.capacity {
-            let Some((old, dirty)) = self.cmt.oldest() else { break };
-            self.cmt.remove(old);
-            self.waiting.remove(&old);
+    /// Drops the least recently used entry of domain `d`'s table while it is
+    /// full; a dirty one is written back with its translation page's other
+    /// dirty entries.
+    fn make_room(&mut self, io: &mut Io, d: usize, die_of: &impl Fn(u32, u32) -> DieId) -> Result<(), FtlError> {
+        while self.tables[d].len() >= self.capacity {
+            let Some((old, dirty)) = self.tables[d].oldest() else { break };
+            self.tables[d].remove(old);
+            self.waiting.remove(&(d as u32 * self.domain_pages + old));
             if dirty {
-                self.write_back(io, old / self.entries_per_page, die_of(old / self.entries_per_page))?;
+                let t = old / self.entries_per_page;
+                self.write_back(io, d, t, self.die(d, t, die_of))?;
             }
         }
         Ok(())
     }
 
-    /// Writes translation page `t` back: the merge read of the sectors
-    /// holding its cached clean entries, then the program, on `die`, beside
-    /// the command that caused it.
-    fn write_back(&mut self, io: &mut Io, t: u32, die: DieId) -> Result<(), FtlError> {
+    /// Writes translation page `t` of domain `d` back: the merge read of the
+    /// sectors holding its cached clean entries, then the program, on `die`,
+    /// beside the command that caused it.
+    fn write_back(&mut self, io: &mut Io, d: usize, t: u32, die: DieId) -> Result<(), FtlError> {
         let first = t * self.entries_per_page;
-        let mut sectors: Vec<u32> = self
-            .cmt
+        let mut sectors: Vec<u32> = self.tables[d]
             .iter_range(first, first.saturating_add(self.entries_per_page))
             .filter(|&(_, dirty)| !dirty)
             .map(|(lpn, _)| (lpn - first) * self.entry_bytes / SECTOR)
             .collect();
         sectors.dedup();
-        self.cmt.clean_tpage(t);
+        self.tables[d].clean_tpage(t);
         let bytes = sectors.len() as u32 * SECTOR;
         let programmed = self.programmed;
         let (read_end, program_end) = io.independent(|io| -> Result<_, FtlError> {
@@ -228,8 +289,9 @@ impl CachedMap {
             let program_end = if programmed { io.map_program(die)? } else { SimTime(u64::MAX) };
             Ok((read_end, program_end))
         })?;
-        self.arriving.insert(t, read_end);
-        self.departing.insert(t, program_end);
+        let key = self.key(d, t);
+        self.arriving.insert(key, read_end);
+        self.departing.insert(key, program_end);
         Ok(())
     }
 
@@ -247,21 +309,28 @@ impl CachedMap {
 
     /// Hit and miss counts as gauges (`cmt_hits`, `cmt_misses`, `cmt_hit_ratio`).
     pub(super) fn gauges(&self) -> Vec<(&'static str, f64)> {
-        self.cmt.counters().gauges()
+        let mut all = CmtCounters::default();
+        for c in self.tables.iter().map(Cmt::counters) {
+            all.hits += c.hits;
+            all.misses += c.misses;
+        }
+        all.gauges()
     }
 
     /// At the start of measurement: the counts zeroed, and the table clean
     /// (what preconditioning wrote is on flash, as MQSim's preconditioning
     /// leaves its table).
     pub(super) fn measurement_starts(&mut self) {
-        self.cmt.reset_counters();
-        while let Some(t) = self.cmt.most_dirty_tpage() {
-            self.cmt.clean_tpage(t);
+        for table in &mut self.tables {
+            table.reset_counters();
+            while let Some(t) = table.most_dirty_tpage() {
+                table.clean_tpage(t);
+            }
         }
     }
 
-    /// RAM of the table's entries.
+    /// RAM of the tables' entries.
     pub(super) fn ram_bytes(&self) -> u64 {
-        self.cmt.ram_bytes()
+        self.tables.iter().map(Cmt::ram_bytes).sum()
     }
 }

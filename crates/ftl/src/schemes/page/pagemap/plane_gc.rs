@@ -375,17 +375,17 @@ impl Router {
 }
 
 impl Router {
-    /// The die of translation page `t` of `entries` entries a page: placed
-    /// as logical page `t` of its part of the logical space (the matched
-    /// simulator numbers each flow's translation pages from 0 and places them
-    /// like its user pages).
-    fn translation_die(&self, t: u32, entries: u32, planes_per_die: u32) -> DieId {
+    /// The die of the translation page whose first entry is logical page
+    /// `first` and which is page `t` of its domain's translation pages:
+    /// placed as logical page `t` of its part of the logical space (the
+    /// matched simulator numbers each flow's translation pages from 0 and
+    /// places them like its user pages).
+    fn translation_die(&self, first: u32, t: u32, entries: u32, planes_per_die: u32) -> DieId {
         let plane = match self {
             Router::Whole(r) => r.plane(t),
             Router::Parts { part_pages, parts } => {
-                let lpn = t.saturating_mul(entries);
-                let i = (part_pages.div(lpn) as usize).min(parts.len() - 1);
-                let local = (lpn - i as u32 * part_pages.get()) / entries.max(1);
+                let i = (part_pages.div(first) as usize).min(parts.len() - 1);
+                let local = (first - i as u32 * part_pages.get()) / entries.max(1);
                 parts[i].plane(local)
             }
         };
@@ -531,7 +531,7 @@ impl<P: VictimPicker> PlaneGcMap<P> {
                 n => n,
             };
             let programmed = config.cmt_writes == super::CmtWrites::Programmed;
-            CachedMap::new(config.cmt_entries, per_page, logical_pages, g.page_size, programmed)
+            CachedMap::new(config.cmt_entries, per_page, logical_pages, config.cmt_domains, g.page_size, programmed)
         });
         let mut core = PageCore::new(g, logical_pages, 2);
         core.alloc = BlockAllocator::per_plane(&g, 2);
@@ -604,7 +604,7 @@ impl<P: VictimPicker> PlaneGcMap<P> {
     fn translate(&mut self, io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
         let Some(cmt) = &mut self.cmt else { return Ok(()) };
         let (route, ppd, entries) = (&self.route, self.core.geometry.planes_per_die, cmt.entries_per_page());
-        cmt.translate(io, lpn.0, |t| route.translation_die(t, entries, ppd))
+        cmt.translate(io, lpn.0, |first, t| route.translation_die(first, t, entries, ppd))
     }
 
     /// With the cached mapping table on: looks `lpn` up before its write or
@@ -699,7 +699,7 @@ impl<P: VictimPicker> PlaneGcMap<P> {
         if let Some(cmt) = &mut self.cmt {
             let (route, ppd, entries) = (&self.route, self.core.geometry.planes_per_die, cmt.entries_per_page());
             for &lpn in self.core.moved() {
-                cmt.moved(io, lpn, |t| route.translation_die(t, entries, ppd))?;
+                cmt.moved(io, lpn, |first, t| route.translation_die(first, t, entries, ppd))?;
             }
         }
         if io.reclaim(victim, Purpose::Gc)? {

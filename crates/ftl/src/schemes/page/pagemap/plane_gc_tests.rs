@@ -857,6 +857,65 @@ fn translation_write_backs_are_never_programmed_by_default_and_their_pages_stay_
 }
 
 #[test]
+fn each_domain_of_the_cached_map_has_its_own_table_and_its_own_translation_pages() {
+    // Two domains (two flows' halves of the logical space), 4 entries each:
+    // pages written in the second half take no entry of the first's table.
+    let map_reads = |f: &Flash| f.counters().reads.get(crate::Purpose::Map);
+    let hits = |ftl: &dyn Ftl| ftl.gauges().iter().find(|g| g.0 == "cmt_hits").map_or(0.0, |g| g.1);
+    let rereads = |domains: u32| {
+        let (mut ftl, mut flash, mut now) = written(PageMapConfig { cmt_domains: domains, ..cached(4) });
+        let half = ftl.logical_pages() / 2;
+        assert!(half > 64, "pages 0-63 are in the first half");
+        for lpn in half..half + 4 {
+            write(ftl.as_mut(), &mut flash, now, lpn, u64::from(lpn));
+            now += SimTime::from_us(10_000);
+        }
+        // Pages 60-63 were the first domain's last four.
+        let (reads, before) = (map_reads(&flash), hits(ftl.as_ref()));
+        for lpn in 60..64 {
+            read_latency(ftl.as_mut(), &mut flash, now, lpn);
+            now += SimTime::from_us(10_000);
+        }
+        (map_reads(&flash) - reads, hits(ftl.as_ref()) - before)
+    };
+    assert_eq!(rereads(2), (0, 4.0), "each half keeps its own four entries");
+    let (reads, hits_one) = rereads(1);
+    assert!(reads > 0 && hits_one < 4.0, "one table of 4: the second half's writes evicted them ({reads}, {hits_one})");
+
+    // Translation pages are numbered from 0 in each domain, apart: the first
+    // domain's translation page 1, written back and never programmed, is
+    // served from RAM for good; the second domain's page 1 is not, and its
+    // first miss reads flash.
+    let never = PageMapConfig { cmt_entries: 4, cmt_entries_per_page: 8, cmt_domains: 2, ..config(GcModel::Mqsim) };
+    let (mut ftl, mut flash, now) = written(never);
+    let half = ftl.logical_pages() / 2;
+    let t = *flash.nand().timing();
+    let one_read = t.read_ns + t.transfer(four_planes().page_size + four_planes().oob_size).0;
+    // (Page 8 is on die 0; the room the read makes writes translation page
+    // 7 back, page 60's, on die 1.)
+    let latency = read_latency(ftl.as_mut(), &mut flash, now, 8);
+    assert_eq!(latency, one_read, "the first domain's page 1 is being written back, served from RAM");
+    // Its room was made in the first domain's table: the second's is empty.
+    let before = map_reads(&flash);
+    write(ftl.as_mut(), &mut flash, now + SimTime::from_us(10_000), half + 8, 1);
+    assert_eq!(map_reads(&flash), before + 1, "the second domain's page 1 is read from flash");
+}
+
+#[test]
+fn cmt_domains_is_checked() {
+    let key = |c: PageMapConfig| match c.validate().unwrap_err() {
+        FtlError::Config(c) => c.key,
+        e => panic!("{e}"),
+    };
+    assert_eq!(key(PageMapConfig { cmt_domains: 0, ..cached(4) }), "ftl.cmt_domains");
+    assert_eq!(key(PageMapConfig { cmt_domains: 2, ..config(GcModel::Mqsim) }), "ftl.cmt_domains");
+    assert!(PageMapConfig { cmt_domains: 2, ..cached(4) }.validate().is_ok());
+    let parsed: PageMapConfig = toml::from_str("cmt_entries = 4\ncmt_domains = 3\n").unwrap();
+    assert_eq!(parsed.cmt_domains, 3);
+    assert_eq!(toml::from_str::<PageMapConfig>("").unwrap().cmt_domains, 1);
+}
+
+#[test]
 fn a_prepared_write_reads_its_translation_ahead_and_does_not_look_again() {
     // The data cache prepares a queued write-back when it joins its die's
     // queue: a miss reads the translation page then, and the write, issued
