@@ -2,7 +2,7 @@
 //! hints read through [`Ftl::capabilities`](crate::Ftl::capabilities) ([`Capabilities`]: [`RealTime`],
 //! [`Placement`]) and the command sets reached through [`Ftl::extension`](crate::Ftl::extension)
 //! ([`Extension`]: a solid-state cache's [`SolidStateCache`], a Nameless-Write
-//! device's [`Nameless`]). They live here, beside the trait, so that the
+//! device's [`Nameless`], a zoned device's [`Zoned`]). They live here, beside the trait, so that the
 //! device, the wrappers ([`crate::Layered`]) and FTLs in other crates use them
 //! without naming a scheme; the schemes implement them
 //! ([`crate::schemes::host::ssc`], [`crate::schemes::host::nameless`], the
@@ -49,6 +49,8 @@ pub enum Extension<'a> {
     Cache(&'a mut dyn SolidStateCache),
     /// The commands of a Nameless-Write device ([`Nameless`], e.g. [`nameless`](crate::schemes::host::nameless)).
     Nameless(&'a mut dyn Nameless),
+    /// The zone commands of a zoned device ([`Zoned`], e.g. [`zns`](crate::schemes::host::zns)).
+    Zoned(&'a mut dyn Zoned),
 }
 
 impl std::fmt::Debug for Extension<'_> {
@@ -64,6 +66,7 @@ impl Extension<'_> {
             Extension::None => "none",
             Extension::Cache(_) => "cache",
             Extension::Nameless(_) => "nameless",
+            Extension::Zoned(_) => "zoned",
         }
     }
 }
@@ -260,4 +263,149 @@ pub trait Nameless {
     fn data_capacity(&self) -> u64;
     /// Metadata addresses (the virtual-write space).
     fn virtual_pages(&self) -> u32;
+}
+
+/// A zone's state: the zone state machine of the NVMe Zoned Namespace Command
+/// Set (ZNS 1.1, Section 2.1.1: ZSE, ZSIO, ZSEO, ZSC, ZSF, ZSRO, ZSO).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ZoneState {
+    /// Nothing written; the write pointer at the zone's start.
+    Empty,
+    /// Opened by a write or an append.
+    ImplicitlyOpened,
+    /// Opened by the host's Open command.
+    ExplicitlyOpened,
+    /// Written in part, not open: it holds an active resource, no open one.
+    Closed,
+    /// Written to its capacity, or finished: no write until a reset.
+    Full,
+    /// Readable, not writable (a media failure); only Offline leaves it.
+    ReadOnly,
+    /// Neither readable nor writable, for good.
+    Offline,
+}
+
+impl ZoneState {
+    /// Whether the zone holds one of the open resources (`max_open`).
+    pub fn is_open(self) -> bool {
+        matches!(self, ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened)
+    }
+    /// Whether the zone holds one of the active resources (`max_active`):
+    /// open or closed.
+    pub fn is_active(self) -> bool {
+        self.is_open() || self == ZoneState::Closed
+    }
+}
+
+/// One zone as a zone report gives it (ZNS 1.1, Zone Descriptor), in logical
+/// pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ZoneDescriptor {
+    /// The zone's first logical page (ZSLBA).
+    pub start: u32,
+    /// Pages that can be written (ZCAP): at most the zone size; the pages
+    /// between it and the next zone's start are not writable.
+    pub capacity: u32,
+    /// The next page a write must address (the write pointer): `start` plus
+    /// the pages written; for a full, read-only or offline zone, `start` plus
+    /// the pages that hold data (the NVMe write pointer is not valid there).
+    pub write_pointer: u32,
+    /// Its state.
+    pub state: ZoneState,
+}
+
+/// The zone status codes of ZNS 1.1 (Figure 39: Zoned Namespace Command Set
+/// status values) a zone command fails with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ZoneStatus {
+    /// Zone Boundary Error (B8h): a write past the zone's capacity, or across
+    /// its end.
+    Boundary,
+    /// Zone Is Full (B9h).
+    Full,
+    /// Zone Is Read Only (BAh).
+    ReadOnly,
+    /// Zone Is Offline (BBh).
+    Offline,
+    /// Zone Invalid Write (BCh): a write not at the write pointer.
+    InvalidWrite,
+    /// Too Many Active Zones (BDh).
+    TooManyActive,
+    /// Too Many Open Zones (BEh).
+    TooManyOpen,
+    /// Zone Invalid State Transition (BFh): a management action the zone's
+    /// state does not allow.
+    InvalidTransition,
+}
+
+impl ZoneStatus {
+    /// The NVMe status code.
+    pub fn code(self) -> u8 {
+        match self {
+            ZoneStatus::Boundary => 0xB8,
+            ZoneStatus::Full => 0xB9,
+            ZoneStatus::ReadOnly => 0xBA,
+            ZoneStatus::Offline => 0xBB,
+            ZoneStatus::InvalidWrite => 0xBC,
+            ZoneStatus::TooManyActive => 0xBD,
+            ZoneStatus::TooManyOpen => 0xBE,
+            ZoneStatus::InvalidTransition => 0xBF,
+        }
+    }
+}
+
+/// A zone command refused by the zone state machine: the zone, the NVMe
+/// status and a message that names the zone, its state and what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("zone {zone}: {message}")]
+pub struct ZoneError {
+    /// The zone's number (its first logical page over the zone size).
+    pub zone: u32,
+    /// The NVMe status.
+    pub status: ZoneStatus,
+    /// What was refused and why, with the fix.
+    pub message: String,
+}
+
+/// The zone management actions (ZNS 1.1, Zone Management Send).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ZoneAction {
+    /// Open: to explicitly opened.
+    Open,
+    /// Close: an open zone to closed (to empty if nothing was written).
+    Close,
+    /// Finish: to full, whatever was written.
+    Finish,
+    /// Reset: to empty, its data gone (its blocks erased).
+    Reset,
+    /// Offline: a read-only zone to offline.
+    Offline,
+}
+
+/// The commands of a zoned device (NVMe ZNS), reached through
+/// [`crate::Ftl::extension`] ([`Extension::Zoned`]). Zones are numbered from 0;
+/// zone `z` spans logical pages `z * zone_size()` to `(z + 1) * zone_size() - 1`,
+/// of which the first `zone_capacity()` are writable. The block commands of
+/// [`crate::Ftl`] are the zoned device's reads and writes: a write must address
+/// its zone's write pointer.
+pub trait Zoned {
+    /// Zones of the device.
+    fn zones(&self) -> u32;
+    /// Logical pages a zone spans (ZSZE).
+    fn zone_size(&self) -> u32;
+    /// Writable pages of a zone (ZCAP).
+    fn zone_capacity(&self) -> u32;
+    /// Most zones open at once (MOR + 1); 0: no limit.
+    fn max_open(&self) -> u32;
+    /// Most zones active (open or closed) at once (MAR + 1); 0: no limit.
+    fn max_active(&self) -> u32;
+    /// Zone `zone`'s descriptor, or an error naming the zones there are.
+    fn zone(&self, zone: u32) -> Result<ZoneDescriptor, FtlError>;
+    /// Runs `action` on `zone` (Zone Management Send).
+    fn manage(&mut self, io: &mut Io, zone: u32, action: ZoneAction) -> Result<(), FtlError>;
+    /// Zone Append: writes `data` at `zone`'s write pointer and returns the
+    /// logical page it was written to.
+    fn append(&mut self, io: &mut Io, zone: u32, data: Payload) -> Result<Lpn, FtlError>;
 }

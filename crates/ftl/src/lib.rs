@@ -159,6 +159,8 @@ pub mod capability;
 pub mod config;
 #[cfg(feature = "testing")]
 pub mod conformance;
+#[cfg(feature = "testing")]
+pub mod conformance_zoned;
 pub mod data_cache;
 pub mod dram;
 pub mod entry;
@@ -176,13 +178,16 @@ pub mod schemes;
 mod testing;
 pub mod victim;
 
-pub use capability::{Capabilities, Extension, Nameless, Placement, RealTime, SolidStateCache};
+pub use capability::{
+    Capabilities, Extension, Nameless, Placement, RealTime, SolidStateCache, ZoneAction, ZoneDescriptor, ZoneError,
+    ZoneState, ZoneStatus, Zoned,
+};
 pub use flash::{Counters, Flash, Io, PerPurpose, Purpose};
 pub use layer::{Layer, Layered};
 // The scheme paths that documentation outside this crate names (the FIFO
 // example's, the experiments' notes and their users) stay at the crate root.
 #[doc(no_inline)]
-pub use schemes::host::{nameless, ssc};
+pub use schemes::host::{nameless, ssc, zns};
 #[doc(no_inline)]
 pub use schemes::page::pagemap;
 
@@ -262,6 +267,10 @@ pub enum FtlError {
     /// names the input and the fix.
     #[error("{0}")]
     BadCommand(String),
+    /// A zone command the zone state machine refused ([`ZoneError`]: the
+    /// zone, its NVMe status, and the fix).
+    #[error("{0}")]
+    Zone(ZoneError),
 }
 
 /// A configuration that cannot be built, found before anything runs: the key
@@ -332,6 +341,11 @@ impl FtlError {
             | FtlError::Reserved { .. }
             | FtlError::BadCommand(_) => ErrorKind::Invalid,
             FtlError::DeviceFull(_) => ErrorKind::NoSpace,
+            FtlError::Zone(z) => match z.status {
+                ZoneStatus::ReadOnly | ZoneStatus::Offline => ErrorKind::Io,
+                ZoneStatus::TooManyActive | ZoneStatus::TooManyOpen => ErrorKind::NoSpace,
+                _ => ErrorKind::Invalid,
+            },
             FtlError::Unsupported(_) => ErrorKind::Unsupported,
             FtlError::Nand(NandError::PayloadMismatch(_) | NandError::TimeLimit { .. }) => ErrorKind::Invalid,
             FtlError::Nand(_) | FtlError::Recovery(_) | FtlError::Expired { .. } => ErrorKind::Io,
@@ -515,6 +529,13 @@ impl dyn Ftl + '_ {
     pub fn nameless(&mut self) -> Option<&mut dyn Nameless> {
         match self.extension() {
             Extension::Nameless(n) => Some(n),
+            _ => None,
+        }
+    }
+    /// The zone commands, if the scheme is a zoned device.
+    pub fn zoned(&mut self) -> Option<&mut dyn Zoned> {
+        match self.extension() {
+            Extension::Zoned(z) => Some(z),
             _ => None,
         }
     }

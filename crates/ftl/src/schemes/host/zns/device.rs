@@ -1,0 +1,411 @@
+//! [`ZnsDevice`]: the zones on the medium, the block and zone commands, and
+//! recovery (see the module documentation of [`super`]).
+
+use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa, SimTime};
+
+use super::zones::Zones;
+use super::{ZnsConfig, ZoneMapping};
+use crate::capability::{ZoneAction, ZoneDescriptor, ZoneError, ZoneState, ZoneStatus, Zoned};
+use crate::{Extension, Ftl, FtlError, Hint, Io, Lpn, Purpose};
+
+/// Where each zone's pages are.
+#[derive(Debug, Clone)]
+struct Layout {
+    geometry: Geometry,
+    /// Zone `z`'s blocks are `blocks[z * per_zone..(z + 1) * per_zone]`.
+    blocks: Vec<BlockId>,
+    per_zone: u32,
+    mapping: ZoneMapping,
+}
+
+impl Layout {
+    fn new(g: Geometry, config: &ZnsConfig) -> Result<Self, FtlError> {
+        let dies = g.dies();
+        let per_die = g.planes_per_die * g.blocks_per_plane;
+        let k = if config.zone_blocks == 0 { dies } else { config.zone_blocks };
+        let zones = match config.mapping() {
+            ZoneMapping::Striped => (dies * per_die) / k,
+            ZoneMapping::Die => dies * (per_die / k),
+        };
+        if zones == 0 {
+            return Err(FtlError::config(
+                "ftl.zone_blocks",
+                format!(
+                    "zns.zone_blocks = {k} leaves no zone on this device ({dies} dies of {per_die} blocks{}): give \
+                     fewer blocks a zone",
+                    if config.mapping() == ZoneMapping::Die { ", a zone on one die" } else { "" }
+                ),
+            ));
+        }
+        let block = |die: u32, q: u32| {
+            BlockId(die * per_die + (q % g.planes_per_die) * g.blocks_per_plane + q / g.planes_per_die)
+        };
+        let mut blocks = Vec::with_capacity((zones * k) as usize);
+        for z in 0..zones {
+            for j in 0..k {
+                blocks.push(match config.mapping() {
+                    ZoneMapping::Striped => {
+                        let s = z * k + j;
+                        block(s % dies, s / dies)
+                    }
+                    ZoneMapping::Die => block(z % dies, (z / dies) * k + j),
+                });
+            }
+        }
+        Ok(Layout { geometry: g, blocks, per_zone: k, mapping: config.mapping() })
+    }
+
+    fn zones(&self) -> u32 {
+        self.blocks.len() as u32 / self.per_zone
+    }
+
+    fn zone_size(&self) -> u32 {
+        self.per_zone * self.geometry.pages_per_block
+    }
+
+    fn blocks(&self, z: u32) -> &[BlockId] {
+        let k = self.per_zone as usize;
+        &self.blocks[z as usize * k..(z as usize + 1) * k]
+    }
+
+    /// The page of zone `z` at page `i` of the zone.
+    fn page(&self, z: u32, i: u32) -> Ppa {
+        let (j, offset) = match self.mapping {
+            ZoneMapping::Striped => (i % self.per_zone, i / self.per_zone),
+            ZoneMapping::Die => (i / self.geometry.pages_per_block, i % self.geometry.pages_per_block),
+        };
+        self.geometry.ppa(self.blocks(z)[j as usize], offset)
+    }
+}
+
+impl ZnsConfig {
+    fn mapping(&self) -> ZoneMapping {
+        self.zone_mapping
+    }
+}
+
+/// A zoned device (see [`super`]).
+#[derive(Debug)]
+pub struct ZnsDevice {
+    layout: Layout,
+    zones: Zones,
+    capacity: u32,
+    max_open: u32,
+    max_active: u32,
+    /// Per zone, when its last write was acknowledged: the next one is
+    /// acknowledged no earlier.
+    acked: Vec<SimTime>,
+}
+
+impl ZnsDevice {
+    fn empty(config: ZnsConfig, io: &Io) -> Result<Self, FtlError> {
+        config.validate()?;
+        let layout = Layout::new(*io.geometry(), &config)?;
+        let size = layout.zone_size();
+        let capacity = if config.zone_capacity == 0 { size } else { config.zone_capacity };
+        if capacity > size {
+            return Err(FtlError::config(
+                "ftl.zone_capacity",
+                format!(
+                    "zns.zone_capacity = {capacity} pages is more than the zone size of {size} pages ({} blocks of {} \
+                     pages): give at most {size}, or 0 for all of it",
+                    layout.per_zone, layout.geometry.pages_per_block
+                ),
+            ));
+        }
+        let zones = Zones::new(layout.zones(), capacity, config.max_open_zones, config.max_active_zones);
+        let n = layout.zones() as usize;
+        Ok(ZnsDevice {
+            layout,
+            zones,
+            capacity,
+            max_open: config.max_open_zones,
+            max_active: config.max_active_zones,
+            acked: vec![SimTime::ZERO; n],
+        })
+    }
+
+    /// A device on a freshly formatted medium: every zone empty, those with a
+    /// factory-bad block offline.
+    pub fn format(config: ZnsConfig, io: &mut Io) -> Result<Self, FtlError> {
+        let mut dev = Self::empty(config, io)?;
+        for z in 0..dev.layout.zones() {
+            if dev.layout.blocks(z).iter().any(|&b| io.is_bad(b)) {
+                dev.zones.restore(z, ZoneState::Offline, 0);
+            }
+        }
+        Ok(dev)
+    }
+
+    /// The device rebuilt from the medium after a power cut (see [`super`]).
+    pub fn recover(config: ZnsConfig, io: &mut Io) -> Result<Self, FtlError> {
+        let mut dev = Self::empty(config, io)?;
+        for z in 0..dev.layout.zones() {
+            let (state, written) = dev.recover_zone(io, z)?;
+            dev.zones.restore(z, state, written);
+        }
+        Ok(dev)
+    }
+
+    fn recover_zone(&self, io: &mut Io, z: u32) -> Result<(ZoneState, u32), FtlError> {
+        let blocks = self.layout.blocks(z);
+        if blocks.iter().any(|&b| io.is_bad(b)) {
+            return Ok((ZoneState::Offline, 0));
+        }
+        let g = self.layout.geometry;
+        let programmed: Vec<u32> = blocks.iter().map(|&b| io.programmed_pages(b)).collect();
+        let total: u32 = programmed.iter().sum();
+        // The zone's first page unreadable: its first block was torn by a
+        // reset's erase (the reset erases it first), or its first write was
+        // torn; either way nothing of the zone was acknowledged since.
+        let first_torn = programmed[0] > 0
+            && !io.is_grown_bad(blocks[0])
+            && matches!(io.read_oob(g.ppa(blocks[0], 0), Purpose::Recovery), Err(NandError::Uncorrectable(_)));
+        if first_torn || (programmed[0] == 0 && total > 0) {
+            // A reset was under way: complete it.
+            let mut offline = false;
+            for (&b, &c) in blocks.iter().zip(&programmed) {
+                if c > 0 && !io.is_grown_bad(b) {
+                    offline |= !io.reclaim(b, Purpose::Recovery)?;
+                }
+            }
+            return Ok((if offline { ZoneState::Offline } else { ZoneState::Empty }, 0));
+        }
+        let start = z * self.layout.zone_size();
+        let mut data = 0;
+        while data < self.capacity.min(total) {
+            match io.read_oob(self.layout.page(z, data), Purpose::Recovery) {
+                Ok(Some(oob)) if oob.kind == PageKind::Data && oob.lpn == start + data => data += 1,
+                Ok(_) | Err(NandError::Uncorrectable(_)) => break,
+                Err(e) => return Err(FtlError::Recovery(format!("zone {z}, page {data}: {e}"))),
+            }
+        }
+        let state = if blocks.iter().any(|&b| io.is_grown_bad(b)) {
+            ZoneState::ReadOnly
+        } else if data >= self.capacity || total > data {
+            ZoneState::Full
+        } else if data == 0 {
+            ZoneState::Empty
+        } else {
+            ZoneState::Closed
+        };
+        Ok((state, data))
+    }
+
+    fn check_zone(&self, zone: u32) -> Result<(), FtlError> {
+        if zone < self.layout.zones() {
+            return Ok(());
+        }
+        Err(FtlError::BadCommand(format!(
+            "zone {zone} is past the device's {} zones: give a zone from 0 to {}",
+            self.layout.zones(),
+            self.layout.zones() - 1
+        )))
+    }
+
+    fn locate(&self, lpn: Lpn) -> Result<(u32, u32), FtlError> {
+        crate::check_lpn(lpn, self.logical_pages())?;
+        let size = self.layout.zone_size();
+        Ok((lpn.0 / size, lpn.0 % size))
+    }
+
+    /// Acknowledges the command in `io` no earlier than zone `z`'s last
+    /// acknowledgement, and records it.
+    fn ack_in_order(&mut self, io: &mut Io, z: u32) {
+        io.ack();
+        io.complete_after(io.last_finish().max(self.acked[z as usize]));
+        self.acked[z as usize] = io.completion();
+    }
+
+    /// Programs page `i` of zone `z` with `kind`: a failure makes the zone
+    /// read-only.
+    fn program(&mut self, io: &mut Io, z: u32, i: u32, kind: PageKind, data: Payload) -> Result<(), FtlError> {
+        let ppa = self.layout.page(z, i);
+        let lpn = z * self.layout.zone_size() + i;
+        let purpose = if kind == PageKind::Data { Purpose::Host } else { Purpose::Checkpoint };
+        if let Err(e) = io.program(ppa, lpn, kind, data, purpose) {
+            self.zones.fail(z);
+            return Err(e.into());
+        }
+        Ok(())
+    }
+
+    /// Writes page `i` of zone `z`, if the state machine lets it.
+    fn write_at(&mut self, io: &mut Io, z: u32, i: u32, data: Payload) -> Result<(), FtlError> {
+        self.zones.before_write(z, i).map_err(FtlError::Zone)?;
+        self.program(io, z, i, PageKind::Data, data)?;
+        self.zones.wrote(z);
+        self.ack_in_order(io, z);
+        Ok(())
+    }
+
+    /// Erases zone `z`'s written blocks: the one holding its first page
+    /// first, the others once that erase ended (see [`super`], durability).
+    /// Returns whether every erase succeeded.
+    fn erase_zone(&mut self, io: &mut Io, z: u32) -> Result<bool, FtlError> {
+        let blocks: Vec<BlockId> = self
+            .layout
+            .blocks(z)
+            .iter()
+            .copied()
+            .filter(|&b| io.programmed_pages(b) > 0 && !io.is_grown_bad(b))
+            .collect();
+        let mut ok = true;
+        let mut first = true;
+        for b in blocks {
+            ok &= io.reclaim(b, Purpose::Host)?;
+            if first {
+                io.start_after(io.last_finish());
+                first = false;
+            }
+        }
+        Ok(ok)
+    }
+}
+
+impl Ftl for ZnsDevice {
+    fn name(&self) -> &'static str {
+        "zns"
+    }
+
+    fn logical_pages(&self) -> u32 {
+        self.layout.zones() * self.layout.zone_size()
+    }
+
+    fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
+        let (z, i) = self.locate(lpn)?;
+        if self.zones.state(z) == ZoneState::Offline {
+            return Err(FtlError::Zone(ZoneError {
+                zone: z,
+                status: ZoneStatus::Offline,
+                message: "is offline: its data can no longer be read".into(),
+            }));
+        }
+        if i >= self.zones.written(z) {
+            return Ok(None);
+        }
+        let (data, _) = io.read(self.layout.page(z, i), Purpose::Host)?;
+        Ok(Some(data))
+    }
+
+    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
+        let (z, i) = self.locate(lpn)?;
+        self.write_at(io, z, i, data)
+    }
+
+    fn trim(&mut self, _io: &mut Io, _lpn: Lpn) -> Result<(), FtlError> {
+        Err(FtlError::Unsupported("trim on a zoned device (free space by resetting its zone)"))
+    }
+
+    fn ram_bytes(&self) -> u64 {
+        // Per zone its state, write pointer and last acknowledgement; per
+        // block its address.
+        u64::from(self.layout.zones()) * (1 + 4 + 8) + self.layout.blocks.len() as u64 * 4
+    }
+
+    fn extension(&mut self) -> Extension<'_> {
+        Extension::Zoned(self)
+    }
+
+    fn gauges(&self) -> Vec<(&'static str, f64)> {
+        let (open, active) = self.zones.counts();
+        let full = (0..self.zones.len()).filter(|&z| self.zones.state(z) == ZoneState::Full).count();
+        vec![("zones_open", f64::from(open)), ("zones_active", f64::from(active)), ("zones_full", full as f64)]
+    }
+
+    fn check_invariants(&self, flash: &crate::Flash) -> Result<(), String> {
+        let (mut open, mut active) = (0, 0);
+        for z in 0..self.zones.len() {
+            let state = self.zones.state(z);
+            open += u32::from(state.is_open());
+            active += u32::from(state.is_active());
+            if state == ZoneState::Offline {
+                continue;
+            }
+            let on_flash: u32 = self.layout.blocks(z).iter().map(|&b| flash.nand().programmed_pages(b)).sum();
+            if on_flash < self.zones.written(z) {
+                return Err(format!("zone {z}: {} pages written, {on_flash} on the flash", self.zones.written(z)));
+            }
+            if !matches!(state, ZoneState::Full | ZoneState::ReadOnly) && on_flash != self.zones.written(z) {
+                return Err(format!(
+                    "zone {z} is {state:?} with {} pages written and {on_flash} programmed",
+                    self.zones.written(z)
+                ));
+            }
+        }
+        if (open, active) != self.zones.counts() {
+            return Err(format!("{open} open and {active} active zones, counted {:?}", self.zones.counts()));
+        }
+        Ok(())
+    }
+}
+
+impl Zoned for ZnsDevice {
+    fn zones(&self) -> u32 {
+        self.layout.zones()
+    }
+
+    fn zone_size(&self) -> u32 {
+        self.layout.zone_size()
+    }
+
+    fn zone_capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    fn max_open(&self) -> u32 {
+        self.max_open
+    }
+
+    fn max_active(&self) -> u32 {
+        self.max_active
+    }
+
+    fn zone(&self, zone: u32) -> Result<ZoneDescriptor, FtlError> {
+        self.check_zone(zone)?;
+        let start = zone * self.layout.zone_size();
+        Ok(ZoneDescriptor {
+            start,
+            capacity: self.capacity,
+            write_pointer: start + self.zones.written(zone),
+            state: self.zones.state(zone),
+        })
+    }
+
+    fn manage(&mut self, io: &mut Io, zone: u32, action: ZoneAction) -> Result<(), FtlError> {
+        self.check_zone(zone)?;
+        if !self.zones.check(zone, action).map_err(FtlError::Zone)? {
+            return Ok(());
+        }
+        match action {
+            ZoneAction::Finish => {
+                let written = self.zones.written(zone);
+                if written < self.capacity {
+                    self.program(io, zone, written, PageKind::Meta, Payload::Token(0))?;
+                    self.ack_in_order(io, zone);
+                }
+            }
+            ZoneAction::Reset => {
+                io.start_after(self.acked[zone as usize]);
+                if !self.erase_zone(io, zone)? {
+                    self.zones.restore(zone, ZoneState::Offline, 0);
+                    return Err(FtlError::Zone(ZoneError {
+                        zone,
+                        status: ZoneStatus::Offline,
+                        message: "an erase of its blocks failed during the reset: the zone is offline".into(),
+                    }));
+                }
+                self.ack_in_order(io, zone);
+            }
+            ZoneAction::Open | ZoneAction::Close | ZoneAction::Offline => {}
+        }
+        self.zones.apply(zone, action).map_err(FtlError::Zone)
+    }
+
+    fn append(&mut self, io: &mut Io, zone: u32, data: Payload) -> Result<Lpn, FtlError> {
+        self.check_zone(zone)?;
+        let i = self.zones.written(zone);
+        self.write_at(io, zone, i, data)?;
+        Ok(Lpn(zone * self.layout.zone_size() + i))
+    }
+}
