@@ -406,6 +406,23 @@ pub trait Zoned {
     /// Runs `action` on `zone` (Zone Management Send).
     fn manage(&mut self, io: &mut Io, zone: u32, action: ZoneAction) -> Result<(), FtlError>;
     /// Zone Append: writes `data` at `zone`'s write pointer and returns the
-    /// logical page it was written to.
-    fn append(&mut self, io: &mut Io, zone: u32, data: Payload) -> Result<Lpn, FtlError>;
+    /// logical page it was written to. `meta` is the page's metadata (NVMe's
+    /// per-block metadata; a host FTL writes its own logical page there); by
+    /// default, and for a block write, the page's own logical page.
+    fn append(&mut self, io: &mut Io, zone: u32, data: Payload, meta: Option<u32>) -> Result<Lpn, FtlError>;
+    /// The metadata of a written page and the order it was written in among
+    /// all pages (what a host needs to rebuild its map after a power cut;
+    /// the order stands in for a sequence number a host would keep in the
+    /// metadata itself); `None` for a page not written. Reads the page's
+    /// metadata from the flash.
+    fn metadata(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<PageMeta>, FtlError>;
+}
+
+/// A written page's metadata ([`Zoned::metadata`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageMeta {
+    /// What the writer gave ([`Zoned::append`]).
+    pub meta: u32,
+    /// The order it was written in: a later write has a larger one.
+    pub order: u64,
 }

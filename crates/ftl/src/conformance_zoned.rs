@@ -92,7 +92,7 @@ impl<'b> ZonedHarness<'b> {
         let token = self.token();
         let mut io = self.flash.io(self.now);
         let lpn = match self.ftl.extension() {
-            crate::Extension::Zoned(z) => z.append(&mut io, zone, Payload::Token(token))?,
+            crate::Extension::Zoned(z) => z.append(&mut io, zone, Payload::Token(token), None)?,
             _ => unreachable!(),
         };
         let done = io.completion();

@@ -965,6 +965,13 @@ impl Io<'_> {
         *barrier = (*barrier).max(self.last_program);
     }
 
+    /// When `block` may be erased at the earliest: the newest program that
+    /// superseded a page of it ([`Io::supersede`]) finished.
+    #[inline]
+    pub fn erase_barrier(&self, block: BlockId) -> SimTime {
+        self.flash.erase_barrier[block.0 as usize]
+    }
+
     /// Erases a block. A failed erase ([`NandError::EraseFailed`]) is counted and
     /// takes its time like any other.
     #[inline]

@@ -179,8 +179,8 @@ mod testing;
 pub mod victim;
 
 pub use capability::{
-    Capabilities, Extension, Nameless, Placement, RealTime, SolidStateCache, ZoneAction, ZoneDescriptor, ZoneError,
-    ZoneState, ZoneStatus, Zoned,
+    Capabilities, Extension, Nameless, PageMeta, Placement, RealTime, SolidStateCache, ZoneAction, ZoneDescriptor,
+    ZoneError, ZoneState, ZoneStatus, Zoned,
 };
 pub use flash::{Counters, Flash, Io, PerPurpose, Purpose};
 pub use layer::{Layer, Layered};

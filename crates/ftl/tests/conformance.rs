@@ -209,3 +209,20 @@ conformance!(
         ..Default::default()
     }
 );
+
+// The host FTL over the zoned device (zones striped over the dies, and zones
+// on one die with open and active limits).
+conformance!(zns_host, ftlab_ftl::zns::ZnsHostConfig::default());
+conformance!(
+    zns_host_one_die_limited,
+    ftlab_ftl::zns::ZnsHostConfig {
+        zns: ftlab_ftl::zns::ZnsConfig {
+            zone_mapping: ftlab_ftl::zns::ZoneMapping::Die,
+            zone_blocks: 2,
+            max_open_zones: 3,
+            max_active_zones: 4,
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+);

@@ -22,7 +22,7 @@ fn the_zns_device_passes_with_limits_and_a_smaller_capacity() {
 mod planted {
     //! A zoned device with one planted bug, which the suite must catch.
 
-    use ftlab_ftl::zns::{ZnsConfig, ZnsDevice, ZoneAction, ZoneDescriptor, ZoneState, Zoned};
+    use ftlab_ftl::zns::{PageMeta, ZnsConfig, ZnsDevice, ZoneAction, ZoneDescriptor, ZoneState, Zoned};
     use ftlab_ftl::{Extension, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn};
     use ftlab_nand::{Payload, SimTime};
 
@@ -110,8 +110,11 @@ mod planted {
         fn manage(&mut self, io: &mut Io, zone: u32, action: ZoneAction) -> Result<(), FtlError> {
             self.inner.manage(io, zone, action)
         }
-        fn append(&mut self, io: &mut Io, zone: u32, data: Payload) -> Result<Lpn, FtlError> {
-            let lpn = self.inner.append(io, zone, data)?;
+        fn metadata(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<PageMeta>, FtlError> {
+            self.inner.metadata(io, lpn)
+        }
+        fn append(&mut self, io: &mut Io, zone: u32, data: Payload, meta: Option<u32>) -> Result<Lpn, FtlError> {
+            let lpn = self.inner.append(io, zone, data, meta)?;
             let told = match self.last {
                 Some((t, z, first)) if self.plant == Plant::AppendRace && t == io.now() && z == zone => first,
                 _ => lpn,

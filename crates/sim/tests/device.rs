@@ -121,7 +121,7 @@ fn sector_writes_keep_real_bytes_through_gc_pagemap() {
 
 #[test]
 fn sector_writes_keep_real_bytes_through_gc_other_schemes() {
-    for kind in ["dftl", "nftl", "gftl", "rftl", "lazy-rtgc", "fsr", "waogc", "multilog"] {
+    for kind in ["dftl", "nftl", "gftl", "rftl", "lazy-rtgc", "fsr", "waogc", "multilog", "zns-host"] {
         random_bytes_match_the_model(kind, 2);
     }
 }

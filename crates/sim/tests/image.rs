@@ -101,7 +101,7 @@ fn an_image_keeps_every_write_nftl() {
 
 #[test]
 fn an_image_keeps_every_write_other_schemes() {
-    for kind in ["gftl", "lazy-rtgc", "bast", "fast"] {
+    for kind in ["gftl", "lazy-rtgc", "bast", "fast", "zns-host"] {
         save_and_open_keep_every_write(kind, "");
     }
 }

@@ -5,7 +5,7 @@ use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa, SimTime};
 
 use super::zones::Zones;
 use super::{ZnsConfig, ZoneMapping};
-use crate::capability::{ZoneAction, ZoneDescriptor, ZoneError, ZoneState, ZoneStatus, Zoned};
+use crate::capability::{PageMeta, ZoneAction, ZoneDescriptor, ZoneError, ZoneState, ZoneStatus, Zoned};
 use crate::{Extension, Ftl, FtlError, Hint, Io, Lpn, Purpose};
 
 /// Where each zone's pages are.
@@ -95,6 +95,10 @@ pub struct ZnsDevice {
     /// Per zone, when its last write was acknowledged: the next one is
     /// acknowledged no earlier.
     acked: Vec<SimTime>,
+    /// What the commands' flash operations count as: the host's, unless a
+    /// host FTL on the device runs its garbage collection through it
+    /// ([`ZnsDevice::as_purpose`]).
+    purpose: Purpose,
 }
 
 impl ZnsDevice {
@@ -122,6 +126,7 @@ impl ZnsDevice {
             max_open: config.max_open_zones,
             max_active: config.max_active_zones,
             acked: vec![SimTime::ZERO; n],
+            purpose: Purpose::Host,
         })
     }
 
@@ -171,11 +176,10 @@ impl ZnsDevice {
             }
             return Ok((if offline { ZoneState::Offline } else { ZoneState::Empty }, 0));
         }
-        let start = z * self.layout.zone_size();
         let mut data = 0;
         while data < self.capacity.min(total) {
             match io.read_oob(self.layout.page(z, data), Purpose::Recovery) {
-                Ok(Some(oob)) if oob.kind == PageKind::Data && oob.lpn == start + data => data += 1,
+                Ok(Some(oob)) if oob.kind == PageKind::Data => data += 1,
                 Ok(_) | Err(NandError::Uncorrectable(_)) => break,
                 Err(e) => return Err(FtlError::Recovery(format!("zone {z}, page {data}: {e}"))),
             }
@@ -190,6 +194,24 @@ impl ZnsDevice {
             ZoneState::Closed
         };
         Ok((state, data))
+    }
+
+    /// Runs `f` with the device's flash operations counted under `purpose`
+    /// (a host FTL's garbage collection: its copies and resets).
+    pub(crate) fn as_purpose<R>(&mut self, purpose: Purpose, f: impl FnOnce(&mut Self) -> R) -> R {
+        let before = std::mem::replace(&mut self.purpose, purpose);
+        let r = f(self);
+        self.purpose = before;
+        r
+    }
+
+    /// Records that page `lpn` is superseded by the page programmed last in
+    /// `io` (a host FTL's newer copy of its data): its zone's reset erases no
+    /// block before that program finished ([`Io::supersede`]), so a cut
+    /// never keeps the reset and loses the copy.
+    pub(crate) fn supersede(&self, io: &mut Io, lpn: u32) {
+        let size = self.layout.zone_size();
+        io.supersede(self.layout.page(lpn / size, lpn % size));
     }
 
     fn check_zone(&self, zone: u32) -> Result<(), FtlError> {
@@ -219,21 +241,29 @@ impl ZnsDevice {
 
     /// Programs page `i` of zone `z` with `kind`: a failure makes the zone
     /// read-only.
-    fn program(&mut self, io: &mut Io, z: u32, i: u32, kind: PageKind, data: Payload) -> Result<(), FtlError> {
+    fn program(
+        &mut self,
+        io: &mut Io,
+        z: u32,
+        i: u32,
+        kind: PageKind,
+        data: Payload,
+        meta: u32,
+    ) -> Result<(), FtlError> {
         let ppa = self.layout.page(z, i);
-        let lpn = z * self.layout.zone_size() + i;
-        let purpose = if kind == PageKind::Data { Purpose::Host } else { Purpose::Checkpoint };
-        if let Err(e) = io.program(ppa, lpn, kind, data, purpose) {
+        let purpose = if kind == PageKind::Data { self.purpose } else { Purpose::Checkpoint };
+        if let Err(e) = io.program(ppa, meta, kind, data, purpose) {
             self.zones.fail(z);
             return Err(e.into());
         }
         Ok(())
     }
 
-    /// Writes page `i` of zone `z`, if the state machine lets it.
-    fn write_at(&mut self, io: &mut Io, z: u32, i: u32, data: Payload) -> Result<(), FtlError> {
+    /// Writes page `i` of zone `z` with its metadata, if the state machine
+    /// lets it.
+    fn write_at(&mut self, io: &mut Io, z: u32, i: u32, data: Payload, meta: u32) -> Result<(), FtlError> {
         self.zones.before_write(z, i).map_err(FtlError::Zone)?;
-        self.program(io, z, i, PageKind::Data, data)?;
+        self.program(io, z, i, PageKind::Data, data, meta)?;
         self.zones.wrote(z);
         self.ack_in_order(io, z);
         Ok(())
@@ -250,10 +280,15 @@ impl ZnsDevice {
             .copied()
             .filter(|&b| io.programmed_pages(b) > 0 && !io.is_grown_bad(b))
             .collect();
+        // No block before every block may be erased: a cut keeps the whole
+        // zone or, the first block erased, completes the reset (recovery),
+        // and a page a newer copy superseded is never lost before the copy.
+        let barrier = blocks.iter().map(|&b| io.erase_barrier(b)).max().unwrap_or(SimTime::ZERO);
+        io.start_after(barrier);
         let mut ok = true;
         let mut first = true;
         for b in blocks {
-            ok &= io.reclaim(b, Purpose::Host)?;
+            ok &= io.reclaim(b, self.purpose)?;
             if first {
                 io.start_after(io.last_finish());
                 first = false;
@@ -284,13 +319,13 @@ impl Ftl for ZnsDevice {
         if i >= self.zones.written(z) {
             return Ok(None);
         }
-        let (data, _) = io.read(self.layout.page(z, i), Purpose::Host)?;
+        let (data, _) = io.read(self.layout.page(z, i), self.purpose)?;
         Ok(Some(data))
     }
 
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
         let (z, i) = self.locate(lpn)?;
-        self.write_at(io, z, i, data)
+        self.write_at(io, z, i, data, lpn.0)
     }
 
     fn trim(&mut self, _io: &mut Io, _lpn: Lpn) -> Result<(), FtlError> {
@@ -381,7 +416,7 @@ impl Zoned for ZnsDevice {
             ZoneAction::Finish => {
                 let written = self.zones.written(zone);
                 if written < self.capacity {
-                    self.program(io, zone, written, PageKind::Meta, Payload::Token(0))?;
+                    self.program(io, zone, written, PageKind::Meta, Payload::Token(0), 0)?;
                     self.ack_in_order(io, zone);
                 }
             }
@@ -402,10 +437,20 @@ impl Zoned for ZnsDevice {
         self.zones.apply(zone, action).map_err(FtlError::Zone)
     }
 
-    fn append(&mut self, io: &mut Io, zone: u32, data: Payload) -> Result<Lpn, FtlError> {
+    fn append(&mut self, io: &mut Io, zone: u32, data: Payload, meta: Option<u32>) -> Result<Lpn, FtlError> {
         self.check_zone(zone)?;
         let i = self.zones.written(zone);
-        self.write_at(io, zone, i, data)?;
-        Ok(Lpn(zone * self.layout.zone_size() + i))
+        let lpn = zone * self.layout.zone_size() + i;
+        self.write_at(io, zone, i, data, meta.unwrap_or(lpn))?;
+        Ok(Lpn(lpn))
+    }
+
+    fn metadata(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<PageMeta>, FtlError> {
+        let (z, i) = self.locate(lpn)?;
+        if self.zones.state(z) == ZoneState::Offline || i >= self.zones.written(z) {
+            return Ok(None);
+        }
+        let oob = io.read_oob(self.layout.page(z, i), Purpose::Recovery)?;
+        Ok(oob.map(|o| PageMeta { meta: o.lpn, order: o.seq }))
     }
 }

@@ -69,10 +69,12 @@ use serde::{Deserialize, Serialize};
 use crate::{FtlError, Io};
 
 mod device;
+mod log;
 mod zones;
 
 pub use self::device::ZnsDevice;
-pub use crate::capability::{ZoneAction, ZoneDescriptor, ZoneError, ZoneState, ZoneStatus, Zoned};
+pub use self::log::{ZnsHost, ZnsHostConfig};
+pub use crate::capability::{PageMeta, ZoneAction, ZoneDescriptor, ZoneError, ZoneState, ZoneStatus, Zoned};
 
 /// How a zone's blocks sit on the dies ([`ZnsConfig::zone_mapping`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -139,3 +141,15 @@ impl crate::FtlBuilder for ZnsConfig {
         Ok(Box::new(ZnsDevice::recover(*self, io)?))
     }
 }
+
+/// The registry's entries for this module's schemes ([`crate::registry`]):
+/// the host FTL over the zoned device (the zoned device itself speaks zone
+/// commands, which the block front ends do not yet drive).
+pub const SCHEMES: [crate::entry::Scheme; 1] = [crate::entry::Scheme {
+    name: "zns-host",
+    summary: "a log-structured host FTL (page map and greedy garbage collection on the host, as dm-zoned) over an NVMe ZNS device: zone appends with the logical page as metadata, zone resets, no device GC",
+    paper: "NVMe ZNS 1.1 (the host-device split of 003 Section 3, as products ship it)",
+    admits_tasks: false,
+    bounds: false,
+    build: |p, _| crate::entry::configured("zns-host", ZnsHostConfig::default(), p, ZnsHostConfig::validate),
+}];
