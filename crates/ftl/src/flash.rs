@@ -859,13 +859,27 @@ impl Io<'_> {
         kind: PageKind,
         data: Payload,
         purpose: Purpose,
+        place: impl FnMut(&mut Self, Option<BlockId>) -> Result<Ppa, FtlError>,
+    ) -> Result<(Ppa, u64), FtlError> {
+        self.program_placed_tagged(lpn, kind, 0, data, purpose, place)
+    }
+
+    /// As [`Io::program_placed`], with the scheme's `tag` in the OOB
+    /// ([`Io::program_tagged`]).
+    pub fn program_placed_tagged(
+        &mut self,
+        lpn: u32,
+        kind: PageKind,
+        tag: u8,
+        data: Payload,
+        purpose: Purpose,
         mut place: impl FnMut(&mut Self, Option<BlockId>) -> Result<Ppa, FtlError>,
     ) -> Result<(Ppa, u64), FtlError> {
         let mut data = data;
         let mut retire = self.flash.unretired.take();
         loop {
             let ppa = place(self, retire)?;
-            match self.try_program(ppa, lpn, kind, data, purpose) {
+            match self.try_program_tagged(ppa, lpn, kind, tag, data, purpose) {
                 Ok(seq) => return Ok((ppa, seq)),
                 Err(f) => match *f {
                     ProgramFailure { error: NandError::ProgramFailed { ppa }, data: Some(back) } => {

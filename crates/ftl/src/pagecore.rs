@@ -177,11 +177,28 @@ impl PageCore {
         lpn: Lpn,
         old: Option<Ppa>,
         data: Payload,
+        place: impl FnMut(&mut BlockAllocator, &mut B, &Io, Option<BlockId>) -> Result<Ppa, FtlError>,
+    ) -> Result<Ppa, FtlError> {
+        self.write_placed_tagged(io, books, lpn, old, data, 0, place)
+    }
+
+    /// As [`PageCore::write_placed`], with the scheme's `tag` in the page's
+    /// OOB (a copy keeps it).
+    #[allow(clippy::too_many_arguments)]
+    pub fn write_placed_tagged<B: BlockBooks>(
+        &mut self,
+        io: &mut Io,
+        books: &mut B,
+        lpn: Lpn,
+        old: Option<Ppa>,
+        data: Payload,
+        tag: u8,
         mut place: impl FnMut(&mut BlockAllocator, &mut B, &Io, Option<BlockId>) -> Result<Ppa, FtlError>,
     ) -> Result<Ppa, FtlError> {
         let alloc = &mut self.alloc;
-        let (ppa, _) =
-            io.program_placed(lpn.0, PageKind::Data, data, Purpose::Host, |io, bad| place(alloc, books, io, bad))?;
+        let (ppa, _) = io.program_placed_tagged(lpn.0, PageKind::Data, tag, data, Purpose::Host, |io, bad| {
+            place(alloc, books, io, bad)
+        })?;
         if let Some(old) = old {
             io.supersede(old);
         }

@@ -16,7 +16,7 @@ use crate::FtlError;
 pub use crate::entry::{configured, Builder, PeriodicTask, Scheme};
 
 /// The schemes of this crate, one module's entries a line.
-pub const BUILTIN: [&[Scheme]; 18] = [
+pub const BUILTIN: [&[Scheme]; 19] = [
     &crate::schemes::page::pagemap::SCHEMES,
     &crate::schemes::realtime::gftl::SCHEMES,
     &crate::schemes::realtime::rftl::SCHEMES,
@@ -35,6 +35,7 @@ pub const BUILTIN: [&[Scheme]; 18] = [
     &crate::schemes::page::subpage::SCHEMES,
     &crate::schemes::page::multilog::SCHEMES,
     &crate::schemes::host::zns::SCHEMES,
+    &crate::schemes::page::fdp::SCHEMES,
 ];
 
 /// Schemes of other crates, registered where they are defined (see

@@ -226,3 +226,14 @@ conformance!(
         ..Default::default()
     }
 );
+
+// The FDP device, its copies shared and kept apart by handle.
+conformance!(fdp, ftlab_ftl::schemes::page::fdp::FdpConfig::default());
+conformance!(
+    fdp_persistently_isolated,
+    ftlab_ftl::schemes::page::fdp::FdpConfig {
+        handles: 4,
+        isolation: ftlab_ftl::schemes::page::fdp::Isolation::Persistently,
+        ..Default::default()
+    }
+);

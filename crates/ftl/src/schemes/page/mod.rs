@@ -2,6 +2,7 @@
 //! collection copies valid pages off a victim block.
 
 pub mod dftl;
+pub mod fdp;
 pub mod multilog;
 pub mod pagemap;
 pub mod subpage;
