@@ -193,6 +193,32 @@ impl BlockAllocator {
         (1..dies).find_map(|i| self.next_page_on(stream, DieId((die.0 + i) % dies)))
     }
 
+    /// The next page of `stream` on `die` (or another die when it is out of
+    /// room), after retiring `bad`, a block that went bad under a program
+    /// ([`crate::Io::program_placed`]); `closed` is told of each block that
+    /// leaves the open ones (retired, or filled): a garbage-collection
+    /// candidate. With no room left anywhere, [`FtlError::DeviceFull`].
+    pub fn place(
+        &mut self,
+        stream: u32,
+        die: DieId,
+        bad: Option<BlockId>,
+        mut closed: impl FnMut(BlockId),
+    ) -> Result<Ppa, crate::FtlError> {
+        if let Some(b) = bad {
+            if self.retire(b).is_some() {
+                closed(b);
+            }
+        }
+        let Allocation { ppa, filled } = self
+            .next_page(stream, die)
+            .ok_or_else(|| crate::FtlError::DeviceFull("no open block has room and no block is free".into()))?;
+        if let Some(b) = filled {
+            closed(b);
+        }
+        Ok(ppa)
+    }
+
     /// As [`BlockAllocator::next_page`], on `die` only: `None` when its open
     /// block of `stream` is full and it has no free block.
     #[inline]

@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use ftlab_nand::{BlockId, Geometry, Oob, Payload, Ppa};
 
-use crate::alloc::{Allocation, BlockAllocator};
+use crate::alloc::BlockAllocator;
 use crate::pagecore::PageCore;
 use crate::victim::{GreedyPicker, VictimPicker};
 use crate::{Flash, Ftl, FtlError, Hint, Io, Lpn, Purpose};
@@ -250,17 +250,7 @@ impl Fdp {
         die: ftlab_nand::DieId,
         bad: Option<BlockId>,
     ) -> Result<Ppa, FtlError> {
-        if let Some(b) = bad {
-            if alloc.retire(b).is_some() {
-                picker.insert(b);
-            }
-        }
-        let Allocation { ppa, filled } = alloc
-            .next_page(stream, die)
-            .ok_or_else(|| FtlError::DeviceFull("no open reclaim unit has room and none is free".into()))?;
-        if let Some(b) = filled {
-            picker.insert(b);
-        }
+        let ppa = alloc.place(stream, die, bad, |b| picker.insert(b))?;
         block_handle[g.block_of(ppa).0 as usize] = handle;
         Ok(ppa)
     }

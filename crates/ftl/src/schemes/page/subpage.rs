@@ -62,7 +62,7 @@ use serde::{Deserialize, Serialize};
 use ftlab_nand::geometry::Layout;
 use ftlab_nand::{BlockId, DieId, Geometry, NandError, PageKind, Payload, Ppa, SimTime, StoreKind};
 
-use crate::alloc::{Allocation, BlockAllocator};
+use crate::alloc::BlockAllocator;
 use crate::victim::{GreedyPicker, VictimPicker};
 use crate::{check_lpn, Durability, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn, Purpose};
 
@@ -309,18 +309,7 @@ impl SubPage {
         die: DieId,
         bad: Option<BlockId>,
     ) -> Result<Ppa, FtlError> {
-        if let Some(b) = bad {
-            if alloc.retire(b).is_some() {
-                picker.insert(b);
-            }
-        }
-        let Allocation { ppa, filled } = alloc
-            .next_page(stream, die)
-            .ok_or_else(|| FtlError::DeviceFull("no open block has room and no block is free".into()))?;
-        if let Some(b) = filled {
-            picker.insert(b);
-        }
-        Ok(ppa)
+        alloc.place(stream, die, bad, |b| picker.insert(b))
     }
 
     /// Programs `units` (at most k) as one packed page on `die` for `purpose`
