@@ -1018,6 +1018,12 @@ pub struct FlowSpec {
     /// page, a read-modify-write for a write.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_bytes: Option<u32>,
+    /// The stream its writes carry in their hint (`Hint::stream`): the
+    /// placement identifier an FDP device chooses its reclaim unit handle by
+    /// (`ftl.kind = "fdp"`), placement by flow. Default: none (an FDP
+    /// device's default handle).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<u32>,
 }
 
 /// The dotted key path of the setting at byte `at` of the TOML document `text`

@@ -51,6 +51,7 @@ pub struct Flow {
     pub(crate) time_scale: f64,
     pub(crate) working_set: f64,
     pub(crate) request_bytes: Option<u32>,
+    pub(crate) stream: Option<u32>,
 }
 
 /// The validated flows of `config` (empty: a single-source run).
@@ -137,6 +138,7 @@ pub(crate) fn flows(config: &RunConfig) -> Result<Vec<Flow>, SimError> {
                 time_scale,
                 working_set,
                 request_bytes: f.request_bytes,
+                stream: f.stream,
                 name,
                 source,
                 queue_depth,
@@ -215,10 +217,12 @@ pub(crate) fn drive(
         let requests = Requests::open(&f.source, &none, pages, page_size, f.seed, scale, host.reorder_window)?;
         let shift = i as u64 * part * u64::from(page_size);
         let cap = f.request_bytes.unwrap_or(u32::MAX);
+        let stream = f.stream;
         let shifted = requests.map(move |r| {
             r.map(|mut r| {
                 r.offset += shift;
                 r.len = r.len.min(cap);
+                r.task = r.task.or(stream);
                 r
             })
         });

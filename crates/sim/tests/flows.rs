@@ -424,3 +424,34 @@ fn grouped_reads_beside_writes_and_garbage_collection_keep_every_page_and_repeat
     assert!(one.flash_ops.multi_plane.get(ftlab_ftl::Purpose::Host) > 50, "{:?}", one.flash_ops.multi_plane);
     assert_eq!(run(&c, &mut |_| {}).unwrap(), one);
 }
+
+/// Placement by flow on an FDP device: a random-overwrite flow and a
+/// sequential one, each writing its own half of the device, with and without
+/// a stream each. Kept apart by their handles, the sequential flow's units
+/// fall invalid whole and the WAF drops; without streams both share handle 0
+/// and the device behaves as a page map.
+#[test]
+fn flows_with_streams_keep_their_data_apart_on_an_fdp_device() {
+    let run_with = |streams: bool| {
+        let stream = |s: u32| if streams { format!("stream = {s}\n") } else { String::new() };
+        let text = format!(
+            "seed = 3\n[device]\nchip = \"small-slc\"\nblocks_per_plane = 64\n[ftl]\nkind = \"fdp\"\nhandles = 2\n\
+             isolation = \"persistently\"\n[metrics]\nslowdown = false\n\
+             [[flow]]\nname = \"random\"\nqueue_depth = 4\n{}[flow.workload.generator]\nkind = \"uniform\"\nrequests = 40000\n\
+             [[flow]]\nname = \"sequential\"\nqueue_depth = 4\n{}[flow.workload.generator]\nkind = \"sequential\"\nrequests = 40000\n",
+            stream(0),
+            stream(1)
+        );
+        let r = run(&RunConfig::from_toml(&text, "test").unwrap(), &mut |_| {}).unwrap();
+        assert_eq!(r.integrity, "ok");
+        let curve = |name: &str| r.ftl_curves[name].clone();
+        (r.waf.unwrap(), curve("fdp_host_pages_by_handle"), curve("fdp_media_pages_by_handle"))
+    };
+    let (apart, host, media) = run_with(true);
+    let (shared, shared_host, _) = run_with(false);
+    assert_eq!(host, vec![40_000.0, 40_000.0], "each flow through its handle");
+    assert_eq!(shared_host, vec![80_000.0, 0.0], "no stream: the default handle");
+    assert!(apart < 0.8 * shared, "WAF {apart} with a handle a flow, {shared} sharing one");
+    let waf = |h: usize| media[h] / host[h];
+    assert!(waf(1) < waf(0), "the sequential flow's handle copies less: {} against {}", waf(1), waf(0));
+}
