@@ -209,3 +209,217 @@ fn a_page_torn_at_the_write_pointer_leaves_the_zone_full_with_the_pages_before_i
     h.cut_and_recover(acked);
     assert_eq!((h.state(0), h.written(0), h.read(10).unwrap()), (ZoneState::Closed, 11, Some(token)));
 }
+
+mod fuzz {
+    //! The ZNS device against a reference model of ZNS 1.1 written apart from
+    //! it: random zone commands, each result (its status or the data read)
+    //! compared, shrunk by proptest to a shortest failing sequence.
+
+    use std::collections::VecDeque;
+
+    use ftlab_ftl::conformance::small_geometry;
+    use ftlab_ftl::conformance_zoned::ZonedHarness;
+    use ftlab_ftl::zns::{ZnsConfig, ZoneAction, ZoneState, ZoneStatus};
+    use ftlab_ftl::FtlError;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone, Copy)]
+    enum Cmd {
+        Append(u32),
+        /// A write at the write pointer plus the offset (0: at it).
+        Write(u32, u32),
+        Manage(u32, ZoneAction),
+        Read(u32, u32),
+    }
+
+    /// ZNS 1.1 as the specification states it, for `zones` zones of
+    /// `cap` pages with the limits.
+    struct Model {
+        state: Vec<ZoneState>,
+        data: Vec<Vec<u64>>,
+        cap: u32,
+        max_open: u32,
+        max_active: u32,
+        implicit: VecDeque<u32>,
+    }
+
+    impl Model {
+        fn count(&self, f: impl Fn(ZoneState) -> bool) -> u32 {
+            self.state.iter().filter(|&&s| f(s)).count() as u32
+        }
+        fn set(&mut self, z: u32, s: ZoneState) {
+            self.implicit.retain(|&i| i != z);
+            if s == ZoneState::ImplicitlyOpened {
+                self.implicit.push_back(z);
+            }
+            self.state[z as usize] = s;
+        }
+        /// Takes an open resource (and an active one for an empty or full
+        /// zone) for `z`, closing the oldest implicitly opened zone if it must.
+        fn open(&mut self, z: u32, to: ZoneState) -> Result<(), ZoneStatus> {
+            let s = self.state[z as usize];
+            if !s.is_active() && self.count(ZoneState::is_active) >= self.max_active {
+                return Err(ZoneStatus::TooManyActive);
+            }
+            if !s.is_open() && self.count(ZoneState::is_open) >= self.max_open {
+                let victim = self.implicit.front().copied().ok_or(ZoneStatus::TooManyOpen)?;
+                self.set(victim, ZoneState::Closed);
+            }
+            self.set(z, to);
+            Ok(())
+        }
+        fn write(&mut self, z: u32, at: u32, token: u64) -> Result<u32, ZoneStatus> {
+            use ZoneState::*;
+            match self.state[z as usize] {
+                Full => return Err(ZoneStatus::Full),
+                ReadOnly => return Err(ZoneStatus::ReadOnly),
+                Offline => return Err(ZoneStatus::Offline),
+                _ => {}
+            }
+            let wp = self.data[z as usize].len() as u32;
+            if at >= self.cap {
+                return Err(ZoneStatus::Boundary);
+            }
+            if at != wp {
+                return Err(ZoneStatus::InvalidWrite);
+            }
+            if !self.state[z as usize].is_open() {
+                self.open(z, ImplicitlyOpened)?;
+            }
+            self.data[z as usize].push(token);
+            if wp + 1 == self.cap {
+                self.set(z, Full);
+            }
+            Ok(wp)
+        }
+        fn manage(&mut self, z: u32, a: ZoneAction) -> Result<(), ZoneStatus> {
+            use ZoneState::*;
+            let s = self.state[z as usize];
+            match (a, s) {
+                (ZoneAction::Offline, ReadOnly) => self.set(z, Offline),
+                (ZoneAction::Offline, Offline) => {}
+                (_, ReadOnly) => return Err(ZoneStatus::ReadOnly),
+                (_, Offline) => return Err(ZoneStatus::Offline),
+                (ZoneAction::Open, ExplicitlyOpened) => {}
+                (ZoneAction::Open, Empty | ImplicitlyOpened | Closed) => self.open(z, ExplicitlyOpened)?,
+                (ZoneAction::Close, Closed) => {}
+                (ZoneAction::Close, ImplicitlyOpened | ExplicitlyOpened) => {
+                    let to = if self.data[z as usize].is_empty() { Empty } else { Closed };
+                    self.set(z, to);
+                }
+                (ZoneAction::Finish, Full) => {}
+                (ZoneAction::Finish, Empty | ImplicitlyOpened | ExplicitlyOpened | Closed) => self.set(z, Full),
+                (ZoneAction::Reset, Empty) => {}
+                (ZoneAction::Reset, ImplicitlyOpened | ExplicitlyOpened | Closed | Full) => {
+                    self.data[z as usize].clear();
+                    self.set(z, Empty);
+                }
+                _ => return Err(ZoneStatus::InvalidTransition),
+            }
+            Ok(())
+        }
+    }
+
+    fn status<T>(r: Result<T, FtlError>) -> Result<T, ZoneStatus> {
+        r.map_err(|e| match e {
+            FtlError::Zone(z) => z.status,
+            e => panic!("not a zone error: {e}"),
+        })
+    }
+
+    fn cmds(zones: u32) -> impl Strategy<Value = Vec<Cmd>> {
+        let action = prop_oneof![
+            Just(ZoneAction::Open),
+            Just(ZoneAction::Close),
+            Just(ZoneAction::Finish),
+            Just(ZoneAction::Reset),
+            Just(ZoneAction::Offline),
+        ];
+        let cmd = prop_oneof![
+            6 => (0..zones).prop_map(Cmd::Append),
+            2 => (0..zones, prop_oneof![3 => Just(0u32), 1 => 1..4u32]).prop_map(|(z, o)| Cmd::Write(z, o)),
+            2 => (0..zones, action).prop_map(|(z, a)| Cmd::Manage(z, a)),
+            2 => (0..zones, 0..40u32).prop_map(|(z, i)| Cmd::Read(z, i)),
+        ];
+        proptest::collection::vec(cmd, 1..300)
+    }
+
+    fn check(config: ZnsConfig, cmds: &[Cmd]) {
+        let mut h = ZonedHarness::new(&config, small_geometry(), 1);
+        let zones = h.zoned().zones().min(6);
+        let cap = h.zoned().zone_capacity();
+        let (max_open, max_active) = (h.zoned().max_open(), h.zoned().max_active());
+        let limit = |l: u32| if l == 0 { u32::MAX } else { l };
+        let all = h.zoned().zones();
+        let mut m = Model {
+            state: vec![ZoneState::Empty; all as usize],
+            data: vec![Vec::new(); all as usize],
+            cap,
+            max_open: limit(max_open),
+            max_active: limit(max_active),
+            implicit: VecDeque::new(),
+        };
+        for (n, &c) in cmds.iter().enumerate() {
+            let c = match c {
+                Cmd::Append(z) | Cmd::Write(z, _) | Cmd::Manage(z, _) | Cmd::Read(z, _) if z >= zones => continue,
+                c => c,
+            };
+            match c {
+                Cmd::Append(z) => {
+                    let got = status(h.append(z)).map(|(lpn, token, _)| (lpn.0 - h.start(z), token));
+                    let wp = m.data[z as usize].len() as u32;
+                    let want = got.as_ref().map_or(0, |g| g.1);
+                    assert_eq!(got.map(|g| g.0), m.write(z, wp, want), "command {n}: {c:?}");
+                }
+                Cmd::Write(z, off) => {
+                    let at = m.data[z as usize].len() as u32 + off;
+                    let lpn = h.start(z) + at.min(h.zoned().zone_size() - 1);
+                    let got = status(h.write(lpn)).map(|(token, _)| token);
+                    let want = m.write(z, at.min(h.zoned().zone_size() - 1), *got.as_ref().unwrap_or(&0)).map(|_| ());
+                    assert_eq!(got.map(|_| ()), want, "command {n}: {c:?}");
+                }
+                Cmd::Manage(z, a) => {
+                    assert_eq!(status(h.manage(z, a)).map(|_| ()), m.manage(z, a), "command {n}: {c:?}");
+                }
+                Cmd::Read(z, i) => {
+                    let i = i.min(cap - 1);
+                    let lpn = h.start(z) + i;
+                    let got = status(h.read(lpn));
+                    let want = match m.state[z as usize] {
+                        ZoneState::Offline => Err(ZoneStatus::Offline),
+                        _ => Ok(m.data[z as usize].get(i as usize).copied()),
+                    };
+                    assert_eq!(got, want, "command {n}: {c:?}");
+                }
+            }
+            for z in 0..zones {
+                let d = h.zoned().zone(z).unwrap();
+                assert_eq!(d.state, m.state[z as usize], "after command {n} ({c:?}): zone {z}");
+                assert_eq!(d.write_pointer - d.start, m.data[z as usize].len() as u32, "after command {n}: zone {z}");
+            }
+            h.advance(50_000);
+        }
+        h.ftl.check_invariants(&h.flash).unwrap();
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        #[test]
+        fn the_device_follows_the_reference_model(cmds in cmds(6)) {
+            check(ZnsConfig { zone_capacity: 20, ..ZnsConfig::default() }, &cmds);
+        }
+
+        #[test]
+        fn the_device_follows_the_reference_model_under_limits(cmds in cmds(6)) {
+            let config = ZnsConfig {
+                zone_capacity: 12,
+                max_open_zones: 2,
+                max_active_zones: 3,
+                zone_mapping: ftlab_ftl::zns::ZoneMapping::Die,
+                zone_blocks: 1,
+            };
+            check(config, &cmds);
+        }
+    }
+}
