@@ -23,7 +23,7 @@ impl Layout {
         let dies = g.dies();
         let per_die = g.planes_per_die * g.blocks_per_plane;
         let k = if config.zone_blocks == 0 { dies } else { config.zone_blocks };
-        let zones = match config.mapping() {
+        let zones = match config.zone_mapping {
             ZoneMapping::Striped => (dies * per_die) / k,
             ZoneMapping::Die => dies * (per_die / k),
         };
@@ -33,7 +33,7 @@ impl Layout {
                 format!(
                     "zns.zone_blocks = {k} leaves no zone on this device ({dies} dies of {per_die} blocks{}): give \
                      fewer blocks a zone",
-                    if config.mapping() == ZoneMapping::Die { ", a zone on one die" } else { "" }
+                    if config.zone_mapping == ZoneMapping::Die { ", a zone on one die" } else { "" }
                 ),
             ));
         }
@@ -43,7 +43,7 @@ impl Layout {
         let mut blocks = Vec::with_capacity((zones * k) as usize);
         for z in 0..zones {
             for j in 0..k {
-                blocks.push(match config.mapping() {
+                blocks.push(match config.zone_mapping {
                     ZoneMapping::Striped => {
                         let s = z * k + j;
                         block(s % dies, s / dies)
@@ -52,7 +52,7 @@ impl Layout {
                 });
             }
         }
-        Ok(Layout { geometry: g, blocks, per_zone: k, mapping: config.mapping() })
+        Ok(Layout { geometry: g, blocks, per_zone: k, mapping: config.zone_mapping })
     }
 
     fn zones(&self) -> u32 {
@@ -75,12 +75,6 @@ impl Layout {
             ZoneMapping::Die => (i / self.geometry.pages_per_block, i % self.geometry.pages_per_block),
         };
         self.geometry.ppa(self.blocks(z)[j as usize], offset)
-    }
-}
-
-impl ZnsConfig {
-    fn mapping(&self) -> ZoneMapping {
-        self.zone_mapping
     }
 }
 
