@@ -107,6 +107,9 @@ pub struct Harness<'b> {
     /// The medium injects faults: reads after a power cut may fail from one and
     /// are retried ([`Harness::read_faulty`]).
     pub faulty: bool,
+    /// Writes carry a stream in their hint, logical page modulo this many
+    /// (0, the default: none), for FTLs that place by stream.
+    pub streams: u32,
 }
 
 /// What was done to one logical page since the last point where its contents
@@ -172,6 +175,7 @@ impl<'b> Harness<'b> {
             next_token: 1,
             completions: Vec::new(),
             faulty: false,
+            streams: 0,
         }
     }
 
@@ -183,7 +187,8 @@ impl<'b> Harness<'b> {
         let token = self.next_token;
         self.next_token += 1;
         let mut io = self.flash.io(self.now);
-        self.ftl.write(&mut io, Lpn(lpn), Payload::Token(token), &Hint::default())?;
+        let hint = Hint { stream: (self.streams > 0).then(|| lpn % self.streams), ..Hint::default() };
+        self.ftl.write(&mut io, Lpn(lpn), Payload::Token(token), &hint)?;
         let done = io.completion();
         self.completions.push(done.as_ns());
         let h = self.model.entry(lpn).or_default();
@@ -433,9 +438,16 @@ pub fn full_overwrite(builder: &dyn FtlBuilder, config: &NandConfig, rounds: usi
 
 /// A random workload, a power cut at a random time, recovery, more work, another cut.
 pub fn power_cut(builder: &dyn FtlBuilder, geometry: Geometry, seed: u64) {
+    power_cut_with_streams(builder, geometry, seed, 0);
+}
+
+/// [`power_cut`] with writes carrying a stream, logical page modulo
+/// `streams` ([`Harness::streams`]; 0: none), for FTLs that place by stream.
+pub fn power_cut_with_streams(builder: &dyn FtlBuilder, geometry: Geometry, seed: u64, streams: u32) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let config = nand_config(geometry, if seed.is_multiple_of(2) { 0.0 } else { 0.05 }, seed);
     let mut h = Harness::new(builder, &config);
+    h.streams = streams;
     // Age the device first so the cut lands amid garbage collection.
     let n = h.logical_pages();
     for lpn in 0..n {

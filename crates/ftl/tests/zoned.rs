@@ -423,3 +423,81 @@ mod fuzz {
         }
     }
 }
+
+mod host_streams {
+    //! The host FTL over ZNS with an open zone a stream: integrity through
+    //! power cuts, data a placement tells apart kept apart, bad settings.
+
+    use ftlab_ftl::conformance::{nand_config, power_cut_with_streams, small_geometry};
+    use ftlab_ftl::zns::{ZnsConfig, ZnsHostConfig};
+    use ftlab_ftl::{Flash, FtlBuilder, Hint, Lpn};
+    use ftlab_nand::{Nand, Payload, SimTime};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    fn streams(n: u32) -> ZnsHostConfig {
+        let zns = ZnsConfig { max_open_zones: 2 * n, max_active_zones: 2 * n + 1, ..ZnsConfig::default() };
+        ZnsHostConfig { streams: n, zns, ..ZnsHostConfig::default() }
+    }
+
+    #[test]
+    fn three_streams_keep_every_acknowledged_write_through_power_cuts() {
+        for seed in 0..6 {
+            power_cut_with_streams(&streams(3), small_geometry(), seed, 3);
+        }
+    }
+
+    /// WAF of a fill, then random overwrites of which 90% go to the first
+    /// tenth of the space; with `placed`, the hot tenth's writes carry stream
+    /// 0 and the rest stream 1.
+    fn hot_cold_waf(config: &ZnsHostConfig, placed: bool) -> f64 {
+        // 128 zones of four blocks.
+        let geometry = ftlab_nand::Geometry { blocks_per_plane: 64, ..small_geometry() };
+        let mut flash = Flash::new(Nand::new(&nand_config(geometry, 0.0, 1)).unwrap());
+        let mut ftl = config.format(&mut flash.io(SimTime::ZERO)).unwrap();
+        let n = ftl.logical_pages();
+        let hot = n / 10;
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mut now = SimTime::ZERO;
+        for i in 0..u64::from(n) * 6 {
+            let lpn = if i < u64::from(n) {
+                i as u32
+            } else if rng.gen_bool(0.9) {
+                rng.gen_range(0..hot)
+            } else {
+                rng.gen_range(hot..n)
+            };
+            let stream = placed.then_some(u32::from(lpn >= hot));
+            let mut io = flash.io(now);
+            ftl.write(&mut io, Lpn(lpn), Payload::Token(i + 1), &Hint { stream, ..Hint::default() }).unwrap();
+            now = io.completion().max(now);
+        }
+        ftl.check_invariants(&flash).unwrap();
+        flash.counters().waf().unwrap()
+    }
+
+    #[test]
+    fn a_stream_each_for_hot_and_cold_data_copies_less() {
+        let apart = hot_cold_waf(&streams(2), true);
+        let mixed = hot_cold_waf(&streams(2), false);
+        // Measured: 3.656 apart, 5.017 mixed (copies in one zone as well:
+        // 4.814 apart).
+        assert!(apart < 0.8 * mixed, "WAF {apart:.3} with hot and cold apart, {mixed:.3} mixed");
+    }
+
+    #[test]
+    fn bad_stream_settings_are_config_errors_naming_the_key() {
+        let mut flash = Flash::new(Nand::new(&nand_config(small_geometry(), 0.0, 1)).unwrap());
+        for (config, key) in [
+            (ZnsHostConfig { streams: 0, ..ZnsHostConfig::default() }, "ftl.streams"),
+            (ZnsHostConfig { streams: 65, ..ZnsHostConfig::default() }, "ftl.streams"),
+            (
+                ZnsHostConfig { zns: ZnsConfig { max_open_zones: 5, ..streams(3).zns }, ..streams(3) },
+                "ftl.zns.max_open_zones",
+            ),
+        ] {
+            let e = config.format(&mut flash.io(SimTime::ZERO)).err().unwrap();
+            assert!(format!("{e:?}").contains(key), "{e:?} should name {key}");
+        }
+    }
+}

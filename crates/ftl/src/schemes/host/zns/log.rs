@@ -4,24 +4,34 @@
 //!
 //! - **Writes** append to the host's open zone, with the logical page in the
 //!   page's metadata ([`Zoned::append`]); the page's old copy becomes invalid.
-//!   A full zone is closed for writes and a free (empty) one opened.
+//!   A full zone is closed for writes and a free (empty) one opened. With
+//!   `streams` above 1 the host keeps an open zone a stream and a write goes
+//!   to the zone of its hint's stream ([`Hint::stream`] modulo `streams`;
+//!   none: stream 0), so data a placement policy tells apart is kept in
+//!   zones apart, as an FDP device keeps it in reclaim units apart.
 //! - **Garbage collection on the host**, before a write, while no more than
 //!   `gc_free_zones` zones are free: the zone with the fewest valid pages
 //!   (greedy; ties to the lower zone) among the written ones has its valid
 //!   pages read and appended to the host's garbage-collection zone, then is
 //!   reset once every copy is programmed (a cut between keeps both copies,
-//!   the newer wins). Its reads, copies and erases count as garbage
+//!   the newer wins). With streams, each stream has a zone of its own for
+//!   copies too, and a victim's pages go to its stream's (the stream a zone
+//!   was opened for), so garbage collection does not mix what the streams
+//!   keep apart. Its reads, copies and erases count as garbage
 //!   collection's, so the report's WAF is the host's and the device's
 //!   together (the device itself adds none).
 //! - **Recovery**: the device's zones come back from the medium; the host
 //!   reads every written page's metadata and keeps, for each logical page,
-//!   the copy written last. The zones left closed (at most the two it had
-//!   open) take its writes and garbage collection's copies again.
+//!   the copy written last. The zones left closed (at most the ones it had
+//!   open) take its writes and copies again, stream by stream in zone order
+//!   (which stream a zone was is not kept on the medium: every zone written
+//!   before the cut counts as stream 0's).
 //! - **Faults**: a write whose program fails (its zone turns read-only) is
 //!   retried in a fresh zone; a read-only zone is collected like any other
 //!   but not reset, and never written again.
 //! - **Capacity**: the zones' capacity less `over_provisioning`, and at most
-//!   what leaves `gc_free_zones`, the two open zones and one more free.
+//!   what leaves `gc_free_zones`, the open zones (two a stream: its writes'
+//!   and its copies') and one more free.
 //!
 //! Trims drop the host's mapping (they are not durable, as elsewhere).
 
@@ -37,6 +47,9 @@ use crate::{Ftl, FtlError, Hint, Io, Lpn, Purpose};
 
 const NONE: u32 = u32::MAX;
 
+/// Most streams (open zones for host writes) of [`ZnsHostConfig::streams`].
+pub const MAX_STREAMS: u32 = 64;
+
 /// Configuration of [`ZnsHost`]. Every field has a documented default.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -47,13 +60,16 @@ pub struct ZnsHostConfig {
     /// Garbage collection runs before a write while at most this many zones
     /// are free (at least 1). Default 2.
     pub gc_free_zones: u32,
+    /// Open zones for host writes, one a stream of the writes' hints (1 to
+    /// [`MAX_STREAMS`]). Default 1: every write to one zone.
+    pub streams: u32,
     /// The zoned device (`[ftl.zns]`): its zones, limits and mapping.
     pub zns: ZnsConfig,
 }
 
 impl Default for ZnsHostConfig {
     fn default() -> Self {
-        ZnsHostConfig { over_provisioning: 0.10, gc_free_zones: 2, zns: ZnsConfig::default() }
+        ZnsHostConfig { over_provisioning: 0.10, gc_free_zones: 2, streams: 1, zns: ZnsConfig::default() }
     }
 }
 
@@ -67,16 +83,28 @@ impl ZnsHostConfig {
                 "zns-host.gc_free_zones must be at least 1: garbage collection needs a free zone to copy into",
             ));
         }
+        if self.streams == 0 || self.streams > MAX_STREAMS {
+            return Err(FtlError::config(
+                "ftl.streams",
+                format!(
+                    "zns-host.streams must be 1 to {MAX_STREAMS} (an open zone a stream of the writes' hints), got {}",
+                    self.streams
+                ),
+            ));
+        }
+        let open = 2 * self.streams;
         for (limit, key) in [
             (self.zns.max_open_zones, "ftl.zns.max_open_zones"),
             (self.zns.max_active_zones, "ftl.zns.max_active_zones"),
         ] {
-            if limit == 1 {
+            if limit != 0 && limit < open {
                 return Err(FtlError::config(
                     key,
                     format!(
-                        "{key} = 1: the host FTL keeps two zones open (its writes' and garbage collection's); give at \
-                         least 2, or 0 for no limit"
+                        "{key} = {limit}: the host FTL keeps {open} zones open (two for each of its {} streams: its \
+                         writes' and garbage collection's copies'); give at least {open}, or 0 for no limit, or fewer \
+                         ftl.streams",
+                        self.streams
                     ),
                 ));
             }
@@ -108,9 +136,12 @@ pub struct ZnsHost {
     valid: Vec<u32>,
     /// Empty zones, the next to open first.
     free: VecDeque<u32>,
-    /// The zone host writes go to, and the one garbage collection copies to.
-    open: Option<u32>,
-    gc_open: Option<u32>,
+    /// The zone each stream's host writes go to, and the one garbage
+    /// collection copies its pages to.
+    open: Vec<Option<u32>>,
+    gc_open: Vec<Option<u32>>,
+    /// The stream each zone was last opened for.
+    zone_stream: Vec<u32>,
 }
 
 impl ZnsHost {
@@ -119,7 +150,7 @@ impl ZnsHost {
         let zones = dev.zones();
         let usable = (0..zones).filter(|&z| dev.zone(z).is_ok_and(|d| d.state != ZoneState::Offline)).count() as u64;
         let cap = u64::from(dev.zone_capacity());
-        let reserve = u64::from(config.gc_free_zones) + 3;
+        let reserve = u64::from(config.gc_free_zones) + 2 * u64::from(config.streams) + 1;
         let wanted = ((usable * cap) as f64 * (1.0 - config.over_provisioning)).floor() as u64;
         let logical = wanted.min(usable.saturating_sub(reserve) * cap);
         if logical == 0 {
@@ -139,8 +170,9 @@ impl ZnsHost {
             owner: vec![NONE; pages],
             valid: vec![0; zones as usize],
             free: VecDeque::new(),
-            open: None,
-            gc_open: None,
+            open: vec![None; config.streams as usize],
+            gc_open: vec![None; config.streams as usize],
+            zone_stream: vec![0; zones as usize],
             dev,
             config,
         })
@@ -175,10 +207,14 @@ impl ZnsHost {
             }
             match d.state {
                 ZoneState::Empty => host.free.push_back(z),
-                // The host had two zones open (its writes' and garbage
-                // collection's): it writes on in them; any other is finished.
-                ZoneState::Closed if host.open.is_none() => host.open = Some(z),
-                ZoneState::Closed if host.gc_open.is_none() => host.gc_open = Some(z),
+                // The host had a zone open a stream and one for garbage
+                // collection: it writes on in them; any other is finished.
+                ZoneState::Closed if host.open.contains(&None) || host.gc_open.contains(&None) => {
+                    let slot = host.open.iter_mut().chain(host.gc_open.iter_mut()).find(|o| o.is_none());
+                    if let Some(slot) = slot {
+                        *slot = Some(z);
+                    }
+                }
                 ZoneState::Closed => {
                     // A finish that fails leaves the zone read-only: collected
                     // all the same.
@@ -211,15 +247,16 @@ impl ZnsHost {
         self.valid[z] -= 1;
     }
 
-    /// Appends `data` for `lpn` to the zone in `slot` (opening a free one when
-    /// it has none or it filled), counted under `purpose`; a failed program
-    /// (the zone turned read-only) is retried once in a fresh zone. Returns
-    /// the device page.
-    fn append(&mut self, io: &mut Io, gc: bool, lpn: u32, data: Payload) -> Result<u32, FtlError> {
+    /// Appends `data` for `lpn` to garbage collection's zone (`gc`) or to
+    /// stream `stream`'s (opening a free one when it has none or it filled),
+    /// counted as garbage collection's or the host's; a failed program (the
+    /// zone turned read-only) is retried once in a fresh zone. Returns the
+    /// device page.
+    fn append(&mut self, io: &mut Io, gc: bool, stream: usize, lpn: u32, data: Payload) -> Result<u32, FtlError> {
         let purpose = if gc { Purpose::Gc } else { Purpose::Host };
         let mut retried = false;
         loop {
-            let slot = if gc { self.gc_open } else { self.open };
+            let slot = if gc { self.gc_open[stream] } else { self.open[stream] };
             let writable = |z: u32| {
                 matches!(
                     self.state(z),
@@ -236,10 +273,11 @@ impl ZnsHost {
                 })?,
             };
             if gc {
-                self.gc_open = Some(zone);
+                self.gc_open[stream] = Some(zone);
             } else {
-                self.open = Some(zone);
+                self.open[stream] = Some(zone);
             }
+            self.zone_stream[zone as usize] = stream as u32;
             match self.dev.as_purpose(purpose, |d| d.append(io, zone, data.clone(), Some(lpn))) {
                 Ok(page) => return Ok(page.0),
                 Err(_) if !retried && self.state(zone) == ZoneState::ReadOnly => retried = true,
@@ -253,7 +291,7 @@ impl ZnsHost {
     fn collect(&mut self, io: &mut Io) -> Result<bool, FtlError> {
         let cap = self.dev.zone_capacity();
         let victim = (0..self.dev.zones())
-            .filter(|&z| Some(z) != self.open && Some(z) != self.gc_open)
+            .filter(|&z| !self.open.contains(&Some(z)) && !self.gc_open.contains(&Some(z)))
             .filter(|&z| match self.state(z) {
                 ZoneState::Full => true,
                 ZoneState::ReadOnly => self.valid[z as usize] > 0,
@@ -264,6 +302,7 @@ impl ZnsHost {
         else {
             return Ok(false);
         };
+        let stream = (self.zone_stream[victim as usize] % self.config.streams) as usize;
         let start = victim * self.dev.zone_size();
         for page in start..start + self.dev.zone_size() {
             let lpn = self.owner[page as usize];
@@ -274,7 +313,7 @@ impl ZnsHost {
                 .dev
                 .as_purpose(Purpose::Gc, |d| d.read(io, Lpn(page)))?
                 .ok_or_else(|| FtlError::Recovery(format!("zns-host: page {page} is mapped but reads nothing")))?;
-            let to = self.append(io, true, lpn, data)?;
+            let to = self.append(io, true, stream, lpn, data)?;
             self.dev.supersede(io, page);
             self.invalidate(page);
             self.place(lpn, to);
@@ -310,7 +349,7 @@ impl Ftl for ZnsHost {
         }
     }
 
-    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, _hint: &Hint) -> Result<(), FtlError> {
+    fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
         let l = crate::check_lpn(lpn, self.logical)?;
         io.independent(|io| -> Result<(), FtlError> {
             while self.free.len() <= self.config.gc_free_zones as usize {
@@ -320,7 +359,8 @@ impl Ftl for ZnsHost {
             }
             Ok(())
         })?;
-        let page = self.append(io, false, lpn.0, data)?;
+        let stream = hint.stream.map_or(0, |s| (s % self.config.streams) as usize);
+        let page = self.append(io, false, stream, lpn.0, data)?;
         if self.map[l] != NONE {
             self.dev.supersede(io, self.map[l]);
             self.invalidate(self.map[l]);
