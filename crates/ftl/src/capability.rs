@@ -287,6 +287,13 @@ pub enum ZoneState {
 }
 
 impl ZoneState {
+    /// The zone state's number in a zone report's curve
+    /// (`zone_state_by_zone`): 0 empty, 1 implicitly opened, 2 explicitly
+    /// opened, 3 closed, 4 full, 5 read-only, 6 offline.
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
     /// Whether the zone holds one of the open resources (`max_open`).
     pub fn is_open(self) -> bool {
         matches!(self, ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened)

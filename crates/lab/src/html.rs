@@ -245,9 +245,69 @@ pub fn report_html(report: &Value, title: &str) -> String {
         }
     }
     // The FTL's own gauges (Janus-FTL's page-mapping area, for one), a plot
-    // each: their scales differ.
+    // each: their scales differ. An FDP device's per-handle pages make one
+    // plot of each handle's WAF, a zoned device's zone counts one of its
+    // zone states.
     if let Some(gauges) = tp["gauges"].as_object().filter(|_| step > 0.0) {
-        for (name, values) in gauges {
+        let values_of = |name: &str| -> Vec<f64> {
+            gauges
+                .get(name)
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_f64).collect())
+                .unwrap_or_default()
+        };
+        let mut handles = Vec::new();
+        for h in 0.. {
+            let (host, media) =
+                (values_of(&format!("fdp_host_pages_h{h}")), values_of(&format!("fdp_media_pages_h{h}")));
+            if host.is_empty() {
+                break;
+            }
+            // Each interval's WAF: the media pages it added over the host
+            // pages it added (intervals without host pages left out).
+            let mut points = Vec::new();
+            let (mut last_host, mut last_media) = (0.0, 0.0);
+            for (i, (h, m)) in host.iter().zip(&media).enumerate() {
+                if h - last_host > 0.0 {
+                    points.push((i as f64 * step, (m - last_media) / (h - last_host)));
+                }
+                (last_host, last_media) = (*h, *m);
+            }
+            if points.len() > 1 {
+                handles.push((format!("handle {h}"), points));
+            }
+        }
+        if !handles.is_empty() {
+            let fig = Figure::lines(
+                "waf-by-handle",
+                Axis::new("Simulated time", Some("s")),
+                Axis::new("Media pages per host page", None),
+                lines_of(handles),
+            );
+            body += &embed("Write amplification by reclaim unit handle over time (FDP)", &fig);
+        }
+        let zones: Vec<(String, Vec<(f64, f64)>)> = ["zones_open", "zones_active", "zones_full", "zones_free"]
+            .into_iter()
+            .map(|n| (n.trim_start_matches("zones_").to_owned(), values_of(n)))
+            .filter(|(_, v)| v.len() > 1)
+            .map(|(n, v)| (n, v.iter().enumerate().map(|(i, y)| (i as f64 * step, *y)).collect()))
+            .collect();
+        if !zones.is_empty() {
+            let fig = Figure::lines(
+                "zone-states",
+                Axis::new("Simulated time", Some("s")),
+                Axis::new("Zones", None),
+                lines_of(zones),
+            );
+            body += &embed("Zone states over time (ZNS)", &fig);
+        }
+        let drawn = |name: &str| {
+            name.starts_with("zones_")
+                || ["fdp_host_pages_h", "fdp_media_pages_h"]
+                    .iter()
+                    .any(|p| name.strip_prefix(p).is_some_and(|h| h.parse::<u32>().is_ok()))
+        };
+        for (name, values) in gauges.iter().filter(|(n, _)| !drawn(n)) {
             let points: Vec<(f64, f64)> = values
                 .as_array()
                 .map(|a| a.iter().enumerate().filter_map(|(i, v)| Some((i as f64 * step, v.as_f64()?))).collect())
@@ -563,6 +623,28 @@ mod tests {
         .unwrap();
         let html = report_html(&serde_json::to_value(ftlab_sim::run(&pagemap, &mut |_| {}).unwrap()).unwrap(), "");
         assert!(!html.contains("id=\"gauge-"));
+    }
+
+    #[test]
+    fn an_fdp_device_gets_its_handles_waf_and_a_zoned_one_its_zone_states() {
+        let run = |ftl: &str| {
+            let text = format!(
+                "[device]\nchip = \"small-slc\"\nblocks_per_plane = 64\n[ftl]\n{ftl}\n[metrics]\nslowdown = false\n\
+                 [[flow]]\nname = \"random\"\nqueue_depth = 4\nstream = 0\n[flow.workload.generator]\nkind = \"uniform\"\nrequests = 30000\n\
+                 [[flow]]\nname = \"sequential\"\nqueue_depth = 4\nstream = 1\n[flow.workload.generator]\nkind = \"sequential\"\nrequests = 30000\n"
+            );
+            let config = ftlab_sim::RunConfig::from_toml(&text, "test").unwrap();
+            report_html(&serde_json::to_value(ftlab_sim::run(&config, &mut |_| {}).unwrap()).unwrap(), "")
+        };
+        let fdp = run("kind = \"fdp\"\nhandles = 2\nisolation = \"persistently\"");
+        assert!(fdp.contains("id=\"waf-by-handle\""));
+        assert!(fdp.contains("data-name=\"handle 0\"") && fdp.contains("data-name=\"handle 1\""));
+        assert!(!fdp.contains("id=\"gauge-fdp-host-pages-h0\""), "per-handle gauges are drawn together");
+        assert!(!fdp.contains("id=\"zone-states\""));
+        let zns = run("kind = \"zns-host\"\nstreams = 2");
+        assert!(zns.contains("id=\"zone-states\""));
+        assert!(zns.contains("data-name=\"full\"") && zns.contains("data-name=\"free\""));
+        assert!(!zns.contains("id=\"gauge-zones-full\"") && !zns.contains("id=\"waf-by-handle\""));
     }
 
     #[test]

@@ -210,3 +210,56 @@ def test_a_saved_report_carries_its_provenance_and_reruns(small, tmp_path):
     saved.write_text(json.dumps(d))
     out = subprocess.run([binary, "rerun", "-q", str(saved)], capture_output=True, text=True)
     assert out.returncode == 1 and "erases" in out.stderr, out.stderr
+
+
+PLACED = """
+seed = 3
+[device]
+chip = "small-slc"
+blocks_per_plane = 64
+[ftl]
+kind = "{kind}"
+{extra}
+[metrics]
+slowdown = false
+[[flow]]
+name = "random"
+queue_depth = 4
+stream = 0
+[flow.workload.generator]
+kind = "uniform"
+requests = 20000
+[[flow]]
+name = "sequential"
+queue_depth = 4
+stream = 1
+[flow.workload.generator]
+kind = "sequential"
+requests = 20000
+"""
+
+
+def test_an_fdp_device_reports_each_handles_waf():
+    config = PLACED.format(kind="fdp", extra='handles = 2\nisolation = "persistently"')
+    report = ftlab.run(ftlab.Config.from_toml(config), progress=False)
+    h = report.fdp_handles()
+    assert list(h.columns) == ["handle", "host_pages", "media_pages", "waf"]
+    assert list(h.host_pages) == [20000, 20000]
+    assert h.media_pages.sum() == report.to_dict()["ftl_gauges"]["fdp_media_pages"]
+    # The sequential flow's handle copies less than the random one's.
+    assert h.waf[1] < h.waf[0]
+    ts = report.timeseries()
+    assert ts["gauge.fdp_host_pages_h1"].iloc[-1] == 20000
+    assert report.zones().empty
+
+
+def test_a_zoned_device_reports_its_zones():
+    report = ftlab.run(ftlab.Config.from_toml(PLACED.format(kind="zns-host", extra="streams = 2")), progress=False)
+    z = report.zones()
+    assert list(z.columns) == ["zone", "state", "written_pages", "valid_pages", "stream"]
+    assert set(z.state) <= {"empty", "implicitly-opened", "closed", "full"}
+    assert (z.state == "full").sum() == report.to_dict()["ftl_gauges"]["zones_full"]
+    assert (z.valid_pages <= z.written_pages).all()
+    assert z.valid_pages.sum() <= 40000
+    assert set(z.stream) == {0, 1}
+    assert report.fdp_handles().empty

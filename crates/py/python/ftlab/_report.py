@@ -22,6 +22,18 @@ _PERCENTILES: Tuple[Tuple[str, float], ...] = (
 )
 
 
+# A zone report's state codes (``ZoneState::code`` in ftlab_ftl).
+_ZONE_STATES = (
+    "empty",
+    "implicitly-opened",
+    "explicitly-opened",
+    "closed",
+    "full",
+    "read-only",
+    "offline",
+)
+
+
 def _pandas():
     try:
         import pandas
@@ -42,7 +54,8 @@ class Report(Record):
     """The result of one run (``ftlab.run``): every field of ``ftlab run -f
     json`` as an attribute (``report.waf``, ``report.write_us.p99``), the dict
     with ``to_dict()``, and DataFrames: ``latency_cdf()``, ``latency_percentiles()``, ``timeseries()``,
-    ``erase_counts()``, ``rber_distribution()``, ``tasks_frame()``. Field meanings:
+    ``erase_counts()``, ``rber_distribution()``, ``tasks_frame()``, and for the
+    zoned and FDP devices ``zones()`` and ``fdp_handles()``. Field meanings:
     crates/cli/FIELDS.md."""
 
     __slots__ = ()
@@ -166,6 +179,53 @@ class Report(Record):
         admission verdict); empty without a task set."""
         pd = _pandas()
         return pd.DataFrame(self._data.get("tasks") or [])
+
+    def zones(self):
+        """The zone report at the end of the run of a zoned device
+        (``zns-host``): one row per zone with columns ``zone``, ``state`` (its
+        ZNS state: ``empty``, ``implicitly-opened``, ``explicitly-opened``,
+        ``closed``, ``full``, ``read-only``, ``offline``) and
+        ``written_pages``, and from the host FTL ``valid_pages`` and
+        ``stream`` (the stream the zone was last opened for); empty for
+        another FTL. Zone counts over time: ``timeseries()``, columns
+        ``gauge.zones_*``."""
+        pd = _pandas()
+        curves = self._data.get("ftl_curves") or {}
+        states = curves.get("zone_state_by_zone")
+        if states is None:
+            return pd.DataFrame(columns=["zone", "state", "written_pages"])
+        frame = {"zone": list(range(len(states))), "state": [_ZONE_STATES[int(c)] for c in states]}
+        for key, col in (
+            ("zone_written_pages_by_zone", "written_pages"),
+            ("zone_valid_pages_by_zone", "valid_pages"),
+            ("zone_stream_by_zone", "stream"),
+        ):
+            if key in curves:
+                frame[col] = [int(v) for v in curves[key]]
+        return pd.DataFrame(frame)
+
+    def fdp_handles(self):
+        """The FDP statistics per reclaim unit handle of an ``fdp`` device,
+        since measurement started: one row per handle with columns
+        ``handle``, ``host_pages``, ``media_pages`` and ``waf``
+        (``media_pages / host_pages``, NaN for a handle without host writes);
+        empty for another FTL. Each handle over time: ``timeseries()``,
+        columns ``gauge.fdp_host_pages_h<handle>`` and
+        ``gauge.fdp_media_pages_h<handle>``."""
+        pd = _pandas()
+        curves = self._data.get("ftl_curves") or {}
+        host = curves.get("fdp_host_pages_by_handle")
+        media = curves.get("fdp_media_pages_by_handle")
+        if host is None or media is None:
+            return pd.DataFrame(columns=["handle", "host_pages", "media_pages", "waf"])
+        return pd.DataFrame(
+            {
+                "handle": list(range(len(host))),
+                "host_pages": [int(v) for v in host],
+                "media_pages": [int(v) for v in media],
+                "waf": [m / h if h else float("nan") for h, m in zip(host, media)],
+            }
+        )
 
     def to_html(self, title: str = "") -> str:
         """The report as one self-contained HTML page (inline SVG, no network)."""

@@ -338,12 +338,18 @@ impl Ftl for Fdp {
     }
 
     fn gauges(&self) -> Vec<(&'static str, f64)> {
-        vec![
+        let mut g = vec![
             ("fdp_host_pages", self.host_pages.iter().sum::<u64>() as f64),
             ("fdp_media_pages", self.media_pages.iter().sum::<u64>() as f64),
             ("fdp_events_media_reallocated", self.media_reallocated as f64),
             ("fdp_events_ru_not_fully_written", self.ru_not_fully_written as f64),
-        ]
+        ];
+        // Per handle, so that a report follows each handle's WAF over time.
+        for (h, (&host, &media)) in self.host_pages.iter().zip(&self.media_pages).enumerate() {
+            g.push((HOST_PAGES_BY_HANDLE[h], host as f64));
+            g.push((MEDIA_PAGES_BY_HANDLE[h], media as f64));
+        }
+        g
     }
 
     fn reset_counters(&mut self) {
@@ -363,6 +369,78 @@ impl Ftl for Fdp {
         self.core.check(&self.picker, flash)
     }
 }
+
+/// The gauges of each handle's host pages (`fdp_host_pages_h<handle>`), as
+/// [`Fdp`]'s total `fdp_host_pages`.
+const HOST_PAGES_BY_HANDLE: [&str; MAX_HANDLES as usize] = [
+    "fdp_host_pages_h0",
+    "fdp_host_pages_h1",
+    "fdp_host_pages_h2",
+    "fdp_host_pages_h3",
+    "fdp_host_pages_h4",
+    "fdp_host_pages_h5",
+    "fdp_host_pages_h6",
+    "fdp_host_pages_h7",
+    "fdp_host_pages_h8",
+    "fdp_host_pages_h9",
+    "fdp_host_pages_h10",
+    "fdp_host_pages_h11",
+    "fdp_host_pages_h12",
+    "fdp_host_pages_h13",
+    "fdp_host_pages_h14",
+    "fdp_host_pages_h15",
+    "fdp_host_pages_h16",
+    "fdp_host_pages_h17",
+    "fdp_host_pages_h18",
+    "fdp_host_pages_h19",
+    "fdp_host_pages_h20",
+    "fdp_host_pages_h21",
+    "fdp_host_pages_h22",
+    "fdp_host_pages_h23",
+    "fdp_host_pages_h24",
+    "fdp_host_pages_h25",
+    "fdp_host_pages_h26",
+    "fdp_host_pages_h27",
+    "fdp_host_pages_h28",
+    "fdp_host_pages_h29",
+    "fdp_host_pages_h30",
+    "fdp_host_pages_h31",
+];
+/// The gauges of each handle's media pages (`fdp_media_pages_h<handle>`).
+const MEDIA_PAGES_BY_HANDLE: [&str; MAX_HANDLES as usize] = [
+    "fdp_media_pages_h0",
+    "fdp_media_pages_h1",
+    "fdp_media_pages_h2",
+    "fdp_media_pages_h3",
+    "fdp_media_pages_h4",
+    "fdp_media_pages_h5",
+    "fdp_media_pages_h6",
+    "fdp_media_pages_h7",
+    "fdp_media_pages_h8",
+    "fdp_media_pages_h9",
+    "fdp_media_pages_h10",
+    "fdp_media_pages_h11",
+    "fdp_media_pages_h12",
+    "fdp_media_pages_h13",
+    "fdp_media_pages_h14",
+    "fdp_media_pages_h15",
+    "fdp_media_pages_h16",
+    "fdp_media_pages_h17",
+    "fdp_media_pages_h18",
+    "fdp_media_pages_h19",
+    "fdp_media_pages_h20",
+    "fdp_media_pages_h21",
+    "fdp_media_pages_h22",
+    "fdp_media_pages_h23",
+    "fdp_media_pages_h24",
+    "fdp_media_pages_h25",
+    "fdp_media_pages_h26",
+    "fdp_media_pages_h27",
+    "fdp_media_pages_h28",
+    "fdp_media_pages_h29",
+    "fdp_media_pages_h30",
+    "fdp_media_pages_h31",
+];
 
 /// The registry's entries for this module's schemes ([`crate::registry`]).
 pub const SCHEMES: [crate::entry::Scheme; 1] = [crate::entry::Scheme {

@@ -342,6 +342,17 @@ impl Ftl for ZnsDevice {
         vec![("zones_open", f64::from(open)), ("zones_active", f64::from(active)), ("zones_full", full as f64)]
     }
 
+    /// The zone report at the end of a run: each zone's state
+    /// ([`ZoneState::code`]) and the pages written in it.
+    fn curves(&self) -> Vec<(&'static str, Vec<f64>)> {
+        let zones = 0..self.zones.len();
+        let written = |z: u32| self.zone(z).map_or(0.0, |d| f64::from(d.write_pointer - d.start));
+        vec![
+            ("zone_state_by_zone", zones.clone().map(|z| f64::from(self.zones.state(z).code())).collect()),
+            ("zone_written_pages_by_zone", zones.map(written).collect()),
+        ]
+    }
+
     fn check_invariants(&self, flash: &crate::Flash) -> Result<(), String> {
         let (mut open, mut active) = (0, 0);
         for z in 0..self.zones.len() {

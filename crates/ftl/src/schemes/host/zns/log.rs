@@ -396,6 +396,15 @@ impl Ftl for ZnsHost {
         g
     }
 
+    /// The device's zone report, with the host's valid pages and the stream
+    /// of each zone.
+    fn curves(&self) -> Vec<(&'static str, Vec<f64>)> {
+        let mut c = self.dev.curves();
+        c.push(("zone_valid_pages_by_zone", self.valid.iter().map(|&v| f64::from(v)).collect()));
+        c.push(("zone_stream_by_zone", self.zone_stream.iter().map(|&s| f64::from(s)).collect()));
+        c
+    }
+
     fn check_invariants(&self, flash: &crate::Flash) -> Result<(), String> {
         self.dev.check_invariants(flash)?;
         for (l, &page) in self.map.iter().enumerate() {
