@@ -33,7 +33,11 @@
 //! Requests of a flush or compaction arrive with the operation that triggered them.
 //! Each request's [`HostRequest::device`] is its **lifetime label**: 0 for the log,
 //! 1 for L0, `i + 1` for `Li` (labels `0..=levels + 1`). The simulator passes it on
-//! as the write's stream (`Hint::stream`), the placement handle of an FDP device.
+//! as the write's stream (`Hint::stream`), the placement handle of an FDP device,
+//! which then needs `levels + 2` handles (`ftl.handles`, 8 by default).
+//!
+//! The random draws are the point reads and the arrival gaps: without either,
+//! the stream is the same for every seed.
 //!
 //! The space must hold the tree at its fullest (log, every level at its bound, and
 //! a compaction's output written before its inputs are deleted); `build` refuses a
