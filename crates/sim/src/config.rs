@@ -1021,7 +1021,9 @@ pub struct FlowSpec {
     /// The stream its writes carry in their hint (`Hint::stream`): the
     /// placement identifier an FDP device chooses its reclaim unit handle by
     /// (`ftl.kind = "fdp"`), placement by flow. Default: none (an FDP
-    /// device's default handle).
+    /// device's default handle, or the labels of a generator that labels
+    /// its data's lifetimes, `lsm` and `flashcache`). Given, it replaces
+    /// those labels: all the flow's writes go through one handle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<u32>,
 }

@@ -222,7 +222,9 @@ pub(crate) fn drive(
             r.map(|mut r| {
                 r.offset += shift;
                 r.len = r.len.min(cap);
-                r.task = r.task.or(stream);
+                // A flow is never periodic tasks: its requests' `task` is at most
+                // a generator's lifetime label, which a given stream replaces.
+                r.task = stream.or(r.task);
                 r
             })
         });

@@ -20,7 +20,10 @@ pub struct Request {
     pub len: u32,
     /// Absolute deadline (periodic tasks), ns since the start of the workload.
     pub deadline: Option<u64>,
-    /// Index of the task that issued it.
+    /// Index of the task that issued it, or the stream of its data: a flow's
+    /// `stream`, or the lifetime label of a generator that labels its requests
+    /// (`lsm`, `flashcache`). It becomes the write's [`ftlab_ftl::Hint::stream`];
+    /// per-task statistics count only requests with a deadline (periodic tasks).
     pub task: Option<u32>,
     /// When the written data expires, ns since the start of the workload.
     pub expiry: Option<u64>,
@@ -67,7 +70,9 @@ impl std::fmt::Debug for Requests {
 
 enum Inner {
     Trace(Box<TraceSource>),
-    Generator(RequestStream, f64),
+    /// The stream, its time scale, and whether its `device` is a lifetime
+    /// label to pass on as the request's stream.
+    Generator(RequestStream, f64, bool),
     Tasks(TaskSource),
 }
 
@@ -287,7 +292,8 @@ impl Requests {
                     Some(b) => (logical_pages * u64::from(page_size) / u64::from(b), b),
                     None => (logical_pages, page_size),
                 };
-                Inner::Generator(spec.build(blocks, unit, seed).map_err(SimError::Trace)?, time_scale)
+                let labels = spec.labels_lifetimes();
+                Inner::Generator(spec.build(blocks, unit, seed).map_err(SimError::Trace)?, time_scale, labels)
             }
             Source::Tasks { tasks, duration_ns } => {
                 let mut space = tasks_space.clone();
@@ -337,10 +343,10 @@ impl Iterator for Requests {
     fn next(&mut self) -> Option<Self::Item> {
         match &mut self.inner {
             Inner::Trace(t) => t.next(&mut self.late),
-            Inner::Generator(g, factor) => {
-                let factor = *factor;
+            Inner::Generator(g, factor, labels) => {
+                let (factor, labels) = (*factor, *labels);
                 g.next().map(|r| match scale(r.arrival_ns, factor) {
-                    Some(at) => Ok(Request::from_host(r, at)),
+                    Some(at) => Ok(Request { task: labels.then_some(r.device), ..Request::from_host(r, at) }),
                     None => Err(SimError::TimeOverflow {
                         input: "generated request".into(),
                         problem: scale_overflow(r.arrival_ns, factor),

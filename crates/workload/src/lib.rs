@@ -9,7 +9,8 @@
 //! * [`address`] folds a trace's huge address space into a simulated device
 //!   (modulo, compaction of the footprint, one device only, devices side by side).
 //! * [`generate`] builds seeded, deterministic synthetic workloads (sequential,
-//!   uniform, Zipf, hot/cold, PostMark-like, IOzone-like) from a serde
+//!   uniform, Zipf, hot/cold, PostMark-like, IOzone-like, and an LSM tree and a
+//!   flash cache that label each request with its data's lifetime) from a serde
 //!   [`GeneratorSpec`] that can come from a TOML `[workload]` table.
 //! * [`filebench`] runs filebench-like personalities (fileserver, webserver,
 //!   varmail) as block I/O over a simple extent layout.
@@ -86,7 +87,9 @@ pub struct HostRequest {
     pub offset: u64,
     /// Length in bytes, > 0.
     pub len: u32,
-    /// ASU / disk number / LUN / device number; 0 if the source has none.
+    /// ASU / disk number / LUN / device number; 0 if the source has none. For
+    /// the generators that label lifetimes (`lsm`, `flashcache`:
+    /// [`GeneratorSpec::labels_lifetimes`]), the lifetime label of the data.
     pub device: u32,
 }
 

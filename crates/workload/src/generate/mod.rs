@@ -8,7 +8,7 @@
 //!
 //! ```toml
 //! [workload]
-//! kind = "hotcold"          # sequential | uniform | zipf | hotcold | postmark | iozone | phases
+//! kind = "hotcold"          # sequential | uniform | zipf | hotcold | postmark | iozone | lsm | flashcache | phases
 //! access_fraction = 0.8     # 80% of the accesses ...
 //! space_fraction = 0.2      # ... go to the first 20% of the pages
 //! requests = 1000000
@@ -16,9 +16,30 @@
 //! size = { kind = "fixed", pages = 1 }
 //! arrival = { kind = "exponential", mean_ns = 50000.0 }
 //! ```
+//!
+//! Two generators label each request with the lifetime class of its data, in
+//! [`HostRequest::device`] ([`GeneratorSpec::labels_lifetimes`]), for placement
+//! studies (FDP, streams, ZNS):
+//!
+//! ```toml
+//! [workload]
+//! kind = "lsm"              # a RocksDB-like LSM tree: labels WAL 0, L0 1, Li i + 1
+//! operations = 200000
+//! levels = 3
+//! size_ratio = 10
+//! sst_pages = 64
+//!
+//! [workload]
+//! kind = "flashcache"       # a CacheLib-like flash cache: labels SOC 0, LOC 1
+//! operations = 1000000
+//! soc_fraction = 0.1
+//! region_pages = 64
+//! ```
 
 mod dist;
 mod files;
+mod flashcache;
+mod lsm;
 mod synthetic;
 
 use rand::SeedableRng;
@@ -29,6 +50,8 @@ use serde::{Deserialize, Serialize};
 use dist::Clock;
 pub use dist::{Arrival, SizeDist};
 use files::{IoZone, PostMark};
+pub use flashcache::{FlashCacheSpec, LOC_LABEL, SOC_LABEL};
+pub use lsm::LsmSpec;
 use synthetic::{Placement, Synthetic};
 
 use crate::{HostRequest, TraceError};
@@ -182,6 +205,18 @@ pub enum GeneratorSpec {
         #[serde(default)]
         arrival: Arrival,
     },
+    /// A RocksDB-like LSM tree ([`LsmSpec`], module `lsm`): write-ahead log,
+    /// memtable flushes to L0, leveled compaction, deleted files trimmed, optional
+    /// point reads. Each request's `device` is its lifetime label, not a device
+    /// number: 0 for the log, 1 for L0, `i + 1` for level `i`; the simulator makes
+    /// it the write's stream (an FDP device's placement handle).
+    Lsm(LsmSpec),
+    /// A CacheLib-like flash cache ([`FlashCacheSpec`], module `flashcache`): a
+    /// small-object cache of one-page buckets rewritten in place and a
+    /// log-structured large-object cache evicted a region at a time (trims). Each
+    /// request's `device` is its lifetime label: [`SOC_LABEL`] (0) or
+    /// [`LOC_LABEL`] (1); the simulator makes it the write's stream.
+    Flashcache(FlashCacheSpec),
     /// Workloads one after another (e.g. PostMark runs with different file
     /// sets, 004 Figure 8): phase `i` is built with seed `seed + i` over the
     /// same space, its arrivals shifted to start at the last arrival of the
@@ -267,6 +302,8 @@ impl GeneratorSpec {
             GeneratorSpec::Hotcold { .. } => "hotcold",
             GeneratorSpec::Postmark { .. } => "postmark",
             GeneratorSpec::Iozone { .. } => "iozone",
+            GeneratorSpec::Lsm(_) => "lsm",
+            GeneratorSpec::Flashcache(_) => "flashcache",
             GeneratorSpec::Phases { .. } => "phases",
         }
     }
@@ -279,14 +316,16 @@ impl GeneratorSpec {
             | GeneratorSpec::Zipf { arrival, .. }
             | GeneratorSpec::Hotcold { arrival, .. }
             | GeneratorSpec::Postmark { arrival, .. }
-            | GeneratorSpec::Iozone { arrival, .. } => *arrival,
+            | GeneratorSpec::Iozone { arrival, .. }
+            | GeneratorSpec::Lsm(LsmSpec { arrival, .. })
+            | GeneratorSpec::Flashcache(FlashCacheSpec { arrival, .. }) => *arrival,
             GeneratorSpec::Phases { phases } => phases.first().map_or(Arrival::Closed, GeneratorSpec::arrival),
         }
     }
 
     /// Requests the workload issues, where a field fixes them (`None` for
-    /// `postmark` and `iozone`, whose count follows from their files, and for
-    /// `phases` with one of those).
+    /// `postmark`, `iozone`, `lsm` and `flashcache`, whose count follows from
+    /// their state, and for `phases` with one of those).
     pub fn requests(&self) -> Option<u64> {
         if let GeneratorSpec::Phases { phases } = self {
             return phases.iter().map(GeneratorSpec::requests).sum();
@@ -302,7 +341,22 @@ impl GeneratorSpec {
             | GeneratorSpec::Hotcold { requests, read_fraction, size, arrival, .. } => {
                 Some(Mix { requests: *requests, read_fraction: *read_fraction, size, arrival: *arrival })
             }
-            GeneratorSpec::Postmark { .. } | GeneratorSpec::Iozone { .. } | GeneratorSpec::Phases { .. } => None,
+            GeneratorSpec::Postmark { .. }
+            | GeneratorSpec::Iozone { .. }
+            | GeneratorSpec::Lsm(_)
+            | GeneratorSpec::Flashcache(_)
+            | GeneratorSpec::Phases { .. } => None,
+        }
+    }
+
+    /// Whether each request's [`HostRequest::device`] is the lifetime label of its
+    /// data (`lsm`, `flashcache`, and `phases` made only of them) rather than a
+    /// device number: a simulator passes it on as the write's stream.
+    pub fn labels_lifetimes(&self) -> bool {
+        match self {
+            GeneratorSpec::Lsm(_) | GeneratorSpec::Flashcache(_) => true,
+            GeneratorSpec::Phases { phases } => phases.iter().all(GeneratorSpec::labels_lifetimes),
+            _ => false,
         }
     }
 
@@ -344,6 +398,8 @@ impl GeneratorSpec {
                 check_fraction(kind, "read_fraction", *read_fraction, false)?;
                 arrival.validate()
             }
+            GeneratorSpec::Lsm(spec) => spec.validate(),
+            GeneratorSpec::Flashcache(spec) => spec.validate(),
             GeneratorSpec::Phases { phases } => {
                 let Some(first) = phases.first() else {
                     return invalid("phases needs at least one phase, got none".into());
@@ -466,6 +522,8 @@ impl GeneratorSpec {
                     pos: 0,
                 }))
             }
+            GeneratorSpec::Lsm(spec) => Ok(Box::new(spec.build(n, ps, rng)?)),
+            GeneratorSpec::Flashcache(spec) => Ok(Box::new(spec.build(n, ps, rng)?)),
             GeneratorSpec::Phases { phases } => {
                 let mut streams = Vec::with_capacity(phases.len());
                 for (i, p) in phases.iter().enumerate() {
@@ -573,3 +631,5 @@ impl GeneratorSpec {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_lifetimes;
