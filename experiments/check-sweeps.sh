@@ -51,6 +51,8 @@ quick=(
   openssd/table2:openssd/table2
   openssd/fig3-4:openssd/fig3-4
   openssd/fig8:openssd/fig8
+  placement/warp:placement/warp
+  placement/lsm:placement/lsm
 )
 rest=(
   lazy-rtgc/table7:lazy-rtgc/table7
@@ -74,6 +76,10 @@ rest=(
   gftl/fig7-period-postmark:
   telomere/fig10-sets-sweep:
   mqsim-compare/commands:mqsim-compare/commands
+  placement/financial1:placement/financial1
+  placement/tpcc:placement/tpcc
+  placement/iozone:placement/iozone
+  placement/flashcache:placement/flashcache
 )
 case "${1:-}" in
   --quick) sweeps=("${quick[@]}") ;;

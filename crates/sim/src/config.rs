@@ -456,6 +456,13 @@ pub struct WorkloadSpec {
     /// retirement RBER `device.wear.retirement_rber` (000 Section 6.2 runs until
     /// 0.02); checked before each request is dispatched. Default: no such stop.
     pub stop_at_retired_fraction: Option<f64>,
+    /// A host-side placement policy setting each write's stream (the FDP
+    /// handle, zns-host's open zone): `{ policy = "none" | "volume" |
+    /// "lifetime" | "oracle", streams = N }` ([`crate::placement`]).
+    /// Default: none given (writes carry a generator's lifetime labels, if
+    /// any).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<crate::placement::PlacementSpec>,
 }
 
 /// A periodic real-time task (000 Section 3.1; 001/002 task model): every
@@ -704,6 +711,16 @@ impl WorkloadSpec {
         let given = [self.trace.is_some(), self.preset.is_some(), self.generator.is_some(), !self.tasks.is_empty()];
         if given.iter().filter(|&&g| g).count() > 1 {
             return Err(SimError::config("workload", "workload: give only one of trace, preset, generator or task"));
+        }
+        if let Some(p) = &self.placement {
+            if !self.tasks.is_empty() {
+                return Err(SimError::config(
+                    "workload.placement",
+                    "workload.placement sets the streams of a trace's or a generator's writes; periodic tasks have \
+                     theirs (their task index): leave it out",
+                ));
+            }
+            p.validate(self.trace.is_some())?;
         }
         if self.max_requests == Some(0) {
             // A run of nothing would report numbers of nothing.

@@ -52,6 +52,7 @@ pub struct Flow {
     pub(crate) working_set: f64,
     pub(crate) request_bytes: Option<u32>,
     pub(crate) stream: Option<u32>,
+    pub(crate) placement: Option<crate::placement::PlacementSpec>,
 }
 
 /// The validated flows of `config` (empty: a single-source run).
@@ -139,6 +140,7 @@ pub(crate) fn flows(config: &RunConfig) -> Result<Vec<Flow>, SimError> {
                 working_set,
                 request_bytes: f.request_bytes,
                 stream: f.stream,
+                placement: f.workload.placement,
                 name,
                 source,
                 queue_depth,
@@ -214,7 +216,10 @@ pub(crate) fn drive(
         // The flow's working set: the first pages of its part.
         let pages = ((part as f64 * f.working_set).floor() as u64).max(1);
         let scale = host.time_scale * f.time_scale;
-        let requests = Requests::open(&f.source, &none, pages, page_size, f.seed, scale, host.reorder_window)?;
+        let mut requests = Requests::open(&f.source, &none, pages, page_size, f.seed, scale, host.reorder_window)?;
+        if let Some(spec) = &f.placement {
+            requests.place(spec, pages, page_size);
+        }
         let shift = i as u64 * part * u64::from(page_size);
         let cap = f.request_bytes.unwrap_or(u32::MAX);
         let stream = f.stream;

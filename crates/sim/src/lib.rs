@@ -64,6 +64,7 @@ pub mod interrupt;
 mod latency_log;
 pub mod merge;
 pub mod metrics;
+pub mod placement;
 pub mod report;
 pub mod setup;
 pub mod simulation;

@@ -358,6 +358,9 @@ impl Simulation {
             p.host.time_scale,
             p.host.reorder_window,
         )?;
+        if let Some(spec) = &config.workload.placement {
+            requests.place(spec, engine.host_pages(), engine.unit_bytes() as u32);
+        }
         engine.set_dispatch(p.dispatch);
         engine.set_multi_plane_reads(p.multi_plane_reads);
         if engine.expected.is_none() {

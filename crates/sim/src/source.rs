@@ -58,6 +58,8 @@ impl InputShare {
 
 pub struct Requests {
     inner: Inner,
+    /// The `lifetime` placement policy's state, if it places the writes.
+    inference: Option<crate::placement::Inference>,
     /// Requests whose timestamps came too late for the reorder window.
     pub late: u64,
 }
@@ -74,6 +76,8 @@ enum Inner {
     /// label to pass on as the request's stream.
     Generator(RequestStream, f64, bool),
     Tasks(TaskSource),
+    /// Read ahead and placed by the oracle.
+    Buffered(VecDeque<Result<Request, SimError>>),
 }
 
 struct TraceSource {
@@ -103,6 +107,9 @@ struct TraceSource {
     total_bytes: Option<u64>,
     /// Requests yielded over every pass.
     taken: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// With placement by volume: the streams its volume numbers are folded
+    /// into (a request's stream is its volume modulo this).
+    volume_streams: Option<u32>,
 }
 
 /// The latest arrival a trace may ask for, in ns after its first request: half the
@@ -192,7 +199,8 @@ impl TraceSource {
             at = self.last;
         }
         self.last = at;
-        Some(Ok(Request::from_host(r, at)))
+        let task = self.volume_streams.map(|n| r.device % n);
+        Some(Ok(Request { task, ..Request::from_host(r, at) }))
     }
 
     /// Starts the next pass over the trace (`workload.repeat`): its first
@@ -284,6 +292,7 @@ impl Requests {
                     reopen: (path.clone(), *format, opts),
                     pass_offset: 0,
                     pass_requests: 0,
+                    volume_streams: None,
                 }))
             }
             Source::Generator { spec, block_bytes, .. } => {
@@ -303,7 +312,36 @@ impl Requests {
                 Inner::Tasks(TaskSource::new(tasks, *duration_ns, &space, page_size)?)
             }
         };
-        Ok(Requests { inner, late: 0 })
+        Ok(Requests { inner, inference: None, late: 0 })
+    }
+
+    /// Sets each write's stream by `spec` ([`crate::placement`]), over a
+    /// logical space of `logical_pages` pages of `page_size`. The oracle reads
+    /// the whole stream now.
+    pub fn place(&mut self, spec: &crate::placement::PlacementSpec, logical_pages: u64, page_size: u32) {
+        use crate::placement::Policy;
+        match spec.policy {
+            Policy::Volume => {
+                if let Inner::Trace(t) = &mut self.inner {
+                    t.volume_streams = Some(spec.streams);
+                }
+            }
+            Policy::Lifetime => {
+                self.inference = Some(crate::placement::Inference::new(spec.streams, page_size, logical_pages));
+            }
+            Policy::None => self.inference = Some(crate::placement::Inference::new(0, page_size, 0)),
+            Policy::Oracle => {
+                let mut all = Vec::new();
+                for r in self.by_ref() {
+                    let stop = r.is_err();
+                    all.push(r);
+                    if stop {
+                        break;
+                    }
+                }
+                self.inner = Inner::Buffered(crate::placement::oracle(all, spec.streams, page_size));
+            }
+        }
     }
 
     /// For a trace read from a file: the bytes read from it so far (over
@@ -341,7 +379,18 @@ impl Iterator for Requests {
     type Item = Result<Request, SimError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        let mut next = self.next_unplaced();
+        if let (Some(inference), Some(Ok(r))) = (&mut self.inference, &mut next) {
+            inference.place(r);
+        }
+        next
+    }
+}
+
+impl Requests {
+    fn next_unplaced(&mut self) -> Option<Result<Request, SimError>> {
         match &mut self.inner {
+            Inner::Buffered(b) => b.pop_front(),
             Inner::Trace(t) => t.next(&mut self.late),
             Inner::Generator(g, factor, labels) => {
                 let (factor, labels) = (*factor, *labels);
