@@ -160,6 +160,8 @@ pub mod config;
 #[cfg(feature = "testing")]
 pub mod conformance;
 #[cfg(feature = "testing")]
+pub mod conformance_fdp;
+#[cfg(feature = "testing")]
 pub mod conformance_zoned;
 pub mod data_cache;
 pub mod dram;

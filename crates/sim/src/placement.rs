@@ -48,13 +48,10 @@
 //! `stream` replaces the policy's stream; a generator's lifetime labels
 //! (`lsm`, `flashcache`) are replaced by it.
 
-use std::collections::VecDeque;
-
 use ftlab_workload::Op;
 use serde::{Deserialize, Serialize};
 
 use crate::error::SimError;
-use crate::source::Request;
 
 /// Most streams a placement policy uses.
 pub const MAX_STREAMS: u32 = 64;
@@ -141,16 +138,17 @@ impl Inference {
         }
     }
 
-    /// Classes `r` (a write) and notes its pages; a trim forgets them.
-    pub(crate) fn place(&mut self, r: &mut Request) {
+    /// The stream of a request of `op` over `len` bytes at `offset`: for a
+    /// write, `Some(stream)` (`Some(None)`: none, the `none` policy); `None`
+    /// for a read or a trim (a trim forgets its pages).
+    pub(crate) fn place(&mut self, op: Op, offset: u64, len: u32) -> Option<Option<u32>> {
         if self.streams == 0 {
             // The `none` policy.
-            r.task = None;
-            return;
+            return (op == Op::Write).then_some(None);
         }
-        let first = r.offset / self.page_bytes;
-        let pages = u64::from(r.len).div_ceil(self.page_bytes).max(1);
-        match r.op {
+        let first = offset / self.page_bytes;
+        let pages = u64::from(len).div_ceil(self.page_bytes).max(1);
+        match op {
             Op::Write => {
                 let mut lifetime = None;
                 for (k, p) in (first..first + pages).enumerate() {
@@ -167,7 +165,7 @@ impl Inference {
                 }
                 self.clock += pages;
                 let mean = if self.seen > 0 { self.sum / self.seen as f64 } else { 1.0 };
-                r.task = Some(class(lifetime, mean, self.streams));
+                Some(Some(class(lifetime, mean, self.streams)))
             }
             Op::Trim => {
                 for p in first..first + pages {
@@ -175,57 +173,45 @@ impl Inference {
                         *slot = 0;
                     }
                 }
+                None
             }
-            Op::Read => {}
+            Op::Read => None,
         }
     }
 }
 
-/// The `oracle` policy: `requests` (the whole workload, in order, an error
-/// last if reading it failed) with each write's stream set from its first
-/// page's future lifetime.
-pub(crate) fn oracle(
-    mut requests: Vec<Result<Request, SimError>>,
-    streams: u32,
-    page_bytes: u32,
-) -> VecDeque<Result<Request, SimError>> {
+/// The `oracle` policy over the whole workload, each request given as
+/// `(op, offset, len)` in order: each write's stream, from its first page's
+/// future lifetime (`None` for a read or a trim).
+pub(crate) fn oracle(requests: &[(Op, u64, u32)], streams: u32, page_bytes: u32) -> Vec<Option<u32>> {
     let page_bytes = u64::from(page_bytes.max(1));
+    let pages_of = |len: u32| u64::from(len).div_ceil(page_bytes).max(1);
     // Each request's first page and clock (pages written before it).
     let mut clock = 0u64;
     let mut at = Vec::with_capacity(requests.len());
-    for r in requests.iter().flatten() {
-        at.push((r.offset / page_bytes, clock));
-        if r.op == Op::Write {
-            clock += u64::from(r.len).div_ceil(page_bytes).max(1);
+    for &(op, offset, len) in requests {
+        at.push((offset / page_bytes, clock));
+        if op == Op::Write {
+            clock += pages_of(len);
         }
     }
     // Backwards: the clock of each page's next write or trim.
     let mut next: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
-    let mut life: Vec<Option<f64>> = vec![None; at.len()];
-    let ok: Vec<usize> = requests.iter().enumerate().filter(|(_, r)| r.is_ok()).map(|(i, _)| i).collect();
-    for (k, &i) in ok.iter().enumerate().rev() {
-        let Ok(r) = &requests[i] else { continue };
+    let mut life: Vec<Option<f64>> = vec![None; requests.len()];
+    for (k, &(op, _, len)) in requests.iter().enumerate().rev() {
         let (page, t) = at[k];
-        let pages = u64::from(r.len).div_ceil(page_bytes).max(1);
-        if r.op == Op::Write {
+        if op == Op::Write {
             life[k] = next.get(&page).map(|&n| (n - t) as f64);
         }
-        if r.op != Op::Read {
-            for p in page..page + pages {
+        if op != Op::Read {
+            for p in page..page + pages_of(len) {
                 next.insert(p, t);
             }
         }
     }
     let finite: Vec<f64> = life.iter().flatten().copied().collect();
     let mean = if finite.is_empty() { 1.0 } else { finite.iter().sum::<f64>() / finite.len() as f64 };
-    for (k, &i) in ok.iter().enumerate() {
-        if let Ok(r) = &mut requests[i] {
-            if r.op == Op::Write {
-                r.task = Some(class(life[k], mean, streams));
-            }
-        }
-    }
-    requests.into()
+    requests.iter().zip(&life).map(|(&(op, _, _), &l)| (op == Op::Write).then(|| class(l, mean, streams))).collect()
 }
 
 #[cfg(test)]
@@ -233,8 +219,8 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    fn write(page: u64) -> Request {
-        Request { arrival: 0, op: Op::Write, offset: page * 4096, len: 4096, deadline: None, task: None, expiry: None }
+    fn write(page: u64) -> (Op, u64, u32) {
+        (Op::Write, page * 4096, 4096)
     }
 
     #[test]
@@ -255,9 +241,8 @@ mod tests {
         let classes: Vec<u32> = [0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 1]
             .into_iter()
             .map(|p| {
-                let mut r = write(p);
-                inf.place(&mut r);
-                r.task.unwrap()
+                let (op, offset, len) = write(p);
+                inf.place(op, offset, len).unwrap().unwrap()
             })
             .collect();
         // New pages: the last stream. Page 0 rewritten after 9 writes (mean
@@ -271,8 +256,8 @@ mod tests {
         // Pages 0 and 1 are rewritten at once, page 2 much later, the rest
         // never.
         let pages = [0, 0, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 2];
-        let reqs: Vec<Result<Request, SimError>> = pages.into_iter().map(|p| Ok(write(p))).collect();
-        let out: Vec<u32> = oracle(reqs, 2, 4096).into_iter().map(|r| r.unwrap().task.unwrap()).collect();
+        let reqs: Vec<(Op, u64, u32)> = pages.into_iter().map(write).collect();
+        let out: Vec<u32> = oracle(&reqs, 2, 4096).into_iter().map(Option::unwrap).collect();
         // Lifetimes 1, 1 and 17: mean 6.33, threshold 25.3.
         assert_eq!(&out[..4], &[1, 0, 1, 0]);
         assert_eq!(out[4], 1, "17 is under the threshold");

@@ -339,7 +339,14 @@ impl Requests {
                         break;
                     }
                 }
-                self.inner = Inner::Buffered(crate::placement::oracle(all, spec.streams, page_size));
+                let shape: Vec<(Op, u64, u32)> = all.iter().flatten().map(|r| (r.op, r.offset, r.len)).collect();
+                let mut streams = crate::placement::oracle(&shape, spec.streams, page_size).into_iter();
+                for r in all.iter_mut().flatten() {
+                    if let Some(Some(s)) = streams.next() {
+                        r.task = Some(s);
+                    }
+                }
+                self.inner = Inner::Buffered(all.into());
             }
         }
     }
@@ -381,7 +388,9 @@ impl Iterator for Requests {
     fn next(&mut self) -> Option<Self::Item> {
         let mut next = self.next_unplaced();
         if let (Some(inference), Some(Ok(r))) = (&mut self.inference, &mut next) {
-            inference.place(r);
+            if let Some(stream) = inference.place(r.op, r.offset, r.len) {
+                r.task = stream;
+            }
         }
         next
     }
