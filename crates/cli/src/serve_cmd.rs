@@ -366,6 +366,17 @@ fn open(config: &RunConfig, context: &str, image: Option<&Path>) -> Result<Devic
         }
         _ => Device::open(config).map_err(|e| CliError::sim(context, e)),
     }
+    .and_then(|mut device| {
+        if device.is_zoned() {
+            return Err(CliError::Usage(format!(
+                "{context}ftl.kind = \"{}\" is a zoned device: a block device's writes land anywhere, a zone's only at \
+                 its write pointer; export the host FTL over it, ftl.kind = \"zns-host\", or drive its zones from \
+                 Python's ftlab.Device",
+                config.ftl.kind
+            )));
+        }
+        Ok(device)
+    })
 }
 
 /// `NAME=CONFIG.toml` or `NAME=KIND`: the export's name and configuration.

@@ -55,6 +55,12 @@ fn bad_addresses_and_exports_are_usage_errors() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("no export is named `dtfl`"));
+    // The raw zoned device is no block device: refused, naming the host FTL.
+    ftlab()
+        .args(["serve", "--listen", "unix:/tmp/x.sock", "--export", "z=zns"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("zoned device").and(predicate::str::contains("zns-host")));
     ftlab()
         .args(["serve", "--listen", "unix:/tmp/x.sock", "--export", "x=no-such-ftl"])
         .assert()

@@ -201,6 +201,72 @@ impl Device {
         Ok(Device::completed(py, c)?.0)
     }
 
+    /// The zone report of a zoned device (`ftl.kind = "zns"`): one dict a
+    /// zone, with `zone`, `start`, `capacity` and `write_pointer` in bytes
+    /// and `state` (`empty`, `implicitly-opened`, `explicitly-opened`,
+    /// `closed`, `full`, `read-only`, `offline`). A device that is not zoned
+    /// raises an unsupported DeviceError.
+    fn zones<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, pyo3::types::PyDict>>> {
+        let (report, page) = py.allow_threads(|| {
+            let mut dev = self.lock();
+            let page = dev.page_size();
+            (dev.zone_report(), page)
+        });
+        let report = report.map_err(|e| device_error(py, &e))?;
+        report
+            .into_iter()
+            .enumerate()
+            .map(|(z, d)| {
+                let out = pyo3::types::PyDict::new(py);
+                out.set_item("zone", z)?;
+                out.set_item("start", u64::from(d.start) * page)?;
+                out.set_item("capacity", u64::from(d.capacity) * page)?;
+                out.set_item("write_pointer", u64::from(d.write_pointer) * page)?;
+                let state = serde_json::to_value(d.state).ok().and_then(|v| v.as_str().map(str::to_owned));
+                out.set_item("state", state.unwrap_or_default())?;
+                Ok(out)
+            })
+            .collect()
+    }
+
+    /// Zone Append of `data` (whole pages, bytes-like) to `zone`: written at
+    /// the zone's write pointer. Returns `(offset of its first byte,
+    /// completion time in ns)`.
+    #[pyo3(signature = (zone, data, *, at = None))]
+    fn zone_append(&self, py: Python<'_>, zone: u32, data: &Bound<'_, PyAny>, at: Option<u64>) -> PyResult<(u64, u64)> {
+        let data = bytes_of(data)?;
+        let done = py.allow_threads(|| {
+            let mut dev = self.lock();
+            let at = at.map_or_else(|| dev.now(), SimTime);
+            dev.zone_append(at, zone, &data)
+        });
+        done.map(|(offset, t)| (offset, t.0)).map_err(|e| device_error(py, &e))
+    }
+
+    /// Zone Management Send: `action` (`open`, `close`, `finish`, `reset` or
+    /// `offline`) on `zone`. Returns the completion time, ns.
+    #[pyo3(signature = (zone, action, *, at = None))]
+    fn zone_manage(&self, py: Python<'_>, zone: u32, action: &str, at: Option<u64>) -> PyResult<u64> {
+        let action = match action {
+            "open" => ftlab_ftl::ZoneAction::Open,
+            "close" => ftlab_ftl::ZoneAction::Close,
+            "finish" => ftlab_ftl::ZoneAction::Finish,
+            "reset" => ftlab_ftl::ZoneAction::Reset,
+            "offline" => ftlab_ftl::ZoneAction::Offline,
+            other => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "zone_manage: unknown action {other:?}; give open, close, finish, reset or offline"
+                )))
+            }
+        };
+        let done = py.allow_threads(|| {
+            let mut dev = self.lock();
+            let at = at.map_or_else(|| dev.now(), SimTime);
+            dev.zone_manage(at, zone, action)
+        });
+        done.map(|t| t.0).map_err(|e| device_error(py, &e))
+    }
+
     /// Makes every completed write durable. Returns the completion time, ns.
     #[pyo3(signature = (*, at = None))]
     fn flush(&self, py: Python<'_>, at: Option<u64>) -> PyResult<u64> {

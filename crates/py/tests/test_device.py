@@ -137,3 +137,32 @@ def test_a_power_cut_fails_the_commands_in_flight(dev):
     assert all(isinstance(c.error, ftlab.DeviceError) and "power was cut" in str(c.error) for c in failed)
     dev.recover()
     assert dev.read(0, ps)[0] == bytes(ps)
+
+
+def test_a_zoned_device_takes_zone_commands(small):
+    dev = ftlab.Device(small.replace(**{"ftl.kind": "zns", "device.store": "bytes"}))
+    ps = dev.page_size
+    zones = dev.zones()
+    assert len(zones) > 4 and {z["state"] for z in zones} == {"empty"}
+    z1 = zones[1]
+    assert z1["write_pointer"] == z1["start"] and z1["capacity"] > 0
+    data = os.urandom(2 * ps)
+    offset, t = dev.zone_append(1, data)
+    assert offset == z1["start"] and t > 0
+    # A block write at the write pointer, then one off it: ZNS's Zone Invalid Write.
+    dev.write(z1["start"] + 2 * ps, b"\x08" * ps)
+    with pytest.raises(ftlab.DeviceError, match="write pointer"):
+        dev.write(z1["start"] + 5 * ps, b"\x09" * ps)
+    assert dev.read(z1["start"], 3 * ps)[0] == data + b"\x08" * ps
+    z = dev.zones()[1]
+    assert (z["write_pointer"] - z["start"], z["state"]) == (3 * ps, "implicitly-opened")
+    dev.zone_manage(1, "finish")
+    assert dev.zones()[1]["state"] == "full"
+    dev.zone_manage(1, "reset")
+    assert dev.zones()[1]["state"] == "empty"
+    assert dev.read(z1["start"], ps)[0] == bytes(ps)
+    with pytest.raises(ValueError, match="unknown action"):
+        dev.zone_manage(1, "erase")
+    # A block device has no zones.
+    with pytest.raises(ftlab.DeviceError, match="not zoned"):
+        ftlab.Device(small).zones()

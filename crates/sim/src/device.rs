@@ -201,6 +201,17 @@ pub enum DeviceError {
         #[source]
         source: FtlError,
     },
+    /// A zone command on a device that is not zoned.
+    #[error("{command}: the device is not zoned (its FTL has no zone commands): configure ftl.kind = \"zns\"")]
+    NotZoned { command: &'static str },
+    /// A zone command the zoned device failed (its NVMe status in `source`).
+    #[error("{command} of zone {zone} failed: {source}")]
+    Zone {
+        command: &'static str,
+        zone: u32,
+        #[source]
+        source: FtlError,
+    },
 }
 
 impl DeviceError {
@@ -212,7 +223,10 @@ impl DeviceError {
             | DeviceError::Empty { .. }
             | DeviceError::OutOfRange { .. }
             | DeviceError::InThePast { .. } => ErrorKind::Invalid,
-            DeviceError::NoBytes { .. } | DeviceError::NoPowerCuts => ErrorKind::Unsupported,
+            DeviceError::NoBytes { .. } | DeviceError::NoPowerCuts | DeviceError::NotZoned { .. } => {
+                ErrorKind::Unsupported
+            }
+            DeviceError::Zone { source, .. } => source.kind(),
             DeviceError::PoweredOff { .. } | DeviceError::PowerCut { .. } => ErrorKind::Io,
             DeviceError::Ftl { source, .. } => source.kind(),
         }
@@ -628,6 +642,89 @@ impl Device {
             write_us: s.write.summary(),
             flush_us: s.flush.summary(),
         }
+    }
+
+    /// Whether the FTL is a zoned device (`ftl.kind = "zns"`), which takes
+    /// the zone commands below; block commands reach it too, and a write
+    /// anywhere but at its zone's write pointer fails as ZNS says.
+    pub fn is_zoned(&mut self) -> bool {
+        self.ftl.zoned().is_some()
+    }
+
+    /// Checks a zone command at `at`: powered, not before the clock, on a
+    /// zoned device. Zone commands run at once (their flash work after what
+    /// was submitted before), and the clock moves to their completion.
+    fn zone_start(&mut self, command: &'static str, at: SimTime) -> Result<(), DeviceError> {
+        if self.off_since.is_some() {
+            return Err(DeviceError::PoweredOff { command });
+        }
+        if at.0 < self.clock {
+            return Err(DeviceError::InThePast { command, at: at.0, clock: self.clock });
+        }
+        if self.ftl.zoned().is_none() {
+            return Err(DeviceError::NotZoned { command });
+        }
+        self.clock = at.0;
+        Ok(())
+    }
+
+    /// Report Zones: every zone's start, capacity, write pointer and state
+    /// (logical pages of [`Device::page_size`] bytes).
+    pub fn zone_report(&mut self) -> Result<Vec<ftlab_ftl::ZoneDescriptor>, DeviceError> {
+        let command = "zone report";
+        let zoned = self.ftl.zoned().ok_or(DeviceError::NotZoned { command })?;
+        (0..zoned.zones())
+            .map(|z| zoned.zone(z).map_err(|source| DeviceError::Zone { command, zone: z, source }))
+            .collect()
+    }
+
+    /// Zone Append of `data` (whole pages) to `zone` at `at`: the pages go to
+    /// the zone's write pointer, one after another. Returns the first page's
+    /// byte offset and when the append completed (its last page acknowledged).
+    /// A page that fails ends the append with its error; the pages before it
+    /// stay written.
+    pub fn zone_append(&mut self, at: SimTime, zone: u32, data: &[u8]) -> Result<(u64, SimTime), DeviceError> {
+        let command = "zone append";
+        if data.is_empty() {
+            return Err(DeviceError::Empty { command });
+        }
+        if !(data.len() as u64).is_multiple_of(self.page_size) {
+            return Err(DeviceError::Misaligned { command, what: "length", value: data.len() as u64 });
+        }
+        if self.flash.nand().store_kind() != ftlab_nand::StoreKind::Bytes {
+            return Err(DeviceError::NoBytes { command });
+        }
+        self.zone_start(command, at)?;
+        let mut io = self.flash.io(at);
+        let mut first = None;
+        let Some(zoned) = self.ftl.zoned() else { return Err(DeviceError::NotZoned { command }) };
+        for page in data.chunks(self.page_size as usize) {
+            let lpn = zoned
+                .append(&mut io, zone, Payload::Bytes(page.to_vec().into()), None)
+                .map_err(|source| DeviceError::Zone { command, zone, source })?;
+            first.get_or_insert(lpn.0);
+        }
+        let done = io.completion().max(at);
+        self.clock = self.clock.max(done.0);
+        Ok((u64::from(first.unwrap_or(0)) * self.page_size, done))
+    }
+
+    /// Zone Management Send: `action` on `zone` at `at`. Returns when it
+    /// completed.
+    pub fn zone_manage(
+        &mut self,
+        at: SimTime,
+        zone: u32,
+        action: ftlab_ftl::ZoneAction,
+    ) -> Result<SimTime, DeviceError> {
+        let command = "zone management";
+        self.zone_start(command, at)?;
+        let mut io = self.flash.io(at);
+        let Some(zoned) = self.ftl.zoned() else { return Err(DeviceError::NotZoned { command }) };
+        zoned.manage(&mut io, zone, action).map_err(|source| DeviceError::Zone { command, zone, source })?;
+        let done = io.completion().max(at);
+        self.clock = self.clock.max(done.0);
+        Ok(done)
     }
 
     /// Cuts the power at `at` (at or after the clock): flash operations running

@@ -199,6 +199,19 @@ impl Simulation {
             let mut io = flash.io(SimTime::ZERO);
             p.builder.format(&mut io).map_err(|e| SimError::building(&config.ftl.kind, e))?
         };
+        let mut ftl = ftl;
+        if ftl.zoned().is_some() {
+            return Err(SimError::config(
+                "ftl.kind",
+                format!(
+                    "ftl.kind = \"{}\" is a zoned device: it takes zone commands, not a replay's block writes \
+                     (each zone is written at its write pointer only); replay through the host FTL over it, \
+                     ftl.kind = \"zns-host\", or drive its zones from Python's ftlab.Device (zones, zone_append, \
+                     zone_write, zone_manage)",
+                    config.ftl.kind
+                ),
+            ));
+        }
         let interval_ns = config.metrics.interval_ms.map(|ms| (ms * 1e6) as u64);
         let admission = ftl.realtime().and_then(|r| r.admission());
         let mut engine = Engine::new(flash, ftl, p.host, p.nand.store, interval_ns);

@@ -353,3 +353,50 @@ fn write_zeroes_stay_zeroes_across_a_power_cut() {
     dev.recover().unwrap();
     assert_eq!(read(&mut dev, 0, 4 * ps), vec![0; 4 * ps as usize]);
 }
+
+/// The raw ZNS device through the command-level device: zone appends at the
+/// write pointer, a block write there too, a write off it refused with ZNS's
+/// status, reset, the report; a replay refuses it and names the host FTL.
+#[test]
+fn a_zoned_device_takes_zone_commands_and_replays_refuse_it() {
+    let config = RunConfig::from_toml(
+        "[device]\nchip = \"small-slc\"\nblocks_per_plane = 16\nstore = \"bytes\"\n[ftl]\nkind = \"zns\"\n",
+        "test",
+    )
+    .unwrap();
+    let mut dev = Device::open(&config).unwrap();
+    assert!(dev.is_zoned());
+    let page = dev.page_size() as usize;
+    let report = dev.zone_report().unwrap();
+    assert!(report.len() > 4 && report.iter().all(|z| z.state == ftlab_ftl::ZoneState::Empty));
+    let zone_bytes = u64::from(report[1].start) * page as u64;
+    // Two pages appended to zone 1, then a block write at its write pointer.
+    let (offset, done) = dev.zone_append(dev.now(), 1, &vec![7u8; 2 * page]).unwrap();
+    assert_eq!(offset, zone_bytes);
+    assert!(done > SimTime::ZERO);
+    let c = dev.execute(Command::write(zone_bytes + 2 * page as u64, vec![8u8; page]));
+    assert!(c.result.is_ok(), "{:?}", c.result);
+    // Off the write pointer: Zone Invalid Write.
+    let c = dev.execute(Command::write(zone_bytes + 5 * page as u64, vec![9u8; page]));
+    let e = c.result.unwrap_err();
+    assert!(e.to_string().contains("whose write pointer is at page 3"), "{e}");
+    let z = &dev.zone_report().unwrap()[1];
+    assert_eq!((z.write_pointer - z.start, z.state), (3, ftlab_ftl::ZoneState::ImplicitlyOpened));
+    let c = dev.execute(Command::read(zone_bytes, 3 * page as u64));
+    let data = c.result.unwrap().data.unwrap();
+    assert_eq!((&data[..page], &data[2 * page..]), (&vec![7u8; page][..], &vec![8u8; page][..]));
+    // Finish (a marker page, in the store's bytes), then reset: empty, its
+    // data gone.
+    dev.zone_manage(dev.now(), 1, ftlab_ftl::ZoneAction::Finish).unwrap();
+    assert_eq!(dev.zone_report().unwrap()[1].state, ftlab_ftl::ZoneState::Full);
+    dev.zone_manage(dev.now(), 1, ftlab_ftl::ZoneAction::Reset).unwrap();
+    assert_eq!(dev.zone_report().unwrap()[1].state, ftlab_ftl::ZoneState::Empty);
+    let e = dev.zone_manage(dev.now(), 1, ftlab_ftl::ZoneAction::Offline).unwrap_err();
+    assert!(e.to_string().contains("zone 1"), "{e}");
+    // A block device refuses zone commands; a replay refuses the zoned device.
+    let pagemap = RunConfig::from_toml("[device]\nchip = \"small-slc\"\nblocks_per_plane = 16\n", "test").unwrap();
+    let e = Device::open(&pagemap).unwrap().zone_report().unwrap_err();
+    assert_eq!(e.kind(), ftlab_ftl::ErrorKind::Unsupported, "{e}");
+    let e = ftlab_sim::run(&config, &mut |_| {}).unwrap_err();
+    assert!(e.to_string().contains("zns-host"), "{e}");
+}

@@ -421,7 +421,14 @@ impl Zoned for ZnsDevice {
             ZoneAction::Finish => {
                 let written = self.zones.written(zone);
                 if written < self.capacity {
-                    self.program(io, zone, written, PageKind::Meta, Payload::Token(0), 0)?;
+                    // The marker's content matches the page store (bytes or tokens).
+                    let marker = match io.store_kind() {
+                        ftlab_nand::StoreKind::Bytes => {
+                            Payload::Bytes(vec![0; io.geometry().page_size as usize].into())
+                        }
+                        _ => Payload::Token(0),
+                    };
+                    self.program(io, zone, written, PageKind::Meta, marker, 0)?;
                     self.ack_in_order(io, zone);
                 }
             }

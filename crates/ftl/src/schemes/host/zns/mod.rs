@@ -145,11 +145,18 @@ impl crate::FtlBuilder for ZnsConfig {
 /// The registry's entries for this module's schemes ([`crate::registry`]):
 /// the host FTL over the zoned device (the zoned device itself speaks zone
 /// commands, which the block front ends do not yet drive).
-pub const SCHEMES: [crate::entry::Scheme; 1] = [crate::entry::Scheme {
+pub const SCHEMES: [crate::entry::Scheme; 2] = [crate::entry::Scheme {
     name: "zns-host",
     summary: "a log-structured host FTL (page map and greedy garbage collection on the host, as dm-zoned) over an NVMe ZNS device: zone appends with the logical page as metadata, zone resets, no device GC",
     paper: "NVMe ZNS 1.1 (the host-device split of 003 Section 3, as products ship it)",
     admits_tasks: false,
     bounds: false,
     build: |p, _| crate::entry::configured("zns-host", ZnsHostConfig::default(), p, ZnsHostConfig::validate),
+}, crate::entry::Scheme {
+    name: "zns",
+    summary: "the NVMe ZNS device itself, no host FTL: zones written at their write pointers or appended to, opened, closed, finished, reset and reported through zone commands (Python's Device: zones, zone_append, zone_write, zone_manage); refused as a block device by replays and block front ends (use zns-host for those)",
+    paper: "NVMe ZNS 1.1 Section 2.1.1 (the zone state machine), on the strict medium",
+    admits_tasks: false,
+    bounds: false,
+    build: |p, _| crate::entry::configured("zns", ZnsConfig::default(), p, ZnsConfig::validate),
 }];
