@@ -126,26 +126,21 @@ pub(crate) struct Inference {
 }
 
 impl Inference {
-    /// With `streams` 0: the `none` policy (every write's stream dropped).
     pub(crate) fn new(streams: u32, page_bytes: u32, pages: u64) -> Self {
         Inference {
             streams,
             page_bytes: u64::from(page_bytes.max(1)),
             clock: 0,
-            last: if streams == 0 { Vec::new() } else { vec![0; pages as usize] },
+            last: vec![0; pages as usize],
             sum: 0.0,
             seen: 0,
         }
     }
 
     /// The stream of a request of `op` over `len` bytes at `offset`: for a
-    /// write, `Some(stream)` (`Some(None)`: none, the `none` policy); `None`
-    /// for a read or a trim (a trim forgets its pages).
-    pub(crate) fn place(&mut self, op: Op, offset: u64, len: u32) -> Option<Option<u32>> {
-        if self.streams == 0 {
-            // The `none` policy.
-            return (op == Op::Write).then_some(None);
-        }
+    /// write, `Some(stream)`; `None` for a read or a trim (a trim forgets its
+    /// pages).
+    pub(crate) fn place(&mut self, op: Op, offset: u64, len: u32) -> Option<u32> {
         let first = offset / self.page_bytes;
         let pages = u64::from(len).div_ceil(self.page_bytes).max(1);
         match op {
@@ -165,7 +160,7 @@ impl Inference {
                 }
                 self.clock += pages;
                 let mean = if self.seen > 0 { self.sum / self.seen as f64 } else { 1.0 };
-                Some(Some(class(lifetime, mean, self.streams)))
+                Some(class(lifetime, mean, self.streams))
             }
             Op::Trim => {
                 for p in first..first + pages {
@@ -242,7 +237,7 @@ mod tests {
             .into_iter()
             .map(|p| {
                 let (op, offset, len) = write(p);
-                inf.place(op, offset, len).unwrap().unwrap()
+                inf.place(op, offset, len).unwrap()
             })
             .collect();
         // New pages: the last stream. Page 0 rewritten after 9 writes (mean

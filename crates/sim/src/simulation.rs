@@ -195,11 +195,10 @@ impl Simulation {
         // A replay never cuts the power: the medium keeps no undo log.
         flash.set_power_cuts(false);
         config.device.configure_flash(&mut flash)?;
-        let ftl = {
+        let mut ftl = {
             let mut io = flash.io(SimTime::ZERO);
             p.builder.format(&mut io).map_err(|e| SimError::building(&config.ftl.kind, e))?
         };
-        let mut ftl = ftl;
         if ftl.zoned().is_some() {
             return Err(SimError::config(
                 "ftl.kind",

@@ -58,8 +58,9 @@ impl InputShare {
 
 pub struct Requests {
     inner: Inner,
-    /// The `lifetime` placement policy's state, if it places the writes.
-    inference: Option<crate::placement::Inference>,
+    /// A placement policy applied to each request as it is taken, if any
+    /// (the oracle's is applied when the stream is read ahead).
+    placer: Option<Placer>,
     /// Requests whose timestamps came too late for the reorder window.
     pub late: u64,
 }
@@ -68,6 +69,14 @@ impl std::fmt::Debug for Requests {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Requests").field("late", &self.late).finish_non_exhaustive()
     }
+}
+
+/// A placement policy applied request by request ([`crate::placement`]).
+enum Placer {
+    /// Every write's stream dropped.
+    None,
+    /// Each write's stream inferred from its page's last lifetime.
+    Lifetime(crate::placement::Inference),
 }
 
 enum Inner {
@@ -312,7 +321,7 @@ impl Requests {
                 Inner::Tasks(TaskSource::new(tasks, *duration_ns, &space, page_size)?)
             }
         };
-        Ok(Requests { inner, inference: None, late: 0 })
+        Ok(Requests { inner, placer: None, late: 0 })
     }
 
     /// Sets each write's stream by `spec` ([`crate::placement`]), over a
@@ -327,9 +336,10 @@ impl Requests {
                 }
             }
             Policy::Lifetime => {
-                self.inference = Some(crate::placement::Inference::new(spec.streams, page_size, logical_pages));
+                self.placer =
+                    Some(Placer::Lifetime(crate::placement::Inference::new(spec.streams, page_size, logical_pages)));
             }
-            Policy::None => self.inference = Some(crate::placement::Inference::new(0, page_size, 0)),
+            Policy::None => self.placer = Some(Placer::None),
             Policy::Oracle => {
                 let mut all = Vec::new();
                 for r in self.by_ref() {
@@ -387,9 +397,15 @@ impl Iterator for Requests {
 
     fn next(&mut self) -> Option<Self::Item> {
         let mut next = self.next_unplaced();
-        if let (Some(inference), Some(Ok(r))) = (&mut self.inference, &mut next) {
-            if let Some(stream) = inference.place(r.op, r.offset, r.len) {
-                r.task = stream;
+        if let (Some(placer), Some(Ok(r))) = (&mut self.placer, &mut next) {
+            match placer {
+                Placer::None if r.op == Op::Write => r.task = None,
+                Placer::None => {}
+                Placer::Lifetime(inference) => {
+                    if let Some(stream) = inference.place(r.op, r.offset, r.len) {
+                        r.task = Some(stream);
+                    }
+                }
             }
         }
         next

@@ -201,7 +201,7 @@ pub(crate) struct FlashCache {
     members: Vec<Vec<u64>>,
     index: HashMap<u64, Place>,
     /// (op, first page, pages, label) still to issue.
-    pending: VecDeque<(Op, u64, u64, u32)>,
+    pending: VecDeque<super::Labelled>,
     now: u64,
 }
 
@@ -296,15 +296,8 @@ impl Iterator for FlashCache {
 
     fn next(&mut self) -> Option<HostRequest> {
         loop {
-            if let Some((op, start, pages, label)) = self.pending.pop_front() {
-                return Some(HostRequest {
-                    arrival_ns: self.now,
-                    op,
-                    offset: start * self.page_size,
-                    // Validated at build: a region fits in u32 bytes.
-                    len: u32::try_from(pages * self.page_size).unwrap_or(u32::MAX),
-                    device: label,
-                });
+            if let Some(r) = self.pending.pop_front() {
+                return Some(super::labelled_request(r, self.now, self.page_size));
             }
             if self.remaining == 0 {
                 return None;

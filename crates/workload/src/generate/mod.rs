@@ -283,6 +283,23 @@ impl Iterator for Phased {
     }
 }
 
+/// A request of a generator that labels its data's lifetimes (`lsm`,
+/// `flashcache`), in pages: operation, first page, pages, label.
+type Labelled = (crate::Op, u64, u64, u32);
+
+/// `r` as the host request it is at `now`, pages of `page_size` bytes (the
+/// label in [`HostRequest::device`]); a length past `u32` bytes saturates
+/// (the generators refuse such sizes when built).
+fn labelled_request((op, start, pages, label): Labelled, now: u64, page_size: u64) -> HostRequest {
+    HostRequest {
+        arrival_ns: now,
+        op,
+        offset: start * page_size,
+        len: u32::try_from(pages * page_size).unwrap_or(u32::MAX),
+        device: label,
+    }
+}
+
 fn check_fraction(kind: &str, name: &str, x: f64, open: bool) -> Result<(), TraceError> {
     let ok = if open { x > 0.0 && x < 1.0 } else { (0.0..=1.0).contains(&x) };
     if ok {
