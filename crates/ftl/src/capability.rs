@@ -51,6 +51,10 @@ pub enum Extension<'a> {
     Nameless(&'a mut dyn Nameless),
     /// The zone commands of a zoned device ([`Zoned`], e.g. [`zns`](crate::schemes::host::zns)).
     Zoned(&'a mut dyn Zoned),
+    /// The commands of an FTL whose flash commands wait in per-die queues
+    /// until a dispatcher has the dies take them ([`DieQueues`], e.g. the
+    /// page map's `gc_queue`).
+    Queued(&'a mut dyn DieQueues),
 }
 
 impl std::fmt::Debug for Extension<'_> {
@@ -67,8 +71,43 @@ impl Extension<'_> {
             Extension::Cache(_) => "cache",
             Extension::Nameless(_) => "nameless",
             Extension::Zoned(_) => "zoned",
+            Extension::Queued(_) => "queued",
         }
     }
+}
+
+/// An FTL that moves data when a command or its garbage collection decides
+/// to, but books the time of the flash commands later, from per-die queues,
+/// as each die falls free, with a controller's priorities and multi-plane
+/// pairing (the page map's `gc_queue`, modelling MQSim's transaction
+/// scheduler). Off until a dispatcher that plays the queues turns it on
+/// ([`DieQueues::set_queueing`]); off, the FTL times every command when it
+/// is issued, as any other.
+///
+/// A host write whose program the FTL queued completes when the program's
+/// time is booked: the FTL counts it on the command's [`Io`]
+/// ([`Io::queue_host`]) and reports its finish under the command's number
+/// ([`Io::set_token`]) from [`DieQueues::take_played`].
+pub trait DieQueues {
+    /// Turns queueing on or off. Turning it off with work still queued is
+    /// refused ([`FtlError::BadCommand`]): play it first.
+    fn set_queueing(&mut self, on: bool) -> Result<(), FtlError>;
+    /// Commands queued and not yet played, on all dies.
+    fn queued(&self) -> usize;
+    /// When the earliest die with work queued falls free ([`SimTime::MAX`]:
+    /// nothing is queued), at or after `now`.
+    fn next_play(&self, flash: &crate::Flash, now: SimTime) -> SimTime;
+    /// Whether host reads for `die` must wait (until its queue has played
+    /// what holds them): a die whose garbage collection is queued takes it
+    /// first.
+    fn holds_reads(&self, die: DieId) -> bool;
+    /// Has every die with work queued that is free at [`Io::now`] take its
+    /// next command (and, where its rules allow, commands of its other planes
+    /// with it), until no such die is left.
+    fn play(&mut self, io: &mut Io) -> Result<(), FtlError>;
+    /// Moves into `out` the queued host programs played since the last call:
+    /// each command's number ([`Io::set_token`]) and the program's finish.
+    fn take_played(&mut self, out: &mut Vec<(u64, SimTime)>);
 }
 
 /// A capability of the real-time schemes (001, 002, 000): the guarantee they

@@ -402,6 +402,16 @@ impl DataCache {
     pub fn new(mut inner: Box<dyn Ftl>, params: DataCacheParams, io: &Io) -> Result<Self, FtlError> {
         params.check()?;
         let extension = inner.extension().name();
+        if extension == "queued" {
+            return Err(FtlError::config(
+                "device.data_cache",
+                format!(
+                    "{} with gc_queue books its programs' time only as its dies take them, which the data cache's \
+                     write-back estimates cannot follow: leave ftl.gc_queue out with [device.data_cache]",
+                    inner.name()
+                ),
+            ));
+        }
         if extension != Extension::None.name() {
             return Err(FtlError::config(
                 "device.data_cache",

@@ -260,6 +260,8 @@ impl Flash {
             held_since: None,
             paired: false,
             joins: false,
+            token: 0,
+            queued: 0,
         }
     }
     /// The medium.
@@ -358,6 +360,12 @@ pub struct Io<'a> {
     paired: bool,
     /// The host reads now join the last one ([`Io::set_joins_read`]).
     joins: bool,
+    /// The dispatcher's number for this command's host pages, for an FTL
+    /// that queues their programs ([`Io::set_token`]); 0: none.
+    token: u64,
+    /// Host programs of this command an FTL queued rather than timed
+    /// ([`Io::queued_host`]).
+    queued: u32,
 }
 
 /// Dies whose earlier host work a command's host operations are measured
@@ -534,6 +542,8 @@ impl Io<'_> {
             held_since: None,
             paired: false,
             joins: false,
+            token: 0,
+            queued: 0,
         };
         chain(&mut io)
     }
@@ -1140,6 +1150,83 @@ impl Io<'_> {
     #[inline]
     pub fn last_finish(&self) -> SimTime {
         self.done
+    }
+
+    /// Numbers this command's host pages `token` (non-zero) for an FTL that
+    /// queues the programs of host writes and books their time later, as
+    /// their dies fall free ([`crate::DieQueues`]): it reports each such
+    /// program's finish under this number.
+    #[inline]
+    pub fn set_token(&mut self, token: u64) {
+        self.token = token;
+    }
+
+    /// The number of this command's host pages ([`Io::set_token`]; 0: none).
+    #[inline]
+    pub fn token(&self) -> u64 {
+        self.token
+    }
+
+    /// An FTL queued a host program of this command instead of timing it:
+    /// the command completes when that program's time is booked.
+    #[inline]
+    pub fn queue_host(&mut self) {
+        self.queued += 1;
+    }
+
+    /// Host programs of this command an FTL queued ([`Io::queue_host`]).
+    #[inline]
+    pub fn queued_host(&self) -> u32 {
+        self.queued
+    }
+
+    /// Runs `chain` with every flash operation in it moving its data at once
+    /// and taking no time on any die or channel ([`Nand::set_untimed`]): the
+    /// FTL books their time later ([`Io::reserve_read`],
+    /// [`Io::reserve_program`], [`Io::reserve_erase`]). Operations are counted
+    /// as usual.
+    pub fn untimed<R>(&mut self, chain: impl FnOnce(&mut Self) -> R) -> R {
+        let was = self.flash.nand.untimed();
+        self.flash.nand.set_untimed(true);
+        let r = chain(self);
+        self.flash.nand.set_untimed(was);
+        r
+    }
+
+    /// Books on `die`, from now, the time of a read of `pages` pages of
+    /// distinct planes (one multi-plane read when more than one) whose data
+    /// moved already, for `purpose`.
+    pub fn reserve_read(&mut self, die: DieId, pages: u32, purpose: Purpose) -> Result<Span, NandError> {
+        let span = self.flash.nand.reserve_read(die, self.issue(purpose), pages)?;
+        if pages > 1 {
+            self.flash.counters.multi_plane.bump(purpose);
+        }
+        self.finished(span, purpose);
+        Ok(span)
+    }
+
+    /// Books on `die`, from now, the time of a program of one page a plane,
+    /// `bytes` each moves (0: the whole page), whose data is on the medium
+    /// already, for `purpose`.
+    pub fn reserve_program(&mut self, die: DieId, bytes: &[u32], purpose: Purpose) -> Result<Span, NandError> {
+        let span = self.flash.nand.reserve_program(die, self.issue(purpose), bytes)?;
+        if bytes.len() > 1 {
+            self.flash.counters.multi_plane.bump(purpose);
+        }
+        self.after_program(span, purpose);
+        Ok(span)
+    }
+
+    /// Books on `die`, from now, the time of an erase of `blocks` blocks of
+    /// distinct planes (one multi-plane erase when more than one) already
+    /// carried out, for `purpose`.
+    pub fn reserve_erase(&mut self, die: DieId, blocks: u32, purpose: Purpose) -> Result<Span, NandError> {
+        let span = self.flash.nand.reserve_erase(die, self.issue(purpose))?;
+        if blocks > 1 {
+            self.flash.counters.multi_plane.bump(purpose);
+        }
+        self.finished(span, purpose);
+        Ok(span)
     }
 
     /// Makes the operations issued after this call start no earlier than `t`, as

@@ -181,8 +181,8 @@ mod testing;
 pub mod victim;
 
 pub use capability::{
-    Capabilities, Extension, Nameless, PageMeta, Placement, RealTime, SolidStateCache, ZoneAction, ZoneDescriptor,
-    ZoneError, ZoneState, ZoneStatus, Zoned,
+    Capabilities, DieQueues, Extension, Nameless, PageMeta, Placement, RealTime, SolidStateCache, ZoneAction,
+    ZoneDescriptor, ZoneError, ZoneState, ZoneStatus, Zoned,
 };
 pub use flash::{Counters, Flash, Io, PerPurpose, Purpose};
 pub use layer::{Layer, Layered};
@@ -531,6 +531,14 @@ impl dyn Ftl + '_ {
     pub fn nameless(&mut self) -> Option<&mut dyn Nameless> {
         match self.extension() {
             Extension::Nameless(n) => Some(n),
+            _ => None,
+        }
+    }
+    /// The per-die queues of an FTL that books its flash commands' time as
+    /// its dies fall free ([`DieQueues`]), if it has them.
+    pub fn die_queues(&mut self) -> Option<&mut dyn DieQueues> {
+        match self.extension() {
+            Extension::Queued(q) => Some(q),
             _ => None,
         }
     }

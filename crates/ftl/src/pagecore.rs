@@ -344,6 +344,13 @@ impl PageCore {
         &self.lpns
     }
 
+    /// The pages the last [`PageCore::evacuate`] moved, where they were, in
+    /// the order it moved them.
+    #[inline]
+    pub fn moved_from(&self) -> &[Ppa] {
+        &self.sources[..self.lpns.len()]
+    }
+
     /// Erases `victim` (no valid page left) and frees it; a block that went
     /// bad is retired instead ([`Io::reclaim`]). Returns whether it was freed.
     #[inline]

@@ -34,6 +34,51 @@ pub struct PlanePage {
 }
 
 impl Nand {
+    /// While on, operations move data at once and take no time on any die
+    /// or channel ([`crate::timeline::Timelines::set_dry`]): an FTL that moves data
+    /// when it decides to and books the time of its commands later, as its
+    /// dies fall free, runs them so and then books that time with
+    /// [`Nand::reserve_read`], [`Nand::reserve_program`] and
+    /// [`Nand::reserve_erase`]. Off by default.
+    pub fn set_untimed(&mut self, on: bool) {
+        self.timelines.set_dry(on);
+    }
+
+    /// Whether operations take no time ([`Nand::set_untimed`]).
+    pub fn untimed(&self) -> bool {
+        self.timelines.dry()
+    }
+
+    /// Books on `die`, from `at`, the time of a read of `pages` pages of
+    /// distinct planes (one multi-plane read when more than one), touching
+    /// no page: the time of a read whose data moved already.
+    pub fn reserve_read(&mut self, die: DieId, at: impl Into<Issue>, pages: u32) -> Result<Span, NandError> {
+        let at = at.into();
+        let die = self.check_time(die, at)?;
+        Ok(if pages <= 1 { self.timelines.read(die, at) } else { self.timelines.read_multi(die, at, pages) })
+    }
+
+    /// Books on `die`, from `at`, the time of a program of one page a plane,
+    /// `bytes` each moves (one multi-plane program when more than one),
+    /// touching no page.
+    pub fn reserve_program(&mut self, die: DieId, at: impl Into<Issue>, bytes: &[u32]) -> Result<Span, NandError> {
+        let at = at.into();
+        let die = self.check_time(die, at)?;
+        Ok(if bytes.len() <= 1 {
+            self.timelines.program(die, Issue { bytes: bytes.first().copied().unwrap_or(0), ..at })
+        } else {
+            self.timelines.program_multi(die, at, bytes)
+        })
+    }
+
+    /// Books on `die`, from `at`, the time of an erase (of one block a plane
+    /// as one multi-plane erase), touching no block.
+    pub fn reserve_erase(&mut self, die: DieId, at: impl Into<Issue>) -> Result<Span, NandError> {
+        let at = at.into();
+        let die = self.check_time(die, at)?;
+        Ok(self.timelines.erase(die, at))
+    }
+
     /// The advanced commands in use.
     pub fn commands(&self) -> &Commands {
         self.timelines.commands()

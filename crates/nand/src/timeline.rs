@@ -89,6 +89,8 @@ pub struct Timelines {
     /// passed them moved them, and whether each is a read (reads are not
     /// passed).
     queue: Vec<VecDeque<(SimTime, SimTime, bool)>>,
+    /// Operations take no time and reserve nothing ([`Timelines::set_dry`]).
+    dry: bool,
 }
 
 /// The last erase reserved on a die, if nothing was reserved after it.
@@ -207,7 +209,28 @@ impl Timelines {
             retired: None,
             reads_first: false,
             queue: Vec::new(),
+            dry: false,
         }
+    }
+
+    /// While on, every operation finishes the instant it is issued and
+    /// reserves no die or channel time: for an FTL that moves data now and
+    /// books the time its commands take later, as its dies fall free
+    /// ([`crate::Nand::set_untimed`]). Off by default.
+    pub fn set_dry(&mut self, on: bool) {
+        self.dry = on;
+    }
+
+    /// Whether operations take no time ([`Timelines::set_dry`]).
+    #[inline]
+    pub fn dry(&self) -> bool {
+        self.dry
+    }
+
+    /// The span of an operation issued at `at` while dry.
+    #[cold]
+    fn instant(die: DieId, at: Issue) -> Span {
+        Span { start: at.at, finish: at.at, queued: SimTime::ZERO, die }
     }
 
     /// Uses `commands` from now on (see [`crate::commands`]).
@@ -372,6 +395,9 @@ impl Timelines {
     /// page.
     #[inline]
     fn program_pages(&mut self, die: DieId, at: Issue, bytes: &[u32]) -> Span {
+        if self.dry {
+            return Self::instant(die, at);
+        }
         let d = die.0 as usize;
         let c = self.channel(die);
         let earliest = if self.timed && self.commands.cache_program {
@@ -430,6 +456,9 @@ impl Timelines {
     /// time, then each page's transfer in turn. It does not suspend.
     pub fn read_multi(&mut self, die: DieId, at: impl Into<Issue>, pages: u32) -> Span {
         let at = at.into();
+        if self.dry {
+            return Self::instant(die, at);
+        }
         let d = die.0 as usize;
         let c = self.channel(die);
         let start = at.at.max(self.die_busy[self.slot(d)]);
@@ -455,7 +484,7 @@ impl Timelines {
     /// after the lead started, something else reserved on the die's slot
     /// since the lead, or cache program or suspension on.
     pub fn read_join(&mut self, die: DieId, lead: Span, at: Issue) -> Option<Span> {
-        if self.timed || at.at > lead.start || lead.die != die {
+        if self.dry || self.timed || at.at > lead.start || lead.die != die {
             return None;
         }
         let d = die.0 as usize;
@@ -555,6 +584,9 @@ impl Timelines {
     /// one sector).
     #[inline]
     pub fn read_sized(&mut self, die: DieId, at: Issue, xfer: SimTime) -> Span {
+        if self.dry {
+            return Self::instant(die, at);
+        }
         if self.timed {
             return self.read_timed(die, at, self.read, xfer);
         }
@@ -567,6 +599,9 @@ impl Timelines {
     /// A spare-area read on `die` issued at `at`.
     #[inline]
     pub fn read_oob(&mut self, die: DieId, at: impl Into<Issue>) -> Span {
+        if self.dry {
+            return Self::instant(die, at.into());
+        }
         if self.timed {
             return self.read_timed(die, at.into(), self.read_oob, self.oob_transfer);
         }
@@ -577,6 +612,9 @@ impl Timelines {
     #[inline]
     pub fn program(&mut self, die: DieId, at: impl Into<Issue>) -> Span {
         let at = at.into();
+        if self.dry {
+            return Self::instant(die, at);
+        }
         if self.timed {
             return self.program_timed(die, at);
         }
@@ -592,8 +630,12 @@ impl Timelines {
     /// A block erase on `die` issued at `at`.
     #[inline]
     pub fn erase(&mut self, die: DieId, at: impl Into<Issue>) -> Span {
+        let at = at.into();
+        if self.dry {
+            return Self::instant(die, at);
+        }
         let d = die.0 as usize;
-        let start = at.into().at.max(self.die_busy[self.slot(d)]);
+        let start = at.at.max(self.die_busy[self.slot(d)]);
         let finish = start + self.erase;
         self.busy(d, start, finish, false);
         if self.timed {
@@ -612,8 +654,12 @@ impl Timelines {
     /// A copyback (internal read then program) on `die` issued at `at`.
     #[inline]
     pub fn copyback(&mut self, die: DieId, at: impl Into<Issue>) -> Span {
+        let at = at.into();
+        if self.dry {
+            return Self::instant(die, at);
+        }
         let d = die.0 as usize;
-        let start = at.into().at.max(self.die_busy[self.slot(d)]);
+        let start = at.at.max(self.die_busy[self.slot(d)]);
         let finish = start + self.read + self.program;
         self.busy(d, start, finish, false);
         if self.timed {

@@ -291,6 +291,11 @@ pub struct PageDone {
     pub read: Option<Result<Option<Payload>, FtlError>>,
     /// Whether a trim was carried out (an FTL without trim keeps the data).
     pub trimmed: bool,
+    /// The number its host programs were queued under, and how many were,
+    /// when an FTL with per-die queues turned on ([`ftlab_ftl::DieQueues`])
+    /// queued them: it completes when they are played
+    /// ([`Device::play_queued`]), not at `done`.
+    pub queued: Option<(u64, u32)>,
 }
 
 /// Why a page command was not carried out.
@@ -372,6 +377,9 @@ pub struct Device {
     pub(crate) label: String,
     /// The host link and controller, if modelled ([`crate::host_link`]).
     pub(crate) host_link: Option<HostLink>,
+    /// The number the next page command's queued host programs are reported
+    /// under ([`PageDone::queued`]).
+    next_token: u64,
 }
 
 impl std::fmt::Debug for Device {
@@ -406,6 +414,7 @@ impl Device {
             stats: HostStats::default(),
             label: String::new(),
             host_link: None,
+            next_token: 1,
         }
     }
 
@@ -474,6 +483,47 @@ impl Device {
         Ok(ready.0.max(at))
     }
 
+    /// Turns the FTL's per-die queues on or off ([`ftlab_ftl::DieQueues`]);
+    /// returns whether it has them.
+    pub fn set_queueing(&mut self, on: bool) -> Result<bool, FtlError> {
+        match self.ftl.die_queues() {
+            Some(q) => q.set_queueing(on).map(|()| true),
+            None => Ok(false),
+        }
+    }
+
+    /// Commands waiting in the FTL's per-die queues.
+    pub fn queued(&mut self) -> usize {
+        self.ftl.die_queues().map_or(0, |q| q.queued())
+    }
+
+    /// Whether host reads for die `die` wait for the FTL's per-die queue
+    /// ([`ftlab_ftl::DieQueues::holds_reads`]).
+    pub fn holds_reads(&mut self, die: usize) -> bool {
+        self.ftl.die_queues().is_some_and(|q| q.holds_reads(DieId(die as u32)))
+    }
+
+    /// When the FTL's per-die queues next have a die take a command, at or
+    /// after `now` (`u64::MAX`: nothing queued).
+    pub fn next_play(&mut self, now: u64) -> u64 {
+        let flash = &self.flash;
+        self.ftl.die_queues().map_or(u64::MAX, |q| q.next_play(flash, SimTime(now)).0)
+    }
+
+    /// Has the dies free at `at` take their queued commands
+    /// ([`ftlab_ftl::DieQueues::play`]); appends to `out` each host program
+    /// played: the number its page command was queued under
+    /// ([`PageDone::queued`]) and its finish, ns.
+    pub fn play_queued(&mut self, at: u64, out: &mut Vec<(u64, u64)>) -> Result<(), FtlError> {
+        let Some(q) = self.ftl.die_queues() else { return Ok(()) };
+        let mut io = self.flash.io(SimTime(at));
+        q.play(&mut io)?;
+        let mut played = Vec::new();
+        q.take_played(&mut played);
+        out.extend(played.into_iter().map(|(t, f)| (t, f.0)));
+        Ok(())
+    }
+
     /// When the FTL next takes a host write without holding it back
     /// ([`ftlab_ftl::Ftl::write_room_at`]), asked at `at`; `None`: at any time.
     pub fn write_room(&mut self, at: u64) -> Result<Option<u64>, FtlError> {
@@ -503,6 +553,7 @@ impl Device {
         let held_behind = held.map_or(0, |d| self.flash.host_end(DieId(d as u32)).0);
         let page_size = self.page_size as u32;
         let mut io = self.flash.io(SimTime(at));
+        io.set_token(self.next_token);
         let l = Lpn(lpn as u32);
         let mut read = None;
         let mut trimmed = false;
@@ -550,7 +601,11 @@ impl Device {
         let done = io.completion().0;
         let from = ready.max(io.queued_behind().0).max(held_behind);
         let service_ns = done.saturating_sub(from).saturating_sub(io.queued_on_channel().0);
-        Ok(PageDone { done, service_ns, read, trimmed })
+        let queued = (io.queued_host() > 0).then(|| {
+            self.next_token += 1;
+            (self.next_token - 1, io.queued_host())
+        });
+        Ok(PageDone { done, service_ns, read, trimmed, queued })
     }
 
     /// Submits `cmd` at `at` (at or after the clock, which moves to `at`) and

@@ -194,6 +194,10 @@ pub struct Engine {
     /// `host.multi_plane_reads`: per-die flow dispatch issues the reads
     /// waiting for a die's other planes at a read's page offset with it.
     multi_plane_reads: bool,
+    /// The number the last page command's host programs were queued under,
+    /// and how many, if the FTL queued them ([`crate::device::PageDone::queued`]); taken by
+    /// the per-die flow dispatch, the only driver that turns queues on.
+    queued_token: Option<(u64, u32)>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -358,6 +362,7 @@ impl Engine {
             stopped_at_retired_fraction: false,
             dispatch: Dispatch::Request,
             multi_plane_reads: false,
+            queued_token: None,
         }
     }
 
@@ -637,6 +642,7 @@ impl Engine {
                 Err(PageError::Ftl(e)) => return Err(fail(e)),
             };
             trimmed = done.trimmed;
+            self.queued_token = done.queued;
             match done.read {
                 Some(Ok(got)) => read_back = Some(got),
                 // A late read of data past its lifetime: the FTL's contract,

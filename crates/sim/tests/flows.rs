@@ -455,3 +455,48 @@ fn flows_with_streams_keep_their_data_apart_on_an_fdp_device() {
     let waf = |h: usize| media[h] / host[h];
     assert!(waf(1) < waf(0), "the sequential flow's handle copies less: {} against {}", waf(1), waf(0));
 }
+
+/// `ftl.gc_queue` under per-die dispatch and a deep queue: garbage
+/// collection's commands and the host's programs wait in per-die queues and
+/// the planes of a die collecting together share multi-plane commands; every
+/// request is served, every page reads back, a reader beside the writer is
+/// served, and the run repeats bit for bit. Without the queues no garbage
+/// collection command pairs.
+#[test]
+fn queued_collection_under_per_die_dispatch_pairs_planes_and_keeps_every_page() {
+    let text = |queue: bool| {
+        format!(
+            "seed = 5\n[device]\nchip = \"small-slc\"\nplanes = 2\nblocks_per_plane = 32\n\
+             [device.commands]\nmulti_plane = true\nserial_dies = true\nreads_first = true\n\
+             [host]\ndispatch = \"per-die-priority\"\nfetch_size = 256\n\
+             [ftl]\nkind = \"pagemap\"\ngc_model = \"mqsim\"\ngc_free_blocks = 8\ngc_queue = {queue}\n\
+             [precondition]\nfill = true\n"
+        ) + &flow("writer", "queue_depth = 256", 20000, 0.0)
+            + &flow("reader", "queue_depth = 8\npriority = \"high\"", 4000, 1.0)
+    };
+    let queued = RunConfig::from_toml(&text(true), "test").unwrap();
+    let q = run(&queued, &mut |_| {}).unwrap();
+    assert_eq!((q.requests, q.integrity.as_str()), (24000, "ok"));
+    assert!(q.erases > 0, "no garbage collection ran");
+    let gc_multi = q.flash_ops.multi_plane.get(ftlab_ftl::Purpose::Gc);
+    assert!(gc_multi > q.erases / 2, "{gc_multi} multi-plane GC commands for {} erases", q.erases);
+    assert_eq!(run(&queued, &mut |_| {}).unwrap(), q);
+    let t = run(&RunConfig::from_toml(&text(false), "test").unwrap(), &mut |_| {}).unwrap();
+    assert_eq!((t.requests, t.integrity.as_str()), (24000, "ok"));
+    assert_eq!(t.flash_ops.multi_plane.get(ftlab_ftl::Purpose::Gc), 0);
+}
+
+#[test]
+fn gc_queue_is_refused_under_a_data_cache() {
+    let text = "[device]\nchip = \"small-slc\"\n[device.data_cache]\npages = 64\n\
+                [ftl]\nkind = \"pagemap\"\ngc_model = \"mqsim\"\ngc_queue = true\n"
+        .to_string()
+        + &flow("writer", "", 100, 0.0);
+    match run(&RunConfig::from_toml(&text, "test").unwrap(), &mut |_| {}) {
+        Err(SimError::Config(c)) => {
+            assert_eq!(c.key, "device.data_cache");
+            assert!(c.problem.contains("gc_queue"), "{}", c.problem);
+        }
+        other => panic!("expected a config error, got {other:?}"),
+    }
+}

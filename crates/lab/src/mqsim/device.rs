@@ -164,8 +164,8 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
          NVM_PHY_ONFI_NVDDR2.cpp:464-487); host reads pass a chip's queued programs and erases \
          (device.commands.reads_first; TSU_Base.h:95-97); a fetched write waits, first come first served, \
          while a write cache's write-backs fill its back-pressure limit and goes in page by page as it has room \
-         (MQSim's advanced cache manager, write_to_destage_buffer), then to the cache or its chip; GC reads do \
-         not pass queued writes, and a chip is given one command at a time"
+         (MQSim's advanced cache manager, write_to_destage_buffer), then to the cache or its chip, and a chip \
+         is given one command at a time (garbage collection's place in the chip's queues: the TSU note)"
     ));
     let op: f64 = d.value("Overprovisioning_Ratio", 0.07)?;
     let gc_threshold: f64 = d.value("GC_Exec_Threshold", 0.05)?;
@@ -320,9 +320,7 @@ pub(super) fn read(path: &Path, text: &str, options: &Options) -> Result<Ssd, La
              request's own pages are paired only at one page offset. A chip takes with the read it takes the \
              reads waiting in the same queue for the other planes of its die at the same page offset, as one \
              multi-plane read (host.multi_plane_reads; TSU_Base.cpp:85-140); a page never written is read at \
-             the page offset taken for it when its read was fetched. Garbage collection's copies and erases go \
-             one plane at a time, where MQSim pairs those of a die's planes by the same rule (TSU_Base.cpp:97-135): \
-             a die whose planes collect together takes up to twice as long here"
+             the page offset taken for it when its read was fetched"
                 .to_string(),
         );
     }

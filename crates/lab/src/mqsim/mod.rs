@@ -119,6 +119,40 @@ fn cmt_domains(ftl: &mut FtlSpec, sharing: &str, flows: usize, out: &mut Vec<Str
     ));
 }
 
+/// Queues garbage collection and host programs per die as MQSim's
+/// transaction scheduler does (`ftl.gc_queue`), unless a data cache's
+/// write-backs reach the flash (whose estimates cannot follow queued
+/// programs); says which in `out`.
+fn gc_queue(ftl: &mut FtlSpec, data_cache: bool, out: &mut Vec<String>) {
+    if data_cache {
+        out.push(
+            "TSU (transaction scheduling) with the data cache: garbage collection's copies and erases are \
+             booked on a die's timeline when the victim is picked, one plane at a time, where MQSim queues them \
+             in the chip's queues, serves them before the host's transactions (its urgent mode, always on with \
+             garbage collection not preemptible: TSU_Priority_OutOfOrder.cpp, service_read_transaction and \
+             service_write_transaction) and pairs \
+             those of a die's planes at one page offset (TSU_Base.cpp:97-135, issue_command_to_chip): a die \
+             whose planes collect together takes up to twice as long here. ftl.gc_queue models that, but not \
+             under the data cache, whose write-back estimates cannot follow programs booked later"
+                .into(),
+        );
+        return;
+    }
+    ftl.params.insert("gc_queue".into(), toml::Value::Boolean(true));
+    out.push(
+        "TSU (transaction scheduling): garbage collection's reads, programs and erases and every host program \
+         wait in their chip's queues and go to the chip as it falls free, garbage collection first (MQSim's \
+         urgent mode, always on with garbage collection not preemptible: reads, then programs, then erases, \
+         then the host's reads and programs; \
+         TSU_Priority_OutOfOrder.cpp, service_read_transaction, service_write_transaction, \
+         service_erase_transaction), each with the first queued one of each other plane of its die at the same \
+         page offset as one multi-plane command (TSU_Base.cpp:97-135, issue_command_to_chip) (ftl.gc_queue = \
+         true). A page's data moves when its write arrives or its victim is picked; the GC reads do not pair \
+         with host reads"
+            .into(),
+    );
+}
+
 /// Reads MQSim's `ssd` configuration and `workload` definitions: one run a
 /// scenario. A file that cannot be read, is not MQSim's, or has a value MQSim
 /// would reject is [`LabError::Mqsim`], naming the file, the line and the
@@ -137,6 +171,8 @@ pub fn import(ssd: &Path, workload: &Path, options: &Options) -> Result<Vec<Scen
             if let Some(sharing) = &device.cmt_sharing {
                 cmt_domains(&mut ftl, sharing, flows.len(), &mut unsupported);
             }
+            let data_cache = if uses_cache { device.cache.clone() } else { None };
+            gc_queue(&mut ftl, data_cache.is_some(), &mut unsupported);
             if options.precondition_fill && !device.precondition {
                 unsupported.push(
                     "Enabled_Preconditioning=false overridden: the logical space is filled first (--precondition-fill)"
@@ -144,10 +180,7 @@ pub fn import(ssd: &Path, workload: &Path, options: &Options) -> Result<Vec<Scen
                 );
             }
             let config = RunConfig {
-                device: DeviceSpec {
-                    data_cache: if uses_cache { device.cache.clone() } else { None },
-                    ..device.device.clone()
-                },
+                device: DeviceSpec { data_cache, ..device.device.clone() },
                 ftl,
                 // Queue_Fetch_Size bounds each submission queue's requests in
                 // the device (Host_Interface_NVMe.cpp:44-47).

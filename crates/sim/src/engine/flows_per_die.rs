@@ -35,9 +35,19 @@
 //! has room for it (at once if it has), so a write is
 //! acknowledged when it is really taken in rather than when it was estimated
 //! to be on arrival.
+//!
+//! An FTL with per-die queues ([`ftlab_ftl::DieQueues`], the page map's
+//! `gc_queue`) has them turned on for the run: its garbage collection, and
+//! the host programs that arrive while a die has some queued, wait in the
+//! die's queue, and the dispatcher has each die take its next command
+//! whenever it falls free ([`crate::device::Device::play_queued`]). Every
+//! write then goes page by page as above, and a page whose program was
+//! queued completes when the die takes it.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+
+use std::collections::HashMap;
 
 use ftlab_ftl::Lpn;
 use ftlab_nand::{DieId, SimTime};
@@ -214,6 +224,13 @@ struct State<'s> {
     /// The reads a die takes with the one it takes (`host.multi_plane_reads`),
     /// kept to reuse its room.
     group: Vec<Page>,
+    /// Whether the FTL's per-die queues are on for the run.
+    queues: bool,
+    /// Per number a page command's host programs were queued under: the
+    /// write (its index in `admitted`) and its programs not played yet.
+    tokens: HashMap<u64, (usize, u32)>,
+    /// Host programs the dies took (number, finish), kept to reuse its room.
+    played: Vec<(u64, u64)>,
 }
 
 impl State<'_> {
@@ -335,7 +352,17 @@ impl Engine {
             writes: VecDeque::new(),
             write_wake: u64::MAX,
             group: Vec::new(),
+            queues: false,
+            tokens: HashMap::new(),
+            played: Vec::new(),
         };
+        st.queues = self.device.set_queueing(true).map_err(|e| SimError::Ftl {
+            request: self.dispatched,
+            op: "write".to_string(),
+            lpn: 0,
+            at_us: self.device.clock as f64 / 1e3,
+            source: e,
+        })?;
         for f in flows.iter_mut() {
             let queue = HostQueue::new(f.requests, offset, false, f.closed)?;
             let slots = (0..f.queue_depth.max(1)).map(|_| Reverse(offset)).collect();
@@ -377,6 +404,11 @@ impl Engine {
             }
             self.issue_writes(&mut st, now)?;
             self.issue_waiting(&mut st, now)?;
+            if st.queues {
+                self.play_queues(&mut st, now)?;
+                // Reads a collection held until now go too.
+                self.issue_waiting(&mut st, now)?;
+            }
             self.check_first_gc();
 
             let mut next = if stopped { u64::MAX } else { st.next_fetch(now) };
@@ -388,18 +420,27 @@ impl Engine {
                 next = next.min(p.0 .0);
             }
             next = next.min(st.write_wake);
+            let queued = if st.queues { self.device.queued() } else { 0 };
+            if queued > 0 {
+                next = next.min(self.device.next_play(now).max(now + 1));
+            }
             for q in &st.dies {
                 if let Some(d) = q.front_die() {
-                    next = next.min(self.can_take(q, d, now).0);
+                    // A die whose collection holds its reads is woken by its queue.
+                    if !(st.queues && self.device.holds_reads(d)) {
+                        next = next.min(self.can_take(q, d, now).0);
+                    }
                 }
             }
             if next == u64::MAX {
-                if st.waiting > 0 || !st.writes.is_empty() {
+                if st.waiting > 0 || !st.writes.is_empty() || !st.tokens.is_empty() {
                     return Err(SimError::Invariant(format!(
-                        "per-die flow dispatch stopped at {:.3} us with {} reads and {} writes waiting",
+                        "per-die flow dispatch stopped at {:.3} us with {} reads and {} writes waiting and {} \
+                         page commands queued",
                         now as f64 / 1e3,
                         st.waiting,
-                        st.writes.len()
+                        st.writes.len(),
+                        st.tokens.len()
                     )));
                 }
                 break;
@@ -414,6 +455,7 @@ impl Engine {
             }
             if st.waiting == 0
                 && st.writes.is_empty()
+                && queued == 0
                 && st.device_open == 0
                 && !st.lanes.iter().any(|l| !l.done && l.queue.has_next())
             {
@@ -421,6 +463,15 @@ impl Engine {
                 self.offer_idle(next)?;
             }
             now = next;
+        }
+        if st.queues {
+            self.device.set_queueing(false).map_err(|e| SimError::Ftl {
+                request: self.dispatched,
+                op: "write".to_string(),
+                lpn: 0,
+                at_us: now as f64 / 1e3,
+                source: e,
+            })?;
         }
         let State { lanes, stats, .. } = st;
         drop(lanes);
@@ -465,7 +516,7 @@ impl Engine {
         let held = match req.op {
             Op::Read => false,
             Op::Trim => !st.writes.is_empty(),
-            Op::Write => !st.writes.is_empty() || self.write_room(now, &req, number, first)?.is_some(),
+            Op::Write => st.queues || !st.writes.is_empty() || self.write_room(now, &req, number, first)?.is_some(),
         };
         if held {
             let slot = super::take_slot(&mut st.admitted, &mut st.free, entry);
@@ -545,20 +596,69 @@ impl Engine {
             let partial = self.partial(&a.req, lpn, a.first, a.last);
             let page = PageCmd { lpn, partial, at: now, ready: now, held: None, since: None, joins: false };
             let done = self.serve_page(&a.req, page, lpn < a.last, a.number)?;
+            let queued = self.queued_token.take();
             let e = &mut st.admitted[slot];
-            e.completion = e.completion.max(done);
             e.rmw += u64::from(partial && a.req.op == Op::Write);
             e.next += 1;
-            e.left -= 1;
-            if e.left == 0 {
-                let e = *e;
+            match queued {
+                // Done when the die takes its program.
+                Some((token, programs)) => {
+                    st.tokens.insert(token, (slot, programs));
+                }
+                None => {
+                    e.completion = e.completion.max(done);
+                    e.left -= 1;
+                }
+            }
+            if e.next > e.last {
                 st.writes.pop_front();
-                st.free.push(slot);
-                let pages = e.last - e.first + 1;
-                self.record_request(&e.req, pages, e.rmw, e.completion);
-                self.complete_flow_request(st, e.lane, &e.req, pages, e.rmw, 0, e.completion);
+                if e.left == 0 {
+                    self.complete_write(st, slot);
+                }
             }
         }
+        Ok(())
+    }
+
+    /// Records held write (or trim) `slot`, all its pages done, and frees its
+    /// slots.
+    fn complete_write(&mut self, st: &mut State<'_>, slot: usize) {
+        let e = st.admitted[slot];
+        st.free.push(slot);
+        let pages = e.last - e.first + 1;
+        self.record_request(&e.req, pages, e.rmw, e.completion);
+        self.complete_flow_request(st, e.lane, &e.req, pages, e.rmw, 0, e.completion);
+    }
+
+    /// Has the dies free at `now` take their queued commands, and completes
+    /// the writes whose last program was taken.
+    fn play_queues(&mut self, st: &mut State<'_>, now: u64) -> Result<(), SimError> {
+        let mut played = std::mem::take(&mut st.played);
+        self.device.play_queued(now, &mut played).map_err(|e| SimError::Ftl {
+            request: self.dispatched,
+            op: "write".to_string(),
+            lpn: 0,
+            at_us: now as f64 / 1e3,
+            source: e,
+        })?;
+        for (token, finish) in played.drain(..) {
+            // Programs queued under a read's number (a write's pages the FTL
+            // held until then) complete no request.
+            let Some((slot, left)) = st.tokens.get_mut(&token) else { continue };
+            let slot = *slot;
+            *left -= 1;
+            if *left > 0 {
+                continue;
+            }
+            st.tokens.remove(&token);
+            let e = &mut st.admitted[slot];
+            e.completion = e.completion.max(finish);
+            e.left -= 1;
+            if e.left == 0 && e.next > e.last {
+                self.complete_write(st, slot);
+            }
+        }
+        st.played = played;
         Ok(())
     }
 
@@ -574,6 +674,12 @@ impl Engine {
             let mut issued = false;
             for q in 0..st.dies.len() {
                 let Some(first) = st.dies[q].front_die() else { continue };
+                if st.queues && self.device.holds_reads(first) {
+                    // Its collection goes first (the matched simulator's
+                    // urgent mode, TSU_Priority_OutOfOrder.cpp,
+                    // service_read_transaction).
+                    continue;
+                }
                 let (at, since) = self.can_take(&st.dies[q], first, now);
                 if at > now {
                     // Free but the channel busy: what starts on the die

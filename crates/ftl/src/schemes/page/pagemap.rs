@@ -152,6 +152,23 @@ pub struct PageMapConfig {
     /// space.
     #[serde(skip_serializing_if = "is_one")]
     pub cmt_domains: u32,
+    /// With `gc_model = "mqsim"`: garbage collection's reads, programs and
+    /// erases and every host program wait in per-die queues and go to the
+    /// die as it falls free (garbage collection's reads, then its programs,
+    /// then its erases, then host reads, then host programs), each with the
+    /// first queued one of each other plane of the die at the same page
+    /// offset as one multi-plane command, as the matched simulator's
+    /// transaction scheduler issues them with its garbage collection not
+    /// preemptible ([`plane_gc`]'s queued collection). Data moves when the
+    /// victim is picked or the write arrives; only the time is booked later,
+    /// and a write completes when its program's time is. Only the per-die
+    /// dispatchers (`host.dispatch = "per-die-priority"` or `"per-die-edf"`
+    /// with `[[flow]]`s) play the queues; any other driver times every
+    /// command when it is issued, as with `false` (the default). Not with
+    /// `[device.data_cache]`, whose write-back estimates cannot follow
+    /// programs booked later.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub gc_queue: bool,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -330,6 +347,7 @@ impl Default for PageMapConfig {
             cmt_entries_per_page: 0,
             cmt_writes: CmtWrites::Never,
             cmt_domains: 1,
+            gc_queue: false,
         }
     }
 }
@@ -440,6 +458,13 @@ impl PageMapConfig {
                 "ftl.cmt_writes",
                 "pagemap.cmt_writes says what becomes of a cached mapping table's translation write-backs, and \
                  cmt_entries is 0 (the whole map in RAM, no write-backs); give cmt_entries too, or leave cmt_writes out",
+            ));
+        }
+        if self.gc_queue && self.gc_model != GcModel::Mqsim {
+            return Err(FtlError::config(
+                "ftl.gc_queue",
+                "pagemap.gc_queue queues garbage collection per die as the matched simulator does and applies to \
+                 gc_model = \"mqsim\" only; set that too, or leave gc_queue out",
             ));
         }
         match self.gc_model {

@@ -39,6 +39,17 @@
 //!   plane without a free block waits the same way. A wait is recorded in the
 //!   FTL's books as the block's early return; the write's program is issued
 //!   after the erase on the same die, so its timing includes the wait.
+//! - **Queued collection** (`gc_queue`, turned on by a per-die dispatcher:
+//!   [`crate::DieQueues`]). A victim's pages still move, and its erase is
+//!   still carried out, when it is picked, and a host page is placed when
+//!   its write arrives; but the time of each of those commands is booked
+//!   from per-die queues as the die falls free, garbage collection first
+//!   and the planes of a die paired at one page offset
+//!   (the queue module, `gc_queue.rs`, has the rules). A victim is back in its
+//!   plane's pool when its erase, so booked, finishes; a host write completes
+//!   when its program does. Without it, a victim's copies and erase are booked
+//!   on the die's timeline the moment it is picked, one plane at a time, and
+//!   a host write's program at once.
 //!
 //! - **Multi-plane programs.** On a chip with multi-plane programs
 //!   (`device.commands.multi_plane`), the pages of one host request (the
@@ -76,6 +87,7 @@ use ftlab_nand::geometry::Divisor;
 use ftlab_nand::{BlockId, DieId, Geometry, PageKind, Payload, PlanePage, Ppa, SimTime};
 
 use self::cached_map::CachedMap;
+use self::gc_queue::{GcQueue, Played};
 use super::{GcModel, PageMapConfig, UnwrittenReads};
 use crate::alloc::{Allocation, BlockAllocator, FreeOrder};
 use crate::pagecore::PageCore;
@@ -84,6 +96,8 @@ use crate::{Flash, Ftl, FtlError, Hint, Io, Lpn, Purpose};
 
 #[path = "cached_map.rs"]
 mod cached_map;
+#[path = "gc_queue.rs"]
+mod gc_queue;
 pub use self::cached_map::{mqsim_cmt_entries, mqsim_entries_per_page};
 
 /// The open block for host data, in each plane.
@@ -484,6 +498,11 @@ pub struct PlaneGcMap<P: VictimPicker> {
     prepared: HashSet<u32>,
     /// The cached mapping table's model (`cmt_entries`), if on.
     cmt: Option<CachedMap>,
+    /// With `gc_queue`: the per-die queues of commands whose time is booked
+    /// as their dies fall free ([`super::gc_queue`]).
+    queue: Option<GcQueue>,
+    /// What the queues' dies were last given, kept to reuse its room.
+    played: Played,
 }
 
 impl<P: VictimPicker> PlaneGcMap<P> {
@@ -556,6 +575,8 @@ impl<P: VictimPicker> PlaneGcMap<P> {
             staged: Vec::new(),
             prepared: HashSet::new(),
             cmt,
+            queue: config.gc_queue.then(|| GcQueue::new(planes, g.planes_per_die, g.pages_per_block)),
+            played: Played::default(),
         })
     }
 
@@ -693,16 +714,38 @@ impl<P: VictimPicker> PlaneGcMap<P> {
         self.picker.remove(victim);
         let mut triggers = 0;
         let in_flight = &mut self.in_flight[plane as usize];
-        self.core.evacuate(io, &mut self.picker, victim, |alloc, picker, _, bad| {
-            Self::place(alloc, picker, in_flight, plane, GC, bad, &mut triggers)
-        })?;
+        let queued = self.queue.as_ref().is_some_and(GcQueue::on);
+        let core = &mut self.core;
+        let picker = &mut self.picker;
+        let mut evacuate = |io: &mut Io| {
+            core.evacuate(io, picker, victim, |alloc, picker, _, bad| {
+                Self::place(alloc, picker, in_flight, plane, GC, bad, &mut triggers)
+            })
+        };
+        if queued {
+            // The pages move now; their time is booked as the die takes
+            // the commands.
+            io.untimed(evacuate)?;
+        } else {
+            evacuate(io)?;
+        }
         if let Some(cmt) = &mut self.cmt {
             let (route, ppd, entries) = (&self.route, self.core.geometry.planes_per_die, cmt.entries_per_page());
             for &lpn in self.core.moved() {
                 cmt.moved(io, lpn, |first, t| route.translation_die(first, t, entries, ppd))?;
             }
         }
-        if io.reclaim(victim, Purpose::Gc)? {
+        if queued {
+            let freed = io.untimed(|io| io.reclaim(victim, Purpose::Gc))?;
+            let first = self.core.geometry.ppa(victim, 0).0;
+            if let Some(q) = &mut self.queue {
+                q.push_victim(plane, victim, self.core.moved_from().iter().map(|p| p.0 - first));
+            }
+            if freed {
+                // Back in the pool once its erase, booked later, finishes.
+                self.in_flight[plane as usize].push_back((victim, SimTime::MAX));
+            }
+        } else if io.reclaim(victim, Purpose::Gc)? {
             let done = io.die_free_at(self.core.layout.die_of_block(victim));
             self.in_flight[plane as usize].push_back((victim, done));
             self.next_due = self.next_due.min(done);
@@ -785,6 +828,26 @@ impl<P: VictimPicker> PlaneGcMap<P> {
         let old = self.core.table.get(l);
         let mut triggers = 0;
         let in_flight = &mut self.in_flight[plane as usize];
+        if self.queue.as_ref().is_some_and(GcQueue::on) {
+            // The page is placed now; its program waits in its die's queue.
+            let (core, picker) = (&mut self.core, &mut self.picker);
+            io.untimed(|io| {
+                core.write_placed(io, picker, lpn, old, data, |alloc, picker, _, bad| {
+                    Self::place(alloc, picker, in_flight, plane, HOST, bad, &mut triggers)
+                })
+            })?;
+            let ppa = self.core.table.get(l).ok_or_else(|| {
+                FtlError::BadCommand(format!("gc_queue: logical page {} has no page after its write", lpn.0))
+            })?;
+            let offset = ppa.0 % self.core.geometry.pages_per_block;
+            let (bytes, token) = (io.host_bytes(), io.token());
+            if let Some(q) = &mut self.queue {
+                q.push_host(plane, offset, bytes, token);
+            }
+            io.queue_host();
+            self.mapped(lpn);
+            return Ok((plane, triggers));
+        }
         self.core.write_placed(io, &mut self.picker, lpn, old, data, |alloc, picker, _, bad| {
             Self::place(alloc, picker, in_flight, plane, HOST, bad, &mut triggers)
         })?;
@@ -889,6 +952,10 @@ impl<P: VictimPicker> PlaneGcMap<P> {
                 if rest[j].is_some() && planes[j] / ppd == die && group.iter().all(|&k| planes[k] != planes[j]) {
                     group.push(j);
                 }
+            }
+            if self.queue.as_ref().is_some_and(GcQueue::on) {
+                // Queued singly; the die's queue pairs them as it takes them.
+                group.truncate(1);
             }
             if group.len() > 1 {
                 io.independent(|io| {
@@ -1076,6 +1143,54 @@ impl<P: VictimPicker + 'static> Ftl for PlaneGcMap<P> {
 
     fn capabilities(&self) -> crate::Capabilities<'_> {
         crate::Capabilities { realtime: None, placement: Some(self) }
+    }
+
+    fn extension(&mut self) -> crate::Extension<'_> {
+        if self.queue.is_some() {
+            crate::Extension::Queued(self)
+        } else {
+            crate::Extension::None
+        }
+    }
+}
+
+impl<P: VictimPicker> crate::DieQueues for PlaneGcMap<P> {
+    fn set_queueing(&mut self, on: bool) -> Result<(), FtlError> {
+        match &mut self.queue {
+            Some(q) => q.set_on(on),
+            None => Err(FtlError::Unsupported("per-die queues (pagemap gc_queue = true)")),
+        }
+    }
+
+    fn queued(&self) -> usize {
+        self.queue.as_ref().map_or(0, GcQueue::queued)
+    }
+
+    fn next_play(&self, flash: &Flash, now: SimTime) -> SimTime {
+        self.queue.as_ref().map_or(SimTime::MAX, |q| q.next_play(flash, now))
+    }
+
+    fn holds_reads(&self, die: DieId) -> bool {
+        self.queue.as_ref().is_some_and(|q| q.collecting(die.0))
+    }
+
+    fn play(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        let Some(q) = &mut self.queue else { return Ok(()) };
+        let mut played = std::mem::take(&mut self.played);
+        q.play(io, &mut played)?;
+        // Erases booked: their victims are back in their pools when they finish.
+        for (plane, block, finish) in played.erases.drain(..) {
+            if let Some(e) = self.in_flight[plane as usize].iter_mut().find(|e| e.0 == block && e.1 == SimTime::MAX) {
+                e.1 = finish;
+                self.next_due = self.next_due.min(finish);
+            }
+        }
+        self.played = played;
+        Ok(())
+    }
+
+    fn take_played(&mut self, out: &mut Vec<(u64, SimTime)>) {
+        out.extend(self.played.hosts.drain(..).filter(|h| h.0 != 0));
     }
 }
 
