@@ -1217,6 +1217,18 @@ impl Io<'_> {
         Ok(span)
     }
 
+    /// Books on `die`, from now, the time of a copyback of `pages` pages of
+    /// distinct planes (one multi-plane copyback when more than one) whose
+    /// data moved already, for `purpose`.
+    pub fn reserve_copyback(&mut self, die: DieId, pages: u32, purpose: Purpose) -> Result<Span, NandError> {
+        let span = self.flash.nand.reserve_copyback(die, self.issue(purpose))?;
+        if pages > 1 {
+            self.flash.counters.multi_plane.bump(purpose);
+        }
+        self.after_program(span, purpose);
+        Ok(span)
+    }
+
     /// Books on `die`, from now, the time of an erase of `blocks` blocks of
     /// distinct planes (one multi-plane erase when more than one) already
     /// carried out, for `purpose`.

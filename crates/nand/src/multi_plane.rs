@@ -71,6 +71,15 @@ impl Nand {
         })
     }
 
+    /// Books on `die`, from `at`, the time of a copyback (a page read and
+    /// programmed inside its plane; one a plane as one multi-plane
+    /// copyback), touching no page.
+    pub fn reserve_copyback(&mut self, die: DieId, at: impl Into<Issue>) -> Result<Span, NandError> {
+        let at = at.into();
+        let die = self.check_time(die, at)?;
+        Ok(self.timelines.copyback(die, at))
+    }
+
     /// Books on `die`, from `at`, the time of an erase (of one block a plane
     /// as one multi-plane erase), touching no block.
     pub fn reserve_erase(&mut self, die: DieId, at: impl Into<Issue>) -> Result<Span, NandError> {

@@ -406,8 +406,10 @@ impl Engine {
             self.issue_waiting(&mut st, now)?;
             if st.queues {
                 self.play_queues(&mut st, now)?;
-                // Reads a collection held until now go too.
-                self.issue_waiting(&mut st, now)?;
+                if st.waiting > 0 {
+                    // Reads a collection held until now go too.
+                    self.issue_waiting(&mut st, now)?;
+                }
             }
             self.check_first_gc();
 
@@ -665,6 +667,9 @@ impl Engine {
     /// Issues, at `now`, a waiting read on every die that can start one, until
     /// none can.
     fn issue_waiting(&mut self, st: &mut State<'_>, now: u64) -> Result<(), SimError> {
+        if st.waiting == 0 {
+            return Ok(());
+        }
         while st.pending.peek().is_some_and(|p| p.0 .0 <= now) {
             let Some(Reverse((_, _, page))) = st.pending.pop() else { break };
             let q = self.device.flash.nand().die_slot(DieId(page.die as u32));

@@ -13,7 +13,9 @@
 //! `service_erase_transaction`, tried in that order by
 //! `TSU_Base::handle_chip_idle_signal`):
 //!
-//! 1. a garbage-collection read, the first queued on the die;
+//! 1. a garbage-collection read, the first queued on the die (with copyback
+//!    on, `device.copyback`, the page's whole move: read and program inside
+//!    the plane, one command);
 //! 2. else a garbage-collection program, the first queued; a read played
 //!    queues its page's program, at the next page of its plane's copy block
 //!    (the matched simulator allocates it then,
@@ -24,7 +26,8 @@
 //!    garbage collection queued: [`GcQueue::collecting`]) a host program,
 //!    the first queued.
 //!
-//! Each command takes with it, as one multi-plane command, the first queued
+//! On a chip with multi-plane commands (`device.commands.multi_plane`),
+//! each command takes with it, as one multi-plane command, the first queued
 //! one of the same kind of each other plane of the die at the same page
 //! offset (a garbage-collection program also a queued host program of that
 //! plane at that offset, the matched simulator's second source queue):
@@ -71,8 +74,8 @@ struct Item {
 #[derive(Debug, Default, Clone)]
 struct PlaneQueue {
     reads: VecDeque<Item>,
-    /// Per page offset, the reads queued at it and not taken.
-    reads_at: Vec<u32>,
+    /// Per page offset, the reads queued at it and not taken, by queue order.
+    reads_at: Vec<VecDeque<u64>>,
     programs: VecDeque<Item>,
     erases: VecDeque<Item>,
     host: VecDeque<Item>,
@@ -117,6 +120,12 @@ pub(super) struct Played {
 #[derive(Debug, Clone)]
 pub(super) struct GcQueue {
     on: bool,
+    /// Whether the chip has multi-plane commands: without them each command
+    /// goes alone.
+    pairs: bool,
+    /// Whether garbage collection moves pages by copyback: a read played is
+    /// its page's whole move (read and program inside the plane).
+    copyback: bool,
     planes_per_die: u32,
     pages_per_block: u32,
     planes: Vec<PlaneQueue>,
@@ -130,13 +139,19 @@ pub(super) struct GcQueue {
     /// Per collection in flight: its reads and programs not played yet.
     left: FxHashMap<u64, u32>,
     picks: u64,
+    /// A command's parts (plane, item, whether garbage collection's) and
+    /// their bytes, kept to reuse their room.
+    group: Vec<(usize, Item, bool)>,
+    bytes: Vec<u32>,
 }
 
 impl GcQueue {
-    pub fn new(planes: u32, planes_per_die: u32, pages_per_block: u32) -> Self {
-        let plane = PlaneQueue { reads_at: vec![0; pages_per_block as usize], ..PlaneQueue::default() };
+    pub fn new(planes: u32, planes_per_die: u32, pages_per_block: u32, pairs: bool, copyback: bool) -> Self {
+        let plane = PlaneQueue { reads_at: vec![VecDeque::new(); pages_per_block as usize], ..PlaneQueue::default() };
         GcQueue {
             on: false,
+            pairs,
+            copyback,
             planes_per_die: planes_per_die.max(1),
             pages_per_block,
             planes: vec![plane; planes as usize],
@@ -147,6 +162,8 @@ impl GcQueue {
             gc_offset: vec![0; planes as usize],
             left: FxHashMap::default(),
             picks: 0,
+            group: Vec::new(),
+            bytes: Vec::new(),
         }
     }
 
@@ -218,7 +235,7 @@ impl GcQueue {
             let item = self.item(offset, victim, pick, 0, 0);
             let q = &mut self.planes[plane as usize];
             q.reads.push_back(item);
-            q.reads_at[offset as usize] += 1;
+            q.reads_at[offset as usize].push_back(item.seq);
             n += 1;
         }
         self.left.insert(pick, 2 * n);
@@ -267,6 +284,16 @@ impl GcQueue {
         first..first + self.planes_per_die as usize
     }
 
+    /// The planes of die `d` a command may take a partner from: none
+    /// without multi-plane commands.
+    fn partners_of(&self, d: u32) -> std::ops::Range<usize> {
+        if self.pairs {
+            self.planes_of(d)
+        } else {
+            0..0
+        }
+    }
+
     /// The plane of die `d` whose first item of the kind `pick` selects came
     /// first, if any plane has one (and `ready` accepts it).
     fn lead(
@@ -282,87 +309,112 @@ impl GcQueue {
     }
 
     fn play_die(&mut self, io: &mut Io, d: u32, played: &mut Played) -> Result<(), FtlError> {
+        let mut group = std::mem::take(&mut self.group);
+        let mut bytes = std::mem::take(&mut self.bytes);
+        group.clear();
+        bytes.clear();
+        let r = self.play_die_with(io, d, played, &mut group, &mut bytes);
+        self.group = group;
+        self.bytes = bytes;
+        r
+    }
+
+    /// [`GcQueue::play_die`], with `group` and `bytes` to reuse.
+    fn play_die_with(
+        &mut self,
+        io: &mut Io,
+        d: u32,
+        played: &mut Played,
+        group: &mut Vec<(usize, Item, bool)>,
+        bytes: &mut Vec<u32>,
+    ) -> Result<(), FtlError> {
         let die = DieId(d);
         let ppb = self.pages_per_block;
         if let Some(lead) = self.lead(d, |q| &q.reads, |_| true) {
             let first = self.planes[lead].reads.pop_front().expect("lead has a read");
-            let mut group = vec![(lead, first)];
-            for p in self.planes_of(d) {
-                if p == lead || self.planes[p].reads_at[first.offset as usize] == 0 {
+            self.planes[lead].reads_at[first.offset as usize].pop_front();
+            group.push((lead, first, true));
+            for p in self.partners_of(d) {
+                let q = &mut self.planes[p];
+                if p == lead {
                     continue;
                 }
-                let q = &mut self.planes[p].reads;
-                if let Some(k) = q.iter().position(|i| !i.taken && i.offset == first.offset) {
-                    q[k].taken = true;
-                    group.push((p, q[k]));
+                let Some(seq) = q.reads_at[first.offset as usize].pop_front() else { continue };
+                if let Ok(k) = q.reads.binary_search_by_key(&seq, |i| i.seq) {
+                    q.reads[k].taken = true;
+                    group.push((p, q.reads[k], true));
                 }
             }
-            for &(p, item) in &group {
-                let q = &mut self.planes[p];
-                q.reads_at[item.offset as usize] -= 1;
-                PlaneQueue::drop_taken(&mut q.reads);
+            for &(p, item, _) in group.iter() {
+                PlaneQueue::drop_taken(&mut self.planes[p].reads);
+                self.played_one(item.pick);
+                if self.copyback {
+                    // Read and programmed in one command.
+                    self.played_one(item.pick);
+                    self.count(p as u32, -1, true);
+                    continue;
+                }
                 // Its program, at the next page of the plane's copy block.
                 let offset = self.gc_offset[p];
                 self.gc_offset[p] = (offset + 1) % ppb;
-                let program = Item { seq: 0, offset, taken: false, ..item };
-                let program = Item { seq: self.next_seq(), ..program };
+                let program = Item { seq: self.next_seq(), offset, taken: false, ..item };
                 self.planes[p].programs.push_back(program);
-                self.played_one(item.pick);
             }
-            // Each read's program joins the queue: the count stands.
-            io.reserve_read(die, group.len() as u32, Purpose::Gc)?;
+            if self.copyback {
+                io.reserve_copyback(die, group.len() as u32, Purpose::Gc)?;
+            } else {
+                // Each read's program joins the queue: the count stands.
+                io.reserve_read(die, group.len() as u32, Purpose::Gc)?;
+            }
             return Ok(());
         }
         if let Some(lead) = self.lead(d, |q| &q.programs, |_| true) {
             let first = self.planes[lead].programs.pop_front().expect("lead has a program");
-            let mut gc = vec![(lead, first)];
-            let mut host = Vec::new();
-            for p in self.planes_of(d) {
+            group.push((lead, first, true));
+            for p in self.partners_of(d) {
                 if p == lead {
                     continue;
                 }
                 let q = &mut self.planes[p];
                 if let Some(k) = PlaneQueue::find_consecutive(&q.programs, first.offset, ppb) {
                     q.programs[k].taken = true;
-                    gc.push((p, q.programs[k]));
+                    group.push((p, q.programs[k], true));
                 } else if let Some(k) = PlaneQueue::find_consecutive(&q.host, first.offset, ppb) {
                     q.host[k].taken = true;
-                    host.push((p, q.host[k]));
+                    group.push((p, q.host[k], false));
                 }
             }
-            let mut bytes = vec![0u32; gc.len()];
-            bytes.extend(host.iter().map(|(_, i)| i.bytes));
-            for &(p, item) in &gc {
-                PlaneQueue::drop_taken(&mut self.planes[p].programs);
-                self.played_one(item.pick);
+            bytes.extend(group.iter().map(|&(_, i, gc)| if gc { 0 } else { i.bytes }));
+            for &(p, item, gc) in group.iter() {
+                if gc {
+                    PlaneQueue::drop_taken(&mut self.planes[p].programs);
+                    self.played_one(item.pick);
+                } else {
+                    PlaneQueue::drop_taken(&mut self.planes[p].host);
+                }
             }
-            for &(p, _) in &host {
-                PlaneQueue::drop_taken(&mut self.planes[p].host);
+            let span = io.reserve_program(die, bytes, Purpose::Gc)?;
+            for &(p, item, gc) in group.iter() {
+                if !gc {
+                    played.hosts.push((item.token, span.finish));
+                }
+                self.count(p as u32, -1, gc);
             }
-            let span = io.reserve_program(die, &bytes, Purpose::Gc)?;
-            for &(p, item) in &host {
-                played.hosts.push((item.token, span.finish));
-                self.count(p as u32, -1, false);
-            }
-            for &(p, _) in &gc {
-                self.count(p as u32, -1, true);
-            }
-            // The reads counted these programs' places.
             return Ok(());
         }
         if let Some(lead) = self.lead(d, |q| &q.erases, |i| self.copied(i.pick)) {
             let first = self.planes[lead].erases.pop_front().expect("lead has an erase");
-            let mut group = vec![(lead, first)];
-            for p in self.planes_of(d) {
+            group.push((lead, first, true));
+            for p in self.partners_of(d) {
                 if p != lead && self.planes[p].erases.front().is_some_and(|i| self.copied(i.pick)) {
-                    group.extend(self.planes[p].erases.pop_front().map(|i| (p, i)));
+                    group.extend(self.planes[p].erases.pop_front().map(|i| (p, i, true)));
                 }
             }
-            for (_, item) in &group {
+            for (_, item, _) in group.iter() {
                 self.left.remove(&item.pick);
             }
             let span = io.reserve_erase(die, group.len() as u32, Purpose::Gc)?;
-            for &(p, item) in &group {
+            for &(p, item, _) in group.iter() {
                 played.erases.push((p as u32, item.victim, span.finish));
                 self.count(p as u32, -1, true);
             }
@@ -370,23 +422,23 @@ impl GcQueue {
         }
         if let Some(lead) = self.lead(d, |q| &q.host, |_| true) {
             let first = self.planes[lead].host.pop_front().expect("lead has a host program");
-            let mut group = vec![(lead, first)];
-            for p in self.planes_of(d) {
+            group.push((lead, first, false));
+            for p in self.partners_of(d) {
                 if p == lead {
                     continue;
                 }
                 let q = &mut self.planes[p];
                 if let Some(k) = PlaneQueue::find_consecutive(&q.host, first.offset, ppb) {
                     q.host[k].taken = true;
-                    group.push((p, q.host[k]));
+                    group.push((p, q.host[k], false));
                 }
             }
-            for &(p, _) in &group {
+            for &(p, _, _) in group.iter() {
                 PlaneQueue::drop_taken(&mut self.planes[p].host);
             }
-            let bytes: Vec<u32> = group.iter().map(|(_, i)| i.bytes).collect();
-            let span = io.reserve_program(die, &bytes, Purpose::Host)?;
-            for &(p, item) in &group {
+            bytes.extend(group.iter().map(|(_, i, _)| i.bytes));
+            let span = io.reserve_program(die, bytes, Purpose::Host)?;
+            for &(p, item, _) in group.iter() {
                 played.hosts.push((item.token, span.finish));
                 self.count(p as u32, -1, false);
             }

@@ -23,7 +23,7 @@ fn geometry() -> Geometry {
 }
 
 fn queue() -> GcQueue {
-    let mut q = GcQueue::new(2, 2, 16);
+    let mut q = GcQueue::new(2, 2, 16, true, false);
     q.set_on(true).unwrap();
     q
 }
@@ -143,6 +143,21 @@ fn host_programs_pair_at_one_offset() {
     assert!(finish(1) < finish(2) && finish(2) < finish(3) && finish(3) < finish(4));
 }
 
+/// A chip without multi-plane commands takes every command alone.
+#[test]
+fn without_multi_plane_commands_nothing_pairs() {
+    let mut flash = testing::flash(geometry(), 1);
+    let mut q = GcQueue::new(2, 2, 16, false, false);
+    q.set_on(true).unwrap();
+    q.push_victim(0, BlockId(0), [0, 1, 2].into_iter());
+    q.push_victim(1, BlockId(8), [0, 1, 2].into_iter());
+    q.push_host(0, 0, 0, 1);
+    q.push_host(1, 0, 0, 2);
+    let (_, at) = drain(&mut q, &mut flash);
+    assert_eq!(at.len(), 6 + 6 + 2 + 2);
+    assert_eq!(flash.counters().multi_plane.total(), 0);
+}
+
 #[test]
 fn queues_cannot_be_turned_off_with_work_in_them() {
     let mut q = queue();
@@ -153,4 +168,20 @@ fn queues_cannot_be_turned_off_with_work_in_them() {
     drain(&mut q, &mut flash);
     q.set_on(false).unwrap();
     assert!(!q.on());
+}
+
+/// With copyback a read played is the page's whole move: one command a page
+/// (two pages when the planes pair), no program queued after it.
+#[test]
+fn with_copyback_a_read_is_the_whole_move() {
+    let mut flash = testing::flash(geometry(), 1);
+    let mut q = GcQueue::new(2, 2, 16, true, true);
+    q.set_on(true).unwrap();
+    q.push_victim(0, BlockId(0), [0, 1, 2].into_iter());
+    q.push_victim(1, BlockId(8), [1, 2, 5].into_iter());
+    let (played, at) = drain(&mut q, &mut flash);
+    assert_eq!(at.len(), 4 + 1);
+    assert_eq!(flash.counters().multi_plane.get(Purpose::Gc), 2 + 1);
+    let t = *flash.nand().timing();
+    assert!(played.erases[0].2 .0 >= 4 * (t.read_ns + t.program_ns) + t.erase_ns);
 }

@@ -575,7 +575,9 @@ impl<P: VictimPicker> PlaneGcMap<P> {
             staged: Vec::new(),
             prepared: HashSet::new(),
             cmt,
-            queue: config.gc_queue.then(|| GcQueue::new(planes, g.planes_per_die, g.pages_per_block)),
+            queue: config
+                .gc_queue
+                .then(|| GcQueue::new(planes, g.planes_per_die, g.pages_per_block, multi_plane, io.copyback_enabled())),
             played: Played::default(),
         })
     }

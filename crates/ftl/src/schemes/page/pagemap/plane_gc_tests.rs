@@ -978,9 +978,10 @@ fn a_prepared_read_reads_its_translation_ahead_and_does_not_look_again() {
 /// (`gc_queue`), played as a dispatcher plays them: every queued host program
 /// is reported once, no earlier than its write, and every page reads back its
 /// last write. Returns the counters and the mean write completion time.
-fn queued_overwrites(gc_queue: bool, gap: SimTime) -> (crate::Counters, f64) {
+fn queued_overwrites(gc_queue: bool, multi_plane: bool, gap: SimTime) -> (crate::Counters, f64) {
     let cfg = PageMapConfig { gc_queue, ..config(GcModel::Mqsim) };
-    let mut flash = testing::flash(four_planes(), 1);
+    let commands = ftlab_nand::Commands { multi_plane, ..ftlab_nand::Commands::default() };
+    let mut flash = testing::flash_with(four_planes(), 1, commands);
     let mut ftl = cfg.format(&mut flash.io(SimTime::ZERO)).unwrap();
     if gc_queue {
         ftl.die_queues().unwrap().set_queueing(true).unwrap();
@@ -1050,8 +1051,14 @@ fn queued_overwrites(gc_queue: bool, gap: SimTime) -> (crate::Counters, f64) {
 #[test]
 fn queued_collection_keeps_every_page_and_pairs_the_planes() {
     let gap = SimTime::from_us(50);
-    let (timed, timed_ns) = queued_overwrites(false, gap);
-    let (queued, queued_ns) = queued_overwrites(true, gap);
+    let (timed, timed_ns) = queued_overwrites(false, true, gap);
+    let (queued, queued_ns) = queued_overwrites(true, true, gap);
+    // Without multi-plane commands nothing pairs, and collecting takes the
+    // dies as long as booked at once.
+    let (alone, _) = queued_overwrites(true, false, gap);
+    assert_eq!(alone.multi_plane.total(), 0);
+    let (a, b) = (timed.die_ns.get(Purpose::Gc) as f64, alone.die_ns.get(Purpose::Gc) as f64);
+    assert!((a - b).abs() / a < 0.05, "GC die time {b} ns queued alone, {a} ns timed");
     assert!(timed.erases.total() > 100, "collection ran: {timed:?}");
     assert_eq!(timed.multi_plane.get(Purpose::Gc), 0);
     assert!(queued.multi_plane.get(Purpose::Gc) > queued.erases.total(), "{queued:?}");
