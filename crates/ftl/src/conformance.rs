@@ -64,6 +64,15 @@ pub fn one_die_geometry() -> Geometry {
 
 thread_local! {
     static COMMANDS: std::cell::Cell<Commands> = std::cell::Cell::new(Commands::default());
+    static STORE: std::cell::Cell<StoreKind> = const { std::cell::Cell::new(StoreKind::Token) };
+}
+
+/// Makes every medium [`nand_config`] describes on this thread store
+/// `store` (tokens by default; [`StoreKind::Bytes`] keeps each page's bytes,
+/// for a suite that writes and checks real data, such as the zoned suite's
+/// [`crate::conformance_zoned::ZonedHarness`]).
+pub fn use_store(store: StoreKind) {
+    STORE.with(|c| c.set(store));
 }
 
 /// Makes every medium [`nand_config`] describes on this thread offer
@@ -85,7 +94,7 @@ pub fn nand_config(geometry: Geometry, bad_block_rate: f64, seed: u64) -> NandCo
         },
         bad_block_rate,
         wear: WearConfig::default(),
-        store: StoreKind::Token,
+        store: STORE.with(|c| c.get()),
         seed,
         faults: Default::default(),
         commands: COMMANDS.with(|c| c.get()),

@@ -26,9 +26,14 @@
 //!   it holds what was written there, nothing past it reads, an acknowledged
 //!   finish or reset holds, and no zone comes back open;
 //! - [`deterministic`]: same seed, same completions and counters.
+//!
+//! On a medium that keeps bytes ([`crate::conformance::use_store`] with
+//! `StoreKind::Bytes`) every write and append carries a whole page of bytes
+//! made from its token, and every read checks the page byte for byte before
+//! it returns the token: [`zoned_suite_on_bytes`].
 #![allow(clippy::unwrap_used, clippy::missing_panics_doc)]
 
-use ftlab_nand::{Geometry, Nand, Payload, SimTime};
+use ftlab_nand::{Geometry, Nand, Payload, SimTime, StoreKind};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -44,6 +49,30 @@ pub fn zoned_suite(builder: &dyn FtlBuilder, geometry: Geometry) {
         power_cuts(builder, geometry, seed);
     }
     deterministic(builder, geometry);
+}
+
+/// [`zoned_suite`] on media that keep every page's bytes: the same checks,
+/// each page written as bytes and read back compared byte for byte. Sets
+/// this thread's store ([`crate::conformance::use_store`]) and restores
+/// tokens after.
+pub fn zoned_suite_on_bytes(builder: &dyn FtlBuilder, geometry: Geometry) {
+    crate::conformance::use_store(StoreKind::Bytes);
+    zoned_suite(builder, geometry);
+    crate::conformance::use_store(StoreKind::Token);
+}
+
+/// The page that carries `token` on a medium that keeps bytes: its eight
+/// bytes, then the page offset they start at, over and over.
+fn page_bytes(token: u64, page_size: u32) -> Vec<u8> {
+    let mut page = Vec::with_capacity(page_size as usize);
+    let mut at = 0u64;
+    while page.len() < page_size as usize {
+        let word = if at.is_multiple_of(2) { token } else { token ^ (at * 8) };
+        page.extend_from_slice(&word.to_le_bytes());
+        at += 1;
+    }
+    page.truncate(page_size as usize);
+    page
 }
 
 /// A zoned device on a fresh medium, and a clock.
@@ -81,6 +110,35 @@ impl<'b> ZonedHarness<'b> {
         self.next_token
     }
 
+    /// What a write of `token` carries: the token, or on a medium that keeps
+    /// bytes a whole page made from it ([`page_bytes`]).
+    fn payload(&self, token: u64) -> Payload {
+        let nand = self.flash.nand();
+        match nand.store_kind() {
+            StoreKind::Bytes => Payload::Bytes(page_bytes(token, nand.geometry().page_size).into()),
+            _ => Payload::Token(token),
+        }
+    }
+
+    /// The token a page read back carries; a page of bytes must be the whole
+    /// page its first eight bytes name.
+    fn token_of(&self, page: Payload) -> u64 {
+        let bytes = self.flash.nand().store_kind() == StoreKind::Bytes;
+        match page {
+            Payload::Token(t) => {
+                assert!(!bytes, "{}: a medium that keeps bytes returned token {t}", self.ftl.name());
+                t
+            }
+            Payload::Bytes(b) => {
+                assert!(bytes, "{}: a medium that keeps tokens returned bytes", self.ftl.name());
+                let token = u64::from_le_bytes(b[..8].try_into().unwrap());
+                let want = page_bytes(token, self.flash.nand().geometry().page_size);
+                assert!(*b == *want, "{}: a page of token {token} came back with other bytes in it", self.ftl.name());
+                token
+            }
+        }
+    }
+
     fn done(&mut self, done: SimTime) -> SimTime {
         self.completions.push(done.as_ns());
         done
@@ -90,9 +148,10 @@ impl<'b> ZonedHarness<'b> {
     /// when it was acknowledged.
     pub fn append(&mut self, zone: u32) -> Result<(Lpn, u64, SimTime), FtlError> {
         let token = self.token();
+        let data = self.payload(token);
         let mut io = self.flash.io(self.now);
         let lpn = match self.ftl.extension() {
-            crate::Extension::Zoned(z) => z.append(&mut io, zone, Payload::Token(token), None)?,
+            crate::Extension::Zoned(z) => z.append(&mut io, zone, data, None)?,
             _ => unreachable!(),
         };
         let done = io.completion();
@@ -102,8 +161,9 @@ impl<'b> ZonedHarness<'b> {
     /// Writes a fresh token at `lpn`.
     pub fn write(&mut self, lpn: u32) -> Result<(u64, SimTime), FtlError> {
         let token = self.token();
+        let data = self.payload(token);
         let mut io = self.flash.io(self.now);
-        self.ftl.write(&mut io, Lpn(lpn), Payload::Token(token), &Hint::default())?;
+        self.ftl.write(&mut io, Lpn(lpn), data, &Hint::default())?;
         let done = io.completion();
         Ok((token, self.done(done)))
     }
@@ -113,10 +173,7 @@ impl<'b> ZonedHarness<'b> {
         let got = self.ftl.read(&mut io, Lpn(lpn))?;
         let done = io.completion();
         self.done(done);
-        Ok(got.map(|p| match p {
-            Payload::Token(t) => t,
-            Payload::Bytes(_) => panic!("a token store returned bytes"),
-        }))
+        Ok(got.map(|p| self.token_of(p)))
     }
 
     /// Runs `action` on `zone`; returns when it was acknowledged.

@@ -501,3 +501,19 @@ mod host_streams {
         }
     }
 }
+
+/// The zoned suite on media that keep every page's bytes: every page of the
+/// zoned device written as a page of bytes and read back compared byte for
+/// byte, through the state machine, the limits, appends at depth and the
+/// power cuts.
+#[test]
+fn the_zoned_suite_holds_on_a_bytes_store() {
+    static CONFIG: ZnsConfig = ZnsConfig {
+        zone_blocks: 0,
+        zone_capacity: 0,
+        max_open_zones: 0,
+        max_active_zones: 0,
+        zone_mapping: ZoneMapping::Striped,
+    };
+    suite::zoned_suite_on_bytes(&CONFIG, small_geometry());
+}
