@@ -70,6 +70,10 @@ pub enum Command {
     /// Write one self-contained HTML page (inline SVG plots, no network) of a run's JSON
     /// report or of a sweep's CSV or JSON-lines rows.
     Report(ReportArgs),
+    /// Print the zone report (a zoned device's zones at the end of the run: state, pages
+    /// written, valid pages and stream) or the FDP statistics (host and media pages and WAF per
+    /// reclaim unit handle) of a run's JSON report.
+    Zones(ZonesArgs),
     /// Inspect block traces.
     #[command(subcommand)]
     Trace(TraceCommand),
@@ -462,6 +466,33 @@ pub struct ReportArgs {
     /// The page's title (default: the FTL and chip of a run, the number of runs of a sweep).
     #[arg(long)]
     pub title: Option<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  ftlab run zns-host.toml -f json -o run.json && ftlab zones run.json\n  \
+                        ftlab zones run.json -f csv -o zones.csv")]
+pub struct ZonesArgs {
+    /// A run's JSON report (`ftlab run -f json`) of a zoned device's host FTL (`zns-host`)
+    /// or of an FDP device (`fdp`).
+    #[arg(value_name = "REPORT.json")]
+    pub file: PathBuf,
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value_t = TableFormat::Table)]
+    pub format: TableFormat,
+    /// Write to FILE (created or truncated) instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// How `ftlab zones` prints its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TableFormat {
+    /// Aligned columns for reading.
+    Table,
+    /// Comma-separated values with a header line.
+    Csv,
+    /// One JSON array of objects.
+    Json,
 }
 
 #[derive(Debug, Args)]

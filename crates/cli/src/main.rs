@@ -28,6 +28,7 @@ mod rerun_cmd;
 mod sched_cmd;
 mod serve_cmd;
 mod sweep_cmd;
+mod zones_cmd;
 
 use std::process::ExitCode;
 
@@ -96,6 +97,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Schedulability(args) => sched_cmd::run(&args)?,
         Command::Serve(args) => serve_cmd::run(&args)?,
         Command::Report(args) => report_page(&args)?,
+        Command::Zones(args) => zones_cmd::run(&args)?,
         Command::Rerun(args) => rerun_cmd::run(&args)?,
         Command::Schema(args) => {
             let text = serde_json::to_string_pretty(&provenance::report_schema())

@@ -999,3 +999,45 @@ fn a_rerun_finds_a_relative_trace_from_another_folder() {
     let out = ftlab().args(["rerun", report.to_str().unwrap()]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// `ftlab zones` on the JSON reports of a zoned device's host FTL and of an
+/// FDP device: the zone report and the per-handle statistics, as CSV rows
+/// that agree with the run (every page written is in some zone; the handles'
+/// host pages are the run's host pages), and a clear error for a report of
+/// another FTL.
+#[test]
+fn zones_prints_the_zone_report_and_the_fdp_statistics() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = "seed = 1\n[device]\nchip = \"small-slc\"\nblocks_per_plane = 72\n[precondition]\nfill = true\n\
+                [metrics]\nslowdown = false\n[workload]\nmax_requests = 20000\n[workload.generator]\nkind = \"uniform\"\nrequests = 20000\n";
+    let run = |ftl: &str| {
+        let config = dir.path().join(format!("{ftl}.toml"));
+        std::fs::write(&config, format!("{base}[ftl]\nkind = \"{ftl}\"\n")).unwrap();
+        let report = dir.path().join(format!("{ftl}.json"));
+        stdout_of(&["run", "-q", config.to_str().unwrap(), "-f", "json", "-o", report.to_str().unwrap()]);
+        let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        (report, json)
+    };
+    let (report, json) = run("zns-host");
+    let csv = stdout_of(&["zones", report.to_str().unwrap(), "-f", "csv"]);
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("zone,state,written_pages,valid_pages,stream"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), json["ftl_curves"]["zone_state_by_zone"].as_array().unwrap().len());
+    let valid: u64 = rows.iter().map(|r| r[3].parse::<u64>().unwrap()).sum();
+    assert_eq!(valid, json["logical_pages"].as_u64().unwrap(), "every logical page valid in one zone after the fill");
+    assert!(rows.iter().any(|r| r[1] == "full") && rows.iter().all(|r| r[2].parse::<u64>().is_ok()));
+    let table = stdout_of(&["zones", report.to_str().unwrap()]);
+    assert!(table.starts_with("zone") && table.contains("full"), "{table}");
+
+    let (report, json) = run("fdp");
+    let rows: Value = serde_json::from_str(&stdout_of(&["zones", report.to_str().unwrap(), "-f", "json"])).unwrap();
+    let host: u64 = rows.as_array().unwrap().iter().map(|r| r["host_pages"].as_u64().unwrap()).sum();
+    assert_eq!(host, json["host_pages_written"].as_u64().unwrap());
+
+    let (report, _) = run("pagemap");
+    let e = failure(&["zones", report.to_str().unwrap()], 2);
+    assert!(e.contains("pagemap") && e.contains("zns-host") && e.contains("fdp"), "{e}");
+    let e = failure(&["zones", dir.path().join("missing.json").to_str().unwrap()], 2);
+    assert!(e.contains("missing.json"), "{e}");
+}

@@ -333,6 +333,27 @@ impl ZoneState {
         self as u8
     }
 
+    /// The zone state whose [`ZoneState::code`] is `code`, if any.
+    pub fn from_code(code: u8) -> Option<ZoneState> {
+        use ZoneState::*;
+        [Empty, ImplicitlyOpened, ExplicitlyOpened, Closed, Full, ReadOnly, Offline].get(usize::from(code)).copied()
+    }
+
+    /// Its name as reports and configs spell it: `empty`,
+    /// `implicitly-opened`, `explicitly-opened`, `closed`, `full`,
+    /// `read-only`, `offline`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ZoneState::Empty => "empty",
+            ZoneState::ImplicitlyOpened => "implicitly-opened",
+            ZoneState::ExplicitlyOpened => "explicitly-opened",
+            ZoneState::Closed => "closed",
+            ZoneState::Full => "full",
+            ZoneState::ReadOnly => "read-only",
+            ZoneState::Offline => "offline",
+        }
+    }
+
     /// Whether the zone holds one of the open resources (`max_open`).
     pub fn is_open(self) -> bool {
         matches!(self, ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened)
