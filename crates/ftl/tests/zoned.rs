@@ -210,6 +210,37 @@ fn a_page_torn_at_the_write_pointer_leaves_the_zone_full_with_the_pages_before_i
     assert_eq!((h.state(0), h.written(0), h.read(10).unwrap()), (ZoneState::Closed, 11, Some(token)));
 }
 
+/// A read-only zone the host takes offline stays offline through a power
+/// cut: the command programs a marker the recovery finds. Cut before the
+/// marker's program finishes, the command was not acknowledged, and the
+/// zone comes back read-only with its data readable.
+#[test]
+fn a_zone_taken_offline_stays_offline_through_a_cut() {
+    use ftlab_ftl::zns::{ZoneAction, ZoneState};
+    for acknowledged in [true, false] {
+        let (mut h, _) = written(10);
+        h.flash.fail_program_in(1);
+        assert!(h.append(0).is_err(), "an injected program failure fails the write");
+        assert_eq!(h.state(0), ZoneState::ReadOnly);
+        let before = h.flash.counters().programs.total();
+        let issued = h.now;
+        let acked = h.manage(0, ZoneAction::Offline).unwrap();
+        assert_eq!(h.flash.counters().programs.total(), before + 1, "one marker page");
+        assert_eq!(h.state(0), ZoneState::Offline);
+        let cut = if acknowledged { acked } else { ftlab_nand::SimTime(issued.as_ns() + 1) };
+        h.cut_and_recover(cut);
+        if acknowledged {
+            assert_eq!(h.state(0), ZoneState::Offline);
+            assert!(h.read(0).is_err(), "an offline zone's data cannot be read");
+        } else {
+            assert_eq!(h.state(0), ZoneState::ReadOnly);
+            assert!(h.read(9).unwrap().is_some());
+        }
+        // Other zones are untouched.
+        assert_eq!(h.state(1), ZoneState::Empty);
+    }
+}
+
 mod fuzz {
     //! The ZNS device against a reference model of ZNS 1.1 written apart from
     //! it: random zone commands, each result (its status or the data read)

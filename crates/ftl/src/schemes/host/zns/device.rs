@@ -8,6 +8,10 @@ use super::{ZnsConfig, ZoneMapping};
 use crate::capability::{PageMeta, ZoneAction, ZoneDescriptor, ZoneError, ZoneState, ZoneStatus, Zoned};
 use crate::{Extension, Ftl, FtlError, Hint, Io, Lpn, Purpose};
 
+/// The logical page a zone's offline marker names in its OOB (kind meta):
+/// no data page names it (logical pages are below the zones' pages).
+const OFFLINE_MARK: u32 = u32::MAX;
+
 /// Where each zone's pages are.
 #[derive(Debug, Clone)]
 struct Layout {
@@ -179,6 +183,9 @@ impl ZnsDevice {
             }
         }
         let state = if blocks.iter().any(|&b| io.is_grown_bad(b)) {
+            if self.offline_marked(io, z)? {
+                return Ok((ZoneState::Offline, 0));
+            }
             ZoneState::ReadOnly
         } else if data >= self.capacity || total > data {
             ZoneState::Full
@@ -188,6 +195,47 @@ impl ZnsDevice {
             ZoneState::Closed
         };
         Ok((state, data))
+    }
+
+    /// Whether zone `z` (read-only: a block gone bad) carries the marker
+    /// the host's Offline command programs ([`OFFLINE_MARK`]): the last page
+    /// programmed in one of its good blocks.
+    fn offline_marked(&self, io: &mut Io, z: u32) -> Result<bool, FtlError> {
+        for &b in self.layout.blocks(z) {
+            let n = io.programmed_pages(b);
+            if n == 0 || io.is_grown_bad(b) {
+                continue;
+            }
+            match io.read_oob(self.layout.geometry.ppa(b, n - 1), Purpose::Recovery) {
+                Ok(Some(oob)) if oob.kind == PageKind::Meta && oob.lpn == OFFLINE_MARK => return Ok(true),
+                Ok(_) | Err(NandError::Uncorrectable(_)) => {}
+                Err(e) => return Err(FtlError::Recovery(format!("zone {z}, block {}: {e}", b.0))),
+            }
+        }
+        Ok(false)
+    }
+
+    /// Records on the medium that read-only zone `z` was taken offline: a
+    /// marker page ([`OFFLINE_MARK`]) at the next page of its first good
+    /// block with room. Returns whether one had room (a zone whose good
+    /// blocks are all full goes offline until the next power cut, and comes
+    /// back read-only).
+    fn mark_offline(&mut self, io: &mut Io, z: u32) -> Result<bool, FtlError> {
+        let g = self.layout.geometry;
+        let Some(&b) =
+            self.layout.blocks(z).iter().find(|&&b| !io.is_grown_bad(b) && io.programmed_pages(b) < g.pages_per_block)
+        else {
+            return Ok(false);
+        };
+        let ppa = g.ppa(b, io.programmed_pages(b));
+        let marker = match io.store_kind() {
+            ftlab_nand::StoreKind::Bytes => Payload::Bytes(vec![0; g.page_size as usize].into()),
+            _ => Payload::Token(0),
+        };
+        io.start_after(self.acked[z as usize]);
+        io.program(ppa, OFFLINE_MARK, PageKind::Meta, marker, Purpose::Checkpoint)?;
+        self.ack_in_order(io, z);
+        Ok(true)
     }
 
     /// Runs `f` with the device's flash operations counted under `purpose`
@@ -444,7 +492,10 @@ impl Zoned for ZnsDevice {
                 }
                 self.ack_in_order(io, zone);
             }
-            ZoneAction::Open | ZoneAction::Close | ZoneAction::Offline => {}
+            ZoneAction::Offline => {
+                self.mark_offline(io, zone)?;
+            }
+            ZoneAction::Open | ZoneAction::Close => {}
         }
         self.zones.apply(zone, action).map_err(FtlError::Zone)
     }

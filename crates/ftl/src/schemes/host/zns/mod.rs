@@ -30,7 +30,9 @@
 //! zone) returns no data without touching the flash. Trim is not a zoned
 //! command: space is freed by Reset, which erases the zone's blocks. Finish
 //! records itself on the medium: a marker page (kind meta) at the write
-//! pointer, unless the zone is already at its capacity.
+//! pointer, unless the zone is already at its capacity. So does Offline (of
+//! a read-only zone): a marker page naming no logical page, at the next page
+//! of the zone's first good block with room.
 //!
 //! # Durability and power cuts
 //!
@@ -51,12 +53,14 @@
 //!   the cut, a later write that finished before an earlier one); otherwise
 //!   closed (open zones come back closed, as ZNS says of a power cycle), or
 //!   empty with no data;
-//! - a zone with a block gone bad in service is read-only.
+//! - a zone with a block gone bad in service is read-only, or offline if
+//!   the last page programmed in one of its good blocks is an offline
+//!   marker.
 //!
 //! What is not kept across a power cut: the difference between explicitly
 //! and implicitly opened and closed zones (all closed, as in ZNS), and an
-//! offline zone made so by the host (it comes back read-only: its bad block
-//! is on the medium, the command is not).
+//! offline zone made so by the host when none of its good blocks had room
+//! for the marker (it comes back read-only).
 //!
 //! # Faults
 //!
