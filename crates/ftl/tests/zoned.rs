@@ -148,17 +148,19 @@ fn the_suite_catches_a_planted_write_pointer_loss() {
     assert!(message.contains("after a cut"), "{message}");
 }
 
+/// Zones of one block a die, striped, the whole zone writable, no limits.
+static STRIPED: ZnsConfig = ZnsConfig {
+    zone_blocks: 0,
+    zone_capacity: 0,
+    max_open_zones: 0,
+    max_active_zones: 0,
+    zone_mapping: ZoneMapping::Striped,
+};
+
 /// A device with zone 0 written `pages` pages, 1 ms apart; returns the time
 /// after the last.
 fn written(pages: u32) -> (suite::ZonedHarness<'static>, ftlab_nand::SimTime) {
-    static CONFIG: ZnsConfig = ZnsConfig {
-        zone_blocks: 0,
-        zone_capacity: 0,
-        max_open_zones: 0,
-        max_active_zones: 0,
-        zone_mapping: ZoneMapping::Striped,
-    };
-    let mut h = suite::ZonedHarness::new(&CONFIG, small_geometry(), 1);
+    let mut h = suite::ZonedHarness::new(&STRIPED, small_geometry(), 1);
     for _ in 0..pages {
         h.append(0).unwrap();
         h.advance(1_000_000);
@@ -539,12 +541,5 @@ mod host_streams {
 /// power cuts.
 #[test]
 fn the_zoned_suite_holds_on_a_bytes_store() {
-    static CONFIG: ZnsConfig = ZnsConfig {
-        zone_blocks: 0,
-        zone_capacity: 0,
-        max_open_zones: 0,
-        max_active_zones: 0,
-        zone_mapping: ZoneMapping::Striped,
-    };
-    suite::zoned_suite_on_bytes(&CONFIG, small_geometry());
+    suite::zoned_suite_on_bytes(&STRIPED, small_geometry());
 }

@@ -356,13 +356,7 @@ impl Engine {
             tokens: HashMap::new(),
             played: Vec::new(),
         };
-        st.queues = self.device.set_queueing(true).map_err(|e| SimError::Ftl {
-            request: self.dispatched,
-            op: "write".to_string(),
-            lpn: 0,
-            at_us: self.device.clock as f64 / 1e3,
-            source: e,
-        })?;
+        st.queues = self.device.set_queueing(true).map_err(self.queue_error(self.device.clock))?;
         for f in flows.iter_mut() {
             let queue = HostQueue::new(f.requests, offset, false, f.closed)?;
             let slots = (0..f.queue_depth.max(1)).map(|_| Reverse(offset)).collect();
@@ -467,13 +461,7 @@ impl Engine {
             now = next;
         }
         if st.queues {
-            self.device.set_queueing(false).map_err(|e| SimError::Ftl {
-                request: self.dispatched,
-                op: "write".to_string(),
-                lpn: 0,
-                at_us: now as f64 / 1e3,
-                source: e,
-            })?;
+            self.device.set_queueing(false).map_err(self.queue_error(now))?;
         }
         let State { lanes, stats, .. } = st;
         drop(lanes);
@@ -632,17 +620,18 @@ impl Engine {
         self.complete_flow_request(st, e.lane, &e.req, pages, e.rmw, 0, e.completion);
     }
 
+    /// The error of the FTL's per-die queues failing at `now` (turned on or
+    /// off, or played): no one request's.
+    fn queue_error(&self, now: u64) -> impl FnOnce(ftlab_ftl::FtlError) -> SimError {
+        let request = self.dispatched;
+        move |source| SimError::Ftl { request, op: "write".to_string(), lpn: 0, at_us: now as f64 / 1e3, source }
+    }
+
     /// Has the dies free at `now` take their queued commands, and completes
     /// the writes whose last program was taken.
     fn play_queues(&mut self, st: &mut State<'_>, now: u64) -> Result<(), SimError> {
         let mut played = std::mem::take(&mut st.played);
-        self.device.play_queued(now, &mut played).map_err(|e| SimError::Ftl {
-            request: self.dispatched,
-            op: "write".to_string(),
-            lpn: 0,
-            at_us: now as f64 / 1e3,
-            source: e,
-        })?;
+        self.device.play_queued(now, &mut played).map_err(self.queue_error(now))?;
         for (token, finish) in played.drain(..) {
             // Programs queued under a read's number (a write's pages the FTL
             // held until then) complete no request.
