@@ -53,6 +53,7 @@ quick=(
   openssd/fig8:openssd/fig8
   placement/warp:placement/warp
   placement/lsm:placement/lsm
+  placement/units:placement/units
 )
 rest=(
   lazy-rtgc/table7:lazy-rtgc/table7

@@ -22,7 +22,17 @@
 //! - [`power_cuts_keep_handles`]: random writes through random handles,
 //!   trims and cuts: after recovery every page reads its last acknowledged
 //!   data (or data written later), and the newest copy of each page on the
-//!   medium carries the handle of the write that wrote it.
+//!   medium carries the handle of the write that wrote it;
+//! - [`groups_and_units`] (run by [`fdp_suite_grouped`], for a device of
+//!   several reclaim groups or reclaim units of several blocks): units hold
+//!   one placement identifier's host data, every page stays in the group its
+//!   identifier names, garbage collection included, and units are erased
+//!   whole.
+//!
+//! With reclaim groups, the device under test takes placement identifier
+//! `group * handles + handle`, its groups are equal runs of consecutive dies
+//! and a reclaim unit is the blocks at one index of `unit_blocks`
+//! consecutive dies of its group.
 #![allow(clippy::unwrap_used, clippy::missing_panics_doc)]
 
 use std::collections::HashMap;
@@ -43,6 +53,109 @@ pub fn fdp_suite(builder: &dyn FtlBuilder, geometry: Geometry, handles: u32, per
     for seed in 0..4 {
         power_cuts_keep_handles(builder, geometry, handles, seed);
     }
+}
+
+/// Every check of [`fdp_suite`] over the device's `groups * handles`
+/// placement identifiers, then [`groups_and_units`].
+pub fn fdp_suite_grouped(
+    builder: &dyn FtlBuilder,
+    geometry: Geometry,
+    handles: u32,
+    groups: u32,
+    unit_blocks: u32,
+    persistently: bool,
+) {
+    let pids = handles * groups;
+    handles_apart(builder, geometry, pids, persistently);
+    statistics_grouped(builder, geometry, handles, groups);
+    invalid_handles(builder, geometry, pids);
+    for seed in 0..4 {
+        power_cuts_keep_handles(builder, geometry, pids, seed);
+    }
+    groups_and_units(builder, geometry, handles, groups, unit_blocks);
+}
+
+/// Host writes of every placement identifier, interleaved page by page, fill
+/// half the device: every reclaim unit holds one identifier's data. Then
+/// random overwrites, each logical page through random handles of one group,
+/// garbage collection running: the newest copy of every page is on a die of
+/// the group its last identifier names, and every unit's blocks have been
+/// erased equally often (units are reclaimed whole).
+pub fn groups_and_units(builder: &dyn FtlBuilder, geometry: Geometry, handles: u32, groups: u32, unit_blocks: u32) {
+    let mut b = Bench::new(builder, geometry, 9);
+    let n = b.ftl.logical_pages();
+    let g = geometry;
+    let die_blocks = g.planes_per_die * g.blocks_per_plane;
+    let group_dies = g.dies() / groups;
+    let unit_of = |blk: u32| ((blk / die_blocks) / unit_blocks, blk % die_blocks);
+    // Every identifier in turn, page by page, each page in group `lpn % groups`.
+    let first_pid = |lpn: u32| (lpn % groups) * handles + (lpn / groups) % handles;
+    let tags_by_unit = |b: &Bench| {
+        let mut units: HashMap<(u32, u32), Vec<u8>> = HashMap::new();
+        for (blk, tags) in b.tags_by_block() {
+            units.entry(unit_of(blk.0)).or_default().extend(tags);
+        }
+        units
+    };
+    for lpn in 0..n / 2 {
+        b.write(lpn, u64::from(lpn) + 1, Some(first_pid(lpn))).unwrap();
+    }
+    for (unit, tags) in tags_by_unit(&b) {
+        assert!(
+            tags.iter().all(|&t| t == tags[0]),
+            "reclaim unit {unit:?} (slot, index) holds host data of several placement identifiers: {tags:?}"
+        );
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let mut pid_of: Vec<u32> = (0..n).map(first_pid).collect();
+    for lpn in n / 2..n {
+        b.write(lpn, u64::from(lpn) + 1, Some(first_pid(lpn))).unwrap();
+    }
+    // Each logical page keeps to one group (a host partitioning its data
+    // over the groups, as each group holds only its share), any handle.
+    for i in 0..u64::from(n) * 3 {
+        let lpn = rng.gen_range(0..n);
+        let pid = (lpn % groups) * handles + rng.gen_range(0..handles);
+        b.write(lpn, u64::from(n) + i + 1, Some(pid)).unwrap();
+        pid_of[lpn as usize] = pid;
+    }
+    assert!(b.flash.counters().page_copies() > 0, "no garbage collection ran: the check saw none");
+    // The newest copy of each page, by the medium's sequence numbers, is on a
+    // die of the group of the identifier it was last written through.
+    let nand = b.flash.nand();
+    let mut newest: HashMap<u32, (u64, u32)> = HashMap::new();
+    for blk in 0..g.total_blocks() {
+        for p in 0..g.pages_per_block {
+            let Some(oob) = nand.peek_oob(g.ppa(BlockId(blk), p)).filter(|o| o.kind == PageKind::Data) else {
+                continue;
+            };
+            if newest.get(&oob.lpn).is_none_or(|&(seq, _)| oob.seq > seq) {
+                newest.insert(oob.lpn, (oob.seq, blk));
+            }
+        }
+    }
+    for (lpn, (_, blk)) in newest {
+        let (group, pid) = (blk / die_blocks / group_dies, pid_of[lpn as usize]);
+        assert_eq!(
+            pid / handles,
+            group,
+            "lpn {lpn}, last written through placement identifier {pid} (group {}), is in block {blk} of group \
+             {group}",
+            pid / handles
+        );
+    }
+    let mut erases: HashMap<(u32, u32), Vec<u32>> = HashMap::new();
+    for blk in 0..g.total_blocks() {
+        erases.entry(unit_of(blk)).or_default().push(nand.erase_count(BlockId(blk)));
+    }
+    assert!(erases.values().flatten().any(|&e| e > 0), "no unit was erased: the check saw none");
+    for (unit, counts) in erases {
+        assert!(
+            counts.iter().all(|&c| c == counts[0]),
+            "reclaim unit {unit:?} (slot, index): its blocks were erased {counts:?} times: not reclaimed whole"
+        );
+    }
+    b.ftl.check_invariants(&b.flash).unwrap();
 }
 
 /// A device under test: its flash, the FTL, the clock.
@@ -152,6 +265,21 @@ pub fn handles_apart(builder: &dyn FtlBuilder, geometry: Geometry, handles: u32,
 /// acknowledged through it; media pages are at least the host pages per
 /// handle and, over all handles, the flash programs.
 pub fn statistics(builder: &dyn FtlBuilder, geometry: Geometry, handles: u32) {
+    statistics_grouped(builder, geometry, handles, 1);
+}
+
+/// [`statistics`] on a device of `groups` reclaim groups of `handles`
+/// handles: a write without an identifier goes to handle 0 of a group the
+/// device picks, so handle 0's host pages are checked summed over the groups.
+pub fn statistics_grouped(builder: &dyn FtlBuilder, geometry: Geometry, handles: u32, groups: u32) {
+    let fold = |v: &[f64]| -> Vec<f64> {
+        let mut v = v.to_vec();
+        let zero: f64 = (0..groups).map(|g| v[(g * handles) as usize]).sum();
+        (0..groups).for_each(|g| v[(g * handles) as usize] = 0.0);
+        v[0] = zero;
+        v
+    };
+    let handles = handles * groups;
     let mut b = Bench::new(builder, geometry, 2);
     let n = b.ftl.logical_pages();
     let mut rng = ChaCha8Rng::seed_from_u64(5);
@@ -164,7 +292,7 @@ pub fn statistics(builder: &dyn FtlBuilder, geometry: Geometry, handles: u32) {
         written[stream.unwrap_or(0) as usize] += 1.0;
     }
     let (host, media) = (b.curve("fdp_host_pages_by_handle"), b.curve("fdp_media_pages_by_handle"));
-    assert_eq!(host, written, "host pages per handle against the writes acknowledged through each");
+    assert_eq!(fold(&host), fold(&written), "host pages per handle against the writes acknowledged through each");
     for h in 0..handles as usize {
         assert!(media[h] >= host[h], "handle {h}: {} media pages under {} host pages", media[h], host[h]);
     }

@@ -237,3 +237,29 @@ conformance!(
         ..Default::default()
     }
 );
+
+// The FDP device with two reclaim groups (writes without an identifier go to
+// the group with the most free units) and with reclaim units of several
+// blocks (superblocks over the dies of a group, collected whole).
+conformance!(
+    fdp_reclaim_groups,
+    ftlab_ftl::schemes::page::fdp::FdpConfig { handles: 4, reclaim_groups: 2, ..Default::default() }
+);
+conformance!(
+    fdp_superblock_units_persistently_isolated,
+    ftlab_ftl::schemes::page::fdp::FdpConfig {
+        handles: 2,
+        reclaim_unit_blocks: 4,
+        isolation: ftlab_ftl::schemes::page::fdp::Isolation::Persistently,
+        ..Default::default()
+    }
+);
+conformance!(
+    fdp_groups_of_two_block_units,
+    ftlab_ftl::schemes::page::fdp::FdpConfig {
+        handles: 2,
+        reclaim_groups: 2,
+        reclaim_unit_blocks: 2,
+        ..Default::default()
+    }
+);

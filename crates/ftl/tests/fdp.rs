@@ -21,9 +21,61 @@ fn the_fdp_device_passes_the_fdp_suite_initially_and_persistently_isolated() {
     fdp_suite(&persistently, geometry(), 3, true);
 }
 
+#[test]
+fn the_fdp_device_passes_the_suite_with_reclaim_groups_and_units_of_several_blocks() {
+    // (handles a group, groups, blocks a unit, persistently isolated)
+    for (handles, groups, unit_blocks, persistently) in
+        [(2, 2, 1, false), (3, 1, 2, true), (2, 2, 2, true), (2, 1, 4, false), (4, 4, 1, false)]
+    {
+        let isolation = if persistently { Isolation::Persistently } else { Isolation::Initially };
+        let config = FdpConfig {
+            handles,
+            reclaim_groups: groups,
+            reclaim_unit_blocks: unit_blocks,
+            isolation,
+            ..FdpConfig::default()
+        };
+        suite::fdp_suite_grouped(&config, geometry(), handles, groups, unit_blocks, persistently);
+    }
+}
+
+#[test]
+fn the_suite_catches_writes_placed_in_the_wrong_group_and_units_not_reclaimed_whole() {
+    let grouped = FdpConfig { handles: 2, reclaim_groups: 2, ..FdpConfig::default() };
+    // Group 1's identifiers written through group 0's handles.
+    let b = PlantedBuilder(grouped, Plant::GroupZero);
+    let e = caught(move || suite::groups_and_units(&b, geometry(), 2, 2, 1));
+    assert!(e.contains("of group 0") && e.contains("(group 1)"), "{e}");
+    // Single-block units checked as units of two blocks.
+    let single = FdpConfig { handles: 2, ..FdpConfig::default() };
+    let e = caught(move || suite::groups_and_units(&single, geometry(), 2, 1, 2));
+    assert!(e.contains("host data of several placement identifiers") || e.contains("not reclaimed whole"), "{e}");
+}
+
+#[test]
+fn reclaim_groups_and_units_that_do_not_divide_the_dies_are_refused_by_name() {
+    let nand = ftlab_nand::Nand::new(&ftlab_ftl::conformance::nand_config(geometry(), 0.0, 1)).unwrap();
+    let mut flash = Flash::new(nand);
+    for (config, key) in [
+        (FdpConfig { handles: 2, reclaim_groups: 3, ..FdpConfig::default() }, "fdp.reclaim_groups"),
+        (
+            FdpConfig { handles: 2, reclaim_groups: 2, reclaim_unit_blocks: 4, ..FdpConfig::default() },
+            "fdp.reclaim_unit_blocks",
+        ),
+        (FdpConfig { handles: 8, reclaim_groups: 8, ..FdpConfig::default() }, "fdp.reclaim_groups"),
+        (FdpConfig { reclaim_unit_blocks: 0, ..FdpConfig::default() }, "fdp.reclaim_unit_blocks"),
+    ] {
+        let e = config.format(&mut flash.io(ftlab_nand::SimTime::ZERO)).unwrap_err();
+        assert!(e.to_string().contains(key), "{config:?}: {e}");
+    }
+}
+
 /// An FDP device with a planted bug.
 #[derive(Debug, Clone, Copy)]
 enum Plant {
+    /// A write's identifier is taken modulo the handles (one in 17 logical
+    /// pages): those go to group 0.
+    GroupZero,
     /// Handle 1's writes go through handle 0.
     Misplaced,
     /// A write through a handle past the last goes to the last.
@@ -46,6 +98,7 @@ impl Ftl for Planted {
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
         let stream = match (self.1, hint.stream) {
             (Plant::Misplaced, Some(1)) => Some(0),
+            (Plant::GroupZero, Some(h)) if lpn.0.is_multiple_of(17) => Some(h % self.2),
             (Plant::Clamped, Some(h)) if h >= self.2 => Some(self.2 - 1),
             (_, s) => s,
         };
@@ -146,6 +199,16 @@ mod fuzz {
     }
 
     fn run(config: &dyn FtlBuilder, handles: u32, cmds: &[Cmd]) -> Result<(), TestCaseError> {
+        run_grouped(config, handles, 1, cmds)
+    }
+
+    /// [`run`] on a device of `groups` reclaim groups of `handles` handles
+    /// (`handles` here: those of a group): a write without an identifier
+    /// goes to handle 0 of a group the device picks, so handle 0's host
+    /// pages are compared summed over the groups.
+    fn run_grouped(config: &dyn FtlBuilder, handles: u32, groups: u32, cmds: &[Cmd]) -> Result<(), TestCaseError> {
+        let per_group = handles;
+        let handles = handles * groups;
         let mut flash = Flash::new(Nand::new(&ftlab_ftl::conformance::nand_config(super::geometry(), 0.0, 1)).unwrap());
         let mut ftl = config.format(&mut flash.io(SimTime::ZERO)).unwrap();
         let n = ftl.logical_pages();
@@ -184,7 +247,13 @@ mod fuzz {
             now += SimTime::from_us(30);
         }
         let curve = ftl.curves().into_iter().find(|(c, _)| *c == "fdp_host_pages_by_handle").unwrap().1;
-        prop_assert_eq!(curve, host);
+        let fold = |mut v: Vec<f64>| {
+            let zero: f64 = (0..groups).map(|g| v[(g * per_group) as usize]).sum();
+            (0..groups).for_each(|g| v[(g * per_group) as usize] = 0.0);
+            v[0] = zero;
+            v
+        };
+        prop_assert_eq!(fold(curve), fold(host));
         for lpn in 0..n {
             let got = ftl.read(&mut flash.io(now), Lpn(lpn)).unwrap();
             prop_assert_eq!(got, model.get(&lpn).map(|&t| Payload::Token(t)), "page {} at the end", lpn);
@@ -204,6 +273,23 @@ mod fuzz {
         #[test]
         fn fdp_persistently_isolated_matches_the_model(c in cmds(3)) {
             run(&FdpConfig { handles: 3, isolation: Isolation::Persistently, ..FdpConfig::default() }, 3, &c)?;
+        }
+
+        #[test]
+        fn fdp_with_reclaim_groups_and_two_block_units_matches_the_model(c in cmds(4)) {
+            let config = FdpConfig {
+                handles: 2,
+                reclaim_groups: 2,
+                reclaim_unit_blocks: 2,
+                isolation: Isolation::Persistently,
+                ..FdpConfig::default()
+            };
+            run_grouped(&config, 2, 2, &c)?;
+        }
+
+        #[test]
+        fn fdp_with_superblock_units_matches_the_model(c in cmds(3)) {
+            run(&FdpConfig { handles: 3, reclaim_unit_blocks: 4, ..FdpConfig::default() }, 3, &c)?;
         }
     }
 

@@ -249,13 +249,15 @@ pub fn load_sweep(path: &Path) -> Result<Sweep, LabError> {
     let mut grid: Vec<String> =
         points.first().map(|p| p.values.iter().map(|(k, _)| k.clone()).collect()).unwrap_or_default();
     let mut columns = header(&points)?;
-    // An FTL's gauges are columns only where a plot names them: they depend on
+    // An FTL's gauges are columns only where a plot or a table names them: they depend on
     // the scheme, so a report's fixed fields cannot list them.
     // They go with the report's fields: before the provenance and `error`.
     let tail = columns.split_off(columns.len() - 1 - PROVENANCE_COLUMNS.len());
-    for plot in &plots {
-        if plot.y.starts_with(GAUGE_PREFIX) && !columns.contains(&plot.y) {
-            columns.push(plot.y.clone());
+    let named_by_tables =
+        table_specs.iter().flat_map(|t| &t.columns).map(|c| c.split_once('=').map_or(c.as_str(), |(_, f)| f));
+    for field in plots.iter().map(|p| p.y.as_str()).chain(named_by_tables) {
+        if field.starts_with(GAUGE_PREFIX) && !columns.iter().any(|c| c == field) {
+            columns.push(field.to_owned());
         }
     }
     columns.extend(tail);

@@ -10,15 +10,29 @@
 //!   never shares a block. A write's placement identifier is its hint's
 //!   stream ([`crate::Hint::stream`], the NVMe streams directive FDP
 //!   succeeds); a write without one uses handle 0 (the default handle), and
-//!   one past the last handle is refused (Invalid Placement Handle). One
-//!   reclaim group spans the device.
+//!   one past the last handle is refused (Invalid Placement Handle).
+//! - **Reclaim groups and unit size** (`reclaim_groups`,
+//!   `reclaim_unit_blocks`; default one group over the device and a block a
+//!   unit). With more than one group the dies are split into that many
+//!   groups of consecutive dies, and a placement identifier names a group
+//!   and a handle in it: identifier `group * handles + handle` (as NVMe's
+//!   placement identifier carries the reclaim group in its upper bits); a
+//!   write without one goes to handle 0 of the group with the most free
+//!   reclaim units. A reclaim unit of several blocks is a superblock: the
+//!   blocks at one index of `reclaim_unit_blocks` consecutive dies of its
+//!   group, opened, filled and collected whole ([`units`]). Each handle's
+//!   statistics are then kept per placement identifier (per handle of each
+//!   group).
 //! - **Isolation** (`isolation`). `"initially"` (the default; FDP's initially
 //!   isolated handles): garbage collection copies every victim's live pages
 //!   into one shared stream, so data of different handles may meet there;
 //!   `"persistently"`: each handle's live pages are copied into that
 //!   handle's own garbage-collection stream, so they never meet.
 //! - **Garbage collection**: greedy, whole victim before a write, while at
-//!   most `gc_free_blocks` blocks are free (as `pagemap`).
+//!   most `gc_free_blocks` blocks are free (as `pagemap`); with reclaim
+//!   groups or units of several blocks, whole reclaim units inside the
+//!   write's group, while at most `gc_free_blocks` units of the group are
+//!   free, the copies staying in the group.
 //! - **Statistics** (FDP Statistics log page: host and media bytes written,
 //!   counted here in pages): `fdp_host_pages` and `fdp_media_pages` in total,
 //!   and per handle (curves `fdp_host_pages_by_handle`,
@@ -28,8 +42,12 @@
 //!   `fdp_events_ru_not_fully_written` (reclaim units closed with room left
 //!   by a power cut).
 //! - **Recovery**: the OOB scan of `pagemap` (the newest copy wins); each
-//!   page's OOB tag holds its handle, so per-handle placement and counting
-//!   survive a cut.
+//!   page's OOB tag holds its placement identifier, so per-handle placement
+//!   and counting survive a cut. Units of several blocks left part-written
+//!   are closed (each an event: reclaim unit not fully written), not
+//!   reopened.
+
+mod units;
 
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +57,8 @@ use crate::alloc::BlockAllocator;
 use crate::pagecore::PageCore;
 use crate::victim::{GreedyPicker, VictimPicker};
 use crate::{Flash, Ftl, FtlError, Hint, Io, Lpn, Purpose};
+
+use self::units::{Shape, UnitBooks, Units};
 
 /// How garbage collection keeps the handles' data apart ([`FdpConfig::isolation`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,11 +84,24 @@ pub struct FdpConfig {
     pub handles: u32,
     /// Default `"initially"`.
     pub isolation: Isolation,
+    /// Reclaim groups, each an equal share of the dies (the dies a multiple
+    /// of it); `handles` a group, at most 32 handles in all. Default 1.
+    pub reclaim_groups: u32,
+    /// Erase blocks of a reclaim unit, one on each of that many consecutive
+    /// dies of its group (the group's dies a multiple of it). Default 1.
+    pub reclaim_unit_blocks: u32,
 }
 
 impl Default for FdpConfig {
     fn default() -> Self {
-        FdpConfig { over_provisioning: 0.10, gc_free_blocks: 2, handles: 8, isolation: Isolation::Initially }
+        FdpConfig {
+            over_provisioning: 0.10,
+            gc_free_blocks: 2,
+            handles: 8,
+            isolation: Isolation::Initially,
+            reclaim_groups: 1,
+            reclaim_unit_blocks: 1,
+        }
     }
 }
 
@@ -87,7 +120,61 @@ impl FdpConfig {
                 format!("fdp.handles = {}: give 1 to {MAX_HANDLES} reclaim unit handles", self.handles),
             ));
         }
+        if self.reclaim_groups == 0 || u64::from(self.reclaim_groups) * u64::from(self.handles) > u64::from(MAX_HANDLES)
+        {
+            return Err(FtlError::config(
+                "ftl.reclaim_groups",
+                format!(
+                    "fdp.reclaim_groups = {} with {} handles a group: give at least 1 group and at most {MAX_HANDLES} \
+                     handles in all (groups x handles)",
+                    self.reclaim_groups, self.handles
+                ),
+            ));
+        }
+        if self.reclaim_unit_blocks == 0 {
+            return Err(FtlError::config(
+                "ftl.reclaim_unit_blocks",
+                "fdp.reclaim_unit_blocks = 0: give the erase blocks of a reclaim unit, at least 1".to_string(),
+            ));
+        }
         Ok(())
+    }
+
+    /// Placement identifiers: a handle of each group.
+    fn pids(&self) -> u32 {
+        self.handles * self.reclaim_groups
+    }
+
+    /// Whether units are placed by [`units`]: more than one group, or units
+    /// of several blocks.
+    fn by_units(&self) -> bool {
+        self.reclaim_groups > 1 || self.reclaim_unit_blocks > 1
+    }
+
+    /// The units' shape on `g`; errors name the field that does not divide.
+    fn shape(&self, g: &Geometry) -> Result<Shape, FtlError> {
+        let dies = g.dies();
+        if !dies.is_multiple_of(self.reclaim_groups) {
+            return Err(FtlError::config(
+                "ftl.reclaim_groups",
+                format!(
+                    "fdp.reclaim_groups = {} does not divide the device's {dies} dies: give a divisor of {dies}",
+                    self.reclaim_groups
+                ),
+            ));
+        }
+        let group_dies = dies / self.reclaim_groups;
+        if !group_dies.is_multiple_of(self.reclaim_unit_blocks) {
+            return Err(FtlError::config(
+                "ftl.reclaim_unit_blocks",
+                format!(
+                    "fdp.reclaim_unit_blocks = {} does not divide a reclaim group's {group_dies} dies (a unit's \
+                     blocks are on different dies of its group): give a divisor of {group_dies}",
+                    self.reclaim_unit_blocks
+                ),
+            ));
+        }
+        Ok(Shape::new(g, self.reclaim_groups, self.reclaim_unit_blocks))
     }
 
     /// Streams of the block allocator: one a handle for host data, then one
@@ -107,9 +194,17 @@ impl FdpConfig {
     /// pages less the over-provisioning, and at most what leaves
     /// `gc_free_blocks`, every stream's open block on every die and one
     /// block of slack.
+    /// With units ([`FdpConfig::by_units`]), the slack is that many units
+    /// in each group, with every stream's open unit in each slot.
     fn logical_pages(&self, g: &Geometry, good_blocks: u32) -> Result<u32, FtlError> {
         let ppb = u64::from(g.pages_per_block);
-        let slack = u64::from(self.gc_free_blocks) + u64::from(self.streams()) * u64::from(g.dies()) + 1;
+        let slack = if self.by_units() {
+            let sh = self.shape(g)?;
+            let per_group = u64::from(self.gc_free_blocks) + u64::from(self.streams()) * u64::from(sh.slots) + 1;
+            per_group * u64::from(sh.groups) * u64::from(sh.unit_blocks)
+        } else {
+            u64::from(self.gc_free_blocks) + u64::from(self.streams()) * u64::from(g.dies()) + 1
+        };
         let max = u64::from(good_blocks).saturating_sub(slack) * ppb;
         let wanted = ((u64::from(good_blocks) * ppb) as f64 * (1.0 - self.over_provisioning)).floor() as u64;
         let pages = wanted.min(max);
@@ -140,20 +235,102 @@ impl crate::FtlBuilder for FdpConfig {
 /// A block holding copies of several handles (initially isolated).
 const MIXED: u8 = u8::MAX;
 
+/// The valid-page books and the victims: blocks, or whole units.
+#[derive(Debug)]
+enum Books {
+    Blocks(GreedyPicker),
+    Units(UnitBooks),
+}
+
+impl Books {
+    /// The unit books (units placed by [`units`]).
+    fn units(&mut self) -> &mut UnitBooks {
+        match self {
+            Books::Units(u) => u,
+            Books::Blocks(_) => unreachable!("fdp places by blocks"),
+        }
+    }
+}
+
+impl VictimPicker for Books {
+    /// Block books.
+    fn new(blocks: u32, pages_per_block: u32) -> Self {
+        Books::Blocks(GreedyPicker::new(blocks, pages_per_block))
+    }
+    #[inline]
+    fn valid(&self, block: BlockId) -> u32 {
+        match self {
+            Books::Blocks(p) => VictimPicker::valid(p, block),
+            Books::Units(u) => u.valid(block),
+        }
+    }
+    #[inline]
+    fn written(&mut self, block: BlockId, now: ftlab_nand::SimTime) {
+        match self {
+            Books::Blocks(p) => p.written(block, now),
+            Books::Units(u) => u.written(block, now),
+        }
+    }
+    #[inline]
+    fn dec(&mut self, block: BlockId) {
+        match self {
+            Books::Blocks(p) => VictimPicker::dec(p, block),
+            Books::Units(u) => u.dec(block),
+        }
+    }
+    fn insert(&mut self, block: BlockId) {
+        match self {
+            Books::Blocks(p) => VictimPicker::insert(p, block),
+            Books::Units(u) => u.insert(block),
+        }
+    }
+    fn remove(&mut self, block: BlockId) {
+        match self {
+            Books::Blocks(p) => VictimPicker::remove(p, block),
+            Books::Units(u) => u.remove(block),
+        }
+    }
+    fn set_valid(&mut self, block: BlockId, valid: u32) {
+        match self {
+            Books::Blocks(p) => VictimPicker::set_valid(p, block, valid),
+            Books::Units(u) => u.set_valid(block, valid),
+        }
+    }
+    fn pick(&mut self, now: ftlab_nand::SimTime) -> Option<BlockId> {
+        match self {
+            Books::Blocks(p) => VictimPicker::pick(p, now),
+            Books::Units(u) => u.pick(now),
+        }
+    }
+    fn ram_bytes(&self) -> u64 {
+        match self {
+            Books::Blocks(p) => VictimPicker::ram_bytes(p),
+            Books::Units(u) => u.ram_bytes(),
+        }
+    }
+}
+
 /// The FDP device (see the module documentation).
 #[derive(Debug)]
 pub struct Fdp {
     config: FdpConfig,
     core: PageCore,
-    picker: GreedyPicker,
-    /// The handle whose data each block holds ([`MIXED`]: copies of several).
+    picker: Books,
+    /// Free and open units, with reclaim groups or units of several blocks.
+    units: Option<Units>,
+    /// The placement identifier whose data each block holds ([`MIXED`]:
+    /// copies of several).
     block_handle: Vec<u8>,
-    /// The handle that last wrote each logical page.
+    /// The placement identifier that last wrote each logical page.
     page_handle: Vec<u8>,
     host_pages: Vec<u64>,
     media_pages: Vec<u64>,
     media_reallocated: u64,
     ru_not_fully_written: u64,
+    /// Host pages written outside the group their identifier names.
+    outside_group: u64,
+    /// Good pages of each group, at format or recovery.
+    group_pages: Vec<u64>,
 }
 
 impl Fdp {
@@ -162,16 +339,25 @@ impl Fdp {
         let g = *io.geometry();
         let good = (0..g.total_blocks()).filter(|&b| !io.is_bad(BlockId(b))).count() as u32;
         let logical = config.logical_pages(&g, good)?;
-        let handles = config.handles as usize;
+        let handles = config.pids() as usize;
+        let (picker, units) = if config.by_units() {
+            let shape = config.shape(&g)?;
+            (Books::Units(UnitBooks::new(shape)), Some(Units::new(shape, config.streams())))
+        } else {
+            (Books::Blocks(GreedyPicker::new(g.total_blocks(), g.pages_per_block)), None)
+        };
         Ok(Fdp {
             core: PageCore::new(g, logical, config.streams()),
-            picker: GreedyPicker::new(g.total_blocks(), g.pages_per_block),
+            picker,
+            units,
             block_handle: vec![0; g.total_blocks() as usize],
             page_handle: vec![0; logical as usize],
             host_pages: vec![0; handles],
             media_pages: vec![0; handles],
             media_reallocated: 0,
             ru_not_fully_written: 0,
+            outside_group: 0,
+            group_pages: Vec::new(),
             config,
         })
     }
@@ -179,7 +365,17 @@ impl Fdp {
     /// A device on a freshly formatted medium.
     pub fn format(config: FdpConfig, io: &mut Io) -> Result<Self, FtlError> {
         let mut ftl = Self::empty(config, io)?;
-        ftl.core.format(io, config.streams());
+        match &mut ftl.units {
+            Some(units) => {
+                for u in 0..units.shape.units() {
+                    if units.capacity(io, u) > 0 {
+                        units.release(u);
+                    }
+                }
+                ftl.group_pages = units.good_pages(io);
+            }
+            None => ftl.core.format(io, config.streams()),
+        }
         Ok(ftl)
     }
 
@@ -205,6 +401,50 @@ impl Fdp {
             Ok(())
         })?;
         ftl.core.rebuild_valid(&mut ftl.picker);
+        if let Some(units) = &mut ftl.units {
+            ftl.group_pages = units.good_pages(io);
+            // A unit is free if none of its blocks holds a page. A unit
+            // written in part is reopened for the stream of its pages' handle
+            // (copies of several: garbage collection's), unless that stream
+            // has one in its slot already; the others are closed, each an
+            // event: reclaim unit not fully written.
+            let books = ftl.picker.units();
+            let handles = ftl.config.handles;
+            for u in 0..units.shape.units() {
+                if units.capacity(io, u) == 0 {
+                    continue;
+                }
+                if units.shape.blocks(u).all(|b| io.programmed_pages(b) == 0) {
+                    units.release(u);
+                    continue;
+                }
+                if units.has_room(io, u) {
+                    let block_handle = &ftl.block_handle;
+                    let tag = units
+                        .shape
+                        .blocks(u)
+                        .filter(|&b| io.programmed_pages(b) > 0)
+                        .map(|b| block_handle[b.0 as usize])
+                        .try_fold(None, |seen: Option<u8>, t| match seen {
+                            Some(s) if s != t => Err(()),
+                            _ => Ok(Some(t)),
+                        });
+                    let group = units.shape.group_of_unit(u);
+                    let stream = match tag {
+                        Ok(Some(t)) if t == MIXED => Some(handles),
+                        // Not a page written outside its group.
+                        Ok(Some(t)) if u32::from(t) / handles == group => Some(u32::from(t) % handles),
+                        _ => None,
+                    };
+                    if stream.is_some_and(|s| units.reopen(s, u)) {
+                        continue;
+                    }
+                    ftl.ru_not_fully_written += 1;
+                }
+                books.insert_unit(u);
+            }
+            return Ok(ftl);
+        }
         for b in scan.free {
             ftl.core.alloc.release(b);
         }
@@ -223,18 +463,146 @@ impl Fdp {
         Ok(ftl)
     }
 
-    /// The handle of a write with `hint`.
-    fn handle(&self, hint: &Hint) -> Result<u32, FtlError> {
+    /// The placement identifier of a write with `hint`, if it has one.
+    fn handle(&self, hint: &Hint) -> Result<Option<u32>, FtlError> {
+        let pids = self.config.pids();
         match hint.stream {
-            None => Ok(0),
-            Some(h) if h < self.config.handles => Ok(h),
+            None => Ok(None),
+            Some(h) if h < pids => Ok(Some(h)),
             Some(h) => Err(FtlError::BadCommand(format!(
-                "a write with placement handle {h}, and the device has {} (ftl.handles): give handles 0 to {}, or \
-                 configure more",
+                "a write with placement handle {h}, and the device has {pids} ({} handles (ftl.handles) in each of \
+                 {} reclaim groups (ftl.reclaim_groups)): give handles 0 to {}, or configure more",
                 self.config.handles,
-                self.config.handles - 1
+                self.config.reclaim_groups,
+                pids - 1
             ))),
         }
+    }
+
+    /// Collects the unit of `group` with the fewest valid pages; returns
+    /// false if no unit of the group has a page to reclaim.
+    fn collect_unit(&mut self, io: &mut Io, group: u32) -> Result<bool, FtlError> {
+        let Some(units) = &mut self.units else { return Ok(false) };
+        let books = self.picker.units();
+        // The unit with the fewest valid pages that has a page to reclaim: a
+        // unit whose blocks went bad may be full of valid pages with fewer
+        // than the others; such units are passed over.
+        let mut passed = Vec::new();
+        let victim = loop {
+            let Some(u) = books.pick_in(group, io.now()) else { break None };
+            if books.unit_valid(u) < units.capacity(io, u) {
+                break Some(u);
+            }
+            books.remove_unit(u);
+            passed.push(u);
+        };
+        for &u in &passed {
+            books.insert_unit(u);
+        }
+        let Some(victim) = victim else { return Ok(false) };
+        books.remove_unit(victim);
+        let shape = units.shape;
+        let first = shape.blocks(victim).next().map_or(0, |b| b.0 as usize);
+        // With no unit of its own to copy into (its last free ones lost to a
+        // power cut), garbage collection copies into an open unit of the
+        // host streams it may share: the victim's handle's (persistently
+        // isolated), any (initially).
+        let handles = self.config.handles;
+        let (stream, tag, fallback) = match self.config.isolation {
+            Isolation::Initially => (handles, MIXED, (0..handles).collect::<Vec<u32>>()),
+            Isolation::Persistently => {
+                let pid = self.block_handle[first];
+                (handles + u32::from(pid) % handles, pid, vec![u32::from(pid) % handles])
+            }
+        };
+        for b in shape.blocks(victim) {
+            if io.programmed_pages(b) == 0 {
+                continue;
+            }
+            let die = ftlab_nand::DieId(b.0 / shape.die_blocks);
+            let block_handle = &mut self.block_handle;
+            self.core.evacuate(io, &mut self.picker, b, |_alloc, books, io, _bad| {
+                units.next_page(
+                    io,
+                    stream,
+                    &fallback,
+                    die,
+                    |u| shape.blocks(u).for_each(|o| block_handle[o.0 as usize] = tag),
+                    |u| books.units().insert_unit(u),
+                )
+            })?;
+            for &lpn in self.core.moved() {
+                self.media_pages[self.page_handle[lpn as usize] as usize] += 1;
+            }
+            self.media_reallocated += self.core.moved().len() as u64;
+        }
+        for b in shape.blocks(victim) {
+            if io.programmed_pages(b) > 0 {
+                self.core.reclaim(io, b, Purpose::Gc)?;
+            }
+        }
+        if units.capacity(io, victim) > 0 {
+            units.release(victim);
+        }
+        Ok(true)
+    }
+
+    /// Garbage collection in `group` while at most `gc_free_blocks` of its
+    /// units are free.
+    fn collect_in(&mut self, io: &mut Io, group: u32) -> Result<(), FtlError> {
+        let free_target = self.config.gc_free_blocks;
+        io.independent(|io| -> Result<(), FtlError> {
+            while self.units.as_ref().is_some_and(|u| u.free_in(group) <= free_target) {
+                if !self.collect_unit(io, group)? {
+                    break;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Writes `lpn` through a unit: the group of its placement identifier
+    /// (none: handle 0 of the group with the most room: good pages less
+    /// valid ones). If the write needs a new unit and garbage collection left
+    /// the group no more than its reserve of `gc_free_blocks` free units (the
+    /// host wrote more through the group's identifiers than it holds), the
+    /// page goes to the other group with the most room, counted in
+    /// `fdp_pages_outside_group`.
+    fn write_by_units(&mut self, io: &mut Io, lpn: Lpn, data: Payload, pid: Option<u32>) -> Result<u32, FtlError> {
+        let l = self.core.index(lpn)?;
+        let handles = self.config.handles;
+        let mut group = match pid {
+            Some(p) => p / handles,
+            None => self.picker.units().roomiest_group(&self.group_pages, None).unwrap_or(0),
+        };
+        let pid = pid.unwrap_or(group * handles);
+        let (stream, tag) = (pid % handles, pid as u8);
+        self.collect_in(io, group)?;
+        let Some(units) = &self.units else { unreachable!("fdp places by blocks") };
+        // The group's last free units are garbage collection's: a host write
+        // that needs a new unit where collection gained none goes elsewhere.
+        if !units.open_room_in(io, stream, group) && units.free_in(group) <= self.config.gc_free_blocks {
+            if let Some(other) = self.picker.units().roomiest_group(&self.group_pages, Some(group)) {
+                group = other;
+                self.outside_group += 1;
+                self.collect_in(io, group)?;
+            }
+        }
+        let Some(units) = &mut self.units else { unreachable!("fdp places by blocks") };
+        let old = self.core.table.get(l);
+        let die = units.free_die(io, Some(group));
+        let (shape, block_handle) = (units.shape, &mut self.block_handle);
+        self.core.write_placed_tagged(io, &mut self.picker, lpn, old, data, tag, |_alloc, books, io, _bad| {
+            units.next_page(
+                io,
+                stream,
+                &[],
+                die,
+                |u| shape.blocks(u).for_each(|o| block_handle[o.0 as usize] = tag),
+                |u| books.units().insert_unit(u),
+            )
+        })?;
+        Ok(pid)
     }
 
     /// The next page of `stream` on `die`, after retiring `bad`; a block
@@ -242,7 +610,7 @@ impl Fdp {
     #[allow(clippy::too_many_arguments)]
     fn place(
         alloc: &mut BlockAllocator,
-        picker: &mut GreedyPicker,
+        picker: &mut Books,
         block_handle: &mut [u8],
         g: &Geometry,
         stream: u32,
@@ -298,7 +666,16 @@ impl Ftl for Fdp {
 
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
         let l = self.core.index(lpn)?;
-        let h = self.handle(hint)?;
+        let pid = self.handle(hint)?;
+        if self.units.is_some() {
+            let h = self.write_by_units(io, lpn, data, pid)?;
+            self.page_handle[l] = h as u8;
+            self.host_pages[h as usize] += 1;
+            self.media_pages[h as usize] += 1;
+            io.ack();
+            return Ok(());
+        }
+        let h = pid.unwrap_or(0);
         let free_target = self.config.gc_free_blocks;
         io.independent(|io| -> Result<(), FtlError> {
             while self.core.alloc.free_blocks() <= free_target {
@@ -328,12 +705,16 @@ impl Ftl for Fdp {
     }
 
     fn ram_bytes(&self) -> u64 {
-        self.core.ram_bytes() + self.picker.ram_bytes() + (self.block_handle.len() + self.page_handle.len()) as u64
+        self.core.ram_bytes()
+            + self.picker.ram_bytes()
+            + (self.block_handle.len() + self.page_handle.len()) as u64
+            + self.units.as_ref().map_or(0, Units::ram_bytes)
     }
 
     fn memory(&self) -> crate::FtlMemory {
         let mut m = self.core.memory(&self.picker);
-        m.other += (self.block_handle.len() + self.page_handle.len()) as u64;
+        m.other +=
+            (self.block_handle.len() + self.page_handle.len()) as u64 + self.units.as_ref().map_or(0, Units::ram_bytes);
         m
     }
 
@@ -344,6 +725,9 @@ impl Ftl for Fdp {
             ("fdp_events_media_reallocated", self.media_reallocated as f64),
             ("fdp_events_ru_not_fully_written", self.ru_not_fully_written as f64),
         ];
+        if self.units.is_some() {
+            g.push(("fdp_pages_outside_group", self.outside_group as f64));
+        }
         // Per handle, so that a report follows each handle's WAF over time.
         for (h, (&host, &media)) in self.host_pages.iter().zip(&self.media_pages).enumerate() {
             g.push((HOST_PAGES_BY_HANDLE[h], host as f64));
@@ -356,6 +740,7 @@ impl Ftl for Fdp {
         self.host_pages.iter_mut().for_each(|c| *c = 0);
         self.media_pages.iter_mut().for_each(|c| *c = 0);
         self.media_reallocated = 0;
+        self.outside_group = 0;
     }
 
     fn curves(&self) -> Vec<(&'static str, Vec<f64>)> {
