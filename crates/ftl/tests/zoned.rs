@@ -13,6 +13,24 @@ fn the_zns_device_passes_the_zoned_suite_striped_and_on_one_die() {
     zoned_suite(&die, small_geometry());
 }
 
+/// ZRWAs of eight pages, flushed in granules of four, three at once.
+fn with_zrwa(base: ZnsConfig) -> ZnsConfig {
+    ZnsConfig { zrwa_pages: 8, zrwa_flush_granularity: 4, max_zrwa_zones: 3, ..base }
+}
+
+#[test]
+fn the_zns_device_passes_the_zoned_suite_with_zrwas_striped_and_on_one_die() {
+    zoned_suite(&with_zrwa(ZnsConfig::default()), small_geometry());
+    let die = ZnsConfig { zone_mapping: ZoneMapping::Die, zone_blocks: 2, ..ZnsConfig::default() };
+    zoned_suite(&with_zrwa(die), small_geometry());
+}
+
+#[test]
+fn the_zns_device_passes_with_zrwas_of_one_page_granules_on_a_bytes_store() {
+    let config = ZnsConfig { zrwa_pages: 4, ..ZnsConfig::default() };
+    suite::zoned_suite_on_bytes(&config, small_geometry());
+}
+
 #[test]
 fn the_zns_device_passes_with_limits_and_a_smaller_capacity() {
     let limited = ZnsConfig { max_open_zones: 3, max_active_zones: 5, zone_capacity: 50, ..ZnsConfig::default() };
@@ -155,6 +173,9 @@ static STRIPED: ZnsConfig = ZnsConfig {
     max_open_zones: 0,
     max_active_zones: 0,
     zone_mapping: ZoneMapping::Striped,
+    zrwa_pages: 0,
+    zrwa_flush_granularity: 0,
+    max_zrwa_zones: 0,
 };
 
 /// A device with zone 0 written `pages` pages, 1 ms apart; returns the time
@@ -451,6 +472,7 @@ mod fuzz {
                 max_active_zones: 3,
                 zone_mapping: ftlab_ftl::zns::ZoneMapping::Die,
                 zone_blocks: 1,
+                ..ZnsConfig::default()
             };
             check(config, &cmds);
         }

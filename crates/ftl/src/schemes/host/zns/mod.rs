@@ -75,10 +75,13 @@ use crate::{FtlError, Io};
 mod device;
 mod log;
 mod zones;
+mod zrwa;
 
 pub use self::device::ZnsDevice;
 pub use self::log::{ZnsHost, ZnsHostConfig};
-pub use crate::capability::{PageMeta, ZoneAction, ZoneDescriptor, ZoneError, ZoneState, ZoneStatus, Zoned};
+pub use crate::capability::{
+    PageMeta, ZoneAction, ZoneDescriptor, ZoneError, ZoneState, ZoneStatus, Zoned, ZrwaLimits,
+};
 
 /// How a zone's blocks sit on the dies ([`ZnsConfig::zone_mapping`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,6 +109,20 @@ pub struct ZnsConfig {
     pub max_active_zones: u32,
     /// Where a zone's blocks are. Default `"striped"`.
     pub zone_mapping: ZoneMapping,
+    /// Pages of a Zone Random Write Area (ZRWAS, TP 4076). 0 (the default):
+    /// no ZRWA (Open with ZRWA and ZRWA flushes are refused, and every zone
+    /// block is a zone's). Otherwise at most the zone capacity, and the last
+    /// two zones of the layout hold the ZRWA journal, not data (see the
+    /// module documentation, "Zone Random Write Area").
+    pub zrwa_pages: u32,
+    /// The ZRWA flush granularity in pages (ZRWAFG): the write pointer of a
+    /// zone with a ZRWA moves by multiples of it. Divides `zrwa_pages`.
+    /// 0 (the default): one page.
+    pub zrwa_flush_granularity: u32,
+    /// Most zones with a ZRWA at once (NUMZRWA), at most `max_active_zones`
+    /// when that is set. 0 (the default): as many as the journal holds,
+    /// (zone size - 1) / `zrwa_pages`.
+    pub max_zrwa_zones: u32,
 }
 
 impl Default for ZnsConfig {
@@ -116,6 +133,9 @@ impl Default for ZnsConfig {
             max_open_zones: 0,
             max_active_zones: 0,
             zone_mapping: ZoneMapping::Striped,
+            zrwa_pages: 0,
+            zrwa_flush_granularity: 0,
+            max_zrwa_zones: 0,
         }
     }
 }
@@ -130,6 +150,44 @@ impl ZnsConfig {
                     "zns.max_open_zones = {} is more than max_active_zones = {}: an open zone is active; give at most \
                      {} open zones, or more active ones",
                     self.max_open_zones, self.max_active_zones, self.max_active_zones
+                ),
+            ));
+        }
+        if self.zrwa_pages == 0 {
+            for (value, key) in [
+                (self.zrwa_flush_granularity, "ftl.zrwa_flush_granularity"),
+                (self.max_zrwa_zones, "ftl.max_zrwa_zones"),
+            ] {
+                if value != 0 {
+                    return Err(FtlError::config(
+                        key,
+                        format!(
+                            "{key} = {value} with no ZRWA (ftl.zrwa_pages = 0): give ftl.zrwa_pages, the pages of a \
+                             zone random write area, or leave {key} at 0"
+                        ),
+                    ));
+                }
+            }
+            return Ok(());
+        }
+        let fg = self.zrwa_flush_granularity.max(1);
+        if !self.zrwa_pages.is_multiple_of(fg) {
+            return Err(FtlError::config(
+                "ftl.zrwa_flush_granularity",
+                format!(
+                    "zns.zrwa_flush_granularity = {fg} pages does not divide zrwa_pages = {}: give a divisor of it \
+                     (ZRWAFG divides ZRWAS)",
+                    self.zrwa_pages
+                ),
+            ));
+        }
+        if self.max_active_zones != 0 && self.max_zrwa_zones > self.max_active_zones {
+            return Err(FtlError::config(
+                "ftl.max_zrwa_zones",
+                format!(
+                    "zns.max_zrwa_zones = {} is more than max_active_zones = {}: a zone with a ZRWA is active; give \
+                     at most {}",
+                    self.max_zrwa_zones, self.max_active_zones, self.max_active_zones
                 ),
             ));
         }
