@@ -14,7 +14,7 @@ fn the_zns_device_passes_the_zoned_suite_striped_and_on_one_die() {
 }
 
 /// ZRWAs of eight pages, flushed in granules of four, three at once.
-fn with_zrwa(base: ZnsConfig) -> ZnsConfig {
+pub(crate) fn with_zrwa(base: ZnsConfig) -> ZnsConfig {
     ZnsConfig { zrwa_pages: 8, zrwa_flush_granularity: 4, max_zrwa_zones: 3, ..base }
 }
 
@@ -40,7 +40,9 @@ fn the_zns_device_passes_with_limits_and_a_smaller_capacity() {
 mod planted {
     //! A zoned device with one planted bug, which the suite must catch.
 
-    use ftlab_ftl::zns::{PageMeta, ZnsConfig, ZnsDevice, ZoneAction, ZoneDescriptor, ZoneState, Zoned};
+    use std::collections::HashMap;
+
+    use ftlab_ftl::zns::{PageMeta, ZnsConfig, ZnsDevice, ZoneAction, ZoneDescriptor, ZoneState, Zoned, ZrwaLimits};
     use ftlab_ftl::{Extension, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn};
     use ftlab_nand::{Payload, SimTime};
 
@@ -53,19 +55,34 @@ mod planted {
         /// After a power cut, every closed zone reports its write pointer at
         /// its start: the write pointers were not recovered.
         LostWritePointers,
+        /// A device flush does not reach the ZRWAs: their pages stay in RAM
+        /// only, and a power cut loses them though they were flushed.
+        FlushSkipsZrwa,
+        /// A read of a page in a ZRWA returns the first data written there,
+        /// not the newest (an overwrite in the window is lost to reads).
+        OldestInZrwa,
     }
 
     #[derive(Debug)]
     pub struct Builder(pub Plant);
 
+    impl Builder {
+        fn config(&self) -> ZnsConfig {
+            match self.0 {
+                Plant::FlushSkipsZrwa | Plant::OldestInZrwa => super::with_zrwa(ZnsConfig::default()),
+                _ => ZnsConfig::default(),
+            }
+        }
+    }
+
     impl FtlBuilder for Builder {
         fn format(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
-            let inner = ZnsDevice::format(ZnsConfig::default(), io)?;
-            Ok(Box::new(Device { inner, plant: self.0, recovered: false, last: None }))
+            let inner = ZnsDevice::format(self.config(), io)?;
+            Ok(Box::new(Device { inner, plant: self.0, recovered: false, last: None, first: HashMap::new() }))
         }
         fn recover(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
-            let inner = ZnsDevice::recover(ZnsConfig::default(), io)?;
-            Ok(Box::new(Device { inner, plant: self.0, recovered: true, last: None }))
+            let inner = ZnsDevice::recover(self.config(), io)?;
+            Ok(Box::new(Device { inner, plant: self.0, recovered: true, last: None, first: HashMap::new() }))
         }
     }
 
@@ -75,6 +92,8 @@ mod planted {
         plant: Plant,
         recovered: bool,
         last: Option<(SimTime, u32, Lpn)>,
+        /// The first data written to each page ([`Plant::OldestInZrwa`]).
+        first: HashMap<u32, Payload>,
     }
 
     impl Ftl for Device {
@@ -85,10 +104,26 @@ mod planted {
             self.inner.logical_pages()
         }
         fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
+            let size = self.inner.zone_size();
+            let d = self.inner.zone(lpn.0 / size)?;
+            if self.plant == Plant::OldestInZrwa && d.zrwa && lpn.0 >= d.write_pointer {
+                if let Some(p) = self.first.get(&lpn.0) {
+                    return Ok(Some(p.clone()));
+                }
+            }
             self.inner.read(io, lpn)
         }
         fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
-            self.inner.write(io, lpn, data, hint)
+            let kept = data.clone();
+            self.inner.write(io, lpn, data, hint)?;
+            self.first.entry(lpn.0).or_insert(kept);
+            Ok(())
+        }
+        fn flush(&mut self, io: &mut Io) -> Result<(), FtlError> {
+            if self.plant == Plant::FlushSkipsZrwa {
+                return Ok(());
+            }
+            self.inner.flush(io)
         }
         fn ram_bytes(&self) -> u64 {
             self.inner.ram_bytes()
@@ -116,6 +151,9 @@ mod planted {
         }
         fn max_active(&self) -> u32 {
             self.inner.max_active()
+        }
+        fn zrwa(&self) -> Option<ZrwaLimits> {
+            self.inner.zrwa()
         }
         fn zone(&self, zone: u32) -> Result<ZoneDescriptor, FtlError> {
             let mut d = self.inner.zone(zone)?;
@@ -154,6 +192,22 @@ fn the_suite_catches_a_planted_append_ordering_bug() {
     let b = planted::Builder(planted::Plant::AppendRace);
     let message = caught(|| suite::appends_in_order(&b, small_geometry()));
     assert!(message.contains("append went to") || message.contains("two appends returned"), "{message}");
+}
+
+#[test]
+fn the_suite_catches_a_flush_that_leaves_the_zrwas_in_ram() {
+    let b = planted::Builder(planted::Plant::FlushSkipsZrwa);
+    // Without a power cut the device behaves.
+    suite::zrwa::semantics(&b, small_geometry());
+    let message = caught(|| suite::zrwa::power_cuts(&b, small_geometry()));
+    assert!(message.contains("cut at") && message.contains("durable from"), "{message}");
+}
+
+#[test]
+fn the_suite_catches_reads_of_a_zrwa_that_miss_overwrites() {
+    let b = planted::Builder(planted::Plant::OldestInZrwa);
+    let message = caught(|| suite::zrwa::semantics(&b, small_geometry()));
+    assert!(message.contains("overwrites in the ZRWA"), "{message}");
 }
 
 #[test]
@@ -265,15 +319,16 @@ fn a_zone_taken_offline_stays_offline_through_a_cut() {
 }
 
 mod fuzz {
-    //! The ZNS device against a reference model of ZNS 1.1 written apart from
-    //! it: random zone commands, each result (its status or the data read)
-    //! compared, shrunk by proptest to a shortest failing sequence.
+    //! The ZNS device against a reference model of ZNS 1.1 (with TP 4076's
+    //! Zone Random Write Area) written apart from it: random zone commands,
+    //! each result (its status or the data read) compared, shrunk by
+    //! proptest to a shortest failing sequence.
 
-    use std::collections::VecDeque;
+    use std::collections::{BTreeMap, VecDeque};
 
     use ftlab_ftl::conformance::small_geometry;
     use ftlab_ftl::conformance_zoned::ZonedHarness;
-    use ftlab_ftl::zns::{ZnsConfig, ZoneAction, ZoneState, ZoneStatus};
+    use ftlab_ftl::zns::{ZnsConfig, ZoneAction, ZoneState, ZoneStatus, ZrwaLimits};
     use ftlab_ftl::FtlError;
     use proptest::prelude::*;
 
@@ -283,17 +338,23 @@ mod fuzz {
         /// A write at the write pointer plus the offset (0: at it).
         Write(u32, u32),
         Manage(u32, ZoneAction),
+        /// An explicit ZRWA flush of this many pages from the write pointer.
+        FlushZrwa(u32, u32),
         Read(u32, u32),
     }
 
     /// ZNS 1.1 as the specification states it, for `zones` zones of
-    /// `cap` pages with the limits.
+    /// `cap` pages with the limits, and ZRWAs if `zrwa`.
     struct Model {
         state: Vec<ZoneState>,
+        /// Committed pages (0 for a hole a ZRWA flush committed).
         data: Vec<Vec<u64>>,
+        /// Each zone's ZRWA, if allocated: its pages.
+        buf: Vec<Option<BTreeMap<u32, u64>>>,
         cap: u32,
         max_open: u32,
         max_active: u32,
+        zrwa: Option<ZrwaLimits>,
         implicit: VecDeque<u32>,
     }
 
@@ -322,6 +383,20 @@ mod fuzz {
             self.set(z, to);
             Ok(())
         }
+        /// Moves `n` pages of `z`'s ZRWA to its committed data; full at the
+        /// capacity (the ZRWA freed).
+        fn commit(&mut self, z: u32, n: u32) {
+            let zi = z as usize;
+            for _ in 0..n {
+                let i = self.data[zi].len() as u32;
+                let v = self.buf[zi].as_mut().and_then(|b| b.remove(&i)).unwrap_or(0);
+                self.data[zi].push(v);
+            }
+            if self.data[zi].len() as u32 >= self.cap {
+                self.buf[zi] = None;
+                self.set(z, ZoneState::Full);
+            }
+        }
         fn write(&mut self, z: u32, at: u32, token: u64) -> Result<u32, ZoneStatus> {
             use ZoneState::*;
             match self.state[z as usize] {
@@ -333,6 +408,24 @@ mod fuzz {
             let wp = self.data[z as usize].len() as u32;
             if at >= self.cap {
                 return Err(ZoneStatus::Boundary);
+            }
+            if let (Some(_), Some(r)) = (&self.buf[z as usize], self.zrwa) {
+                // In a ZRWA: anywhere below twice its size past the pointer;
+                // past the ZRWA, the pointer moves by whole granules first.
+                if at < wp || at >= wp + 2 * r.size {
+                    return Err(ZoneStatus::InvalidWrite);
+                }
+                if !self.state[z as usize].is_open() {
+                    self.open(z, ImplicitlyOpened)?;
+                }
+                if at >= wp + r.size {
+                    let n = (at + 1 - wp - r.size).div_ceil(r.flush_granularity) * r.flush_granularity;
+                    self.commit(z, n);
+                }
+                if let Some(b) = self.buf[z as usize].as_mut() {
+                    b.insert(at, token);
+                }
+                return Ok(at);
             }
             if at != wp {
                 return Err(ZoneStatus::InvalidWrite);
@@ -346,31 +439,100 @@ mod fuzz {
             }
             Ok(wp)
         }
+        fn append(&mut self, z: u32, token: u64) -> Result<u32, ZoneStatus> {
+            let s = self.state[z as usize];
+            if self.buf[z as usize].is_some() && !matches!(s, ZoneState::ReadOnly | ZoneState::Offline) {
+                return Err(ZoneStatus::InvalidZoneOperation);
+            }
+            self.write(z, self.data[z as usize].len() as u32, token)
+        }
+        fn flush_zrwa(&mut self, z: u32, pages: u32) -> Result<(), ZoneStatus> {
+            use ZoneState::*;
+            let Some(r) = self.zrwa else { return Err(ZoneStatus::InvalidZoneOperation) };
+            let s = self.state[z as usize];
+            match s {
+                ReadOnly => return Err(ZoneStatus::ReadOnly),
+                Offline => return Err(ZoneStatus::Offline),
+                _ if self.buf[z as usize].is_none() => return Err(ZoneStatus::InvalidField),
+                Full => return Err(ZoneStatus::Full),
+                _ => {}
+            }
+            let wp = self.data[z as usize].len() as u32;
+            if pages == 0 || pages > r.size || wp + pages > self.cap {
+                return Err(ZoneStatus::Boundary);
+            }
+            if !pages.is_multiple_of(r.flush_granularity) && wp + pages != self.cap {
+                return Err(ZoneStatus::InvalidField);
+            }
+            if !s.is_open() {
+                self.open(z, ImplicitlyOpened)?;
+            }
+            self.commit(z, pages);
+            Ok(())
+        }
         fn manage(&mut self, z: u32, a: ZoneAction) -> Result<(), ZoneStatus> {
             use ZoneState::*;
             let s = self.state[z as usize];
+            let has = self.buf[z as usize].is_some();
             match (a, s) {
-                (ZoneAction::Offline, ReadOnly) => self.set(z, Offline),
+                (ZoneAction::OpenZrwa, _) if self.zrwa.is_none() => return Err(ZoneStatus::InvalidZoneOperation),
+                (ZoneAction::Offline, ReadOnly) => {
+                    self.buf[z as usize] = None;
+                    self.set(z, Offline)
+                }
                 (ZoneAction::Offline, Offline) => {}
                 (_, ReadOnly) => return Err(ZoneStatus::ReadOnly),
                 (_, Offline) => return Err(ZoneStatus::Offline),
+                (ZoneAction::OpenZrwa, ExplicitlyOpened) if has => {}
+                (ZoneAction::OpenZrwa, Empty | ImplicitlyOpened | ExplicitlyOpened | Closed) => {
+                    let r = self.zrwa.unwrap();
+                    if !has {
+                        let taken = self.buf.iter().filter(|b| b.is_some()).count() as u32;
+                        if !(self.data[z as usize].len() as u32).is_multiple_of(r.flush_granularity)
+                            || taken >= r.max_zones
+                        {
+                            return Err(ZoneStatus::ZrwaUnavailable);
+                        }
+                    }
+                    self.open(z, ExplicitlyOpened)?;
+                    if !has {
+                        self.buf[z as usize] = Some(BTreeMap::new());
+                    }
+                }
                 (ZoneAction::Open, ExplicitlyOpened) => {}
                 (ZoneAction::Open, Empty | ImplicitlyOpened | Closed) => self.open(z, ExplicitlyOpened)?,
                 (ZoneAction::Close, Closed) => {}
                 (ZoneAction::Close, ImplicitlyOpened | ExplicitlyOpened) => {
-                    let to = if self.data[z as usize].is_empty() { Empty } else { Closed };
+                    let to = if self.data[z as usize].is_empty() && !has { Empty } else { Closed };
                     self.set(z, to);
                 }
                 (ZoneAction::Finish, Full) => {}
-                (ZoneAction::Finish, Empty | ImplicitlyOpened | ExplicitlyOpened | Closed) => self.set(z, Full),
+                (ZoneAction::Finish, Empty | ImplicitlyOpened | ExplicitlyOpened | Closed) => {
+                    // A finish commits the ZRWA up to its last page written.
+                    let wp = self.data[z as usize].len() as u32;
+                    let end = self.buf[z as usize].as_ref().and_then(|b| b.keys().max().map(|&i| i + 1));
+                    self.commit(z, end.unwrap_or(wp).max(wp) - wp);
+                    self.buf[z as usize] = None;
+                    self.set(z, Full);
+                }
                 (ZoneAction::Reset, Empty) => {}
                 (ZoneAction::Reset, ImplicitlyOpened | ExplicitlyOpened | Closed | Full) => {
                     self.data[z as usize].clear();
+                    self.buf[z as usize] = None;
                     self.set(z, Empty);
                 }
                 _ => return Err(ZoneStatus::InvalidTransition),
             }
             Ok(())
+        }
+        fn read(&self, z: u32, i: u32) -> Result<Option<u64>, ZoneStatus> {
+            if self.state[z as usize] == ZoneState::Offline {
+                return Err(ZoneStatus::Offline);
+            }
+            Ok(self.data[z as usize]
+                .get(i as usize)
+                .copied()
+                .or_else(|| self.buf[z as usize].as_ref().and_then(|b| b.get(&i).copied())))
         }
     }
 
@@ -388,11 +550,14 @@ mod fuzz {
             Just(ZoneAction::Finish),
             Just(ZoneAction::Reset),
             Just(ZoneAction::Offline),
+            Just(ZoneAction::OpenZrwa),
         ];
+        let offset = prop_oneof![3 => Just(0u32), 1 => 1..4u32, 2 => 0..12u32];
         let cmd = prop_oneof![
             6 => (0..zones).prop_map(Cmd::Append),
-            2 => (0..zones, prop_oneof![3 => Just(0u32), 1 => 1..4u32]).prop_map(|(z, o)| Cmd::Write(z, o)),
+            3 => (0..zones, offset).prop_map(|(z, o)| Cmd::Write(z, o)),
             2 => (0..zones, action).prop_map(|(z, a)| Cmd::Manage(z, a)),
+            1 => (0..zones, 0..7u32).prop_map(|(z, p)| Cmd::FlushZrwa(z, p)),
             2 => (0..zones, 0..40u32).prop_map(|(z, i)| Cmd::Read(z, i)),
         ];
         proptest::collection::vec(cmd, 1..300)
@@ -408,48 +573,54 @@ mod fuzz {
         let mut m = Model {
             state: vec![ZoneState::Empty; all as usize],
             data: vec![Vec::new(); all as usize],
+            buf: vec![None; all as usize],
             cap,
             max_open: limit(max_open),
             max_active: limit(max_active),
+            zrwa: h.zoned().zrwa(),
             implicit: VecDeque::new(),
         };
         for (n, &c) in cmds.iter().enumerate() {
             let c = match c {
-                Cmd::Append(z) | Cmd::Write(z, _) | Cmd::Manage(z, _) | Cmd::Read(z, _) if z >= zones => continue,
+                Cmd::Append(z) | Cmd::Write(z, _) | Cmd::Manage(z, _) | Cmd::FlushZrwa(z, _) | Cmd::Read(z, _)
+                    if z >= zones =>
+                {
+                    continue
+                }
                 c => c,
             };
             match c {
                 Cmd::Append(z) => {
                     let got = status(h.append(z)).map(|(lpn, token, _)| (lpn.0 - h.start(z), token));
-                    let wp = m.data[z as usize].len() as u32;
                     let want = got.as_ref().map_or(0, |g| g.1);
-                    assert_eq!(got.map(|g| g.0), m.write(z, wp, want), "command {n}: {c:?}");
+                    assert_eq!(got.map(|g| g.0), m.append(z, want), "command {n}: {c:?}");
                 }
                 Cmd::Write(z, off) => {
-                    let at = m.data[z as usize].len() as u32 + off;
-                    let lpn = h.start(z) + at.min(h.zoned().zone_size() - 1);
+                    let at = (m.data[z as usize].len() as u32 + off).min(h.zoned().zone_size() - 1);
+                    let lpn = h.start(z) + at;
                     let got = status(h.write(lpn)).map(|(token, _)| token);
-                    let want = m.write(z, at.min(h.zoned().zone_size() - 1), *got.as_ref().unwrap_or(&0)).map(|_| ());
+                    let want = m.write(z, at, *got.as_ref().unwrap_or(&0)).map(|_| ());
                     assert_eq!(got.map(|_| ()), want, "command {n}: {c:?}");
                 }
                 Cmd::Manage(z, a) => {
                     assert_eq!(status(h.manage(z, a)).map(|_| ()), m.manage(z, a), "command {n}: {c:?}");
                 }
+                Cmd::FlushZrwa(z, pages) => {
+                    let upto = h.start(z) + m.data[z as usize].len() as u32 + pages;
+                    let got = status(h.manage(z, ZoneAction::FlushZrwa { upto })).map(|_| ());
+                    assert_eq!(got, m.flush_zrwa(z, pages), "command {n}: {c:?}");
+                }
                 Cmd::Read(z, i) => {
                     let i = i.min(cap - 1);
                     let lpn = h.start(z) + i;
-                    let got = status(h.read(lpn));
-                    let want = match m.state[z as usize] {
-                        ZoneState::Offline => Err(ZoneStatus::Offline),
-                        _ => Ok(m.data[z as usize].get(i as usize).copied()),
-                    };
-                    assert_eq!(got, want, "command {n}: {c:?}");
+                    assert_eq!(status(h.read(lpn)), m.read(z, i), "command {n}: {c:?}");
                 }
             }
             for z in 0..zones {
                 let d = h.zoned().zone(z).unwrap();
                 assert_eq!(d.state, m.state[z as usize], "after command {n} ({c:?}): zone {z}");
                 assert_eq!(d.write_pointer - d.start, m.data[z as usize].len() as u32, "after command {n}: zone {z}");
+                assert_eq!(d.zrwa, m.buf[z as usize].is_some(), "after command {n}: zone {z}'s ZRWA");
             }
             h.advance(50_000);
         }
@@ -473,6 +644,33 @@ mod fuzz {
                 zone_mapping: ftlab_ftl::zns::ZoneMapping::Die,
                 zone_blocks: 1,
                 ..ZnsConfig::default()
+            };
+            check(config, &cmds);
+        }
+
+        #[test]
+        fn the_device_follows_the_reference_model_with_zrwas(cmds in cmds(6)) {
+            let config = ZnsConfig {
+                zone_capacity: 18,
+                zrwa_pages: 4,
+                zrwa_flush_granularity: 2,
+                max_zrwa_zones: 2,
+                ..ZnsConfig::default()
+            };
+            check(config, &cmds);
+        }
+
+        #[test]
+        fn the_device_follows_the_reference_model_with_zrwas_under_limits(cmds in cmds(6)) {
+            let config = ZnsConfig {
+                zone_capacity: 13,
+                max_open_zones: 2,
+                max_active_zones: 3,
+                zone_mapping: ftlab_ftl::zns::ZoneMapping::Die,
+                zone_blocks: 1,
+                zrwa_pages: 3,
+                zrwa_flush_granularity: 1,
+                max_zrwa_zones: 2,
             };
             check(config, &cmds);
         }
@@ -564,4 +762,38 @@ mod host_streams {
 #[test]
 fn the_zoned_suite_holds_on_a_bytes_store() {
     suite::zoned_suite_on_bytes(&STRIPED, small_geometry());
+}
+
+#[test]
+fn bad_zrwa_settings_are_config_errors_naming_the_key_and_the_fix() {
+    use ftlab_ftl::conformance::nand_config;
+    use ftlab_ftl::{Flash, FtlBuilder};
+    use ftlab_nand::{Nand, SimTime};
+    let mut flash = Flash::new(Nand::new(&nand_config(small_geometry(), 0.0, 1)).unwrap());
+    let zrwa = |pages, fg, max| ZnsConfig {
+        zrwa_pages: pages,
+        zrwa_flush_granularity: fg,
+        max_zrwa_zones: max,
+        ..ZnsConfig::default()
+    };
+    for (config, key, fix) in [
+        (zrwa(0, 4, 0), "ftl.zrwa_flush_granularity", "give ftl.zrwa_pages"),
+        (zrwa(0, 0, 2), "ftl.max_zrwa_zones", "give ftl.zrwa_pages"),
+        (zrwa(8, 3, 0), "ftl.zrwa_flush_granularity", "give a divisor"),
+        (ZnsConfig { max_active_zones: 2, ..zrwa(8, 4, 3) }, "ftl.max_zrwa_zones", "give at most 2"),
+        (ZnsConfig { zone_capacity: 10, ..zrwa(12, 4, 1) }, "ftl.zrwa_pages", "give at most 10"),
+        // A zone of 64 pages journals at most (64 - 2) / 8 = 7 ZRWAs of 8.
+        (zrwa(8, 4, 8), "ftl.max_zrwa_zones", "give at most 7"),
+    ] {
+        let e = config.format(&mut flash.io(SimTime::ZERO)).err().unwrap();
+        let text = format!("{e:?}");
+        assert!(text.contains(key) && text.contains(fix), "{text} should name {key} and say {fix}");
+    }
+    // The defaults: no ZRWA, every zone a data zone.
+    let mut h = suite::ZonedHarness::new(&STRIPED, small_geometry(), 1);
+    let zones = h.zoned().zones();
+    assert!(h.zoned().zrwa().is_none());
+    let config = with_zrwa(STRIPED);
+    let mut h = suite::ZonedHarness::new(&config, small_geometry(), 1);
+    assert_eq!(h.zoned().zones(), zones - 2, "the ZRWA journal takes two zones");
 }
