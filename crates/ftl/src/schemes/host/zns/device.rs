@@ -453,6 +453,16 @@ impl Ftl for ZnsDevice {
         Err(FtlError::Unsupported("trim on a zoned device (free space by resetting its zone)"))
     }
 
+    /// With ZRWAs, a write into one is durable once a flush completes; every
+    /// other write when acknowledged.
+    fn durability(&self) -> crate::Durability {
+        if self.rules.is_some() {
+            crate::Durability::OnFlush
+        } else {
+            crate::Durability::OnAck
+        }
+    }
+
     /// Makes every page written to a ZRWA durable (the journal); the other
     /// writes are durable when acknowledged.
     fn flush(&mut self, io: &mut Io) -> Result<(), FtlError> {
@@ -475,12 +485,7 @@ impl Ftl for ZnsDevice {
     fn gauges(&self) -> Vec<(&'static str, f64)> {
         let (open, active) = self.zones.counts();
         let full = (0..self.zones.len()).filter(|&z| self.zones.state(z) == ZoneState::Full).count();
-        let mut g =
-            vec![("zones_open", f64::from(open)), ("zones_active", f64::from(active)), ("zones_full", full as f64)];
-        if self.rules.is_some() {
-            g.push(("zones_zrwa", f64::from(self.zones.zrwa_count())));
-        }
-        g
+        vec![("zones_open", f64::from(open)), ("zones_active", f64::from(active)), ("zones_full", full as f64)]
     }
 
     /// The zone report at the end of a run: each zone's state
@@ -517,6 +522,11 @@ impl Ftl for ZnsDevice {
                     self.zones.written(z)
                 ));
             }
+        }
+        let zrwas = (0..self.zones.len()).filter(|&z| self.zones.has_zrwa(z)).count() as u32;
+        let most = self.rules.map_or(0, |r| r.max_zones);
+        if zrwas != self.zones.zrwa_count() || zrwas > most {
+            return Err(format!("{zrwas} zones have a ZRWA, counted {}, at most {most}", self.zones.zrwa_count()));
         }
         if (open, active) != self.zones.counts() {
             return Err(format!("{open} open and {active} active zones, counted {:?}", self.zones.counts()));
