@@ -797,3 +797,31 @@ fn bad_zrwa_settings_are_config_errors_naming_the_key_and_the_fix() {
     let mut h = suite::ZonedHarness::new(&config, small_geometry(), 1);
     assert_eq!(h.zoned().zones(), zones - 2, "the ZRWA journal takes two zones");
 }
+
+/// A commit whose program fails leaves the zone read-only with the ZRWA's
+/// pages still readable, through a power cut (from the journal), until the
+/// host takes the zone offline.
+#[test]
+fn a_failed_commit_leaves_the_zone_read_only_with_its_zrwa_readable() {
+    use ftlab_ftl::zns::{ZoneAction, ZoneState};
+    let config = with_zrwa(STRIPED);
+    let mut h = suite::ZonedHarness::new(&config, small_geometry(), 1);
+    h.manage(0, ZoneAction::OpenZrwa).unwrap();
+    let tokens: Vec<u64> = (0..8).map(|i| h.write(i).unwrap().0).collect();
+    h.flush().unwrap();
+    h.advance(10_000_000);
+    h.flash.fail_program_in(2);
+    assert!(h.manage(0, ZoneAction::FlushZrwa { upto: 4 }).is_err(), "an injected program failure fails the flush");
+    assert_eq!((h.state(0), h.written(0)), (ZoneState::ReadOnly, 1));
+    let read_all = |h: &mut suite::ZonedHarness<'_>| (0..8).map(|i| h.read(i).unwrap().unwrap()).collect::<Vec<_>>();
+    assert_eq!(read_all(&mut h), tokens, "the committed page and the ZRWA's");
+    h.advance(10_000_000);
+    let t = h.now;
+    h.cut_and_recover(t);
+    assert_eq!((h.state(0), h.written(0)), (ZoneState::ReadOnly, 1));
+    assert!(h.zoned().zone(0).unwrap().zrwa);
+    assert_eq!(read_all(&mut h), tokens, "after a power cut");
+    h.manage(0, ZoneAction::Offline).unwrap();
+    assert!(!h.zoned().zone(0).unwrap().zrwa, "offline frees the ZRWA");
+    h.ftl.check_invariants(&h.flash).unwrap();
+}

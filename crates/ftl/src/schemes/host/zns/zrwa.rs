@@ -209,7 +209,7 @@ impl ZnsDevice {
         let target = 1 - store.active;
         let region = store.regions[target];
         io.start_after(store.done);
-        let ok = self.erase_zone(io, region)?;
+        let ok = self.as_purpose(Purpose::Checkpoint, |d| d.erase_zone(io, region))?;
         if !ok {
             return Err(FtlError::Nand(NandError::EraseFailed { block: self.layout.blocks(region)[0] }));
         }
