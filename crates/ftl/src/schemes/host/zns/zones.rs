@@ -592,4 +592,37 @@ mod tests {
         write(&mut z, 4).unwrap();
         assert_eq!((z.state(0), z.state(4), z.counts()), (ZoneState::Closed, ZoneState::ImplicitlyOpened, (2, 3)));
     }
+
+    #[test]
+    fn a_zrwa_takes_writes_in_its_window_and_flushes_by_whole_granules() {
+        let rules = ZrwaLimits { size: 4, flush_granularity: 2, max_zones: 1 };
+        let mut z = Zones::with_zrwa(3, 12, 0, 0, 16, Some(rules));
+        z.check(0, ZoneAction::OpenZrwa).unwrap();
+        z.apply(0, ZoneAction::OpenZrwa).unwrap();
+        assert!(z.has_zrwa(0) && z.state(0) == ZoneState::ExplicitlyOpened);
+        assert_eq!(z.before_write(0, 3), Ok(Write::Zrwa { flush: 0 }));
+        assert_eq!(z.before_write(0, 1), Ok(Write::Zrwa { flush: 0 }));
+        // One past the window: one granule; three past: two.
+        assert_eq!(z.before_write(0, 4), Ok(Write::Zrwa { flush: 2 }));
+        assert_eq!(z.before_write(0, 6), Ok(Write::Zrwa { flush: 4 }));
+        assert_eq!(status(z.before_write(0, 8)), ZoneStatus::InvalidWrite);
+        z.committed(0, 2);
+        assert_eq!(status(z.before_write(0, 1)), ZoneStatus::InvalidWrite, "below the write pointer");
+        // Explicit flushes: within the window, by granules.
+        assert_eq!(status(z.check(0, ZoneAction::FlushZrwa { upto: 3 })), ZoneStatus::InvalidField);
+        assert_eq!(status(z.check(0, ZoneAction::FlushZrwa { upto: 8 })), ZoneStatus::Boundary);
+        assert_eq!(z.before_flush(0, 6), Ok(4));
+        // One ZRWA resource; a zone without a ZRWA has nothing to flush.
+        assert_eq!(status(z.apply(1, ZoneAction::OpenZrwa)), ZoneStatus::ZrwaUnavailable);
+        assert_eq!(status(z.check(1, ZoneAction::FlushZrwa { upto: 17 })), ZoneStatus::InvalidField);
+        // Close keeps it; the commit that fills the capacity frees it.
+        z.apply(0, ZoneAction::Close).unwrap();
+        assert!(z.has_zrwa(0) && z.state(0) == ZoneState::Closed);
+        z.committed(0, 10);
+        assert_eq!((z.state(0), z.has_zrwa(0), z.zrwa_count()), (ZoneState::Full, false, 0));
+        z.apply(1, ZoneAction::OpenZrwa).unwrap();
+        // No ZRWA configured: Invalid Zone Operation Request.
+        let none = Zones::new(2, 8, 0, 0);
+        assert_eq!(status(none.check(0, ZoneAction::OpenZrwa)), ZoneStatus::InvalidZoneOperation);
+    }
 }
