@@ -380,6 +380,23 @@ pub struct ZoneDescriptor {
     pub write_pointer: u32,
     /// Its state.
     pub state: ZoneState,
+    /// Whether a Zone Random Write Area is allocated to it (the zone
+    /// attribute ZRWAV).
+    pub zrwa: bool,
+}
+
+/// A zoned device's Zone Random Write Area limits (TP 4076, Identify
+/// Namespace: ZRWAS, ZRWAFG, NUMZRWA), in logical pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ZrwaLimits {
+    /// Pages of a ZRWA (ZRWAS): a zone with one takes writes anywhere in the
+    /// ZRWAS pages from its write pointer, overwrites among them.
+    pub size: u32,
+    /// The flush granularity (ZRWAFG): the write pointer moves by multiples
+    /// of it. Divides `size`.
+    pub flush_granularity: u32,
+    /// Most zones with a ZRWA at once (NUMZRWA).
+    pub max_zones: u32,
 }
 
 /// The zone status codes of ZNS 1.1 (Figure 39: Zoned Namespace Command Set
@@ -404,6 +421,16 @@ pub enum ZoneStatus {
     /// Zone Invalid State Transition (BFh): a management action the zone's
     /// state does not allow.
     InvalidTransition,
+    /// Invalid Zone Operation Request (B6h): a Zone Random Write Area command
+    /// on a device without ZRWAs, or a zone append to a zone with a ZRWA.
+    InvalidZoneOperation,
+    /// Zone ZRWA Resources Unavailable (B7h): every ZRWA resource is taken,
+    /// or the write pointer is not a multiple of the flush granularity.
+    ZrwaUnavailable,
+    /// Invalid Field in Command (02h, a generic status): an explicit ZRWA
+    /// flush of a zone with no ZRWA, or of a length that is not a multiple
+    /// of the flush granularity.
+    InvalidField,
 }
 
 impl ZoneStatus {
@@ -418,6 +445,9 @@ impl ZoneStatus {
             ZoneStatus::TooManyActive => 0xBD,
             ZoneStatus::TooManyOpen => 0xBE,
             ZoneStatus::InvalidTransition => 0xBF,
+            ZoneStatus::InvalidZoneOperation => 0xB6,
+            ZoneStatus::ZrwaUnavailable => 0xB7,
+            ZoneStatus::InvalidField => 0x02,
         }
     }
 }
@@ -435,7 +465,8 @@ pub struct ZoneError {
     pub message: String,
 }
 
-/// The zone management actions (ZNS 1.1, Zone Management Send).
+/// The zone management actions (ZNS 1.1, Zone Management Send; the two
+/// Zone Random Write Area actions of TP 4076).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ZoneAction {
@@ -449,6 +480,33 @@ pub enum ZoneAction {
     Reset,
     /// Offline: a read-only zone to offline.
     Offline,
+    /// Open with the Zone Random Write Area Allocation flag (ZRWAA): to
+    /// explicitly opened, with a ZRWA allocated (see
+    /// [`zns`](crate::schemes::host::zns), "Zone Random Write Area").
+    OpenZrwa,
+    /// Flush Explicit ZRWA Range (action 11h): commits the zone's ZRWA
+    /// below logical page `upto`, which becomes the write pointer. NVMe
+    /// names the last logical block flushed, `upto - 1`.
+    FlushZrwa {
+        /// The logical page (device-wide) the write pointer moves to.
+        upto: u32,
+    },
+}
+
+impl ZoneAction {
+    /// Its name as the front ends spell it: `open`, `close`, `finish`,
+    /// `reset`, `offline`, `open-zrwa`, `flush-zrwa`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ZoneAction::Open => "open",
+            ZoneAction::Close => "close",
+            ZoneAction::Finish => "finish",
+            ZoneAction::Reset => "reset",
+            ZoneAction::Offline => "offline",
+            ZoneAction::OpenZrwa => "open-zrwa",
+            ZoneAction::FlushZrwa { .. } => "flush-zrwa",
+        }
+    }
 }
 
 /// The commands of a zoned device (NVMe ZNS), reached through
@@ -468,6 +526,12 @@ pub trait Zoned {
     fn max_open(&self) -> u32;
     /// Most zones active (open or closed) at once (MAR + 1); 0: no limit.
     fn max_active(&self) -> u32;
+    /// The device's Zone Random Write Area limits; `None` (the default):
+    /// it has no ZRWA, and refuses [`ZoneAction::OpenZrwa`] and
+    /// [`ZoneAction::FlushZrwa`].
+    fn zrwa(&self) -> Option<ZrwaLimits> {
+        None
+    }
     /// Zone `zone`'s descriptor, or an error naming the zones there are.
     fn zone(&self, zone: u32) -> Result<ZoneDescriptor, FtlError>;
     /// Runs `action` on `zone` (Zone Management Send).

@@ -182,7 +182,7 @@ pub mod victim;
 
 pub use capability::{
     Capabilities, DieQueues, Extension, Nameless, PageMeta, Placement, RealTime, SolidStateCache, ZoneAction,
-    ZoneDescriptor, ZoneError, ZoneState, ZoneStatus, Zoned,
+    ZoneDescriptor, ZoneError, ZoneState, ZoneStatus, Zoned, ZrwaLimits,
 };
 pub use flash::{Counters, Flash, Io, PerPurpose, Purpose};
 pub use layer::{Layer, Layered};

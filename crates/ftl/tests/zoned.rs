@@ -13,6 +13,24 @@ fn the_zns_device_passes_the_zoned_suite_striped_and_on_one_die() {
     zoned_suite(&die, small_geometry());
 }
 
+/// ZRWAs of eight pages, flushed in granules of four, three at once.
+pub(crate) fn with_zrwa(base: ZnsConfig) -> ZnsConfig {
+    ZnsConfig { zrwa_pages: 8, zrwa_flush_granularity: 4, max_zrwa_zones: 3, ..base }
+}
+
+#[test]
+fn the_zns_device_passes_the_zoned_suite_with_zrwas_striped_and_on_one_die() {
+    zoned_suite(&with_zrwa(ZnsConfig::default()), small_geometry());
+    let die = ZnsConfig { zone_mapping: ZoneMapping::Die, zone_blocks: 2, ..ZnsConfig::default() };
+    zoned_suite(&with_zrwa(die), small_geometry());
+}
+
+#[test]
+fn the_zns_device_passes_with_zrwas_of_one_page_granules_on_a_bytes_store() {
+    let config = ZnsConfig { zrwa_pages: 4, ..ZnsConfig::default() };
+    suite::zoned_suite_on_bytes(&config, small_geometry());
+}
+
 #[test]
 fn the_zns_device_passes_with_limits_and_a_smaller_capacity() {
     let limited = ZnsConfig { max_open_zones: 3, max_active_zones: 5, zone_capacity: 50, ..ZnsConfig::default() };
@@ -22,7 +40,9 @@ fn the_zns_device_passes_with_limits_and_a_smaller_capacity() {
 mod planted {
     //! A zoned device with one planted bug, which the suite must catch.
 
-    use ftlab_ftl::zns::{PageMeta, ZnsConfig, ZnsDevice, ZoneAction, ZoneDescriptor, ZoneState, Zoned};
+    use std::collections::HashMap;
+
+    use ftlab_ftl::zns::{PageMeta, ZnsConfig, ZnsDevice, ZoneAction, ZoneDescriptor, ZoneState, Zoned, ZrwaLimits};
     use ftlab_ftl::{Extension, Flash, Ftl, FtlBuilder, FtlError, Hint, Io, Lpn};
     use ftlab_nand::{Payload, SimTime};
 
@@ -35,19 +55,34 @@ mod planted {
         /// After a power cut, every closed zone reports its write pointer at
         /// its start: the write pointers were not recovered.
         LostWritePointers,
+        /// A device flush does not reach the ZRWAs: their pages stay in RAM
+        /// only, and a power cut loses them though they were flushed.
+        FlushSkipsZrwa,
+        /// A read of a page in a ZRWA returns the first data written there,
+        /// not the newest (an overwrite in the window is lost to reads).
+        OldestInZrwa,
     }
 
     #[derive(Debug)]
     pub struct Builder(pub Plant);
 
+    impl Builder {
+        fn config(&self) -> ZnsConfig {
+            match self.0 {
+                Plant::FlushSkipsZrwa | Plant::OldestInZrwa => super::with_zrwa(ZnsConfig::default()),
+                _ => ZnsConfig::default(),
+            }
+        }
+    }
+
     impl FtlBuilder for Builder {
         fn format(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
-            let inner = ZnsDevice::format(ZnsConfig::default(), io)?;
-            Ok(Box::new(Device { inner, plant: self.0, recovered: false, last: None }))
+            let inner = ZnsDevice::format(self.config(), io)?;
+            Ok(Box::new(Device { inner, plant: self.0, recovered: false, last: None, first: HashMap::new() }))
         }
         fn recover(&self, io: &mut Io) -> Result<Box<dyn Ftl>, FtlError> {
-            let inner = ZnsDevice::recover(ZnsConfig::default(), io)?;
-            Ok(Box::new(Device { inner, plant: self.0, recovered: true, last: None }))
+            let inner = ZnsDevice::recover(self.config(), io)?;
+            Ok(Box::new(Device { inner, plant: self.0, recovered: true, last: None, first: HashMap::new() }))
         }
     }
 
@@ -57,6 +92,8 @@ mod planted {
         plant: Plant,
         recovered: bool,
         last: Option<(SimTime, u32, Lpn)>,
+        /// The first data written to each page ([`Plant::OldestInZrwa`]).
+        first: HashMap<u32, Payload>,
     }
 
     impl Ftl for Device {
@@ -67,10 +104,26 @@ mod planted {
             self.inner.logical_pages()
         }
         fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
+            let size = self.inner.zone_size();
+            let d = self.inner.zone(lpn.0 / size)?;
+            if self.plant == Plant::OldestInZrwa && d.zrwa && lpn.0 >= d.write_pointer {
+                if let Some(p) = self.first.get(&lpn.0) {
+                    return Ok(Some(p.clone()));
+                }
+            }
             self.inner.read(io, lpn)
         }
         fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
-            self.inner.write(io, lpn, data, hint)
+            let kept = data.clone();
+            self.inner.write(io, lpn, data, hint)?;
+            self.first.entry(lpn.0).or_insert(kept);
+            Ok(())
+        }
+        fn flush(&mut self, io: &mut Io) -> Result<(), FtlError> {
+            if self.plant == Plant::FlushSkipsZrwa {
+                return Ok(());
+            }
+            self.inner.flush(io)
         }
         fn ram_bytes(&self) -> u64 {
             self.inner.ram_bytes()
@@ -98,6 +151,9 @@ mod planted {
         }
         fn max_active(&self) -> u32 {
             self.inner.max_active()
+        }
+        fn zrwa(&self) -> Option<ZrwaLimits> {
+            self.inner.zrwa()
         }
         fn zone(&self, zone: u32) -> Result<ZoneDescriptor, FtlError> {
             let mut d = self.inner.zone(zone)?;
@@ -139,6 +195,22 @@ fn the_suite_catches_a_planted_append_ordering_bug() {
 }
 
 #[test]
+fn the_suite_catches_a_flush_that_leaves_the_zrwas_in_ram() {
+    let b = planted::Builder(planted::Plant::FlushSkipsZrwa);
+    // Without a power cut the device behaves.
+    suite::zrwa::semantics(&b, small_geometry());
+    let message = caught(|| suite::zrwa::power_cuts(&b, small_geometry()));
+    assert!(message.contains("cut at") && message.contains("durable from"), "{message}");
+}
+
+#[test]
+fn the_suite_catches_reads_of_a_zrwa_that_miss_overwrites() {
+    let b = planted::Builder(planted::Plant::OldestInZrwa);
+    let message = caught(|| suite::zrwa::semantics(&b, small_geometry()));
+    assert!(message.contains("overwrites in the ZRWA"), "{message}");
+}
+
+#[test]
 fn the_suite_catches_a_planted_write_pointer_loss() {
     let b = planted::Builder(planted::Plant::LostWritePointers);
     // The plant acts only after a power cut: the checks without one pass.
@@ -155,6 +227,9 @@ static STRIPED: ZnsConfig = ZnsConfig {
     max_open_zones: 0,
     max_active_zones: 0,
     zone_mapping: ZoneMapping::Striped,
+    zrwa_pages: 0,
+    zrwa_flush_granularity: 0,
+    max_zrwa_zones: 0,
 };
 
 /// A device with zone 0 written `pages` pages, 1 ms apart; returns the time
@@ -243,219 +318,8 @@ fn a_zone_taken_offline_stays_offline_through_a_cut() {
     }
 }
 
-mod fuzz {
-    //! The ZNS device against a reference model of ZNS 1.1 written apart from
-    //! it: random zone commands, each result (its status or the data read)
-    //! compared, shrunk by proptest to a shortest failing sequence.
-
-    use std::collections::VecDeque;
-
-    use ftlab_ftl::conformance::small_geometry;
-    use ftlab_ftl::conformance_zoned::ZonedHarness;
-    use ftlab_ftl::zns::{ZnsConfig, ZoneAction, ZoneState, ZoneStatus};
-    use ftlab_ftl::FtlError;
-    use proptest::prelude::*;
-
-    #[derive(Debug, Clone, Copy)]
-    enum Cmd {
-        Append(u32),
-        /// A write at the write pointer plus the offset (0: at it).
-        Write(u32, u32),
-        Manage(u32, ZoneAction),
-        Read(u32, u32),
-    }
-
-    /// ZNS 1.1 as the specification states it, for `zones` zones of
-    /// `cap` pages with the limits.
-    struct Model {
-        state: Vec<ZoneState>,
-        data: Vec<Vec<u64>>,
-        cap: u32,
-        max_open: u32,
-        max_active: u32,
-        implicit: VecDeque<u32>,
-    }
-
-    impl Model {
-        fn count(&self, f: impl Fn(ZoneState) -> bool) -> u32 {
-            self.state.iter().filter(|&&s| f(s)).count() as u32
-        }
-        fn set(&mut self, z: u32, s: ZoneState) {
-            self.implicit.retain(|&i| i != z);
-            if s == ZoneState::ImplicitlyOpened {
-                self.implicit.push_back(z);
-            }
-            self.state[z as usize] = s;
-        }
-        /// Takes an open resource (and an active one for an empty or full
-        /// zone) for `z`, closing the oldest implicitly opened zone if it must.
-        fn open(&mut self, z: u32, to: ZoneState) -> Result<(), ZoneStatus> {
-            let s = self.state[z as usize];
-            if !s.is_active() && self.count(ZoneState::is_active) >= self.max_active {
-                return Err(ZoneStatus::TooManyActive);
-            }
-            if !s.is_open() && self.count(ZoneState::is_open) >= self.max_open {
-                let victim = self.implicit.front().copied().ok_or(ZoneStatus::TooManyOpen)?;
-                self.set(victim, ZoneState::Closed);
-            }
-            self.set(z, to);
-            Ok(())
-        }
-        fn write(&mut self, z: u32, at: u32, token: u64) -> Result<u32, ZoneStatus> {
-            use ZoneState::*;
-            match self.state[z as usize] {
-                Full => return Err(ZoneStatus::Full),
-                ReadOnly => return Err(ZoneStatus::ReadOnly),
-                Offline => return Err(ZoneStatus::Offline),
-                _ => {}
-            }
-            let wp = self.data[z as usize].len() as u32;
-            if at >= self.cap {
-                return Err(ZoneStatus::Boundary);
-            }
-            if at != wp {
-                return Err(ZoneStatus::InvalidWrite);
-            }
-            if !self.state[z as usize].is_open() {
-                self.open(z, ImplicitlyOpened)?;
-            }
-            self.data[z as usize].push(token);
-            if wp + 1 == self.cap {
-                self.set(z, Full);
-            }
-            Ok(wp)
-        }
-        fn manage(&mut self, z: u32, a: ZoneAction) -> Result<(), ZoneStatus> {
-            use ZoneState::*;
-            let s = self.state[z as usize];
-            match (a, s) {
-                (ZoneAction::Offline, ReadOnly) => self.set(z, Offline),
-                (ZoneAction::Offline, Offline) => {}
-                (_, ReadOnly) => return Err(ZoneStatus::ReadOnly),
-                (_, Offline) => return Err(ZoneStatus::Offline),
-                (ZoneAction::Open, ExplicitlyOpened) => {}
-                (ZoneAction::Open, Empty | ImplicitlyOpened | Closed) => self.open(z, ExplicitlyOpened)?,
-                (ZoneAction::Close, Closed) => {}
-                (ZoneAction::Close, ImplicitlyOpened | ExplicitlyOpened) => {
-                    let to = if self.data[z as usize].is_empty() { Empty } else { Closed };
-                    self.set(z, to);
-                }
-                (ZoneAction::Finish, Full) => {}
-                (ZoneAction::Finish, Empty | ImplicitlyOpened | ExplicitlyOpened | Closed) => self.set(z, Full),
-                (ZoneAction::Reset, Empty) => {}
-                (ZoneAction::Reset, ImplicitlyOpened | ExplicitlyOpened | Closed | Full) => {
-                    self.data[z as usize].clear();
-                    self.set(z, Empty);
-                }
-                _ => return Err(ZoneStatus::InvalidTransition),
-            }
-            Ok(())
-        }
-    }
-
-    fn status<T>(r: Result<T, FtlError>) -> Result<T, ZoneStatus> {
-        r.map_err(|e| match e {
-            FtlError::Zone(z) => z.status,
-            e => panic!("not a zone error: {e}"),
-        })
-    }
-
-    fn cmds(zones: u32) -> impl Strategy<Value = Vec<Cmd>> {
-        let action = prop_oneof![
-            Just(ZoneAction::Open),
-            Just(ZoneAction::Close),
-            Just(ZoneAction::Finish),
-            Just(ZoneAction::Reset),
-            Just(ZoneAction::Offline),
-        ];
-        let cmd = prop_oneof![
-            6 => (0..zones).prop_map(Cmd::Append),
-            2 => (0..zones, prop_oneof![3 => Just(0u32), 1 => 1..4u32]).prop_map(|(z, o)| Cmd::Write(z, o)),
-            2 => (0..zones, action).prop_map(|(z, a)| Cmd::Manage(z, a)),
-            2 => (0..zones, 0..40u32).prop_map(|(z, i)| Cmd::Read(z, i)),
-        ];
-        proptest::collection::vec(cmd, 1..300)
-    }
-
-    fn check(config: ZnsConfig, cmds: &[Cmd]) {
-        let mut h = ZonedHarness::new(&config, small_geometry(), 1);
-        let zones = h.zoned().zones().min(6);
-        let cap = h.zoned().zone_capacity();
-        let (max_open, max_active) = (h.zoned().max_open(), h.zoned().max_active());
-        let limit = |l: u32| if l == 0 { u32::MAX } else { l };
-        let all = h.zoned().zones();
-        let mut m = Model {
-            state: vec![ZoneState::Empty; all as usize],
-            data: vec![Vec::new(); all as usize],
-            cap,
-            max_open: limit(max_open),
-            max_active: limit(max_active),
-            implicit: VecDeque::new(),
-        };
-        for (n, &c) in cmds.iter().enumerate() {
-            let c = match c {
-                Cmd::Append(z) | Cmd::Write(z, _) | Cmd::Manage(z, _) | Cmd::Read(z, _) if z >= zones => continue,
-                c => c,
-            };
-            match c {
-                Cmd::Append(z) => {
-                    let got = status(h.append(z)).map(|(lpn, token, _)| (lpn.0 - h.start(z), token));
-                    let wp = m.data[z as usize].len() as u32;
-                    let want = got.as_ref().map_or(0, |g| g.1);
-                    assert_eq!(got.map(|g| g.0), m.write(z, wp, want), "command {n}: {c:?}");
-                }
-                Cmd::Write(z, off) => {
-                    let at = m.data[z as usize].len() as u32 + off;
-                    let lpn = h.start(z) + at.min(h.zoned().zone_size() - 1);
-                    let got = status(h.write(lpn)).map(|(token, _)| token);
-                    let want = m.write(z, at.min(h.zoned().zone_size() - 1), *got.as_ref().unwrap_or(&0)).map(|_| ());
-                    assert_eq!(got.map(|_| ()), want, "command {n}: {c:?}");
-                }
-                Cmd::Manage(z, a) => {
-                    assert_eq!(status(h.manage(z, a)).map(|_| ()), m.manage(z, a), "command {n}: {c:?}");
-                }
-                Cmd::Read(z, i) => {
-                    let i = i.min(cap - 1);
-                    let lpn = h.start(z) + i;
-                    let got = status(h.read(lpn));
-                    let want = match m.state[z as usize] {
-                        ZoneState::Offline => Err(ZoneStatus::Offline),
-                        _ => Ok(m.data[z as usize].get(i as usize).copied()),
-                    };
-                    assert_eq!(got, want, "command {n}: {c:?}");
-                }
-            }
-            for z in 0..zones {
-                let d = h.zoned().zone(z).unwrap();
-                assert_eq!(d.state, m.state[z as usize], "after command {n} ({c:?}): zone {z}");
-                assert_eq!(d.write_pointer - d.start, m.data[z as usize].len() as u32, "after command {n}: zone {z}");
-            }
-            h.advance(50_000);
-        }
-        h.ftl.check_invariants(&h.flash).unwrap();
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
-
-        #[test]
-        fn the_device_follows_the_reference_model(cmds in cmds(6)) {
-            check(ZnsConfig { zone_capacity: 20, ..ZnsConfig::default() }, &cmds);
-        }
-
-        #[test]
-        fn the_device_follows_the_reference_model_under_limits(cmds in cmds(6)) {
-            let config = ZnsConfig {
-                zone_capacity: 12,
-                max_open_zones: 2,
-                max_active_zones: 3,
-                zone_mapping: ftlab_ftl::zns::ZoneMapping::Die,
-                zone_blocks: 1,
-            };
-            check(config, &cmds);
-        }
-    }
-}
+#[path = "zoned/fuzz.rs"]
+mod fuzz;
 
 mod host_streams {
     //! The host FTL over ZNS with an open zone a stream: integrity through
@@ -542,4 +406,66 @@ mod host_streams {
 #[test]
 fn the_zoned_suite_holds_on_a_bytes_store() {
     suite::zoned_suite_on_bytes(&STRIPED, small_geometry());
+}
+
+#[test]
+fn bad_zrwa_settings_are_config_errors_naming_the_key_and_the_fix() {
+    use ftlab_ftl::conformance::nand_config;
+    use ftlab_ftl::{Flash, FtlBuilder};
+    use ftlab_nand::{Nand, SimTime};
+    let mut flash = Flash::new(Nand::new(&nand_config(small_geometry(), 0.0, 1)).unwrap());
+    let zrwa = |pages, fg, max| ZnsConfig {
+        zrwa_pages: pages,
+        zrwa_flush_granularity: fg,
+        max_zrwa_zones: max,
+        ..ZnsConfig::default()
+    };
+    for (config, key, fix) in [
+        (zrwa(0, 4, 0), "ftl.zrwa_flush_granularity", "give ftl.zrwa_pages"),
+        (zrwa(0, 0, 2), "ftl.max_zrwa_zones", "give ftl.zrwa_pages"),
+        (zrwa(8, 3, 0), "ftl.zrwa_flush_granularity", "give a divisor"),
+        (ZnsConfig { max_active_zones: 2, ..zrwa(8, 4, 3) }, "ftl.max_zrwa_zones", "give at most 2"),
+        (ZnsConfig { zone_capacity: 10, ..zrwa(12, 4, 1) }, "ftl.zrwa_pages", "give at most 10"),
+        // A zone of 64 pages journals at most (64 - 2) / 8 = 7 ZRWAs of 8.
+        (zrwa(8, 4, 8), "ftl.max_zrwa_zones", "give at most 7"),
+    ] {
+        let e = config.format(&mut flash.io(SimTime::ZERO)).err().unwrap();
+        let text = format!("{e:?}");
+        assert!(text.contains(key) && text.contains(fix), "{text} should name {key} and say {fix}");
+    }
+    // The defaults: no ZRWA, every zone a data zone.
+    let mut h = suite::ZonedHarness::new(&STRIPED, small_geometry(), 1);
+    let zones = h.zoned().zones();
+    assert!(h.zoned().zrwa().is_none());
+    let config = with_zrwa(STRIPED);
+    let mut h = suite::ZonedHarness::new(&config, small_geometry(), 1);
+    assert_eq!(h.zoned().zones(), zones - 2, "the ZRWA journal takes two zones");
+}
+
+/// A commit whose program fails leaves the zone read-only with the ZRWA's
+/// pages still readable, through a power cut (from the journal), until the
+/// host takes the zone offline.
+#[test]
+fn a_failed_commit_leaves_the_zone_read_only_with_its_zrwa_readable() {
+    use ftlab_ftl::zns::{ZoneAction, ZoneState};
+    let config = with_zrwa(STRIPED);
+    let mut h = suite::ZonedHarness::new(&config, small_geometry(), 1);
+    h.manage(0, ZoneAction::OpenZrwa).unwrap();
+    let tokens: Vec<u64> = (0..8).map(|i| h.write(i).unwrap().0).collect();
+    h.flush().unwrap();
+    h.advance(10_000_000);
+    h.flash.fail_program_in(2);
+    assert!(h.manage(0, ZoneAction::FlushZrwa { upto: 4 }).is_err(), "an injected program failure fails the flush");
+    assert_eq!((h.state(0), h.written(0)), (ZoneState::ReadOnly, 1));
+    let read_all = |h: &mut suite::ZonedHarness<'_>| (0..8).map(|i| h.read(i).unwrap().unwrap()).collect::<Vec<_>>();
+    assert_eq!(read_all(&mut h), tokens, "the committed page and the ZRWA's");
+    h.advance(10_000_000);
+    let t = h.now;
+    h.cut_and_recover(t);
+    assert_eq!((h.state(0), h.written(0)), (ZoneState::ReadOnly, 1));
+    assert!(h.zoned().zone(0).unwrap().zrwa);
+    assert_eq!(read_all(&mut h), tokens, "after a power cut");
+    h.manage(0, ZoneAction::Offline).unwrap();
+    assert!(!h.zoned().zone(0).unwrap().zrwa, "offline frees the ZRWA");
+    h.ftl.check_invariants(&h.flash).unwrap();
 }

@@ -224,6 +224,7 @@ impl Device {
                 out.set_item("write_pointer", u64::from(d.write_pointer) * page)?;
                 let state = serde_json::to_value(d.state).ok().and_then(|v| v.as_str().map(str::to_owned));
                 out.set_item("state", state.unwrap_or_default())?;
+                out.set_item("zrwa", d.zrwa)?;
                 Ok(out)
             })
             .collect()
@@ -243,20 +244,51 @@ impl Device {
         done.map(|(offset, t)| (offset, t.0)).map_err(|e| device_error(py, &e))
     }
 
-    /// Zone Management Send: `action` (`open`, `close`, `finish`, `reset` or
-    /// `offline`) on `zone`. Returns the completion time, ns.
-    #[pyo3(signature = (zone, action, *, at = None))]
-    fn zone_manage(&self, py: Python<'_>, zone: u32, action: &str, at: Option<u64>) -> PyResult<u64> {
-        let action = match action {
-            "open" => ftlab_ftl::ZoneAction::Open,
-            "close" => ftlab_ftl::ZoneAction::Close,
-            "finish" => ftlab_ftl::ZoneAction::Finish,
-            "reset" => ftlab_ftl::ZoneAction::Reset,
-            "offline" => ftlab_ftl::ZoneAction::Offline,
-            other => {
-                return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                    "zone_manage: unknown action {other:?}; give open, close, finish, reset or offline"
-                )))
+    /// Zone Management Send: `action` (`open`, `close`, `finish`, `reset`,
+    /// `offline`, or on a device with Zone Random Write Areas `open-zrwa` and
+    /// `flush-zrwa`) on `zone`. `flush-zrwa` takes `upto`, the byte offset
+    /// (a multiple of the page size) the zone's write pointer moves to: its
+    /// ZRWA is committed below it. Returns the completion time, ns.
+    #[pyo3(signature = (zone, action, *, upto = None, at = None))]
+    fn zone_manage(
+        &self,
+        py: Python<'_>,
+        zone: u32,
+        action: &str,
+        upto: Option<u64>,
+        at: Option<u64>,
+    ) -> PyResult<u64> {
+        let bad = |m: String| Err(pyo3::exceptions::PyValueError::new_err(format!("zone_manage: {m}")));
+        let action = match (action, upto) {
+            ("open", None) => ftlab_ftl::ZoneAction::Open,
+            ("close", None) => ftlab_ftl::ZoneAction::Close,
+            ("finish", None) => ftlab_ftl::ZoneAction::Finish,
+            ("reset", None) => ftlab_ftl::ZoneAction::Reset,
+            ("offline", None) => ftlab_ftl::ZoneAction::Offline,
+            ("open-zrwa", None) => ftlab_ftl::ZoneAction::OpenZrwa,
+            ("flush-zrwa", Some(upto)) => {
+                let page = self.lock().page_size();
+                let pages = upto / page;
+                if upto % page != 0 || pages > u64::from(u32::MAX) {
+                    return bad(format!(
+                        "flush-zrwa upto={upto} is not a page boundary: give a multiple of the page size ({page} bytes), \
+                         the offset the write pointer moves to"
+                    ));
+                }
+                ftlab_ftl::ZoneAction::FlushZrwa { upto: pages as u32 }
+            }
+            ("flush-zrwa", None) => {
+                return bad("flush-zrwa needs upto=<byte offset the write pointer moves to>, a multiple of the page \
+                            size within the zone's ZRWA"
+                    .into())
+            }
+            ("open" | "close" | "finish" | "reset" | "offline" | "open-zrwa", Some(_)) => {
+                return bad(format!("{action} takes no upto (only flush-zrwa does)"))
+            }
+            (other, _) => {
+                return bad(format!(
+                    "unknown action {other:?}; give open, close, finish, reset, offline, open-zrwa or flush-zrwa"
+                ))
             }
         };
         let done = py.allow_threads(|| {

@@ -163,6 +163,52 @@ def test_a_zoned_device_takes_zone_commands(small):
     assert dev.read(z1["start"], ps)[0] == bytes(ps)
     with pytest.raises(ValueError, match="unknown action"):
         dev.zone_manage(1, "erase")
+    assert dev.zones()[1]["zrwa"] is False
+    with pytest.raises(ftlab.DeviceError, match="ftl.zrwa_pages"):
+        dev.zone_manage(2, "open-zrwa")
     # A block device has no zones.
     with pytest.raises(ftlab.DeviceError, match="not zoned"):
         ftlab.Device(small).zones()
+
+
+def test_zone_random_write_areas_take_writes_in_any_order_and_keep_flushed_ones_through_a_cut(small):
+    config = small.replace(
+        **{"ftl.kind": "zns", "device.store": "bytes", "ftl.zrwa_pages": 8, "ftl.zrwa_flush_granularity": 4}
+    )
+    dev = ftlab.Device(config)
+    ps = dev.page_size
+    dev.zone_manage(1, "open-zrwa")
+    z = dev.zones()[1]
+    assert (z["state"], z["zrwa"]) == ("explicitly-opened", True)
+    s = z["start"]
+    # Out of order and overwritten in the window: the write pointer stays.
+    dev.write(s + 3 * ps, b"\x03" * ps)
+    dev.write(s, b"\x01" * ps)
+    dev.write(s + 3 * ps, b"\x33" * ps)
+    assert dev.zones()[1]["write_pointer"] == s
+    assert dev.read(s + 3 * ps, ps)[0] == b"\x33" * ps
+    with pytest.raises(ftlab.DeviceError, match="ZRWA"):
+        dev.zone_append(1, bytes(ps))
+    # An explicit flush commits the window below upto; holes read as zeros.
+    dev.zone_manage(1, "flush-zrwa", upto=s + 4 * ps)
+    assert dev.zones()[1]["write_pointer"] == s + 4 * ps
+    assert dev.read(s, 4 * ps)[0] == b"\x01" * ps + bytes(2 * ps) + b"\x33" * ps
+    # A page flushed to the device survives a power cut in the ZRWA.
+    dev.write(s + 5 * ps, b"\x05" * ps)
+    dev.flush()
+    dev.cut_power()
+    dev.recover()
+    z = dev.zones()[1]
+    assert (z["state"], z["zrwa"], z["write_pointer"]) == ("closed", True, s + 4 * ps)
+    assert dev.read(s + 5 * ps, ps)[0] == b"\x05" * ps
+    # Errors name the input and what to give.
+    with pytest.raises(ValueError, match="needs upto"):
+        dev.zone_manage(1, "flush-zrwa")
+    with pytest.raises(ValueError, match="page boundary"):
+        dev.zone_manage(1, "flush-zrwa", upto=s + 1)
+    with pytest.raises(ftlab.DeviceError, match="flush granularity"):
+        dev.zone_manage(1, "flush-zrwa", upto=s + 5 * ps)
+    with pytest.raises(ValueError, match="takes no upto"):
+        dev.zone_manage(1, "open", upto=s)
+    with pytest.raises(ValueError, match="open-zrwa or flush-zrwa"):
+        dev.zone_manage(1, "zrwa")

@@ -3,9 +3,10 @@
 
 use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa, SimTime};
 
-use super::zones::Zones;
+use super::zones::{Write, Zones};
+use super::zrwa::{zero_page, ZrwaStore};
 use super::{ZnsConfig, ZoneMapping};
-use crate::capability::{PageMeta, ZoneAction, ZoneDescriptor, ZoneError, ZoneState, ZoneStatus, Zoned};
+use crate::capability::{PageMeta, ZoneAction, ZoneDescriptor, ZoneError, ZoneState, ZoneStatus, Zoned, ZrwaLimits};
 use crate::{Extension, Ftl, FtlError, Hint, Io, Lpn, Purpose};
 
 /// The logical page a zone's offline marker names in its OOB (kind meta):
@@ -14,7 +15,7 @@ const OFFLINE_MARK: u32 = u32::MAX;
 
 /// Where each zone's pages are.
 #[derive(Debug, Clone)]
-struct Layout {
+pub(super) struct Layout {
     geometry: Geometry,
     /// Zone `z`'s blocks are `blocks[z * per_zone..(z + 1) * per_zone]`.
     blocks: Vec<BlockId>,
@@ -59,21 +60,21 @@ impl Layout {
         Ok(Layout { geometry: g, blocks, per_zone: k, mapping: config.zone_mapping })
     }
 
-    fn zones(&self) -> u32 {
+    pub(super) fn zones(&self) -> u32 {
         self.blocks.len() as u32 / self.per_zone
     }
 
-    fn zone_size(&self) -> u32 {
+    pub(super) fn zone_size(&self) -> u32 {
         self.per_zone * self.geometry.pages_per_block
     }
 
-    fn blocks(&self, z: u32) -> &[BlockId] {
+    pub(super) fn blocks(&self, z: u32) -> &[BlockId] {
         let k = self.per_zone as usize;
         &self.blocks[z as usize * k..(z as usize + 1) * k]
     }
 
     /// The page of zone `z` at page `i` of the zone.
-    fn page(&self, z: u32, i: u32) -> Ppa {
+    pub(super) fn page(&self, z: u32, i: u32) -> Ppa {
         let (j, offset) = match self.mapping {
             ZoneMapping::Striped => (i % self.per_zone, i / self.per_zone),
             ZoneMapping::Die => (i / self.geometry.pages_per_block, i % self.geometry.pages_per_block),
@@ -85,14 +86,18 @@ impl Layout {
 /// A zoned device (see [`super`]).
 #[derive(Debug)]
 pub struct ZnsDevice {
-    layout: Layout,
-    zones: Zones,
-    capacity: u32,
+    pub(super) layout: Layout,
+    pub(super) zones: Zones,
+    pub(super) capacity: u32,
     max_open: u32,
     max_active: u32,
     /// Per zone, when its last write was acknowledged: the next one is
     /// acknowledged no earlier.
-    acked: Vec<SimTime>,
+    pub(super) acked: Vec<SimTime>,
+    /// The ZRWA limits, if the device has ZRWAs.
+    rules: Option<ZrwaLimits>,
+    /// The ZRWAs' pages and their journal, if the device has ZRWAs.
+    pub(super) zrwa: Option<ZrwaStore>,
     /// What the commands' flash operations count as: the host's, unless a
     /// host FTL on the device runs its garbage collection through it
     /// ([`ZnsDevice::as_purpose`]).
@@ -115,24 +120,69 @@ impl ZnsDevice {
                 ),
             ));
         }
-        let zones = Zones::new(layout.zones(), capacity, config.max_open_zones, config.max_active_zones);
-        let n = layout.zones() as usize;
+        let rules = Self::zrwa_rules(&config, &layout, capacity)?;
+        // With ZRWAs, the last two zones of the layout hold their journal.
+        let n = layout.zones() - if rules.is_some() { 2 } else { 0 };
+        let zones = Zones::with_zrwa(n, capacity, config.max_open_zones, config.max_active_zones, size, rules);
+        let zrwa = rules.map(|_| ZrwaStore::new(n, [n, n + 1], size));
         Ok(ZnsDevice {
             layout,
             zones,
             capacity,
             max_open: config.max_open_zones,
             max_active: config.max_active_zones,
-            acked: vec![SimTime::ZERO; n],
+            acked: vec![SimTime::ZERO; n as usize],
+            rules,
+            zrwa,
             purpose: Purpose::Host,
         })
+    }
+
+    /// The ZRWA limits `config` gives on `layout`, checked against it.
+    fn zrwa_rules(config: &ZnsConfig, layout: &Layout, capacity: u32) -> Result<Option<ZrwaLimits>, FtlError> {
+        let size = config.zrwa_pages;
+        if size == 0 {
+            return Ok(None);
+        }
+        if size > capacity {
+            return Err(FtlError::config(
+                "ftl.zrwa_pages",
+                format!("zns.zrwa_pages = {size} is more than the zone capacity of {capacity} pages: give at most {capacity}"),
+            ));
+        }
+        if layout.zones() < 3 {
+            return Err(FtlError::config(
+                "ftl.zrwa_pages",
+                format!(
+                    "zns.zrwa_pages = {size}: the ZRWA journal takes two zones, and this device has {}; give fewer \
+                     blocks a zone (ftl.zone_blocks), or 0 for no ZRWA",
+                    layout.zones()
+                ),
+            ));
+        }
+        // A journal region (one zone) holds every ZRWA page, its marker and
+        // one more entry.
+        let room = (layout.zone_size() - 2) / size;
+        let max_zones = if config.max_zrwa_zones == 0 { room } else { config.max_zrwa_zones };
+        if max_zones == 0 || max_zones > room {
+            return Err(FtlError::config(
+                "ftl.max_zrwa_zones",
+                format!(
+                    "zns.max_zrwa_zones = {max_zones} ZRWAs of zrwa_pages = {size} pages do not fit the ZRWA journal \
+                     (a zone of {} pages holds {room} of them): give at most {room}, or smaller ZRWAs",
+                    layout.zone_size()
+                ),
+            ));
+        }
+        Ok(Some(ZrwaLimits { size, flush_granularity: config.zrwa_flush_granularity.max(1), max_zones }))
     }
 
     /// A device on a freshly formatted medium: every zone empty, those with a
     /// factory-bad block offline.
     pub fn format(config: ZnsConfig, io: &mut Io) -> Result<Self, FtlError> {
         let mut dev = Self::empty(config, io)?;
-        for z in 0..dev.layout.zones() {
+        dev.check_journal(io)?;
+        for z in 0..dev.zones.len() {
             if dev.layout.blocks(z).iter().any(|&b| io.is_bad(b)) {
                 dev.zones.restore(z, ZoneState::Offline, 0);
             }
@@ -143,11 +193,31 @@ impl ZnsDevice {
     /// The device rebuilt from the medium after a power cut (see [`super`]).
     pub fn recover(config: ZnsConfig, io: &mut Io) -> Result<Self, FtlError> {
         let mut dev = Self::empty(config, io)?;
-        for z in 0..dev.layout.zones() {
+        dev.check_journal(io)?;
+        for z in 0..dev.zones.len() {
             let (state, written) = dev.recover_zone(io, z)?;
             dev.zones.restore(z, state, written);
         }
+        dev.recover_zrwa(io)?;
         Ok(dev)
+    }
+
+    /// Refuses a ZRWA journal on a factory-bad block.
+    fn check_journal(&self, io: &Io) -> Result<(), FtlError> {
+        let Some(store) = self.zrwa.as_ref() else { return Ok(()) };
+        for r in store.regions() {
+            if let Some(b) = self.layout.blocks(r).iter().find(|&&b| io.is_bad(b)) {
+                return Err(FtlError::config(
+                    "ftl.zrwa_pages",
+                    format!(
+                        "the ZRWA journal (the last two zones) would be on factory-bad block {}: give ftl.zrwa_pages = 0 \
+                         on this medium, or another zone layout",
+                        b.0
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn recover_zone(&self, io: &mut Io, z: u32) -> Result<(ZoneState, u32), FtlError> {
@@ -228,10 +298,7 @@ impl ZnsDevice {
             return Ok(false);
         };
         let ppa = g.ppa(b, io.programmed_pages(b));
-        let marker = match io.store_kind() {
-            ftlab_nand::StoreKind::Bytes => Payload::Bytes(vec![0; g.page_size as usize].into()),
-            _ => Payload::Token(0),
-        };
+        let marker = zero_page(io);
         io.start_after(self.acked[z as usize]);
         io.program(ppa, OFFLINE_MARK, PageKind::Meta, marker, Purpose::Checkpoint)?;
         self.ack_in_order(io, z);
@@ -257,13 +324,13 @@ impl ZnsDevice {
     }
 
     fn check_zone(&self, zone: u32) -> Result<(), FtlError> {
-        if zone < self.layout.zones() {
+        if zone < self.zones.len() {
             return Ok(());
         }
         Err(FtlError::BadCommand(format!(
             "zone {zone} is past the device's {} zones: give a zone from 0 to {}",
-            self.layout.zones(),
-            self.layout.zones() - 1
+            self.zones.len(),
+            self.zones.len() - 1
         )))
     }
 
@@ -283,7 +350,7 @@ impl ZnsDevice {
 
     /// Programs page `i` of zone `z` with `kind`: a failure makes the zone
     /// read-only.
-    fn program(
+    pub(super) fn program(
         &mut self,
         io: &mut Io,
         z: u32,
@@ -304,9 +371,20 @@ impl ZnsDevice {
     /// Writes page `i` of zone `z` with its metadata, if the state machine
     /// lets it.
     fn write_at(&mut self, io: &mut Io, z: u32, i: u32, data: Payload, meta: u32) -> Result<(), FtlError> {
-        self.zones.before_write(z, i).map_err(FtlError::Zone)?;
-        self.program(io, z, i, PageKind::Data, data, meta)?;
-        self.zones.wrote(z);
+        match self.zones.before_write(z, i).map_err(FtlError::Zone)? {
+            Write::AtPointer => {
+                self.program(io, z, i, PageKind::Data, data, meta)?;
+                self.zones.wrote(z);
+            }
+            Write::Zrwa { flush } => {
+                // Past the ZRWA: commit its first pages (an implicit flush),
+                // then the page joins it in RAM.
+                io.start_after(self.acked[z as usize]);
+                let to = self.zones.written(z) + flush;
+                self.commit(io, z, to)?;
+                self.zrwa_put(z, i, data);
+            }
+        }
         self.ack_in_order(io, z);
         Ok(())
     }
@@ -314,7 +392,7 @@ impl ZnsDevice {
     /// Erases zone `z`'s written blocks: the one holding its first page
     /// first, the others once that erase ended (see [`super`], durability).
     /// Returns whether every erase succeeded.
-    fn erase_zone(&mut self, io: &mut Io, z: u32) -> Result<bool, FtlError> {
+    pub(super) fn erase_zone(&mut self, io: &mut Io, z: u32) -> Result<bool, FtlError> {
         let blocks: Vec<BlockId> = self
             .layout
             .blocks(z)
@@ -346,7 +424,7 @@ impl Ftl for ZnsDevice {
     }
 
     fn logical_pages(&self) -> u32 {
-        self.layout.zones() * self.layout.zone_size()
+        self.zones.len() * self.layout.zone_size()
     }
 
     fn read(&mut self, io: &mut Io, lpn: Lpn) -> Result<Option<Payload>, FtlError> {
@@ -359,7 +437,8 @@ impl Ftl for ZnsDevice {
             }));
         }
         if i >= self.zones.written(z) {
-            return Ok(None);
+            // The newest data written to the ZRWA, from the device's RAM.
+            return Ok(self.zrwa_get(z, i));
         }
         let (data, _) = io.read(self.layout.page(z, i), self.purpose)?;
         Ok(Some(data))
@@ -374,10 +453,29 @@ impl Ftl for ZnsDevice {
         Err(FtlError::Unsupported("trim on a zoned device (free space by resetting its zone)"))
     }
 
+    /// With ZRWAs, a write into one is durable once a flush completes; every
+    /// other write when acknowledged.
+    fn durability(&self) -> crate::Durability {
+        if self.rules.is_some() {
+            crate::Durability::OnFlush
+        } else {
+            crate::Durability::OnAck
+        }
+    }
+
+    /// Makes every page written to a ZRWA durable (the journal); the other
+    /// writes are durable when acknowledged.
+    fn flush(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        self.zrwa_flush(io)
+    }
+
     fn ram_bytes(&self) -> u64 {
         // Per zone its state, write pointer and last acknowledgement; per
-        // block its address.
-        u64::from(self.layout.zones()) * (1 + 4 + 8) + self.layout.blocks.len() as u64 * 4
+        // block its address; the ZRWAs' pages.
+        let zrwa = self.rules.map_or(0, |r| u64::from(r.max_zones) * u64::from(r.size));
+        u64::from(self.zones.len()) * (1 + 4 + 8)
+            + self.layout.blocks.len() as u64 * 4
+            + zrwa * u64::from(self.layout.geometry.page_size)
     }
 
     fn extension(&mut self) -> Extension<'_> {
@@ -414,12 +512,21 @@ impl Ftl for ZnsDevice {
             if on_flash < self.zones.written(z) {
                 return Err(format!("zone {z}: {} pages written, {on_flash} on the flash", self.zones.written(z)));
             }
+            let stray = self.zrwa.as_ref().map_or(0, |s| s.pages[z as usize].range(..self.zones.written(z)).count());
+            if stray > 0 || (!self.zones.has_zrwa(z) && self.zrwa_end(z) > 0) {
+                return Err(format!("zone {z}: ZRWA pages below its write pointer, or with no ZRWA allocated"));
+            }
             if !matches!(state, ZoneState::Full | ZoneState::ReadOnly) && on_flash != self.zones.written(z) {
                 return Err(format!(
                     "zone {z} is {state:?} with {} pages written and {on_flash} programmed",
                     self.zones.written(z)
                 ));
             }
+        }
+        let zrwas = (0..self.zones.len()).filter(|&z| self.zones.has_zrwa(z)).count() as u32;
+        let most = self.rules.map_or(0, |r| r.max_zones);
+        if zrwas != self.zones.zrwa_count() || zrwas > most {
+            return Err(format!("{zrwas} zones have a ZRWA, counted {}, at most {most}", self.zones.zrwa_count()));
         }
         if (open, active) != self.zones.counts() {
             return Err(format!("{open} open and {active} active zones, counted {:?}", self.zones.counts()));
@@ -430,7 +537,7 @@ impl Ftl for ZnsDevice {
 
 impl Zoned for ZnsDevice {
     fn zones(&self) -> u32 {
-        self.layout.zones()
+        self.zones.len()
     }
 
     fn zone_size(&self) -> u32 {
@@ -449,6 +556,10 @@ impl Zoned for ZnsDevice {
         self.max_active
     }
 
+    fn zrwa(&self) -> Option<ZrwaLimits> {
+        self.rules
+    }
+
     fn zone(&self, zone: u32) -> Result<ZoneDescriptor, FtlError> {
         self.check_zone(zone)?;
         let start = zone * self.layout.zone_size();
@@ -457,6 +568,7 @@ impl Zoned for ZnsDevice {
             capacity: self.capacity,
             write_pointer: start + self.zones.written(zone),
             state: self.zones.state(zone),
+            zrwa: self.zones.has_zrwa(zone),
         })
     }
 
@@ -467,21 +579,28 @@ impl Zoned for ZnsDevice {
         }
         match action {
             ZoneAction::Finish => {
+                // The ZRWA's pages are committed first (a finish flushes it).
+                io.start_after(self.acked[zone as usize]);
+                let end = self.zrwa_end(zone);
+                self.commit(io, zone, end)?;
                 let written = self.zones.written(zone);
-                if written < self.capacity {
+                if written < self.capacity && self.zones.state(zone) != ZoneState::Full {
                     // The marker's content matches the page store (bytes or tokens).
-                    let marker = match io.store_kind() {
-                        ftlab_nand::StoreKind::Bytes => {
-                            Payload::Bytes(vec![0; io.geometry().page_size as usize].into())
-                        }
-                        _ => Payload::Token(0),
-                    };
+                    let marker = zero_page(io);
                     self.program(io, zone, written, PageKind::Meta, marker, 0)?;
-                    self.ack_in_order(io, zone);
                 }
+                self.ack_in_order(io, zone);
+            }
+            ZoneAction::FlushZrwa { upto } => {
+                let pages = self.zones.before_flush(zone, upto).map_err(FtlError::Zone)?;
+                io.start_after(self.acked[zone as usize]);
+                let to = self.zones.written(zone) + pages;
+                self.commit(io, zone, to)?;
+                self.ack_in_order(io, zone);
             }
             ZoneAction::Reset => {
                 io.start_after(self.acked[zone as usize]);
+                self.zrwa_discard(io, zone)?;
                 if !self.erase_zone(io, zone)? {
                     self.zones.restore(zone, ZoneState::Offline, 0);
                     return Err(FtlError::Zone(ZoneError {
@@ -493,15 +612,25 @@ impl Zoned for ZnsDevice {
                 self.ack_in_order(io, zone);
             }
             ZoneAction::Offline => {
+                self.zrwa_discard(io, zone)?;
                 self.mark_offline(io, zone)?;
             }
-            ZoneAction::Open | ZoneAction::Close => {}
+            ZoneAction::Open | ZoneAction::OpenZrwa | ZoneAction::Close => {}
         }
         self.zones.apply(zone, action).map_err(FtlError::Zone)
     }
 
     fn append(&mut self, io: &mut Io, zone: u32, data: Payload, meta: Option<u32>) -> Result<Lpn, FtlError> {
         self.check_zone(zone)?;
+        if self.zones.has_zrwa(zone) && !matches!(self.zones.state(zone), ZoneState::ReadOnly | ZoneState::Offline) {
+            return Err(FtlError::Zone(ZoneError {
+                zone,
+                status: ZoneStatus::InvalidZoneOperation,
+                message: "has a ZRWA, which takes block writes, not zone appends: write in the ZRWA, or finish or \
+                          reset the zone first"
+                    .into(),
+            }));
+        }
         let i = self.zones.written(zone);
         let lpn = zone * self.layout.zone_size() + i;
         self.write_at(io, zone, i, data, meta.unwrap_or(lpn))?;

@@ -17,10 +17,20 @@
 //!   capacity, Zone Boundary Error; to a full zone, Zone Is Full; to a
 //!   read-only or offline one, Zone Is Read Only or Zone Is Offline. The
 //!   write that fills the capacity makes the zone full, freeing its resources.
+//! - Zone Random Write Area (TP 4076, as QEMU's `hw/nvme` models it): Open
+//!   with the ZRWA flag takes a ZRWA resource too (Zone ZRWA Resources
+//!   Unavailable without one, or with the write pointer not a multiple of
+//!   the flush granularity). A zone with a ZRWA takes writes from its write
+//!   pointer to twice the ZRWA size past it (Zone Invalid Write elsewhere);
+//!   one past the ZRWA moves the write pointer on by the fewest flush
+//!   granules that bring it in (an implicit flush). An explicit flush moves
+//!   it by a multiple of the granule within the ZRWA. Close keeps the ZRWA
+//!   (the zone stays closed, even with nothing committed); Finish, Reset and
+//!   Offline free it, as does the commit that fills the capacity.
 
 use std::collections::VecDeque;
 
-use crate::{ZoneAction, ZoneError, ZoneState, ZoneStatus};
+use crate::{ZoneAction, ZoneError, ZoneState, ZoneStatus, ZrwaLimits};
 
 /// Every zone's state and write pointer, and the resources they hold.
 #[derive(Debug, Clone)]
@@ -37,12 +47,47 @@ pub(super) struct Zones {
     /// Implicitly opened zones, the first opened first: the one the
     /// controller closes when an open resource is needed.
     implicit: VecDeque<u32>,
+    /// Pages a zone spans (its logical pages start at `z * size`).
+    size: u32,
+    /// The ZRWA rules, if the device has ZRWAs.
+    rules: Option<ZrwaLimits>,
+    /// Whether each zone has a ZRWA allocated.
+    zrwa: Vec<bool>,
+    /// Zones with a ZRWA allocated.
+    zrwas: u32,
+}
+
+/// What a write the state machine allowed does ([`Zones::before_write`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Write {
+    /// Programs the page at the write pointer.
+    AtPointer,
+    /// Lands in the zone's ZRWA, after committing `flush` pages from the
+    /// write pointer (an implicit flush; 0 for none).
+    Zrwa { flush: u32 },
 }
 
 impl Zones {
     /// `zones` empty zones of `capacity` writable pages; limits of 0 are none.
+    #[cfg(test)]
     pub(super) fn new(zones: u32, capacity: u32, max_open: u32, max_active: u32) -> Self {
+        Self::with_zrwa(zones, capacity, max_open, max_active, capacity, None)
+    }
+
+    /// As [`Zones::new`], zones of `size` pages, with ZRWAs under `rules`.
+    pub(super) fn with_zrwa(
+        zones: u32,
+        capacity: u32,
+        max_open: u32,
+        max_active: u32,
+        size: u32,
+        rules: Option<ZrwaLimits>,
+    ) -> Self {
         Zones {
+            size,
+            rules,
+            zrwa: vec![false; zones as usize],
+            zrwas: 0,
             state: vec![ZoneState::Empty; zones as usize],
             written: vec![0; zones as usize],
             capacity,
@@ -77,6 +122,31 @@ impl Zones {
     pub(super) fn restore(&mut self, z: u32, state: ZoneState, written: u32) {
         self.set(z, state);
         self.written[z as usize] = written;
+        self.release_zrwa(z);
+    }
+
+    /// Gives zone `z` a ZRWA again (recovery found flushed pages of it).
+    pub(super) fn restore_zrwa(&mut self, z: u32) {
+        if !self.zrwa[z as usize] {
+            self.zrwa[z as usize] = true;
+            self.zrwas += 1;
+        }
+    }
+
+    /// Whether zone `z` has a ZRWA allocated.
+    pub(super) fn has_zrwa(&self, z: u32) -> bool {
+        self.zrwa[z as usize]
+    }
+
+    /// Zones with a ZRWA allocated.
+    pub(super) fn zrwa_count(&self) -> u32 {
+        self.zrwas
+    }
+
+    fn release_zrwa(&mut self, z: u32) {
+        if std::mem::take(&mut self.zrwa[z as usize]) {
+            self.zrwas -= 1;
+        }
     }
 
     fn error(&self, z: u32, status: ZoneStatus, message: String) -> ZoneError {
@@ -131,8 +201,9 @@ impl Zones {
 
     /// Checks a write of page `page` (relative to the zone's start) of zone
     /// `z` and opens the zone if it must be; the write then happens and
-    /// [`Zones::wrote`] records it.
-    pub(super) fn before_write(&mut self, z: u32, page: u32) -> Result<(), ZoneError> {
+    /// [`Zones::wrote`] (or, into a ZRWA, [`Zones::committed`] for the pages
+    /// its implicit flush commits) records it.
+    pub(super) fn before_write(&mut self, z: u32, page: u32) -> Result<Write, ZoneError> {
         let state = self.state(z);
         let wp = self.written(z);
         let refuse = |status, what: &str| Err(self.error(z, status, what.to_string()));
@@ -151,6 +222,24 @@ impl Zones {
                 format!("page {page} of the zone is past its capacity of {} pages: write below it", self.capacity),
             ));
         }
+        if let (true, Some(r)) = (self.has_zrwa(z), self.rules) {
+            if page < wp || page - wp >= 2 * r.size {
+                return Err(self.error(
+                    z,
+                    ZoneStatus::InvalidWrite,
+                    format!(
+                        "a write at page {page} of the zone, whose write pointer is at page {wp} with a ZRWA of {} \
+                         pages: write at pages {wp} to {} (past page {}, the write pointer moves on)",
+                        r.size,
+                        wp + 2 * r.size - 1,
+                        wp + r.size - 1
+                    ),
+                ));
+            }
+            self.open_implicitly(z)?;
+            let past = (page + 1).saturating_sub(wp + r.size);
+            return Ok(Write::Zrwa { flush: past.div_ceil(r.flush_granularity) * r.flush_granularity });
+        }
         if page != wp {
             return Err(self.error(
                 z,
@@ -161,7 +250,13 @@ impl Zones {
                 ),
             ));
         }
-        if !state.is_open() {
+        self.open_implicitly(z)?;
+        Ok(Write::AtPointer)
+    }
+
+    /// Opens zone `z` implicitly unless it is open.
+    pub(super) fn open_implicitly(&mut self, z: u32) -> Result<(), ZoneError> {
+        if !self.state(z).is_open() {
             self.open_as(z, ZoneState::ImplicitlyOpened)?;
         }
         Ok(())
@@ -170,10 +265,64 @@ impl Zones {
     /// Records a page written at zone `z`'s write pointer; the zone is full
     /// when it reaches the capacity.
     pub(super) fn wrote(&mut self, z: u32) {
-        self.written[z as usize] += 1;
+        self.committed(z, 1);
+    }
+
+    /// Records `pages` committed at zone `z`'s write pointer (written, or
+    /// flushed from its ZRWA); the zone is full, its ZRWA freed, when it
+    /// reaches the capacity.
+    pub(super) fn committed(&mut self, z: u32, pages: u32) {
+        self.written[z as usize] += pages;
         if self.written(z) >= self.capacity {
+            self.release_zrwa(z);
             self.set(z, ZoneState::Full);
         }
+    }
+
+    /// Checks an explicit ZRWA flush of zone `z` up to (device-wide) page
+    /// `upto`; returns the pages it commits.
+    fn check_flush(&self, z: u32, upto: u32) -> Result<u32, ZoneError> {
+        let (start, wp) = (z * self.size, self.written(z));
+        let size = self.rules.map_or(0, |r| r.size);
+        let fg = self.rules.map_or(1, |r| r.flush_granularity);
+        let end = (wp + size).min(self.capacity);
+        let rel = upto.checked_sub(start).filter(|&r| r > wp && r <= end);
+        let Some(rel) = rel else {
+            return Err(self.error(
+                z,
+                ZoneStatus::Boundary,
+                format!(
+                    "flush-zrwa up to page {upto}: the zone's ZRWA spans pages {} to {}; give a page from {} to {} \
+                     (the write pointer moves there)",
+                    start + wp,
+                    start + end - 1,
+                    start + wp + 1,
+                    start + end
+                ),
+            ));
+        };
+        if !(rel - wp).is_multiple_of(fg) && rel != self.capacity {
+            return Err(self.error(
+                z,
+                ZoneStatus::InvalidField,
+                format!(
+                    "flush-zrwa up to page {upto} commits {} pages, not a multiple of the flush granularity of {fg} \
+                     pages: give the write pointer ({}) plus a multiple of {fg}",
+                    rel - wp,
+                    start + wp
+                ),
+            ));
+        }
+        Ok(rel - wp)
+    }
+
+    /// Checks an explicit ZRWA flush of zone `z` up to `upto` and opens the
+    /// zone if it must be (a flush is a write); returns the pages to commit,
+    /// which the device then commits ([`Zones::committed`]).
+    pub(super) fn before_flush(&mut self, z: u32, upto: u32) -> Result<u32, ZoneError> {
+        let pages = self.check_flush(z, upto)?;
+        self.open_implicitly(z)?;
+        Ok(pages)
     }
 
     /// Checks `action` on zone `z`: `Ok(true)` if it changes the zone (then
@@ -182,7 +331,44 @@ impl Zones {
     pub(super) fn check(&self, z: u32, action: ZoneAction) -> Result<bool, ZoneError> {
         use ZoneState::*;
         let state = self.state(z);
+        if matches!(action, ZoneAction::OpenZrwa | ZoneAction::FlushZrwa { .. }) && self.rules.is_none() {
+            return Err(self.error(
+                z,
+                ZoneStatus::InvalidZoneOperation,
+                format!(
+                    "{} on a device with no zone random write area: configure one with ftl.zrwa_pages (and \
+                     ftl.zrwa_flush_granularity), or use open and block writes at the write pointer",
+                    action.name()
+                ),
+            ));
+        }
         let allowed = match action {
+            ZoneAction::OpenZrwa => match state {
+                ExplicitlyOpened if self.has_zrwa(z) => return Ok(false),
+                Empty | ImplicitlyOpened | ExplicitlyOpened | Closed => true,
+                _ => false,
+            },
+            ZoneAction::FlushZrwa { upto } => match state {
+                ImplicitlyOpened | ExplicitlyOpened | Closed | Full if self.has_zrwa(z) => {
+                    if state == Full {
+                        return Err(self.error(
+                            z,
+                            ZoneStatus::Full,
+                            "is full: its ZRWA can no longer be flushed".into(),
+                        ));
+                    }
+                    self.check_flush(z, upto)?;
+                    true
+                }
+                ReadOnly | Offline => false,
+                _ => {
+                    return Err(self.error(
+                        z,
+                        ZoneStatus::InvalidField,
+                        format!("flush-zrwa on a zone that is {state:?} with no ZRWA: open it with open-zrwa first"),
+                    ))
+                }
+            },
             ZoneAction::Open => match state {
                 ExplicitlyOpened => return Ok(false),
                 Empty | ImplicitlyOpened | Closed => true,
@@ -217,23 +403,58 @@ impl Zones {
             Offline => ZoneStatus::Offline,
             _ => ZoneStatus::InvalidTransition,
         };
-        Err(self.error(z, status, format!("{action:?} is not a transition of a zone that is {state:?}")))
+        Err(self.error(z, status, format!("{} is not a transition of a zone that is {state:?}", action.name())))
     }
 
     /// Makes the transition of `action` that [`Zones::check`] allowed.
     pub(super) fn apply(&mut self, z: u32, action: ZoneAction) -> Result<(), ZoneError> {
         match action {
             ZoneAction::Open => self.open_as(z, ZoneState::ExplicitlyOpened)?,
+            ZoneAction::OpenZrwa => {
+                if !self.has_zrwa(z) {
+                    let r = self.rules.unwrap_or(ZrwaLimits { size: 0, flush_granularity: 1, max_zones: 0 });
+                    if !self.written(z).is_multiple_of(r.flush_granularity) {
+                        return Err(self.error(
+                            z,
+                            ZoneStatus::ZrwaUnavailable,
+                            format!(
+                                "open-zrwa with the write pointer at page {} of the zone, not a multiple of the flush \
+                                 granularity of {} pages: write up to the next multiple first",
+                                self.written(z),
+                                r.flush_granularity
+                            ),
+                        ));
+                    }
+                    if self.zrwas >= r.max_zones {
+                        return Err(self.error(
+                            z,
+                            ZoneStatus::ZrwaUnavailable,
+                            format!(
+                                "{} of {} zones have a ZRWA: finish or reset one, then open this one with a ZRWA",
+                                self.zrwas, r.max_zones
+                            ),
+                        ));
+                    }
+                }
+                self.open_as(z, ZoneState::ExplicitlyOpened)?;
+                self.restore_zrwa(z);
+            }
+            ZoneAction::FlushZrwa { .. } => {}
             ZoneAction::Close => {
-                let to = if self.written(z) == 0 { ZoneState::Empty } else { ZoneState::Closed };
+                let to = if self.written(z) == 0 && !self.has_zrwa(z) { ZoneState::Empty } else { ZoneState::Closed };
                 self.set(z, to);
             }
-            ZoneAction::Finish => self.set(z, ZoneState::Full),
+            ZoneAction::Finish => {
+                self.release_zrwa(z);
+                self.set(z, ZoneState::Full);
+            }
             ZoneAction::Reset => {
+                self.release_zrwa(z);
                 self.set(z, ZoneState::Empty);
                 self.written[z as usize] = 0;
             }
             ZoneAction::Offline => {
+                self.release_zrwa(z);
                 self.set(z, ZoneState::Offline);
                 self.written[z as usize] = 0;
             }
@@ -254,7 +475,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    fn status(r: Result<(), ZoneError>) -> ZoneStatus {
+    fn status<T: std::fmt::Debug>(r: Result<T, ZoneError>) -> ZoneStatus {
         r.unwrap_err().status
     }
 
@@ -344,7 +565,7 @@ mod tests {
         let mut z = Zones::new(6, 8, 2, 3);
         let write = |z: &mut Zones, zone| {
             let page = z.written(zone);
-            z.before_write(zone, page).map(|()| z.wrote(zone))
+            z.before_write(zone, page).map(|_| z.wrote(zone))
         };
         write(&mut z, 0).unwrap();
         write(&mut z, 1).unwrap();
@@ -370,5 +591,38 @@ mod tests {
         // Zone 0, implicitly opened again, is closed for zone 4.
         write(&mut z, 4).unwrap();
         assert_eq!((z.state(0), z.state(4), z.counts()), (ZoneState::Closed, ZoneState::ImplicitlyOpened, (2, 3)));
+    }
+
+    #[test]
+    fn a_zrwa_takes_writes_in_its_window_and_flushes_by_whole_granules() {
+        let rules = ZrwaLimits { size: 4, flush_granularity: 2, max_zones: 1 };
+        let mut z = Zones::with_zrwa(3, 12, 0, 0, 16, Some(rules));
+        z.check(0, ZoneAction::OpenZrwa).unwrap();
+        z.apply(0, ZoneAction::OpenZrwa).unwrap();
+        assert!(z.has_zrwa(0) && z.state(0) == ZoneState::ExplicitlyOpened);
+        assert_eq!(z.before_write(0, 3), Ok(Write::Zrwa { flush: 0 }));
+        assert_eq!(z.before_write(0, 1), Ok(Write::Zrwa { flush: 0 }));
+        // One past the window: one granule; three past: two.
+        assert_eq!(z.before_write(0, 4), Ok(Write::Zrwa { flush: 2 }));
+        assert_eq!(z.before_write(0, 6), Ok(Write::Zrwa { flush: 4 }));
+        assert_eq!(status(z.before_write(0, 8)), ZoneStatus::InvalidWrite);
+        z.committed(0, 2);
+        assert_eq!(status(z.before_write(0, 1)), ZoneStatus::InvalidWrite, "below the write pointer");
+        // Explicit flushes: within the window, by granules.
+        assert_eq!(status(z.check(0, ZoneAction::FlushZrwa { upto: 3 })), ZoneStatus::InvalidField);
+        assert_eq!(status(z.check(0, ZoneAction::FlushZrwa { upto: 8 })), ZoneStatus::Boundary);
+        assert_eq!(z.before_flush(0, 6), Ok(4));
+        // One ZRWA resource; a zone without a ZRWA has nothing to flush.
+        assert_eq!(status(z.apply(1, ZoneAction::OpenZrwa)), ZoneStatus::ZrwaUnavailable);
+        assert_eq!(status(z.check(1, ZoneAction::FlushZrwa { upto: 17 })), ZoneStatus::InvalidField);
+        // Close keeps it; the commit that fills the capacity frees it.
+        z.apply(0, ZoneAction::Close).unwrap();
+        assert!(z.has_zrwa(0) && z.state(0) == ZoneState::Closed);
+        z.committed(0, 10);
+        assert_eq!((z.state(0), z.has_zrwa(0), z.zrwa_count()), (ZoneState::Full, false, 0));
+        z.apply(1, ZoneAction::OpenZrwa).unwrap();
+        // No ZRWA configured: Invalid Zone Operation Request.
+        let none = Zones::new(2, 8, 0, 0);
+        assert_eq!(status(none.check(0, ZoneAction::OpenZrwa)), ZoneStatus::InvalidZoneOperation);
     }
 }
