@@ -470,7 +470,7 @@ pub struct ReportArgs {
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  ftlab run zns-host.toml -f json -o run.json && ftlab zones run.json\n  \
-                        ftlab zones run.json -f csv -o zones.csv")]
+                        ftlab zones run.json -f csv -o zones.csv\n  ftlab zones fdp-run.json --events")]
 pub struct ZonesArgs {
     /// A run's JSON report (`ftlab run -f json`) of a zoned device's host FTL (`zns-host`)
     /// or of an FDP device (`fdp`).
@@ -482,6 +482,10 @@ pub struct ZonesArgs {
     /// Write to FILE (created or truncated) instead of stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// An FDP device's event log instead of its statistics: one row an event,
+    /// oldest first (time_us, type, name, pid, group, pages_moved).
+    #[arg(long)]
+    pub events: bool,
 }
 
 /// How `ftlab zones` prints its rows.

@@ -7,7 +7,9 @@
 //! [`ZoneState::code`]), the pages written below its write pointer, and the
 //! host FTL's valid pages and stream; an FDP device (`fdp`) reports per
 //! reclaim unit handle the host and media pages written since measurement
-//! started (`fdp_host_pages_by_handle`, `fdp_media_pages_by_handle`).
+//! started (`fdp_host_pages_by_handle`, `fdp_media_pages_by_handle`), and
+//! with `--events` its FDP event log (`fdp_event_*`: Python's
+//! `Report.fdp_events()`).
 
 use std::fmt::Write as _;
 
@@ -23,7 +25,7 @@ pub fn run(args: &ZonesArgs) -> Result<(), CliError> {
     let name = args.file.display().to_string();
     let text =
         std::fs::read_to_string(&args.file).map_err(|error| CliError::Read { path: args.file.clone(), error })?;
-    let (columns, rows) = rows(&text, &name)?;
+    let (columns, rows) = if args.events { events(&text, &name)? } else { rows(&text, &name)? };
     Sink::open(args.out.as_deref())?.write(&render(&columns, &rows, args.format))
 }
 
@@ -110,6 +112,60 @@ pub fn rows(text: &str, name: &str) -> Result<(Vec<&'static str>, Vec<Vec<Value>
         "the run's FTL, `{ftl}`, reports no zones and no FDP statistics: give the report of a zoned device's host \
          FTL (ftl.kind = \"zns-host\") or of an FDP device (ftl.kind = \"fdp\")"
     )))
+}
+
+/// The FDP event log of the report in `text` (named `name` in errors).
+pub fn events(text: &str, name: &str) -> Result<(Vec<&'static str>, Vec<Vec<Value>>), CliError> {
+    let bad = |what: String| CliError::Usage(format!("ftlab zones {name} --events: {what}"));
+    let report: Value = serde_json::from_str(text)
+        .map_err(|e| bad(format!("not a JSON report ({e}); write one with `ftlab run CONFIG -f json -o FILE`")))?;
+    let curves = report.get("ftl_curves").and_then(Value::as_object);
+    let keys = ["fdp_event_time_us", "fdp_event_type", "fdp_event_pid", "fdp_event_group", "fdp_event_pages_moved"];
+    let mut lists = Vec::new();
+    for key in keys {
+        let Some(list) = curves.and_then(|c| c.get(key)) else {
+            let ftl = report.get("ftl").and_then(Value::as_str).unwrap_or("?");
+            return Err(bad(format!(
+                "the run's FTL, `{ftl}`, keeps no FDP event log (no ftl_curves.{key}): give the report of an FDP \
+                 device (ftl.kind = \"fdp\")"
+            )));
+        };
+        let values = list
+            .as_array()
+            .ok_or_else(|| bad(format!("ftl_curves.{key} is not a list")))?
+            .iter()
+            .enumerate()
+            .map(|(i, x)| x.as_f64().ok_or_else(|| bad(format!("ftl_curves.{key}[{i}] = {x} is not a number"))))
+            .collect::<Result<Vec<f64>, _>>()?;
+        if lists.first().is_some_and(|first: &Vec<f64>| first.len() != values.len()) {
+            return Err(bad(format!(
+                "ftl_curves.{key} has {} events and fdp_event_time_us {}",
+                values.len(),
+                lists[0].len()
+            )));
+        }
+        lists.push(values);
+    }
+    let rows = (0..lists[0].len())
+        .map(|i| {
+            let name = match lists[1][i] as u32 {
+                0x00 => "reclaim unit not fully written",
+                0x03 => "invalid placement identifier",
+                0x80 => "media reallocated",
+                _ => "other",
+            };
+            let pid = if lists[2][i] < 0.0 { Value::Null } else { json!(lists[2][i] as u64) };
+            vec![
+                json!(lists[0][i]),
+                json!(lists[1][i] as u64),
+                json!(name),
+                pid,
+                json!(lists[3][i] as u64),
+                json!(lists[4][i] as u64),
+            ]
+        })
+        .collect();
+    Ok((vec!["time_us", "type", "name", "pid", "group", "pages_moved"], rows))
 }
 
 /// A cell as text: a number as JSON writes it (a WAF with 3 decimals in a

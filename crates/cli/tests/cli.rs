@@ -1034,10 +1034,20 @@ fn zones_prints_the_zone_report_and_the_fdp_statistics() {
     let rows: Value = serde_json::from_str(&stdout_of(&["zones", report.to_str().unwrap(), "-f", "json"])).unwrap();
     let host: u64 = rows.as_array().unwrap().iter().map(|r| r["host_pages"].as_u64().unwrap()).sum();
     assert_eq!(host, json["host_pages_written"].as_u64().unwrap());
+    // Its event log: the fill's and the run's garbage collections, the
+    // newest of them, each a media reallocation that moved pages.
+    let events: Value =
+        serde_json::from_str(&stdout_of(&["zones", report.to_str().unwrap(), "--events", "-f", "json"])).unwrap();
+    let events = events.as_array().unwrap();
+    assert_eq!(events.len(), json["ftl_curves"]["fdp_event_type"].as_array().unwrap().len());
+    assert!(!events.is_empty(), "garbage collection ran and no event was logged");
+    assert!(events.iter().all(|e| e["name"] == "media reallocated" && e["pages_moved"].as_u64().unwrap() > 0));
 
     let (report, _) = run("pagemap");
     let e = failure(&["zones", report.to_str().unwrap()], 2);
     assert!(e.contains("pagemap") && e.contains("zns-host") && e.contains("fdp"), "{e}");
+    let e = failure(&["zones", report.to_str().unwrap(), "--events"], 2);
+    assert!(e.contains("pagemap") && e.contains("no FDP event log"), "{e}");
     let e = failure(&["zones", dir.path().join("missing.json").to_str().unwrap()], 2);
     assert!(e.contains("missing.json"), "{e}");
 }

@@ -53,6 +53,7 @@ pub fn fdp_suite(builder: &dyn FtlBuilder, geometry: Geometry, handles: u32, per
     for seed in 0..4 {
         power_cuts_keep_handles(builder, geometry, handles, seed);
     }
+    statistics_survive_power_cuts(builder, geometry, handles);
 }
 
 /// Every check of [`fdp_suite`] over the device's `groups * handles`
@@ -72,6 +73,7 @@ pub fn fdp_suite_grouped(
     for seed in 0..4 {
         power_cuts_keep_handles(builder, geometry, pids, seed);
     }
+    statistics_survive_power_cuts(builder, geometry, pids);
     groups_and_units(builder, geometry, handles, groups, unit_blocks);
 }
 
@@ -155,6 +157,76 @@ pub fn groups_and_units(builder: &dyn FtlBuilder, geometry: Geometry, handles: u
             "reclaim unit {unit:?} (slot, index): its blocks were erased {counts:?} times: not reclaimed whole"
         );
     }
+    b.ftl.check_invariants(&b.flash).unwrap();
+}
+
+/// The FDP statistics and event log persist as of the last FLUSH, as a
+/// drive's FDP log pages do: writes through every handle, FLUSH, then
+/// random overwrites (garbage collection erasing blocks, the one holding the
+/// flushed record among them) and a cut long after: after recovery each
+/// handle's host pages are at least what they were at the FLUSH (and at
+/// most what was written), and the Media Reallocated events logged before
+/// the FLUSH are still in the log. A cut right after a second FLUSH keeps
+/// the statistics exactly.
+pub fn statistics_survive_power_cuts(builder: &dyn FtlBuilder, geometry: Geometry, handles: u32) {
+    let mut b = Bench::new(builder, geometry, 4);
+    let n = b.ftl.logical_pages();
+    let mut rng = ChaCha8Rng::seed_from_u64(17);
+    let flush = |b: &mut Bench| {
+        let mut io = b.flash.io(b.now);
+        b.ftl.flush(&mut io).unwrap();
+        let done = io.completion();
+        b.now = b.now.max(done);
+        done
+    };
+    let cut_and_recover = |b: &mut Bench, at: SimTime| {
+        b.flash.power_cut(at);
+        let mut io = b.flash.io(at);
+        b.ftl = builder.recover(&mut io).unwrap();
+        b.now = io.last_finish().max(at);
+    };
+    for i in 0..u64::from(n) * 2 {
+        let lpn = if i < u64::from(n) { i as u32 } else { rng.gen_range(0..n) };
+        b.write(lpn, i + 1, Some(rng.gen_range(0..handles))).unwrap();
+    }
+    assert!(b.flash.counters().page_copies() > 0, "no garbage collection ran before the flush");
+    let reallocated = |b: &Bench| b.curve("fdp_event_type").iter().filter(|&&t| t == 128.0).count();
+    let before = reallocated(&b);
+    assert!(before > 0, "garbage collection ran and no Media Reallocated event was logged");
+    flush(&mut b);
+    let flushed = b.curve("fdp_host_pages_by_handle");
+    let erases = b.flash.counters().erases.total();
+    for i in 0..u64::from(n) * 3 {
+        let lpn = rng.gen_range(0..n);
+        b.write(lpn, u64::from(n) * 2 + i + 1, Some(rng.gen_range(0..handles))).unwrap();
+    }
+    assert!(
+        b.flash.counters().erases.total() > erases + u64::from(geometry.total_blocks()),
+        "too few erases after the flush to have collected every block"
+    );
+    let written = b.curve("fdp_host_pages_by_handle");
+    let at = SimTime(b.now.0 + 1_000_000_000);
+    cut_and_recover(&mut b, at);
+    let got = b.curve("fdp_host_pages_by_handle");
+    for h in 0..handles as usize {
+        assert!(
+            flushed[h] <= got[h] && got[h] <= written[h],
+            "handle {h}: {} host pages after the cut, {} at the flush and {} written: the FDP statistics did not \
+             persist as of the flush",
+            got[h],
+            flushed[h],
+            written[h]
+        );
+    }
+    assert!(reallocated(&b) > 0, "the event log was lost in the cut");
+    for i in 0..u64::from(n) {
+        let lpn = rng.gen_range(0..n);
+        b.write(lpn, u64::from(n) * 6 + i + 1, Some(rng.gen_range(0..handles))).unwrap();
+    }
+    let done = flush(&mut b);
+    let exact = b.curve("fdp_host_pages_by_handle");
+    cut_and_recover(&mut b, done);
+    assert_eq!(b.curve("fdp_host_pages_by_handle"), exact, "a cut right after a flush changed the statistics");
     b.ftl.check_invariants(&b.flash).unwrap();
 }
 

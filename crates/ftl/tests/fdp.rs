@@ -73,6 +73,8 @@ fn reclaim_groups_and_units_that_do_not_divide_the_dies_are_refused_by_name() {
 /// An FDP device with a planted bug.
 #[derive(Debug, Clone, Copy)]
 enum Plant {
+    /// FLUSH is not passed on: the statistics are never recorded.
+    FlushDropped,
     /// A write's identifier is taken modulo the handles (one in 17 logical
     /// pages): those go to group 0.
     GroupZero,
@@ -107,6 +109,12 @@ impl Ftl for Planted {
     fn trim(&mut self, io: &mut Io, lpn: Lpn) -> Result<(), FtlError> {
         self.0.trim(io, lpn)
     }
+    fn flush(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        match self.1 {
+            Plant::FlushDropped => Ok(()),
+            _ => self.0.flush(io),
+        }
+    }
     fn ram_bytes(&self) -> u64 {
         self.0.ram_bytes()
     }
@@ -133,6 +141,13 @@ impl FtlBuilder for PlantedBuilder {
 fn caught(check: impl FnOnce() + std::panic::UnwindSafe) -> String {
     let e = std::panic::catch_unwind(check).expect_err("the planted bug was not caught");
     e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
+}
+
+#[test]
+fn the_suite_catches_statistics_lost_in_a_power_cut() {
+    let b = PlantedBuilder(FdpConfig { handles: 4, ..FdpConfig::default() }, Plant::FlushDropped);
+    let message = caught(|| suite::statistics_survive_power_cuts(&b, geometry(), 4));
+    assert!(message.contains("did not persist as of the flush"), "{message}");
 }
 
 #[test]

@@ -251,6 +251,15 @@ def test_an_fdp_device_reports_each_handles_waf():
     ts = report.timeseries()
     assert ts["gauge.fdp_host_pages_h1"].iloc[-1] == 20000
     assert report.zones().empty
+    # Garbage collection ran: the newest events of the log are media
+    # reallocations, each with the pages it moved, oldest first.
+    e = report.fdp_events()
+    assert list(e.columns) == ["time_us", "type", "name", "pid", "group", "pages_moved"]
+    assert 0 < len(e) <= 64
+    assert set(e.name) == {"media reallocated"}
+    assert (e.pages_moved > 0).all()
+    assert e.time_us.is_monotonic_increasing
+    assert set(e.pid) <= {0, 1}
 
 
 def test_a_zoned_device_reports_its_zones():
@@ -263,3 +272,4 @@ def test_a_zoned_device_reports_its_zones():
     assert z.valid_pages.sum() <= 40000
     assert set(z.stream) == {0, 1}
     assert report.fdp_handles().empty
+    assert report.fdp_events().empty

@@ -227,6 +227,33 @@ class Report(Record):
             }
         )
 
+    def fdp_events(self):
+        """The FDP event log of an ``fdp`` device, oldest first (the newest
+        64 events; the log persists across power cuts as of the last FLUSH):
+        one row per event with columns ``time_us``, ``type`` (its NVMe code:
+        0 reclaim unit not fully written, 3 invalid placement identifier, 128
+        media reallocated), ``name``, ``pid`` (the placement identifier, -1
+        for none), ``group`` (the reclaim group) and ``pages_moved`` (media
+        reallocated); empty for another FTL."""
+        pd = _pandas()
+        curves = self._data.get("ftl_curves") or {}
+        columns = ["time_us", "type", "name", "pid", "group", "pages_moved"]
+        kinds = curves.get("fdp_event_type")
+        if kinds is None:
+            return pd.DataFrame(columns=columns)
+        names = {0: "reclaim unit not fully written", 3: "invalid placement identifier", 128: "media reallocated"}
+        return pd.DataFrame(
+            {
+                "time_us": [float(v) for v in curves["fdp_event_time_us"]],
+                "type": [int(v) for v in kinds],
+                "name": [names.get(int(v), "other") for v in kinds],
+                "pid": [int(v) for v in curves["fdp_event_pid"]],
+                "group": [int(v) for v in curves["fdp_event_group"]],
+                "pages_moved": [int(v) for v in curves["fdp_event_pages_moved"]],
+            },
+            columns=columns,
+        )
+
     def to_html(self, title: str = "") -> str:
         """The report as one self-contained HTML page (inline SVG, no network)."""
         from . import _ftlab

@@ -37,17 +37,24 @@
 //!   counted here in pages): `fdp_host_pages` and `fdp_media_pages` in total,
 //!   and per handle (curves `fdp_host_pages_by_handle`,
 //!   `fdp_media_pages_by_handle`, a page copied counted to the handle that
-//!   wrote it), so WAF per handle is media over host. **Events**:
+//!   wrote it), so WAF per handle is media over host. **Events**: the counters
 //!   `fdp_events_media_reallocated` (pages garbage collection moved) and
 //!   `fdp_events_ru_not_fully_written` (reclaim units closed with room left
-//!   by a power cut).
+//!   by a power cut), and the FDP event log ([`log`]: each event with its
+//!   type, placement identifier, group, time and pages moved, the newest
+//!   [`MAX_EVENTS`], as the curves `fdp_event_*`). FLUSH writes the
+//!   statistics and the log to the medium, and recovery restores them from
+//!   the newest record: they persist across power cuts as of the last FLUSH.
 //! - **Recovery**: the OOB scan of `pagemap` (the newest copy wins); each
 //!   page's OOB tag holds its placement identifier, so per-handle placement
 //!   and counting survive a cut. Units of several blocks left part-written
 //!   are closed (each an event: reclaim unit not fully written), not
 //!   reopened.
 
+mod log;
 mod units;
+
+pub use self::log::{Event, EventType, MAX_EVENTS};
 
 use serde::{Deserialize, Serialize};
 
@@ -58,6 +65,7 @@ use crate::pagecore::PageCore;
 use crate::victim::{GreedyPicker, VictimPicker};
 use crate::{Flash, Ftl, FtlError, Hint, Io, Lpn, Purpose};
 
+use self::log::{EventLog, STATS_MARK};
 use self::units::{Shape, UnitBooks, Units};
 
 /// How garbage collection keeps the handles' data apart ([`FdpConfig::isolation`]).
@@ -331,6 +339,12 @@ pub struct Fdp {
     outside_group: u64,
     /// Good pages of each group, at format or recovery.
     group_pages: Vec<u64>,
+    /// The FDP event log.
+    events: EventLog,
+    /// Where the newest statistics record is on the medium.
+    stats_at: Option<Ppa>,
+    /// Whether the statistics or the log changed since that record.
+    dirty: bool,
 }
 
 impl Fdp {
@@ -358,6 +372,9 @@ impl Fdp {
             ru_not_fully_written: 0,
             outside_group: 0,
             group_pages: Vec::new(),
+            events: EventLog::default(),
+            stats_at: None,
+            dirty: false,
             config,
         })
     }
@@ -388,7 +405,13 @@ impl Fdp {
         let mut newest = vec![0u64; ftl.core.logical_pages as usize];
         let (table, page_handle, block_handle) = (&mut ftl.core.table, &mut ftl.page_handle, &mut ftl.block_handle);
         let layout = ftl.core.layout;
+        let mut records: Vec<(u64, Ppa)> = Vec::new();
+        let mut seen = vec![false; block_handle.len()];
         let scan = crate::scan::scan_each(io, |ppa: Ppa, oob: &Oob| {
+            if oob.kind == ftlab_nand::PageKind::Meta && oob.lpn == STATS_MARK {
+                records.push((oob.seq, ppa));
+                return Ok(());
+            }
             let l = oob.lpn as usize;
             if oob.kind == ftlab_nand::PageKind::Data && l < newest.len() && oob.seq > newest[l] {
                 newest[l] = oob.seq;
@@ -396,10 +419,11 @@ impl Fdp {
                 page_handle[l] = oob.tag;
             }
             let b = layout.block_of(ppa).0 as usize;
-            block_handle[b] =
-                if ppa == layout.ppa(layout.block_of(ppa), 0) || block_handle[b] == oob.tag { oob.tag } else { MIXED };
+            block_handle[b] = if !seen[b] || block_handle[b] == oob.tag { oob.tag } else { MIXED };
+            seen[b] = true;
             Ok(())
         })?;
+        ftl.restore(io, records);
         ftl.core.rebuild_valid(&mut ftl.picker);
         if let Some(units) = &mut ftl.units {
             ftl.group_pages = units.good_pages(io);
@@ -440,6 +464,9 @@ impl Fdp {
                         continue;
                     }
                     ftl.ru_not_fully_written += 1;
+                    let pid = tag.ok().flatten().filter(|&t| t != MIXED).map(u32::from);
+                    ftl.events.log(EventType::RuNotFullyWritten, pid, group, 0, io.now());
+                    ftl.dirty = true;
                 }
                 books.insert_unit(u);
             }
@@ -451,6 +478,10 @@ impl Fdp {
         for b in scan.closed {
             if io.programmed_pages(b) < ftl.core.geometry.pages_per_block && !io.is_grown_bad(b) {
                 ftl.ru_not_fully_written += 1;
+                let h = ftl.block_handle[b.0 as usize];
+                let pid = (h != MIXED).then_some(u32::from(h));
+                ftl.events.log(EventType::RuNotFullyWritten, pid, 0, 0, io.now());
+                ftl.dirty = true;
             }
             ftl.picker.insert(b);
         }
@@ -477,6 +508,97 @@ impl Fdp {
                 pids - 1
             ))),
         }
+    }
+
+    /// Books a victim's `moved` pages (an event: Media Reallocated, if any
+    /// moved); with `holds_record`, the victim holds the newest statistics
+    /// record, written again before the victim is erased.
+    fn reallocated(
+        &mut self,
+        io: &mut Io,
+        pid: Option<u32>,
+        group: u32,
+        moved: usize,
+        holds_record: bool,
+    ) -> Result<(), FtlError> {
+        self.media_reallocated += moved as u64;
+        if moved > 0 {
+            self.events.log(EventType::MediaReallocated, pid, group, moved, io.now());
+        }
+        self.dirty = true;
+        if holds_record {
+            self.persist(io)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the statistics and the event log to the medium (one meta
+    /// page, in garbage collection's stream).
+    fn persist(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        let stats = log::Stats {
+            host_pages: self.host_pages.clone(),
+            media_pages: self.media_pages.clone(),
+            media_reallocated: self.media_reallocated,
+            ru_not_fully_written: self.ru_not_fully_written,
+            outside_group: self.outside_group,
+        };
+        let payload = log::encode(io.geometry().page_size, &stats, &self.events);
+        let stream = self.config.handles;
+        let tag = match self.config.isolation {
+            Isolation::Initially => MIXED,
+            Isolation::Persistently => 0,
+        };
+        let kind = ftlab_nand::PageKind::Meta;
+        let (ppa, _) = match &mut self.units {
+            Some(units) => {
+                let die = units.free_die(io, None);
+                let (shape, block_handle, picker) = (units.shape, &mut self.block_handle, &mut self.picker);
+                io.program_placed(STATS_MARK, kind, payload, Purpose::Checkpoint, |io, _bad| {
+                    units.next_page(
+                        io,
+                        stream,
+                        &[],
+                        die,
+                        |u| shape.blocks(u).for_each(|o| block_handle[o.0 as usize] = tag),
+                        |u| picker.units().insert_unit(u),
+                    )
+                })?
+            }
+            None => {
+                let die = io.free_die_from(self.core.alloc.next_die());
+                let (alloc, picker, block_handle, g) =
+                    (&mut self.core.alloc, &mut self.picker, &mut self.block_handle, self.core.geometry);
+                io.program_placed(STATS_MARK, kind, payload, Purpose::Checkpoint, |_io, bad| {
+                    Self::place(alloc, picker, block_handle, &g, stream, tag, die, bad)
+                })?
+            }
+        };
+        self.stats_at = Some(ppa);
+        self.dirty = false;
+        Ok(())
+    }
+
+    /// The statistics and the event log of the newest readable record of
+    /// `records` (sequence number, page), found by the recovery scan.
+    fn restore(&mut self, io: &mut Io, mut records: Vec<(u64, Ppa)>) {
+        records.sort_unstable_by_key(|&(seq, _)| std::cmp::Reverse(seq));
+        for (_, ppa) in records {
+            let Ok((payload, _)) = io.read(ppa, Purpose::Recovery) else { continue };
+            let Some((stats, events)) = log::decode(&payload, self.config.pids() as usize) else { continue };
+            self.host_pages = stats.host_pages;
+            self.media_pages = stats.media_pages;
+            self.media_reallocated = stats.media_reallocated;
+            self.ru_not_fully_written = stats.ru_not_fully_written;
+            self.outside_group = stats.outside_group;
+            self.events = events;
+            self.stats_at = Some(ppa);
+            return;
+        }
+    }
+
+    /// The FDP event log, oldest first, and how many older events it dropped.
+    pub fn events(&self) -> (impl Iterator<Item = &Event>, u64) {
+        (self.events.events.iter(), self.events.dropped)
     }
 
     /// Collects the unit of `group` with the fewest valid pages; returns
@@ -515,6 +637,7 @@ impl Fdp {
                 (handles + u32::from(pid) % handles, pid, vec![u32::from(pid) % handles])
             }
         };
+        let mut moved = 0;
         for b in shape.blocks(victim) {
             if io.programmed_pages(b) == 0 {
                 continue;
@@ -534,8 +657,13 @@ impl Fdp {
             for &lpn in self.core.moved() {
                 self.media_pages[self.page_handle[lpn as usize] as usize] += 1;
             }
-            self.media_reallocated += self.core.moved().len() as u64;
+            moved += self.core.moved().len();
         }
+        let pid = (self.block_handle[first] != MIXED).then_some(u32::from(self.block_handle[first]));
+        let layout = self.core.layout;
+        let holds_record = self.stats_at.is_some_and(|p| shape.blocks(victim).any(|b| layout.block_of(p) == b));
+        self.reallocated(io, pid, group, moved, holds_record)?;
+        let Some(units) = &mut self.units else { unreachable!("fdp places by units") };
         for b in shape.blocks(victim) {
             if io.programmed_pages(b) > 0 {
                 self.core.reclaim(io, b, Purpose::Gc)?;
@@ -645,7 +773,9 @@ impl Fdp {
         for &lpn in self.core.moved() {
             self.media_pages[self.page_handle[lpn as usize] as usize] += 1;
         }
-        self.media_reallocated += self.core.moved().len() as u64;
+        let pid = (handle != MIXED).then_some(u32::from(handle));
+        let holds_record = self.stats_at.is_some_and(|p| self.core.layout.block_of(p) == victim);
+        self.reallocated(io, pid, 0, self.core.moved().len(), holds_record)?;
         self.core.reclaim(io, victim, Purpose::Gc)?;
         Ok(true)
     }
@@ -666,7 +796,15 @@ impl Ftl for Fdp {
 
     fn write(&mut self, io: &mut Io, lpn: Lpn, data: Payload, hint: &Hint) -> Result<(), FtlError> {
         let l = self.core.index(lpn)?;
-        let pid = self.handle(hint)?;
+        let pid = match self.handle(hint) {
+            Ok(pid) => pid,
+            Err(e) => {
+                self.events.log(EventType::InvalidPlacementIdentifier, hint.stream, 0, 0, io.now());
+                self.dirty = true;
+                return Err(e);
+            }
+        };
+        self.dirty = true;
         if self.units.is_some() {
             let h = self.write_by_units(io, lpn, data, pid)?;
             self.page_handle[l] = h as u8;
@@ -748,6 +886,18 @@ impl Ftl for Fdp {
             ("fdp_host_pages_by_handle", self.host_pages.iter().map(|&c| c as f64).collect()),
             ("fdp_media_pages_by_handle", self.media_pages.iter().map(|&c| c as f64).collect()),
         ]
+        .into_iter()
+        .chain(self.events.curves())
+        .collect()
+    }
+
+    /// Writes are durable when acknowledged; FLUSH also writes the FDP
+    /// statistics and event log to the medium, if they changed.
+    fn flush(&mut self, io: &mut Io) -> Result<(), FtlError> {
+        if self.dirty {
+            self.persist(io)?;
+        }
+        Ok(())
     }
 
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
