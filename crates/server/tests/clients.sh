@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ftlab serve against the real NBD clients: nbdinfo, qemu-img convert/compare,
 # nbdcopy, and fio's nbd engine with crc32c verification at iodepth 1 and 16, for
-# pagemap, dftl, lazy-rtgc, gftl and nftl on a 64-block device (small-slc, 16
+# pagemap, dftl, lazy-rtgc, gftl, nftl, zns-host and fdp on a 64-block device (small-slc, 16
 # blocks per plane, about 14 MB) that each job overwrites several times, so
 # garbage collection runs hard; an ext4 file system written through nbdfuse,
 # checked and read back over a new connection; nbdsh's targeted cases (FUA,
@@ -94,8 +94,12 @@ fio_job() {
 start=$(date +%s)
 
 if [ -z "${SKIP_FIO:-}" ] && have fio "fio's nbd engine jobs"; then
-  for ftl in pagemap dftl lazy-rtgc gftl nftl; do
-    serve "$ftl" --ftl "$ftl"
+  # zns-host: a host FTL over the zoned device; fdp: the FDP device (two
+  # handles, which this small device has room for), both unchanged under fio.
+  for spec in pagemap dftl lazy-rtgc gftl nftl zns-host "fdp --set ftl.handles=2"; do
+    read -r -a args <<<"$spec"
+    ftl=${args[0]}
+    serve "$ftl" --ftl "$ftl" "${args[@]:1}"
     size=$(grep -m1 -o '"size_bytes": [0-9]*' "$work/$ftl.stats.json" | grep -o '[0-9]*$')
     # Overwrite the device three times over at depth 1, then twice at depth 16.
     fio_job "$ftl" randwrite-qd1 --rw=randwrite --bs=4k --iodepth=1 --io_size=$((3 * size)) --verify=crc32c
