@@ -552,16 +552,9 @@ impl Fdp {
         let (ppa, _) = match &mut self.units {
             Some(units) => {
                 let die = units.free_die(io, None);
-                let (shape, block_handle, picker) = (units.shape, &mut self.block_handle, &mut self.picker);
+                let (block_handle, picker) = (&mut self.block_handle, &mut self.picker);
                 io.program_placed(STATS_MARK, kind, payload, Purpose::Checkpoint, |io, _bad| {
-                    units.next_page(
-                        io,
-                        stream,
-                        &[],
-                        die,
-                        |u| shape.blocks(u).for_each(|o| block_handle[o.0 as usize] = tag),
-                        |u| picker.units().insert_unit(u),
-                    )
+                    unit_page(units, io, picker, block_handle, (stream, &[]), die, tag)
                 })?
             }
             None => {
@@ -645,14 +638,7 @@ impl Fdp {
             let die = ftlab_nand::DieId(b.0 / shape.die_blocks);
             let block_handle = &mut self.block_handle;
             self.core.evacuate(io, &mut self.picker, b, |_alloc, books, io, _bad| {
-                units.next_page(
-                    io,
-                    stream,
-                    &fallback,
-                    die,
-                    |u| shape.blocks(u).for_each(|o| block_handle[o.0 as usize] = tag),
-                    |u| books.units().insert_unit(u),
-                )
+                unit_page(units, io, books, block_handle, (stream, &fallback), die, tag)
             })?;
             for &lpn in self.core.moved() {
                 self.media_pages[self.page_handle[lpn as usize] as usize] += 1;
@@ -719,16 +705,9 @@ impl Fdp {
         let Some(units) = &mut self.units else { unreachable!("fdp places by blocks") };
         let old = self.core.table.get(l);
         let die = units.free_die(io, Some(group));
-        let (shape, block_handle) = (units.shape, &mut self.block_handle);
+        let block_handle = &mut self.block_handle;
         self.core.write_placed_tagged(io, &mut self.picker, lpn, old, data, tag, |_alloc, books, io, _bad| {
-            units.next_page(
-                io,
-                stream,
-                &[],
-                die,
-                |u| shape.blocks(u).for_each(|o| block_handle[o.0 as usize] = tag),
-                |u| books.units().insert_unit(u),
-            )
+            unit_page(units, io, books, block_handle, (stream, &[]), die, tag)
         })?;
         Ok(pid)
     }
@@ -903,6 +882,29 @@ impl Ftl for Fdp {
     fn check_invariants(&self, flash: &Flash) -> Result<(), String> {
         self.core.check(&self.picker, flash)
     }
+}
+
+/// The next page of `stream` (else of the `fallback` streams' open units)
+/// near `die` ([`Units::next_page`]): a unit opened is recorded as holding
+/// `tag`'s data, a unit filled becomes a victim candidate in `books`.
+fn unit_page(
+    units: &mut Units,
+    io: &Io,
+    books: &mut Books,
+    block_handle: &mut [u8],
+    (stream, fallback): (u32, &[u32]),
+    die: ftlab_nand::DieId,
+    tag: u8,
+) -> Result<Ppa, FtlError> {
+    let shape = units.shape;
+    units.next_page(
+        io,
+        stream,
+        fallback,
+        die,
+        |u| shape.blocks(u).for_each(|o| block_handle[o.0 as usize] = tag),
+        |u| books.units().insert_unit(u),
+    )
 }
 
 /// The gauges of each handle's host pages (`fdp_host_pages_h<handle>`), as
