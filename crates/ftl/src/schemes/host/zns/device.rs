@@ -3,8 +3,10 @@
 
 use ftlab_nand::{BlockId, Geometry, NandError, PageKind, Payload, Ppa, SimTime};
 
+mod zrwa;
+
+use self::zrwa::{zero_page, ZrwaStore};
 use super::zones::{Write, Zones};
-use super::zrwa::{zero_page, ZrwaStore};
 use super::{ZnsConfig, ZoneMapping};
 use crate::capability::{PageMeta, ZoneAction, ZoneDescriptor, ZoneError, ZoneState, ZoneStatus, Zoned, ZrwaLimits};
 use crate::{Extension, Ftl, FtlError, Hint, Io, Lpn, Purpose};

@@ -156,7 +156,6 @@ use crate::{FtlError, Io};
 mod device;
 mod log;
 mod zones;
-mod zrwa;
 
 pub use self::device::ZnsDevice;
 pub use self::log::{ZnsHost, ZnsHostConfig};

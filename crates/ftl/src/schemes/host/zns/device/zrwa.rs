@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use ftlab_nand::{NandError, PageKind, Payload, SimTime, StoreKind};
 
-use super::device::ZnsDevice;
+use super::ZnsDevice;
 use crate::{FtlError, Io, Purpose, ZoneState};
 
 /// The OOB tag of a journal entry (a ZRWA page).
