@@ -99,7 +99,7 @@ pub struct ZnsDevice {
     /// The ZRWA limits, if the device has ZRWAs.
     rules: Option<ZrwaLimits>,
     /// The ZRWAs' pages and their journal, if the device has ZRWAs.
-    pub(super) zrwa: Option<ZrwaStore>,
+    zrwa: Option<ZrwaStore>,
     /// What the commands' flash operations count as: the host's, unless a
     /// host FTL on the device runs its garbage collection through it
     /// ([`ZnsDevice::as_purpose`]).
