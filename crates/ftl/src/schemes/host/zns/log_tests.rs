@@ -134,3 +134,25 @@ fn stream_placement_keeps_a_copy_zone_a_stream() {
         (host.map.len() + host.owner.len() + host.valid.len()) as u64 * 4 + host.dev.ram_bytes()
     );
 }
+
+/// After a power cut the copies' classes restart (the clock, the ages and ℓ
+/// are host RAM) and every written page reads back.
+#[test]
+fn a_power_cut_restarts_the_classes_and_keeps_the_data() {
+    let mut f = device();
+    let mut host = ZnsHost::format(sepbit(2), &mut f.io(SimTime::ZERO)).unwrap();
+    write(&mut host, &mut f, 0..64, 1, 0);
+    write(&mut host, &mut f, 64..100, 0, 0);
+    host.classes.as_mut().unwrap().window_sum = Some(160);
+    let t = SimTime(1_000_000_000);
+    f.power_cut(t);
+    let mut host = ZnsHost::recover(sepbit(2), &mut f.io(t)).unwrap();
+    let classes = host.classes.as_ref().unwrap();
+    assert_eq!((classes.clock, classes.window_sum, classes.batch_len), (0, None, 0));
+    assert_eq!(host.gauges().iter().find(|(n, _)| *n == "sepbit_threshold_pages").map(|g| g.1), Some(0.0));
+    for l in 0..100 {
+        let mut io = f.io(t);
+        assert_eq!(host.read(&mut io, Lpn(l)).unwrap(), Some(Payload::Token(u64::from(l))));
+    }
+    host.check_invariants(&f).unwrap();
+}
