@@ -54,6 +54,7 @@ quick=(
   placement/warp:placement/warp
   placement/lsm:placement/lsm
   placement/units:placement/units
+  placement/hotcold:placement/hotcold
 )
 rest=(
   lazy-rtgc/table7:lazy-rtgc/table7

@@ -213,6 +213,11 @@ conformance!(
 // The host FTL over the zoned device (zones striped over the dies, and zones
 // on one die with open and active limits).
 conformance!(zns_host, ftlab_ftl::zns::ZnsHostConfig::default());
+// Garbage collection's copies in SepBIT's classes (four copy zones).
+conformance!(
+    zns_host_sepbit,
+    ftlab_ftl::zns::ZnsHostConfig { gc_placement: ftlab_ftl::zns::GcPlacement::Sepbit, ..Default::default() }
+);
 conformance!(
     zns_host_one_die_limited,
     ftlab_ftl::zns::ZnsHostConfig {

@@ -20,18 +20,36 @@
 //!   keep apart. Its reads, copies and erases count as garbage
 //!   collection's, so the report's WAF is the host's and the device's
 //!   together (the device itself adds none).
+//! - **SepBIT's classes for copies** (`gc_placement = "sepbit"`; the
+//!   default `"stream"` is the above): garbage collection's copies go to
+//!   four copy zones of their own, SepBIT's classes 3 to 6 (Wang et al.,
+//!   FAST '22; the rules, the clock and ℓ are [`super::sepbit`]'s): a page
+//!   from a victim that was a *class-1* zone to class 3, any other by its
+//!   age since its last host write against ℓ, the mean lifetime of the
+//!   class-1 zones reclaimed last: class 4 below 4ℓ, 5 below 16ℓ, 6 from
+//!   16ℓ. Host writes keep their stream's zone (SepBIT's classes 1 and 2
+//!   are the placement policy's: with `placement = { policy = "lifetime" }`
+//!   this is SepBIT end to end). A class-1 zone is one opened for any
+//!   stream but 0: the `lifetime` policy gives stream 0 to the pages of
+//!   unknown or longest inferred lifetime (SepBIT's class 2) and the
+//!   others to the shorter-lived. With one stream there is no class 1:
+//!   every victim's copies go by age, and ℓ is measured on the reclaimed
+//!   zones of host writes. The zone report's `zone_stream_by_zone` gives a
+//!   copy zone `streams + k` for class `3 + k`.
 //! - **Recovery**: the device's zones come back from the medium; the host
 //!   reads every written page's metadata and keeps, for each logical page,
 //!   the copy written last. The zones left closed (at most the ones it had
 //!   open) take its writes and copies again, stream by stream in zone order
 //!   (which stream a zone was is not kept on the medium: every zone written
-//!   before the cut counts as stream 0's).
+//!   before the cut counts as stream 0's; with SepBIT's classes, the
+//!   pages' ages and ℓ restart too, see [`super::sepbit`]).
 //! - **Faults**: a write whose program fails (its zone turns read-only) is
 //!   retried in a fresh zone; a read-only zone is collected like any other
 //!   but not reset, and never written again.
 //! - **Capacity**: the zones' capacity less `over_provisioning`, and at most
 //!   what leaves `gc_free_zones`, the open zones (two a stream: its writes'
-//!   and its copies') and one more free.
+//!   and its copies'; with SepBIT's classes one a stream and four for the
+//!   copies) and one more free.
 //!
 //! Trims drop the host's mapping (they are not durable, as elsewhere).
 
@@ -41,6 +59,7 @@ use serde::{Deserialize, Serialize};
 
 use ftlab_nand::Payload;
 
+use super::sepbit::{GcClasses, GC_CLASSES};
 use super::{ZnsConfig, ZnsDevice};
 use crate::capability::{ZoneAction, ZoneState, Zoned};
 use crate::{Ftl, FtlError, Hint, Io, Lpn, Purpose};
@@ -49,6 +68,16 @@ const NONE: u32 = u32::MAX;
 
 /// Most streams (open zones for host writes) of [`ZnsHostConfig::streams`].
 pub const MAX_STREAMS: u32 = 64;
+
+/// Where garbage collection puts its copies ([`ZnsHostConfig::gc_placement`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GcPlacement {
+    /// A copy zone a stream: a victim's pages to its stream's.
+    Stream,
+    /// SepBIT's classes 3 to 6 (see the module documentation).
+    Sepbit,
+}
 
 /// Configuration of [`ZnsHost`]. Every field has a documented default.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -63,17 +92,40 @@ pub struct ZnsHostConfig {
     /// Open zones for host writes, one a stream of the writes' hints (1 to
     /// [`MAX_STREAMS`]). Default 1: every write to one zone.
     pub streams: u32,
+    /// Where garbage collection's copies go: `"stream"` (the default), the
+    /// victim's stream's copy zone; `"sepbit"`, SepBIT's four classes by
+    /// origin and age (see the module documentation).
+    pub gc_placement: GcPlacement,
     /// The zoned device (`[ftl.zns]`): its zones, limits and mapping.
     pub zns: ZnsConfig,
 }
 
 impl Default for ZnsHostConfig {
     fn default() -> Self {
-        ZnsHostConfig { over_provisioning: 0.10, gc_free_zones: 2, streams: 1, zns: ZnsConfig::default() }
+        ZnsHostConfig {
+            over_provisioning: 0.10,
+            gc_free_zones: 2,
+            streams: 1,
+            gc_placement: GcPlacement::Stream,
+            zns: ZnsConfig::default(),
+        }
     }
 }
 
 impl ZnsHostConfig {
+    /// Garbage collection's copy zones: one a stream, or one a SepBIT class.
+    fn copy_zones(&self) -> u32 {
+        match self.gc_placement {
+            GcPlacement::Stream => self.streams,
+            GcPlacement::Sepbit => GC_CLASSES,
+        }
+    }
+
+    /// Zones the host keeps open: a stream's writes' and the copy zones.
+    fn open_zones(&self) -> u32 {
+        self.streams + self.copy_zones()
+    }
+
     /// Checks the fields that need no device; errors name the field.
     pub fn validate(&self) -> Result<(), FtlError> {
         crate::config::over_provisioning("zns-host", self.over_provisioning)?;
@@ -92,19 +144,34 @@ impl ZnsHostConfig {
                 ),
             ));
         }
-        let open = 2 * self.streams;
+        let open = self.open_zones();
         for (limit, key) in [
             (self.zns.max_open_zones, "ftl.zns.max_open_zones"),
             (self.zns.max_active_zones, "ftl.zns.max_active_zones"),
         ] {
             if limit != 0 && limit < open {
+                let (why, fix) = match self.gc_placement {
+                    GcPlacement::Stream => (
+                        format!(
+                            "two for each of its {} streams: its writes' and garbage collection's copies'",
+                            self.streams
+                        ),
+                        "fewer ftl.streams",
+                    ),
+                    GcPlacement::Sepbit => (
+                        format!(
+                            "one for each of its {} streams' writes and {GC_CLASSES} for garbage collection's copies, \
+                             ftl.gc_placement = \"sepbit\"'s classes",
+                            self.streams
+                        ),
+                        "fewer ftl.streams, or ftl.gc_placement = \"stream\"",
+                    ),
+                };
                 return Err(FtlError::config(
                     key,
                     format!(
-                        "{key} = {limit}: the host FTL keeps {open} zones open (two for each of its {} streams: its \
-                         writes' and garbage collection's copies'); give at least {open}, or 0 for no limit, or fewer \
-                         ftl.streams",
-                        self.streams
+                        "{key} = {limit}: the host FTL keeps {open} zones open ({why}); give at least {open}, or 0 \
+                         for no limit, or {fix}"
                     ),
                 ));
             }
@@ -140,8 +207,11 @@ pub struct ZnsHost {
     /// collection copies its pages to.
     open: Vec<Option<u32>>,
     gc_open: Vec<Option<u32>>,
-    /// The stream each zone was last opened for.
+    /// The stream each zone was last opened for (a SepBIT class's copy
+    /// zone: `streams` + the class's index).
     zone_stream: Vec<u32>,
+    /// SepBIT's clock, ages and ℓ, with `gc_placement = "sepbit"`.
+    classes: Option<GcClasses>,
 }
 
 impl ZnsHost {
@@ -150,7 +220,7 @@ impl ZnsHost {
         let zones = dev.zones();
         let usable = (0..zones).filter(|&z| dev.zone(z).is_ok_and(|d| d.state != ZoneState::Offline)).count() as u64;
         let cap = u64::from(dev.zone_capacity());
-        let reserve = u64::from(config.gc_free_zones) + 2 * u64::from(config.streams) + 1;
+        let reserve = u64::from(config.gc_free_zones) + u64::from(config.open_zones()) + 1;
         let wanted = ((usable * cap) as f64 * (1.0 - config.over_provisioning)).floor() as u64;
         let logical = wanted.min(usable.saturating_sub(reserve) * cap);
         if logical == 0 {
@@ -171,8 +241,9 @@ impl ZnsHost {
             valid: vec![0; zones as usize],
             free: VecDeque::new(),
             open: vec![None; config.streams as usize],
-            gc_open: vec![None; config.streams as usize],
+            gc_open: vec![None; config.copy_zones() as usize],
             zone_stream: vec![0; zones as usize],
+            classes: (config.gc_placement == GcPlacement::Sepbit).then(|| GcClasses::new(logical as u32, zones)),
             dev,
             config,
         })
@@ -247,10 +318,11 @@ impl ZnsHost {
         self.valid[z] -= 1;
     }
 
-    /// Appends `data` for `lpn` to garbage collection's zone (`gc`) or to
-    /// stream `stream`'s (opening a free one when it has none or it filled),
-    /// counted as garbage collection's or the host's; a failed program (the
-    /// zone turned read-only) is retried once in a fresh zone. Returns the
+    /// Appends `data` for `lpn` to garbage collection's copy zone `stream`
+    /// (`gc`: the stream's, or the SepBIT class's) or to stream `stream`'s
+    /// (opening a free one when it has none or it filled), counted as
+    /// garbage collection's or the host's; a failed program (the zone
+    /// turned read-only) is retried once in a fresh zone. Returns the
     /// device page.
     fn append(&mut self, io: &mut Io, gc: bool, stream: usize, lpn: u32, data: Payload) -> Result<u32, FtlError> {
         let purpose = if gc { Purpose::Gc } else { Purpose::Host };
@@ -265,19 +337,28 @@ impl ZnsHost {
             };
             let zone = match slot.filter(|&z| writable(z)) {
                 Some(z) => z,
-                None => self.free.pop_front().ok_or_else(|| {
-                    FtlError::DeviceFull(format!(
-                        "zns-host: no free zone for {}",
-                        if gc { "a copy" } else { "a write" }
-                    ))
-                })?,
+                None => {
+                    let z = self.free.pop_front().ok_or_else(|| {
+                        FtlError::DeviceFull(format!(
+                            "zns-host: no free zone for {}",
+                            if gc { "a copy" } else { "a write" }
+                        ))
+                    })?;
+                    if let Some(classes) = &mut self.classes {
+                        classes.opened(z);
+                    }
+                    z
+                }
             };
             if gc {
                 self.gc_open[stream] = Some(zone);
             } else {
                 self.open[stream] = Some(zone);
             }
-            self.zone_stream[zone as usize] = stream as u32;
+            self.zone_stream[zone as usize] = match (&self.classes, gc) {
+                (Some(_), true) => self.config.streams + stream as u32,
+                _ => stream as u32,
+            };
             match self.dev.as_purpose(purpose, |d| d.append(io, zone, data.clone(), Some(lpn))) {
                 Ok(page) => return Ok(page.0),
                 Err(_) if !retried && self.state(zone) == ZoneState::ReadOnly => retried = true,
@@ -302,7 +383,24 @@ impl ZnsHost {
         else {
             return Ok(false);
         };
-        let stream = (self.zone_stream[victim as usize] % self.config.streams) as usize;
+        self.collect_zone(io, victim)?;
+        Ok(true)
+    }
+
+    /// Collects zone `victim`: its valid pages copied, then reset (unless
+    /// read-only).
+    fn collect_zone(&mut self, io: &mut Io, victim: u32) -> Result<(), FtlError> {
+        let group = self.zone_stream[victim as usize];
+        let stream = (group % self.config.streams) as usize;
+        // SepBIT: a class-1 victim (a zone of a stream but 0) sends its pages
+        // to class 3 and its lifetime to ℓ; with one stream, the host
+        // writes' zones give ℓ.
+        let from_class1 = group < self.config.streams && group != 0;
+        if let Some(classes) = &mut self.classes {
+            if from_class1 || (self.config.streams == 1 && group == 0) {
+                classes.reclaimed_class1(victim);
+            }
+        }
         let start = victim * self.dev.zone_size();
         for page in start..start + self.dev.zone_size() {
             let lpn = self.owner[page as usize];
@@ -313,13 +411,14 @@ impl ZnsHost {
                 .dev
                 .as_purpose(Purpose::Gc, |d| d.read(io, Lpn(page)))?
                 .ok_or_else(|| FtlError::Recovery(format!("zns-host: page {page} is mapped but reads nothing")))?;
-            let to = self.append(io, true, stream, lpn, data)?;
+            let slot = self.classes.as_ref().map_or(stream, |c| c.class(from_class1, lpn) as usize);
+            let to = self.append(io, true, slot, lpn, data)?;
             self.dev.supersede(io, page);
             self.invalidate(page);
             self.place(lpn, to);
         }
         if self.state(victim) == ZoneState::ReadOnly {
-            return Ok(true);
+            return Ok(());
         }
         // The reset erases no block before the copies of its pages are
         // programmed (their erase barriers, set as each was copied): a cut
@@ -328,9 +427,13 @@ impl ZnsHost {
         if self.state(victim) == ZoneState::Empty {
             self.free.push_back(victim);
         }
-        Ok(true)
+        Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "log_tests.rs"]
+mod tests;
 
 impl Ftl for ZnsHost {
     fn name(&self) -> &'static str {
@@ -366,6 +469,9 @@ impl Ftl for ZnsHost {
             self.invalidate(self.map[l]);
         }
         self.place(lpn.0, page);
+        if let Some(classes) = &mut self.classes {
+            classes.host_write(lpn.0);
+        }
         Ok(())
     }
 
@@ -379,20 +485,28 @@ impl Ftl for ZnsHost {
     }
 
     fn ram_bytes(&self) -> u64 {
-        (self.map.len() as u64 + self.owner.len() as u64 + self.valid.len() as u64) * 4 + self.dev.ram_bytes()
+        (self.map.len() as u64 + self.owner.len() as u64 + self.valid.len() as u64) * 4
+            + self.dev.ram_bytes()
+            + self.classes.as_ref().map_or(0, GcClasses::ram_bytes)
     }
 
     fn memory(&self) -> crate::FtlMemory {
         crate::FtlMemory {
             map: self.map.len() as u64 * 4,
             valid: self.owner.len() as u64 * 4,
-            other: self.valid.len() as u64 * 4 + self.dev.ram_bytes(),
+            other: self.valid.len() as u64 * 4
+                + self.dev.ram_bytes()
+                + self.classes.as_ref().map_or(0, GcClasses::ram_bytes),
         }
     }
 
     fn gauges(&self) -> Vec<(&'static str, f64)> {
         let mut g = self.dev.gauges();
         g.push(("zones_free", self.free.len() as f64));
+        // SepBIT's ℓ in host pages (0 until measured).
+        if let Some(classes) = &self.classes {
+            g.push(("sepbit_threshold_pages", classes.threshold().unwrap_or(0.0)));
+        }
         g
     }
 

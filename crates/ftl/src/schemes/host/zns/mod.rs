@@ -155,10 +155,11 @@ use crate::{FtlError, Io};
 
 mod device;
 mod log;
+mod sepbit;
 mod zones;
 
 pub use self::device::ZnsDevice;
-pub use self::log::{ZnsHost, ZnsHostConfig};
+pub use self::log::{GcPlacement, ZnsHost, ZnsHostConfig};
 pub use crate::capability::{
     PageMeta, ZoneAction, ZoneDescriptor, ZoneError, ZoneState, ZoneStatus, Zoned, ZrwaLimits,
 };
