@@ -1054,6 +1054,44 @@ mod tests {
         assert!(per[0] > 1.0, "{per:?}");
     }
 
+    /// Writes of every logical page, over and over, through the placement
+    /// identifiers `pid(lpn)` on a device of two reclaim groups (one die
+    /// each): the pages written outside their group, and every page read
+    /// back.
+    fn grouped_writes(pid: impl Fn(u32) -> u32) -> f64 {
+        let config = FdpConfig { handles: 2, reclaim_groups: 2, ..FdpConfig::default() };
+        let mut flash = flash();
+        let mut ftl: Box<dyn Ftl> = Box::new(Fdp::format(config, &mut flash.io(SimTime::ZERO)).unwrap());
+        let n = ftl.logical_pages();
+        let mut now = SimTime::ZERO;
+        let mut x = 3u64;
+        let mut last = vec![0u64; n as usize];
+        for i in 0..4 * u64::from(n) {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let lpn = if i < u64::from(n) { i as u32 } else { (x >> 33) as u32 % n };
+            let mut io = flash.io(now);
+            let hint = Hint { stream: Some(pid(lpn)), ..Hint::default() };
+            ftl.write(&mut io, Lpn(lpn), Payload::Token(i + 1), &hint).unwrap();
+            last[lpn as usize] = i + 1;
+            now = io.completion();
+        }
+        for (lpn, &t) in last.iter().enumerate() {
+            assert_eq!(ftl.read(&mut flash.io(now), Lpn(lpn as u32)).unwrap(), Some(Payload::Token(t)), "lpn {lpn}");
+        }
+        ftl.check_invariants(&flash).unwrap();
+        ftl.gauges().into_iter().find(|(g, _)| *g == "fdp_pages_outside_group").unwrap().1
+    }
+
+    #[test]
+    fn a_group_written_past_its_room_spills_into_the_other_and_says_so() {
+        // Each group holds its half of the pages: none written outside.
+        assert_eq!(grouped_writes(|lpn| (lpn % 2) * 2), 0.0);
+        // Every page through group 0's handles: more than group 0 holds, so
+        // the device puts the rest in group 1, counts them and loses nothing.
+        let outside = grouped_writes(|lpn| lpn % 2);
+        assert!(outside > 0.0, "{outside}");
+    }
+
     #[test]
     fn a_handle_past_the_last_is_refused_and_changes_nothing() {
         let mut flash = flash();
