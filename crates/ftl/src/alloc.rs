@@ -197,7 +197,7 @@ impl BlockAllocator {
     /// room), after retiring `bad`, a block that went bad under a program
     /// ([`crate::Io::program_placed`]); `closed` is told of each block that
     /// leaves the open ones (retired, or filled): a garbage-collection
-    /// candidate. With no room left anywhere, [`FtlError::DeviceFull`].
+    /// candidate. With no room left anywhere, [`FtlError::DeviceFull`](crate::FtlError::DeviceFull).
     pub fn place(
         &mut self,
         stream: u32,

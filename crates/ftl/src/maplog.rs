@@ -10,7 +10,7 @@
 //! (a merge) share one run record. A full buffer is programmed as one
 //! [`PageKind::Map`] page with purpose [`Purpose::Map`], and a flush programs
 //! a partial one. Each map page starts, after the shared header of
-//! [`page`], with the *horizon*: the sequence number (the OOB's) of the
+//! `page`, with the *horizon*: the sequence number (the OOB's) of the
 //! newest program whose record it or a page before it holds, such that every
 //! program with a later sequence number is in no map page yet. A map page is
 //! programmed after every data program issued before it finished, so a
@@ -19,11 +19,11 @@
 //! image of a token store cannot hold them: saving one says so).
 //!
 //! The map pages go to a ring of blocks reserved at format
-//! ([`MapLog::ring_blocks`]): a checkpoint (the whole map: for every block
+//! (`MapLog::ring_blocks`): a checkpoint (the whole map: for every block
 //! holding valid pages, its number and the logical page of each of its pages,
 //! 4 bytes each, `NONE` where the page is not valid; blocks in the order they
 //! were last written) is written when the ring could no longer hold the
-//! largest checkpoint ([`MapLog::checkpoint_pages`], every good block full)
+//! largest checkpoint (`MapLog::checkpoint_pages`, every good block full)
 //! after the next log page, and at format and after recovery; once it is
 //! written, the ring blocks before the one it starts in hold only superseded
 //! pages and are erased (purpose map). The ring holds three of the largest

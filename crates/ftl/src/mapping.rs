@@ -39,7 +39,7 @@ impl PageTable {
         self.l2p.get(lpn).copied().filter(|&p| p != UNMAPPED).map(Ppa)
     }
     /// The die holding logical page `lpn`, if it is in range and mapped (what
-    /// [`crate::Ftl::die_of`] answers for a page-mapped scheme).
+    /// [`crate::Placement::die_of`] answers for a page-mapped scheme).
     #[inline]
     pub fn die_of(&self, lpn: crate::Lpn, layout: &Layout) -> Option<DieId> {
         let p = *self.l2p.get(lpn.0 as usize)?;

@@ -10,7 +10,7 @@
 //!
 //! It is a configuration of [`PageMap`]: `over_provisioning = 1 - sigma`,
 //! `gc_free_blocks = 1`, greedy victims. The wrapper only gives it its name and
-//! its [`RealTime::service_bound`]: FSR's `U(R_T)` from [`ftlab_bounds::fsr`], the
+//! its [`RealTime::service_bound`](crate::RealTime::service_bound): FSR's `U(R_T)` from [`ftlab_bounds::fsr`], the
 //! unpartitioned worst case of Eq. 5 of 001,
 //! `max{t_rd, t_wr} + (pi - 1)(t_rd + t_wr) + t_er` (page times with channel
 //! transfer). **That is not a guarantee**: 001 stresses that FSR "cannot guarantee

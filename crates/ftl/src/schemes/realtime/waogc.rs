@@ -37,7 +37,7 @@
 //!   block as incoming write requests, regardless of data hotness"): copies and
 //!   host writes share the die's one open block.
 //! - **Service bound** (Eq. 25 of 000 per page): `t_wrpg + max{t_er, t_rdpg +
-//!   t_wrpg}` ([`RealTime::service_bound`]), page times with the channel transfer the
+//!   t_wrpg}` ([`RealTime::service_bound`](crate::RealTime::service_bound)), page times with the channel transfer the
 //!   simulator charges: one host write plus the one step of its die it may be
 //!   blocked by (a read waits for at most one step too, and `t_rdpg < t_wrpg`).
 //!   It holds on every die, provided nothing else is queued before the command on

@@ -90,7 +90,7 @@ pub struct ZnsHostConfig {
     /// are free (at least 1). Default 2.
     pub gc_free_zones: u32,
     /// Open zones for host writes, one a stream of the writes' hints (1 to
-    /// [`MAX_STREAMS`]). Default 1: every write to one zone.
+    /// `MAX_STREAMS`). Default 1: every write to one zone.
     pub streams: u32,
     /// Where garbage collection's copies go: `"stream"` (the default), the
     /// victim's stream's copy zone; `"sepbit"`, SepBIT's four classes by

@@ -22,7 +22,7 @@
 //!
 //! # Commands
 //!
-//! The state machine, its limits and its errors are [`zones`]'s (every
+//! The state machine, its limits and its errors are `zones`'s (every
 //! transition and status of ZNS 1.1 Section 2.1.1). A block write
 //! ([`crate::Ftl::write`]) must address its zone's write pointer; a zone append
 //! ([`Zoned::append`]) writes there and returns the page. A read of a page

@@ -20,7 +20,7 @@
 //!   write without one goes to handle 0 of the group with the most free
 //!   reclaim units. A reclaim unit of several blocks is a superblock: the
 //!   blocks at one index of `reclaim_unit_blocks` consecutive dies of its
-//!   group, opened, filled and collected whole ([`units`]). Each handle's
+//!   group, opened, filled and collected whole (`units`). Each handle's
 //!   statistics are then kept per placement identifier (per handle of each
 //!   group).
 //! - **Isolation** (`isolation`). `"initially"` (the default; FDP's initially
@@ -40,7 +40,7 @@
 //!   wrote it), so WAF per handle is media over host. **Events**: the counters
 //!   `fdp_events_media_reallocated` (pages garbage collection moved) and
 //!   `fdp_events_ru_not_fully_written` (reclaim units closed with room left
-//!   by a power cut), and the FDP event log ([`log`]: each event with its
+//!   by a power cut), and the FDP event log (`log`: each event with its
 //!   type, placement identifier, group, time and pages moved, the newest
 //!   [`MAX_EVENTS`], as the curves `fdp_event_*`). FLUSH writes the
 //!   statistics and the log to the medium, and recovery restores them from

@@ -11,7 +11,7 @@
 //!   pages the map points to is put in the GC queue, to be erased in one step.
 //! - **Reads** (IV-B): the write-queue map first, else the mapped block's OOB
 //!   areas backwards from its write pointer: at most `pi t_rdoob + t_rdpg`.
-//! - **Partial block cleaning** (IV-C, [`clean`]): full blocks join the GC queue
+//! - **Partial block cleaning** (IV-C, `clean`): full blocks join the GC queue
 //!   (first in, first out); the block at its head is cleaned by a state machine of
 //!   read, write and erase steps, each no longer than one erase, one step after
 //!   each host read or write. The newest copy of each page is read (queue first,
@@ -23,7 +23,7 @@
 //!   from the host, so `logical_pages = N pi` for the largest `N` that fits.
 //! - **Soft real time** (VII): `clean_threshold` (VII-A) and `gc_queue =
 //!   "priority"` (VII-B), the presets `gftl-threshold` and `gftl-priority`.
-//! - **Startup after a power cut** (VI, [`recover`]): every OOB area is scanned.
+//! - **Startup after a power cut** (VI, `recover`): every OOB area is scanned.
 //!
 //! Deviations, each because ftlab's durability contract demands it: Algorithm 1
 //! buffers a write to the block being read or erased in RAM only; here it also
@@ -42,7 +42,7 @@
 //! device of several dies a step is skipped when the command completed before
 //! the previous step (see `after_request`).
 //!
-//! The bound ([`RealTime::service_bound`]) is Table III's `L(p) = t_er + max{U(e_r),
+//! The bound ([`RealTime::service_bound`](crate::RealTime::service_bound)) is Table III's `L(p) = t_er + max{U(e_r),
 //! U(e_w)}` with transfer times: the cleaning step the previous command left on the
 //! die, then this command's own page operation. It holds for page commands issued
 //! no faster than that period (the paper's task model). When the write queue is

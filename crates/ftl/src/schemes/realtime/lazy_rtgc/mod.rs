@@ -15,7 +15,7 @@
 //!   each host write, after the write is acknowledged; none after a read or trim.
 //!   A task is not part of its write's response but occupies the die, so the next
 //!   command may wait for it: any page command completes within
-//!   `U(R_T) = max{t_rdpg, t_er + t_wrpg}` ([`RealTime::service_bound`], with channel
+//!   `U(R_T) = max{t_rdpg, t_er + t_wrpg}` ([`RealTime::service_bound`](crate::RealTime::service_bound), with channel
 //!   transfer) of its dispatch, provided nothing else is queued before it on its
 //!   die (queue depth 1, single-page requests: the paper's task model) and no
 //!   other die's transfer holds its channel (the paper's one chip; with dies

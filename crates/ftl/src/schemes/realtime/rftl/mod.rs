@@ -25,7 +25,7 @@
 //!
 //! Time (001 Table I): reads cost `t_rdpg + t_rdoob` and writes `t_wrpg + t_rdoob`
 //! (RFTL keeps the in-block mapping in the OOB area); a command waits at most for
-//! one earlier step, so [`RealTime::service_bound`] is
+//! one earlier step, so [`RealTime::service_bound`](crate::RealTime::service_bound) is
 //! `U(R_T) = max{U(e_r), t_er + U(e_w)}` ([`ftlab_bounds::rftl`], with the channel
 //! transfers the simulator charges).
 //!

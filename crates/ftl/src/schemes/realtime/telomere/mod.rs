@@ -40,9 +40,9 @@
 //!   last page), programmed after the write's acknowledgement. Admission sizes
 //!   the groups with `P - 2` data pages a block.
 //! - **Task space.** After the logical space come `sum w (l^w + 1)` pages for the
-//!   admitted tasks' data ([`RealTime::stream_pages`]; the simulator places periodic
+//!   admitted tasks' data ([`RealTime::stream_pages`](crate::RealTime::stream_pages); the simulator places periodic
 //!   tasks there): only a write of an admitted task's stream may use them
-//!   ([`FtlError::Reserved`] otherwise). [`RealTime::admission`] gives each configured
+//!   ([`FtlError::Reserved`] otherwise). [`RealTime::admission`](crate::RealTime::admission) gives each configured
 //!   task's verdict and, if refused, the test and the amount.
 //! - **Wear leveling** (Section 6.2, `free_order`): a group or the pool opens the
 //!   free block of its die that comes first in the free-block queue (`fifo`, no
@@ -149,7 +149,7 @@ enum State {
 pub struct Telomere {
     config: TelomereConfig,
     plan: Plan,
-    /// One page command's service bound with a task set ([`RealTime::service_bound`]).
+    /// One page command's service bound with a task set ([`RealTime::service_bound`](crate::RealTime::service_bound)).
     bound: SimTime,
     geometry: Geometry,
     layout: Layout,
